@@ -1,0 +1,30 @@
+// The middleware chain: request id → error translator → security headers → User-Agent → routes → 404/405.
+import Koa from 'koa';
+import { ServiceError } from '../shared/errors.ts';
+import type { ApiDeps } from './deps.ts';
+import { buildRouter } from './router.ts';
+import { operations } from './routes/index.ts';
+import { errorHandler } from './middleware/errors.ts';
+import { requestId, requireUserAgent, securityHeaders } from './middleware/basics.ts';
+
+export function createApp(deps: ApiDeps): Koa {
+  const app = new Koa({ proxy: deps.config.TRUST_PROXY });
+  app.silent = true;
+  const router = buildRouter(operations, deps);
+  app.use(requestId);
+  app.use(errorHandler(deps.log));
+  app.use(securityHeaders);
+  app.use(requireUserAgent);
+  // What the router left unanswered: an unknown path (404) or a known path with another method (405, with the
+  // Allow header @koa/router set). OPTIONS answers its Allow header with an empty JSON object.
+  app.use(async (ctx, next) => {
+    await next();
+    if (ctx.method === 'OPTIONS' && ctx.status === 200 && !ctx.body) ctx.body = {};
+    if (ctx.body !== undefined) return;
+    if (ctx.status === 405 || ctx.status === 501) throw new ServiceError('method_not_allowed', 'Method not allowed for this path.');
+    if (ctx.status === 404) throw new ServiceError('not_found', 'Route not found.');
+  });
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

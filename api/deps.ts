@@ -1,0 +1,15 @@
+import type { Knex } from 'knex';
+import type { Redis } from 'ioredis';
+import type { Config } from '../shared/config.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { BlobStore } from '../shared/blobs.ts';
+
+/** Everything a route or middleware may use; created once in api/main.ts (or by a test) and passed down. */
+export interface ApiDeps {
+  config: Config;
+  db: Knex;
+  redis: Redis;
+  blobs: BlobStore;
+  log: Logger;
+  version: string;
+}

@@ -1,0 +1,29 @@
+// The api process: wiring only. Creates the clients, builds the app, listens, shuts down cleanly.
+import { loadConfig } from '../shared/config.ts';
+import { createLogger } from '../shared/logger.ts';
+import { createDb } from '../shared/db/knex.ts';
+import { createRedis } from '../shared/redis.ts';
+import { createFsBlobStore } from '../shared/blobs.ts';
+import { onShutdown } from '../shared/shutdown.ts';
+import { version } from '../shared/version.ts';
+import { createApp } from './app.ts';
+
+const config = loadConfig();
+const log = createLogger(config, 'api');
+const db = createDb(config);
+const redis = createRedis(config);
+redis.on('error', (err) => log.warn({ err: err.message }, 'redis.error'));
+const blobs = createFsBlobStore(config.BLOB_DIR);
+const app = createApp({ config, db, redis, blobs, log, version });
+
+const server = app.listen(config.PORT, config.HOST, () => {
+  log.info({ host: config.HOST, port: config.PORT }, 'api.listening');
+});
+server.keepAliveTimeout = 65_000;
+server.headersTimeout = 66_000;
+server.requestTimeout = 120_000;
+
+onShutdown(log, async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await Promise.allSettled([db.destroy(), redis.quit()]);
+});

@@ -1,0 +1,38 @@
+// Idempotency-Key for the operations that declare it (the send routes).
+import { createHash } from 'node:crypto';
+import type { Context, Next } from 'koa';
+import * as store from '../../shared/idempotency/store.ts';
+import type { ApiDeps } from '../deps.ts';
+import type { Auth } from '../routes/operation.ts';
+
+/** Same key and same body means the same path and the same JSON value (key order and spacing ignored). */
+function requestHash(ctx: Context, body: unknown): string {
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(canonical)
+      : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]))
+        : v;
+  const path = ctx.path.replace(/^\/api\/v1(?=\/)/, '');
+  return createHash('sha256').update(`${ctx.method} ${path}\n${JSON.stringify(canonical(body))}`).digest('hex');
+}
+
+export async function withIdempotency(ctx: Context, deps: ApiDeps, auth: Auth, body: unknown, next: Next): Promise<void> {
+  const key = ctx.get('idempotency-key');
+  if (!ctx.headers['idempotency-key']) return next();
+  store.validateKey(key);
+  const teamId = auth.team.id;
+  const claimed = await store.claim(deps.db, teamId, key, requestHash(ctx, body));
+  if (claimed.kind === 'replay') {
+    ctx.status = claimed.status;
+    ctx.body = claimed.body;
+    ctx.set('Idempotent-Replayed', 'true');
+    return;
+  }
+  try {
+    await next();
+  } catch (err) {
+    await store.release(deps.db, teamId, key);
+    throw err;
+  }
+  if (ctx.status >= 500) await store.release(deps.db, teamId, key);
+  else await store.complete(deps.db, teamId, key, ctx.status, ctx.body);
+}

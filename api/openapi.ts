@@ -1,0 +1,115 @@
+// The OpenAPI 3.1 document, generated from the same declarations the router serves.
+import { z } from 'zod';
+import type { Operation } from './routes/operation.ts';
+import { errorSchema } from './routes/schemas.ts';
+
+type Json = Record<string, unknown>;
+
+const errorStatuses: Record<string, string> = {
+  '400': 'Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key)',
+  '401': 'missing_api_key or restricted_api_key',
+  '403': 'invalid_api_key, suspended_api_key or another refusal',
+  '404': 'not_found',
+  '413': 'The body is larger than the operation accepts',
+  '422': 'validation_error with errors[], or missing_required_field',
+  '429': 'rate_limit_exceeded or a quota',
+  '500': 'application_error',
+};
+
+/** JSON Schema of `schema`, its named parts hoisted into `components`. */
+function convert(schema: z.ZodType, components: Json, io: 'input' | 'output'): Json {
+  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
+  const defs = (json.$defs ?? {}) as Json;
+  delete json.$defs;
+  delete json.$schema;
+  const fix = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(fix);
+    if (!node || typeof node !== 'object') return node;
+    const out: Json = {};
+    for (const [k, v] of Object.entries(node)) {
+      if (k === '$ref' && typeof v === 'string') out[k] = v.replace('#/$defs/', '#/components/schemas/');
+      else if (k === 'pattern' && ['uuid', 'date-time', 'email'].includes((node as Json).format as string)) continue;
+      else if (k === 'maximum' && v === Number.MAX_SAFE_INTEGER) continue;
+      else if (k === 'minimum' && v === Number.MIN_SAFE_INTEGER) continue;
+      else out[k] = fix(v);
+    }
+    return out;
+  };
+  for (const [name, def] of Object.entries(defs)) components[name] = fix(def);
+  return fix(json) as Json;
+}
+
+function parameters(op: Operation, components: Json): Json[] {
+  const out: Json[] = [];
+  for (const [where, schema] of [['path', op.params], ['query', op.query]] as const) {
+    if (!schema) continue;
+    const json = convert(schema, components, 'input');
+    const props = (json.properties ?? {}) as Record<string, Json>;
+    const required = new Set((json.required ?? []) as string[]);
+    for (const [name, prop] of Object.entries(props)) {
+      const { description, ...rest } = prop;
+      out.push({ name, in: where, required: where === 'path' || required.has(name), schema: rest, ...(description ? { description } : {}) });
+    }
+  }
+  return out;
+}
+
+function operationObject(op: Operation, components: Json): Json {
+  const status = String(op.status ?? 200);
+  const success = { description: op.raw ? 'The file itself' : 'Success', content: { 'application/json': { schema: convert(op.response, components, 'output') } } };
+  const responses: Json = { [status]: success };
+  for (const s of op.alsoAnswers ?? []) responses[String(s)] = { ...success, description: `Also answered with status ${s}` };
+  const errorRef = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+  const errors = op.permission === 'none' ? ['400', '404', '500'] : Object.keys(errorStatuses);
+  for (const code of errors) if (!responses[code]) responses[code] = { description: errorStatuses[code], ...errorRef };
+  if (op.notImplemented) responses['501'] = { description: 'not_implemented: this area is not built yet', ...errorRef };
+  const result: Json = {
+    operationId: op.operationId,
+    summary: op.summary,
+    tags: [op.tag],
+    'x-service-permission': op.permission,
+    'x-service-scope': op.scope,
+    parameters: parameters(op, components),
+    responses,
+  };
+  if (op.permission === 'none') result.security = [];
+  if (op.body) {
+    result.requestBody = { required: true, content: { 'application/json': { schema: convert(op.body, components, 'input') } } };
+  }
+  if (op.idempotent) {
+    (result.parameters as Json[]).push({
+      name: 'Idempotency-Key', in: 'header', required: false,
+      description: '1-256 characters; the same key with the same body replays the first answer for 24 hours',
+      schema: { type: 'string', minLength: 1, maxLength: 256 },
+    });
+  }
+  return result;
+}
+
+export function buildOpenApi(operations: Operation[], info: { version: string; serverUrl: string }): Json {
+  const components: Json = {};
+  convert(errorSchema, components, 'output');
+  const paths: Record<string, Json> = {};
+  for (const op of operations) {
+    paths[op.path] ??= {};
+    paths[op.path][op.method] = operationObject(op, components);
+  }
+  const tags = [...new Set(operations.map((o) => o.tag))].sort().map((name) => ({ name, description: `The ${name} area` }));
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Postwerk email platform API',
+      version: info.version,
+      description: 'Transactional and broadcast email with its own MTA and MX. Every path is also served under /api/v1.',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: info.serverUrl }, { url: `${info.serverUrl.replace(/\/$/, '')}/api/v1` }],
+    security: [{ bearerAuth: [] }],
+    tags,
+    paths,
+    components: {
+      schemas: components,
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, `rk_...`' } },
+    },
+  };
+}

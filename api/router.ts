@@ -1,0 +1,107 @@
+// Turns the declared operations into routes: every operation is served at `/` and under `/api/v1`, with the
+// checks its declaration names run in one fixed order before the handler.
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { newId } from '../shared/ids.ts';
+import { ServiceError } from '../shared/errors.ts';
+import { recordRequest } from '../shared/logs/logs.ts';
+import type { ApiDeps } from './deps.ts';
+import { needsApiKey, type Auth, type Operation } from './routes/operation.ts';
+import { checkPermission, identify } from './middleware/auth.ts';
+import { rateLimit } from './middleware/rate-limit.ts';
+import { readJsonBody } from './middleware/body.ts';
+import { withIdempotency } from './middleware/idempotency.ts';
+import { parseBody, parseParams, parseQuery } from './middleware/validate.ts';
+import { sendError } from './middleware/errors.ts';
+
+export const BASE_PATHS = ['', '/api/v1'];
+
+/** `/api-keys/{id}` → `/api-keys/:id` */
+export function koaPath(path: string): string {
+  return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}
+
+function resourceName(op: Operation): string {
+  return op.tag.replace(/s$/, '').replace(/-/g, ' ').replace(/^./, (c) => c.toUpperCase()).replace(/^Api key/, 'API key');
+}
+
+async function runOperation(op: Operation, ctx: Context, deps: ApiDeps, auth: Auth | undefined): Promise<void> {
+  if (op.notImplemented) {
+    throw new ServiceError('not_implemented', `${op.method.toUpperCase()} ${op.path} is not implemented yet on this platform.`);
+  }
+  const params = op.params ? parseParams(op.params, ctx.params, resourceName(op)) : undefined;
+  const query = op.query ? parseQuery(op.query, ctx.query) : undefined;
+  let rawBody: unknown;
+  let body: unknown;
+  if (op.body) {
+    rawBody = await readJsonBody(ctx, op.bodyLimit ?? deps.config.BODY_LIMIT_BYTES);
+    ctx.state.requestBody = rawBody;
+    body = parseBody(op.body, rawBody);
+  }
+  const handle = async () => {
+    const result = await op.handler({ params, query, body, auth: auth as Auth, deps, ctx } as never);
+    if (op.raw) return;
+    if (deps.config.NODE_ENV === 'test') {
+      const check = op.response.safeParse(result);
+      if (!check.success) {
+        deps.log.error({ operationId: op.operationId, issues: check.error.issues }, 'response.schema_mismatch');
+        throw new Error(`response of ${op.operationId} does not match its declared schema`);
+      }
+    }
+    ctx.status = ctx.state.statusOverride ?? op.status ?? 200;
+    ctx.body = result;
+  };
+  if (op.idempotent && auth) await withIdempotency(ctx, deps, auth, rawBody, handle);
+  else await handle();
+}
+
+function handlerFor(op: Operation, deps: ApiDeps) {
+  if (!needsApiKey(op)) {
+    return (ctx: Context) => runOperation(op, ctx, deps, undefined);
+  }
+  return async (ctx: Context) => {
+    const auth = await identify(ctx, deps);
+    const started = performance.now();
+    ctx.state.auth = auth;
+    try {
+      checkPermission(op, auth);
+      await rateLimit(ctx, deps, auth);
+      await runOperation(op, ctx, deps, auth);
+    } catch (err) {
+      sendError(ctx, err, deps.log);
+    }
+    const logId = newId();
+    ctx.set('X-Request-Log-Id', logId);
+    await recordRequest(deps.db, {
+      id: logId,
+      team_id: auth.team.id,
+      api_key_id: auth.key.id,
+      method: ctx.method,
+      endpoint: ctx.path,
+      response_status: ctx.status,
+      user_agent: ctx.get('user-agent') || null,
+      duration_ms: Math.round(performance.now() - started),
+      request_body: ctx.state.requestBody,
+      response_body: ctx.body,
+    }).catch((err) => deps.log.error({ err, requestId: ctx.state.requestId }, 'request_log.write_failed'));
+  };
+}
+
+/** Static segments win over parameters (`/emails/receiving` before `/emails/{id}`): the first match answers. */
+function specificity(path: string): string {
+  return path.split('/').map((s) => (s.startsWith('{') ? '1' : '0')).join('');
+}
+
+export function buildRouter(operations: Operation[], deps: ApiDeps): Router {
+  const router = new Router();
+  const seen = new Set<string>();
+  const ordered = [...operations].sort((a, b) => specificity(a.path).localeCompare(specificity(b.path)));
+  for (const op of ordered) {
+    const id = `${op.method} ${op.path}`;
+    if (seen.has(id)) throw new Error(`operation declared twice: ${id}`);
+    seen.add(id);
+    const handler = handlerFor(op, deps);
+    for (const base of BASE_PATHS) router.register(base + koaPath(op.path), [op.method.toUpperCase()], handler);
+  }
+  return router;
+}

@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import * as keys from '../../shared/api-keys/keys.ts';
+import { listEnvelope, listQuery } from '../../shared/pagination.ts';
+import { iso, isoRequired } from '../../shared/time.ts';
+import { defineOperation } from './operation.ts';
+import { deleted, idParams, ref, timestamp } from './schemas.ts';
+import type { TeamRow } from '../../shared/teams/teams.ts';
+
+const apiKey = z
+  .object({
+    object: z.literal('api_key'),
+    id: z.uuid(),
+    name: z.string(),
+    created_at: timestamp,
+    last_used_at: timestamp.nullable(),
+    permission: z.enum(keys.permissions),
+    domain_id: z.uuid().nullable(),
+    key_prefix: z.string(),
+    status: z.enum(['active', 'revoked', 'suspended']),
+    last_used_request_log_id: z.uuid().nullable(),
+    inbox_access: z.enum(['none', 'create', 'read', 'write']),
+    inbox_channel_ids: z.array(z.uuid()).nullable(),
+  })
+  .meta({ id: 'ApiKey' });
+
+function present(row: keys.ApiKeyRow, team: Pick<TeamRow, 'status'>): z.input<typeof apiKey> {
+  return {
+    object: 'api_key',
+    id: row.id,
+    name: row.name,
+    created_at: isoRequired(row.created_at),
+    last_used_at: iso(row.last_used_at),
+    permission: row.permission,
+    domain_id: row.domain_id,
+    key_prefix: row.key_prefix,
+    status: keys.keyStatus(row, team),
+    last_used_request_log_id: row.last_used_request_log_id,
+    inbox_access: row.inbox_access,
+    inbox_channel_ids: row.inbox_channel_ids,
+  };
+}
+
+const tag = 'api-keys';
+const base = { tag, permission: 'full_access', scope: null } as const;
+
+export const apiKeyOperations = [
+  defineOperation({
+    ...base,
+    operationId: 'createApiKey',
+    method: 'post',
+    path: '/api-keys',
+    summary: 'Create an API key; the token is returned once, here.',
+    scope: 'api-keys:write',
+    status: 201,
+    body: z.object({
+      name: z.string().max(200),
+      permission: z.enum(['full_access', 'sending_access']).default('full_access'),
+      domain_id: z.uuid().nullable().optional().describe('Only with sending_access: the one domain this key may send from.'),
+    }),
+    response: z.object({ id: z.uuid(), token: z.string() }).meta({ id: 'ApiKeyCreated' }),
+    handler: async ({ auth, body, deps }) => {
+      const { row, token } = await keys.createKey(deps.db, auth.team.id, body);
+      return { id: row.id, token };
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'listApiKeys',
+    method: 'get',
+    path: '/api-keys',
+    summary: 'List the team\'s API keys, newest first.',
+    scope: 'api-keys:read',
+    query: listQuery,
+    response: listEnvelope(apiKey),
+    handler: async ({ auth, query, deps }) => {
+      const page = await keys.listKeys(deps.db, auth.team.id, query);
+      return { object: 'list' as const, has_more: page.has_more, data: page.rows.map((r) => present(r, auth.team)) };
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'getApiKey',
+    method: 'get',
+    path: '/api-keys/{id}',
+    summary: 'Retrieve an API key (never its token).',
+    scope: 'api-keys:read',
+    params: idParams,
+    response: apiKey,
+    handler: async ({ auth, params, deps }) => present(await keys.getKey(deps.db, auth.team.id, params.id), auth.team),
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'updateApiKey',
+    method: 'patch',
+    path: '/api-keys/{id}',
+    summary: 'Rename an API key.',
+    scope: 'api-keys:write',
+    params: idParams,
+    body: z.object({ name: z.string().max(200) }),
+    response: ref('api_key'),
+    handler: async ({ auth, params, body, deps }) => {
+      const row = await keys.renameKey(deps.db, auth.team.id, params.id, body.name);
+      return { object: 'api_key' as const, id: row.id };
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'deleteApiKey',
+    method: 'delete',
+    path: '/api-keys/{id}',
+    summary: 'Revoke an API key; it stops working at once and is listed as revoked.',
+    scope: 'api-keys:write',
+    params: idParams,
+    response: deleted('api_key'),
+    handler: async ({ auth, params, deps }) => {
+      const row = await keys.revokeKey(deps.db, auth.team.id, params.id);
+      return { object: 'api_key' as const, id: row.id, deleted: true as const };
+    },
+  }),
+];

@@ -1,0 +1,35 @@
+// Every operation the api serves. The router, the OpenAPI document and the security suite all read this list.
+import { z } from 'zod';
+import type { Operation } from './operation.ts';
+import { defineOperation } from './operation.ts';
+import { apiKeyOperations } from './api-keys.ts';
+import { logOperations } from './logs.ts';
+import { teamOperations } from './team.ts';
+import { operationsOperations } from './operations.ts';
+import { notYetOperations } from './not-yet.ts';
+import { buildOpenApi } from '../openapi.ts';
+
+const areaOperations: Operation[] = [...operationsOperations, ...apiKeyOperations, ...teamOperations, ...logOperations, ...notYetOperations];
+
+export const API_VERSION = '1.0.0';
+
+const openApiOperation = defineOperation({
+  operationId: 'getOpenApi',
+  method: 'get',
+  path: '/openapi.json',
+  tag: 'operations',
+  summary: 'This document.',
+  permission: 'none',
+  scope: null,
+  response: z.object({ openapi: z.literal('3.1.0') }).loose(),
+  handler: async ({ deps }) => openApiDocument(deps.config.PUBLIC_BASE_URL),
+});
+
+export const operations: Operation[] = [...areaOperations, openApiOperation];
+
+let cached: { url: string; doc: Record<string, unknown> } | undefined;
+
+export function openApiDocument(serverUrl: string): { openapi: '3.1.0' } & Record<string, unknown> {
+  if (cached?.url !== serverUrl) cached = { url: serverUrl, doc: buildOpenApi(operations, { version: API_VERSION, serverUrl }) };
+  return cached.doc as { openapi: '3.1.0' } & Record<string, unknown>;
+}

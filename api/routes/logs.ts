@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { getLog, listLogs, type RequestLogRow } from '../../shared/logs/logs.ts';
+import { listEnvelope, listQuery } from '../../shared/pagination.ts';
+import { isoRequired } from '../../shared/time.ts';
+import { defineOperation } from './operation.ts';
+import { idParams, timestamp } from './schemas.ts';
+
+const logItem = z
+  .object({
+    id: z.uuid(),
+    created_at: timestamp,
+    endpoint: z.string(),
+    method: z.string(),
+    response_status: z.number().int(),
+    user_agent: z.string().nullable(),
+    duration_ms: z.number().int(),
+  })
+  .meta({ id: 'LogListItem' });
+
+const log = logItem
+  .extend({
+    object: z.literal('log'),
+    request_body: z.unknown().describe('The request body as received, secrets redacted; null when none.'),
+    response_body: z.unknown().describe('The response body as sent, secrets (such as new tokens) redacted.'),
+  })
+  .meta({ id: 'Log' });
+
+function item(row: RequestLogRow): z.input<typeof logItem> {
+  return {
+    id: row.id,
+    created_at: isoRequired(row.created_at),
+    endpoint: row.endpoint,
+    method: row.method,
+    response_status: row.response_status,
+    user_agent: row.user_agent,
+    duration_ms: row.duration_ms,
+  };
+}
+
+const base = { tag: 'logs', permission: 'full_access', scope: 'logs:read' } as const;
+
+export const logOperations = [
+  defineOperation({
+    ...base,
+    operationId: 'listLogs',
+    method: 'get',
+    path: '/logs',
+    summary: 'List the requests made with the team\'s credentials, newest first.',
+    query: listQuery,
+    response: listEnvelope(logItem),
+    handler: async ({ auth, query, deps }) => {
+      const page = await listLogs(deps.db, auth.team.id, query);
+      return { object: 'list' as const, has_more: page.has_more, data: page.rows.map(item) };
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'getLog',
+    method: 'get',
+    path: '/logs/{id}',
+    summary: 'Retrieve one request log with its (redacted) request and response bodies.',
+    params: idParams,
+    response: log,
+    handler: async ({ auth, params, deps }) => {
+      const row = await getLog(deps.db, auth.team.id, params.id);
+      return { object: 'log' as const, ...item(row), request_body: row.request_body, response_body: row.response_body };
+    },
+  }),
+];

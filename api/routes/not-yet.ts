@@ -1,0 +1,133 @@
+// Operations of areas that are not built yet. Each is served (after the usual key checks) as 501
+// not_implemented and documented, so clients and the README's feature table tell the same story. An area
+// that lands removes its rows here and declares its real operations in its own file.
+import { z } from 'zod';
+import { defineOperation, type Method, type Operation, type Permission } from './operation.ts';
+
+type Row = [Method, string, string, Permission?];
+
+const rows: Row[] = [
+  ['post', '/emails', 'emails', 'sending_access'],
+  ['post', '/emails/batch', 'emails', 'sending_access'],
+  ['get', '/emails', 'emails'],
+  ['get', '/emails/{email_id}', 'emails'],
+  ['patch', '/emails/{email_id}', 'emails'],
+  ['post', '/emails/{email_id}/cancel', 'emails'],
+  ['post', '/emails/{email_id}/share', 'emails'],
+  ['get', '/emails/{email_id}/attachments', 'emails'],
+  ['get', '/emails/{email_id}/attachments/{attachment_id}', 'emails'],
+  ['get', '/emails/metrics', 'emails'],
+  ['get', '/emails/receiving', 'receiving'],
+  ['get', '/emails/receiving/{email_id}', 'receiving'],
+  ['delete', '/emails/receiving/{email_id}', 'receiving'],
+  ['get', '/emails/receiving/{email_id}/attachments', 'receiving'],
+  ['get', '/emails/receiving/{email_id}/attachments/{attachment_id}', 'receiving'],
+  ['post', '/domains', 'domains'],
+  ['get', '/domains', 'domains'],
+  ['get', '/domains/{domain_id}', 'domains'],
+  ['patch', '/domains/{domain_id}', 'domains'],
+  ['delete', '/domains/{domain_id}', 'domains'],
+  ['post', '/domains/{domain_id}/verify', 'domains'],
+  ['post', '/domains/claim', 'domains'],
+  ['get', '/domains/{domain_id}/claim', 'domains'],
+  ['post', '/domains/{domain_id}/claim/verify', 'domains'],
+  ['post', '/suppressions', 'suppressions'],
+  ['get', '/suppressions', 'suppressions'],
+  ['get', '/suppressions/{id_or_email}', 'suppressions'],
+  ['delete', '/suppressions/{id_or_email}', 'suppressions'],
+  ['post', '/suppressions/batch/add', 'suppressions'],
+  ['post', '/suppressions/batch/remove', 'suppressions'],
+  ['post', '/webhooks', 'webhooks'],
+  ['get', '/webhooks', 'webhooks'],
+  ['get', '/webhooks/{webhook_id}', 'webhooks'],
+  ['patch', '/webhooks/{webhook_id}', 'webhooks'],
+  ['delete', '/webhooks/{webhook_id}', 'webhooks'],
+  ['post', '/webhooks/{webhook_id}/signing-secret/rotate', 'webhooks'],
+  ['get', '/webhooks/{webhook_id}/events', 'webhooks'],
+  ['get', '/webhooks/{webhook_id}/events/{event_id}', 'webhooks'],
+  ['post', '/webhooks/{webhook_id}/events/{event_id}/replay', 'webhooks'],
+  ['get', '/webhooks/{webhook_id}/events/{event_id}/attempts', 'webhooks'],
+  ['post', '/templates', 'templates'],
+  ['get', '/templates', 'templates'],
+  ['get', '/templates/{id_or_alias}', 'templates'],
+  ['patch', '/templates/{id_or_alias}', 'templates'],
+  ['delete', '/templates/{id_or_alias}', 'templates'],
+  ['post', '/templates/{id_or_alias}/publish', 'templates'],
+  ['post', '/templates/{id_or_alias}/duplicate', 'templates'],
+  ['post', '/contacts', 'contacts'],
+  ['get', '/contacts', 'contacts'],
+  ['get', '/contacts/{id_or_email}', 'contacts'],
+  ['patch', '/contacts/{id_or_email}', 'contacts'],
+  ['delete', '/contacts/{id_or_email}', 'contacts'],
+  ['post', '/contacts/imports', 'contacts'],
+  ['get', '/contacts/imports', 'contacts'],
+  ['get', '/contacts/imports/{id}', 'contacts'],
+  ['get', '/contacts/{id_or_email}/segments', 'contacts'],
+  ['post', '/contacts/{id_or_email}/segments/{segment_id}', 'contacts'],
+  ['delete', '/contacts/{id_or_email}/segments/{segment_id}', 'contacts'],
+  ['get', '/contacts/{id_or_email}/topics', 'contacts'],
+  ['patch', '/contacts/{id_or_email}/topics', 'contacts'],
+  ['post', '/contact-properties', 'contact-properties'],
+  ['get', '/contact-properties', 'contact-properties'],
+  ['get', '/contact-properties/{id}', 'contact-properties'],
+  ['patch', '/contact-properties/{id}', 'contact-properties'],
+  ['delete', '/contact-properties/{id}', 'contact-properties'],
+  ['post', '/segments', 'segments'],
+  ['get', '/segments', 'segments'],
+  ['get', '/segments/{id}', 'segments'],
+  ['patch', '/segments/{id}', 'segments'],
+  ['delete', '/segments/{id}', 'segments'],
+  ['get', '/segments/{id}/contacts', 'segments'],
+  ['post', '/topics', 'topics'],
+  ['get', '/topics', 'topics'],
+  ['get', '/topics/{id}', 'topics'],
+  ['patch', '/topics/{id}', 'topics'],
+  ['delete', '/topics/{id}', 'topics'],
+  ['post', '/broadcasts', 'broadcasts'],
+  ['get', '/broadcasts', 'broadcasts'],
+  ['get', '/broadcasts/{id}', 'broadcasts'],
+  ['patch', '/broadcasts/{id}', 'broadcasts'],
+  ['delete', '/broadcasts/{id}', 'broadcasts'],
+  ['post', '/broadcasts/{id}/send', 'broadcasts'],
+  ['post', '/broadcasts/{id}/cancel', 'broadcasts'],
+  ['post', '/automations', 'automations'],
+  ['get', '/automations', 'automations'],
+  ['get', '/automations/{id}', 'automations'],
+  ['post', '/events', 'events'],
+  ['get', '/events', 'events'],
+  ['post', '/events/send', 'events'],
+  ['get', '/billing', 'billing'],
+  ['post', '/billing/checkout', 'billing'],
+  ['post', '/billing/addons', 'billing'],
+  ['get', '/oauth/grants', 'oauth'],
+  ['delete', '/oauth/grants/{id}', 'oauth'],
+];
+
+function operationId(method: Method, path: string): string {
+  const words = path.split('/').filter(Boolean).map((s) => s.replace(/[{}]/g, '').replace(/[-_](.)/g, (_, c: string) => c.toUpperCase()));
+  return ['notImplemented', method, ...words].map((w, i) => (i === 0 ? w : w[0].toUpperCase() + w.slice(1))).join('');
+}
+
+/** Spec, Authentication 5: no scope reaches OAuth grants or billing writes; billing reads need billing:read. */
+function scopeOf(method: Method, tag: string, permission: Permission | undefined): string | null {
+  if (tag === 'oauth' || (tag === 'billing' && method !== 'get')) return null;
+  if (permission === 'sending_access') return `${tag}:send`;
+  return `${tag}:${method === 'get' ? 'read' : 'write'}`;
+}
+
+export const notYetOperations: Operation[] = rows.map(([method, path, tag, permission]) => {
+  const names = [...path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]);
+  return defineOperation({
+    operationId: operationId(method, path),
+    method,
+    path,
+    tag,
+    summary: `Not implemented yet (the ${tag} area): answers 501 not_implemented.`,
+    permission: permission ?? 'full_access',
+    scope: scopeOf(method, tag, permission),
+    params: names.length ? z.object(Object.fromEntries(names.map((n) => [n, z.string()]))) : undefined,
+    response: z.object({}),
+    notImplemented: true,
+    handler: async () => ({}),
+  });
+});

@@ -1,0 +1,78 @@
+// A route is a declaration: method, path, schemas, permission and scope. api/router.ts enforces them before
+// the handler runs, and api/openapi.ts documents the same list, so the two cannot drift.
+import type { z } from 'zod';
+import type { Context } from 'koa';
+import type { ApiDeps } from '../deps.ts';
+import type { ApiKeyRow } from '../../shared/api-keys/keys.ts';
+import type { TeamRow } from '../../shared/teams/teams.ts';
+
+/** The least credential that reaches an operation (spec, Authentication 2). */
+export type Permission = 'none' | 'session' | 'full_access' | 'sending_access' | 'store_access' | null;
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface Auth {
+  key: ApiKeyRow;
+  team: TeamRow;
+}
+
+export interface HandlerInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  /** Present on every route whose permission is an API key permission. */
+  auth: Auth;
+  deps: ApiDeps;
+  ctx: Context;
+}
+
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+type In<S> = S extends z.ZodType ? z.input<S> : never;
+
+export interface Operation<
+  P extends z.ZodType | undefined = z.ZodType | undefined,
+  Q extends z.ZodType | undefined = z.ZodType | undefined,
+  B extends z.ZodType | undefined = z.ZodType | undefined,
+  R extends z.ZodType = z.ZodType,
+> {
+  operationId: string;
+  method: Method;
+  /** OpenAPI style, `/api-keys/{id}`; served at `/` and again under `/api/v1`. */
+  path: string;
+  tag: string;
+  summary: string;
+  permission: Permission;
+  scope: string | null;
+  params?: P;
+  query?: Q;
+  body?: B;
+  response: R;
+  /** 201 for creates, 200 otherwise (CONTRACT). */
+  status?: 200 | 201;
+  /** Other statuses that answer with the same response schema (a degraded /ready answers 503). */
+  alsoAnswers?: number[];
+  /** Accepts the Idempotency-Key header. */
+  idempotent?: boolean;
+  bodyLimit?: number;
+  /** Areas not built yet answer 501 not_implemented after the usual auth checks. */
+  notImplemented?: boolean;
+  /** Raw handlers (downloads) set ctx.body themselves and return undefined. */
+  raw?: boolean;
+  handler: (input: HandlerInput<Out<P>, Out<Q>, Out<B>>) => Promise<In<R> | z.output<R>>;
+}
+
+/** Keeps each declaration's handler typed against its own schemas. */
+export function defineOperation<
+  P extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+  R extends z.ZodType = z.ZodType,
+>(op: Operation<P, Q, B, R>): Operation {
+  return op as unknown as Operation;
+}
+
+export const keyPermissions: Permission[] = ['full_access', 'sending_access', 'store_access'];
+
+export function needsApiKey(op: Pick<Operation, 'permission'>): boolean {
+  return keyPermissions.includes(op.permission);
+}

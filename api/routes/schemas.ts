@@ -1,0 +1,26 @@
+// Schemas several areas share.
+import { z } from 'zod';
+
+export const timestamp = z.iso.datetime().describe('ISO 8601 UTC with milliseconds');
+export const uuid = z.uuid();
+export const idParams = z.object({ id: z.uuid() });
+
+export const errorSchema = z
+  .object({
+    statusCode: z.number().int(),
+    name: z.string(),
+    message: z.string(),
+    code: z.number().int().optional(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    claimable: z.boolean().optional(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({ id: 'Error' });
+
+export function deleted<T extends string>(object: T) {
+  return z.object({ object: z.literal(object), id: z.uuid(), deleted: z.literal(true) });
+}
+
+export function ref<T extends string>(object: T) {
+  return z.object({ object: z.literal(object), id: z.uuid() });
+}

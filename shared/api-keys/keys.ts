@@ -1,0 +1,116 @@
+// API keys: `rk_` + 32 random bytes in base62. Only the sha256 of a token is stored; the token is returned once.
+import type { Knex } from 'knex';
+import { newId } from '../ids.ts';
+import { randomBase62, sha256Hex } from '../tokens.ts';
+import { notFound, ServiceError } from '../errors.ts';
+import { paginate, type ListQuery } from '../pagination.ts';
+import type { TeamRow } from '../teams/teams.ts';
+
+export const permissions = ['full_access', 'sending_access', 'store_access'] as const;
+export type KeyPermission = (typeof permissions)[number];
+
+export interface ApiKeyRow {
+  id: string;
+  team_id: string;
+  name: string;
+  permission: KeyPermission;
+  domain_id: string | null;
+  key_prefix: string;
+  token_hash: string;
+  status: 'active' | 'revoked';
+  inbox_access: 'none' | 'create' | 'read' | 'write';
+  inbox_channel_ids: string[] | null;
+  created_at: Date;
+  last_used_at: Date | null;
+  last_used_request_log_id: string | null;
+  revoked_at: Date | null;
+}
+
+export const TOKEN_PREFIX = 'rk_';
+
+export function newToken(): string {
+  return TOKEN_PREFIX + randomBase62(32);
+}
+
+export interface CreateKeyInput {
+  name: string;
+  permission?: KeyPermission;
+  domain_id?: string | null;
+}
+
+export async function createKey(db: Knex, teamId: string, input: CreateKeyInput): Promise<{ row: ApiKeyRow; token: string }> {
+  const permission = input.permission ?? 'full_access';
+  const domainId = input.domain_id ?? null;
+  if (domainId && permission !== 'sending_access') {
+    throw new ServiceError('validation_error', '`domain_id` can only be set on a `sending_access` key.', {
+      errors: [{ path: 'domain_id', message: 'only allowed with permission sending_access' }],
+    });
+  }
+  if (domainId) {
+    const domain = await db('domains').where({ id: domainId, team_id: teamId }).first('id');
+    if (!domain) throw notFound('Domain');
+  }
+  const token = newToken();
+  const [row] = await db<ApiKeyRow>('api_keys')
+    .insert({
+      id: newId(),
+      team_id: teamId,
+      name: input.name,
+      permission,
+      domain_id: domainId,
+      key_prefix: token.slice(0, 8),
+      token_hash: sha256Hex(token),
+    })
+    .returning('*');
+  return { row, token };
+}
+
+export async function getKey(db: Knex, teamId: string, id: string): Promise<ApiKeyRow> {
+  const row = await db<ApiKeyRow>('api_keys').where({ id, team_id: teamId }).first();
+  if (!row) throw notFound('API key');
+  return row;
+}
+
+export function listKeys(db: Knex, teamId: string, page: ListQuery) {
+  return paginate<ApiKeyRow>(db('api_keys').where({ team_id: teamId }), page);
+}
+
+export async function renameKey(db: Knex, teamId: string, id: string, name: string): Promise<ApiKeyRow> {
+  const [row] = await db<ApiKeyRow>('api_keys').where({ id, team_id: teamId }).update({ name }).returning('*');
+  if (!row) throw notFound('API key');
+  return row;
+}
+
+/** Revoking is permanent and idempotent; the row stays so the key reads as `revoked`. */
+export async function revokeKey(db: Knex, teamId: string, id: string): Promise<ApiKeyRow> {
+  const row = await getKey(db, teamId, id);
+  if (row.status === 'revoked') return row;
+  const [updated] = await db<ApiKeyRow>('api_keys')
+    .where({ id, team_id: teamId })
+    .update({ status: 'revoked', revoked_at: new Date() })
+    .returning('*');
+  return updated;
+}
+
+/** The status shown to the customer: a live key of a suspended team reads `suspended`. */
+export function keyStatus(key: ApiKeyRow, team: Pick<TeamRow, 'status'>): 'active' | 'revoked' | 'suspended' {
+  if (key.status === 'revoked') return 'revoked';
+  return team.status === 'suspended' ? 'suspended' : 'active';
+}
+
+export type Authentication =
+  | { ok: true; key: ApiKeyRow; team: TeamRow }
+  | { ok: false; error: 'invalid_api_key' | 'suspended_api_key' };
+
+/** Looks a bearer token up by its hash (an index lookup: no comparison of secrets happens in our code). */
+export async function authenticate(db: Knex, token: string): Promise<Authentication> {
+  if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return { ok: false, error: 'invalid_api_key' };
+  const row = await db('api_keys as k')
+    .join('teams as t', 't.id', 'k.team_id')
+    .where('k.token_hash', sha256Hex(token))
+    .first('k.*', db.raw('row_to_json(t.*) as team'));
+  if (!row || row.status !== 'active') return { ok: false, error: 'invalid_api_key' };
+  const { team, ...key } = row as ApiKeyRow & { team: TeamRow };
+  if (team.status === 'suspended') return { ok: false, error: 'suspended_api_key' };
+  return { ok: true, key: key as ApiKeyRow, team };
+}

@@ -1,0 +1,79 @@
+// The blob store: raw messages, attachments, uploads. Filesystem by default; a write is durable (fsync of the
+// file and of its directory) before put() resolves, so "stored" means it survives a crash.
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+export interface BlobStore {
+  put(key: string, data: Buffer): Promise<void>;
+  get(key: string): Promise<Buffer | null>;
+  size(key: string): Promise<number | null>;
+  delete(key: string): Promise<void>;
+  /** Writes, reads back and removes a probe object: the readiness check. */
+  check(): Promise<void>;
+}
+
+const KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
+
+export function createFsBlobStore(root: string): BlobStore {
+  const base = path.resolve(root);
+  const file = (key: string) => {
+    if (!KEY.test(key) || key.split('/').some((p) => p === '..' || p === '.')) throw new Error(`bad blob key: ${key}`);
+    return path.join(base, key);
+  };
+
+  async function fsyncDir(dir: string) {
+    const handle = await open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  const store: BlobStore = {
+    async put(key, data) {
+      const target = file(key);
+      const dir = path.dirname(target);
+      await mkdir(dir, { recursive: true });
+      const tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+      const handle = await open(tmp, 'w');
+      try {
+        await handle.writeFile(data);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(tmp, target);
+      await fsyncDir(dir);
+    },
+    async get(key) {
+      try {
+        return await readFile(file(key));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw err;
+      }
+    },
+    async size(key) {
+      try {
+        return (await stat(file(key))).size;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw err;
+      }
+    },
+    async delete(key) {
+      await rm(file(key), { force: true });
+    },
+    async check() {
+      const key = `_probe/${process.pid}-${randomBytes(4).toString('hex')}`;
+      const payload = Buffer.from('probe');
+      await store.put(key, payload);
+      const back = await store.get(key);
+      await store.delete(key);
+      if (!back || !back.equals(payload)) throw new Error('blob store read back a different value');
+    },
+  };
+  return store;
+}

@@ -1,0 +1,61 @@
+// Operator commands. Each takes parsed flags and answers a JSON-serialisable value.
+import type { Knex } from 'knex';
+import { createKey } from '../api-keys/keys.ts';
+import { createTeam, liftSandbox, setRateLimit, suspendTeam, unsuspendTeam, type TeamRow } from '../teams/teams.ts';
+import { iso } from '../time.ts';
+
+export type Flags = Record<string, string | true>;
+
+export class UsageError extends Error {}
+
+function need(flags: Flags, name: string): string {
+  const v = flags[name];
+  if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+export function teamJson(t: TeamRow) {
+  return {
+    object: 'team', id: t.id, name: t.name, slug: t.slug, status: t.status, plan: t.plan,
+    rate_limit_rps: t.rate_limit_rps, sandbox_regions: t.sandbox_regions, created_at: iso(t.created_at),
+  };
+}
+
+/** A new team and its first full_access key, in one transaction. */
+export async function createTeamWithKey(db: Knex, name: string) {
+  return db.transaction(async (trx) => {
+    const team = await createTeam(trx, { name });
+    const { token } = await createKey(trx, team.id, { name: 'Default', permission: 'full_access' });
+    return { team: teamJson(team), api_key: token };
+  });
+}
+
+export const commands: Record<string, (db: Knex, flags: Flags) => Promise<unknown>> = {
+  'team create': (db, f) => {
+    const name = need(f, 'name');
+    if (name.length > 200) throw new UsageError('--name is at most 200 characters');
+    return createTeamWithKey(db, name);
+  },
+  'team sandbox-lift': async (db, f) => ({ team: teamJson(await liftSandbox(db, need(f, 'team'), need(f, 'region'))) }),
+  'team set-rate-limit': async (db, f) => {
+    const rps = Number(need(f, 'rps'));
+    return { team: teamJson(await setRateLimit(db, need(f, 'team'), rps)) };
+  },
+  'team suspend': async (db, f) => ({ team: teamJson(await suspendTeam(db, need(f, 'team'))) }),
+  'team unsuspend': async (db, f) => ({ team: teamJson(await unsuspendTeam(db, need(f, 'team'))) }),
+};
+
+export function parseArgs(argv: string[]): { command: string; flags: Flags } {
+  const words: string[] = [];
+  const flags: Flags = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a.startsWith('--')) {
+      const [k, inline] = a.slice(2).split(/=(.*)/s, 2);
+      if (inline !== undefined) flags[k] = inline;
+      else if (argv[i + 1] !== undefined && !argv[i + 1].startsWith('--')) flags[k] = argv[++i];
+      else flags[k] = true;
+    } else words.push(a);
+  }
+  return { command: words.join(' '), flags };
+}

@@ -1,0 +1,54 @@
+// The one place that reads the environment. Every process calls loadConfig() once in its wiring file and
+// passes the result down; nothing else touches process.env.
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => ['true', '1', 'yes'].includes(v));
+
+/** `ip[:port]` entries, comma separated; empty means the system resolver. */
+const dnsServers = z
+  .string()
+  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+  .pipe(z.array(z.string().regex(/^(\[[0-9a-fA-F:]+\]|[0-9.]+)(:\d{1,5})?$/, 'expected ip[:port] or [ipv6]:port')));
+
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/postwerk'),
+  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/).default('postwerk'),
+  HOST: z.string().default('127.0.0.1'),
+  PORT: port.default(3000),
+  PUBLIC_BASE_URL: z.string().url().default('http://127.0.0.1:3000'),
+  BLOB_DIR: z.string().min(1).default('.data/blobs'),
+  DNS_SERVERS: dnsServers.default([]),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SMTP_HOST: z.string().default('127.0.0.1'),
+  SMTP_SUBMISSION_PORT: port.default(587),
+  SMTP_SUBMISSION_TLS_PORT: port.default(465),
+  MX_HOST: z.string().default('0.0.0.0'),
+  MX_PORT: port.default(25),
+  RATE_LIMIT_RPS: z.coerce.number().int().min(1).max(100000).default(10),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  TRUST_PROXY: bool.default(false),
+  FIRST_TEAM_NAME: z.string().min(1).max(200).default('My team'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const input = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = configSchema.safeParse(input);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+/** The configuration as it can be printed: credentials in URLs masked. */
+export function printableConfig(config: Config): Record<string, unknown> {
+  const mask = (u: string) => u.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:***@');
+  return { ...config, DATABASE_URL: mask(config.DATABASE_URL), REDIS_URL: mask(config.REDIS_URL) };
+}

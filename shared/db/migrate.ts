@@ -1,0 +1,36 @@
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import knexFactory from 'knex';
+import type { Db } from './knex.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export const migrationConfig = {
+  directory: path.join(root, 'migrations'),
+  loadExtensions: ['.ts'],
+  tableName: 'knex_migrations',
+};
+
+/** Applies every pending migration; safe to run from several processes at once (knex takes a lock). */
+export async function migrateLatest(db: Db): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest(migrationConfig)) as [number, string[]];
+  return applied;
+}
+
+/** Creates the database named in `url` when it does not exist yet (first start on a fresh server). */
+export async function ensureDatabase(url: string): Promise<boolean> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.slice(1));
+  if (!/^[A-Za-z0-9_-]{1,63}$/.test(name)) throw new Error(`unsupported database name: ${name}`);
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const db = knexFactory({ client: 'pg', connection: admin.toString(), pool: { min: 0, max: 1 } });
+  try {
+    const found = await db.raw('select 1 from pg_database where datname = ?', [name]);
+    if (found.rows.length > 0) return false;
+    await db.raw(`create database "${name}"`);
+    return true;
+  } finally {
+    await db.destroy();
+  }
+}

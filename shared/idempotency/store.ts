@@ -1,0 +1,64 @@
+// Idempotency-Key (CONTRACT): scoped to the team, kept 24 h. Same key + same body replays the first answer;
+// a different body is 409 invalid_idempotent_request; a first request still in flight is 409
+// concurrent_idempotent_requests. An in-flight claim older than STALE_MS belonged to a crashed process and is
+// taken over.
+import type { Knex } from 'knex';
+import { ServiceError } from '../errors.ts';
+
+export const RETENTION_MS = 24 * 60 * 60 * 1000;
+export const STALE_MS = 60 * 1000;
+
+export type Claim = { kind: 'claimed' } | { kind: 'replay'; status: number; body: unknown };
+
+export function validateKey(key: string): void {
+  if (key.length < 1 || key.length > 256) {
+    throw new ServiceError('invalid_idempotency_key', 'The Idempotency-Key header must be 1 to 256 characters long.');
+  }
+}
+
+export async function claim(db: Knex, teamId: string, key: string, requestHash: string): Promise<Claim> {
+  const inserted = await db('idempotency_keys')
+    .insert({ team_id: teamId, key, request_hash: requestHash, status: 'in_flight' })
+    .onConflict(['team_id', 'key'])
+    .ignore()
+    .returning('key');
+  if (inserted.length > 0) return { kind: 'claimed' };
+
+  // Take over an expired record, or an in-flight one abandoned by a crash, in one conditional update.
+  const now = Date.now();
+  const taken = await db('idempotency_keys')
+    .where({ team_id: teamId, key })
+    .andWhere((w) => {
+      w.where('created_at', '<', new Date(now - RETENTION_MS)).orWhere((s) =>
+        s.where('status', 'in_flight').andWhere('created_at', '<', new Date(now - STALE_MS)).andWhere('request_hash', requestHash),
+      );
+    })
+    .update({ request_hash: requestHash, status: 'in_flight', response_status: null, response_body: null, created_at: new Date(now) })
+    .returning('key');
+  if (taken.length > 0) return { kind: 'claimed' };
+
+  const row = await db('idempotency_keys').where({ team_id: teamId, key }).first();
+  if (!row) return claim(db, teamId, key, requestHash);
+  if (row.request_hash !== requestHash) {
+    throw new ServiceError('invalid_idempotent_request', 'This Idempotency-Key was already used with a different request body.');
+  }
+  if (row.status === 'in_flight') {
+    throw new ServiceError('concurrent_idempotent_requests', 'A request with this Idempotency-Key is still being processed. Try again shortly.');
+  }
+  return { kind: 'replay', status: row.response_status, body: row.response_body };
+}
+
+export async function complete(db: Knex, teamId: string, key: string, status: number, body: unknown): Promise<void> {
+  await db('idempotency_keys')
+    .where({ team_id: teamId, key, status: 'in_flight' })
+    .update({ status: 'done', response_status: status, response_body: JSON.stringify(body) });
+}
+
+/** Forgets a claim whose request failed on our side, so the client's retry runs again. */
+export async function release(db: Knex, teamId: string, key: string): Promise<void> {
+  await db('idempotency_keys').where({ team_id: teamId, key, status: 'in_flight' }).delete();
+}
+
+export async function purgeExpired(db: Knex, now = new Date()): Promise<number> {
+  return db('idempotency_keys').where('created_at', '<', new Date(now.getTime() - RETENTION_MS)).delete();
+}

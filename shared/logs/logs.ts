@@ -1,0 +1,66 @@
+// Request logs: every request made with a team's credentials.
+import type { Knex } from 'knex';
+import { notFound } from '../errors.ts';
+import { paginate, type ListQuery } from '../pagination.ts';
+import { redactBody } from './redact.ts';
+
+export interface RequestLogRow {
+  id: string;
+  team_id: string;
+  api_key_id: string | null;
+  method: string;
+  endpoint: string;
+  response_status: number;
+  user_agent: string | null;
+  duration_ms: number;
+  request_body: unknown;
+  response_body: unknown;
+  created_at: Date;
+}
+
+export interface NewRequestLog {
+  id: string;
+  team_id: string;
+  api_key_id: string | null;
+  method: string;
+  endpoint: string;
+  response_status: number;
+  user_agent: string | null;
+  duration_ms: number;
+  request_body: unknown;
+  response_body: unknown;
+}
+
+/** Writes the log row and marks the key as used by it, in one round trip. */
+export async function recordRequest(db: Knex, log: NewRequestLog): Promise<void> {
+  const row = {
+    ...log,
+    user_agent: log.user_agent?.slice(0, 1024) ?? null,
+    endpoint: log.endpoint.slice(0, 2048),
+    request_body: JSON.stringify(redactBody(log.request_body)),
+    response_body: JSON.stringify(redactBody(log.response_body)),
+  };
+  const insert = db('request_logs').insert(row);
+  if (!log.api_key_id) {
+    await insert;
+    return;
+  }
+  await db
+    .with('log', insert)
+    .update({ last_used_at: db.fn.now(), last_used_request_log_id: log.id })
+    .from('api_keys')
+    .where({ id: log.api_key_id, team_id: log.team_id });
+}
+
+export async function getLog(db: Knex, teamId: string, id: string): Promise<RequestLogRow> {
+  const row = await db<RequestLogRow>('request_logs').where({ id, team_id: teamId }).first();
+  if (!row) throw notFound('Log');
+  return row;
+}
+
+export function listLogs(db: Knex, teamId: string, page: ListQuery) {
+  return paginate<RequestLogRow>(
+    db('request_logs').where({ team_id: teamId }).select('id', 'created_at', 'endpoint', 'method', 'response_status', 'user_agent', 'duration_ms'),
+    page,
+  );
+}

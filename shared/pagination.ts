@@ -1,0 +1,36 @@
+// One list helper for every area: newest first, cursors are item ids (UUID v7, so id order is creation order).
+import { z } from 'zod';
+import type { Knex } from 'knex';
+
+export const listQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(100).default(20).describe('1-100, default 20'),
+    after: z.uuid().optional().describe('An item id: the page that follows it (older items).'),
+    before: z.uuid().optional().describe('An item id: the page that precedes it (newer items).'),
+  })
+  .refine((q) => !(q.after && q.before), { message: '`after` and `before` cannot be used together.', path: ['after'] });
+
+export type ListQuery = z.infer<typeof listQuery>;
+
+export interface Page<T> {
+  object: 'list';
+  has_more: boolean;
+  data: T[];
+}
+
+export function listEnvelope<T extends z.ZodType>(item: T) {
+  return z.object({ object: z.literal('list'), has_more: z.boolean(), data: z.array(item) });
+}
+
+/** Runs `query` (already filtered by team) one page at a time; `column` is the id column to order by. */
+export async function paginate<Row>(query: Knex.QueryBuilder, page: ListQuery, column = 'id'): Promise<{ has_more: boolean; rows: Row[] }> {
+  const q = query.clone().limit(page.limit + 1);
+  if (page.before) {
+    const rows: Row[] = await q.where(column, '>', page.before).orderBy(column, 'asc');
+    const has_more = rows.length > page.limit;
+    return { has_more, rows: rows.slice(0, page.limit).reverse() };
+  }
+  if (page.after) q.where(column, '<', page.after);
+  const rows: Row[] = await q.orderBy(column, 'desc');
+  return { has_more: rows.length > page.limit, rows: rows.slice(0, page.limit) };
+}

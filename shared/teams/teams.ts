@@ -1,0 +1,76 @@
+// Teams: the tenant every row belongs to. Data access takes `db` (knex or a transaction) first.
+import type { Knex } from 'knex';
+import { newId } from '../ids.ts';
+import { randomBase62 } from '../tokens.ts';
+import { notFound, ServiceError } from '../errors.ts';
+
+export const regions = ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'] as const;
+export type Region = (typeof regions)[number];
+
+export interface TeamRow {
+  id: string;
+  name: string;
+  slug: string;
+  status: 'active' | 'suspended';
+  plan: string;
+  rate_limit_rps: number | null;
+  sandbox_regions: string[];
+  suspended_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function slugify(name: string): string {
+  const base = name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40);
+  return `${base || 'team'}-${randomBase62(4).toLowerCase()}`;
+}
+
+export async function createTeam(db: Knex, input: { name: string }): Promise<TeamRow> {
+  const [row] = await db<TeamRow>('teams').insert({ id: newId(), name: input.name, slug: slugify(input.name) }).returning('*');
+  return row;
+}
+
+export async function findTeam(db: Knex, id: string): Promise<TeamRow | undefined> {
+  return db<TeamRow>('teams').where({ id }).first();
+}
+
+export async function getTeam(db: Knex, id: string): Promise<TeamRow> {
+  const row = await findTeam(db, id);
+  if (!row) throw notFound('Team');
+  return row;
+}
+
+async function updateTeam(db: Knex, id: string, patch: Partial<TeamRow>): Promise<TeamRow> {
+  const [row] = await db<TeamRow>('teams').where({ id }).update({ ...patch, updated_at: db.fn.now() as unknown as Date }).returning('*');
+  if (!row) throw notFound('Team');
+  return row;
+}
+
+export function setRateLimit(db: Knex, id: string, rps: number | null): Promise<TeamRow> {
+  if (rps !== null && (!Number.isInteger(rps) || rps < 1 || rps > 100000)) {
+    throw new ServiceError('validation_error', 'The rate limit must be a whole number of requests a second from 1 to 100000.');
+  }
+  return updateTeam(db, id, { rate_limit_rps: rps });
+}
+
+export function suspendTeam(db: Knex, id: string): Promise<TeamRow> {
+  return updateTeam(db, id, { status: 'suspended', suspended_at: new Date() });
+}
+
+export function unsuspendTeam(db: Knex, id: string): Promise<TeamRow> {
+  return updateTeam(db, id, { status: 'active', suspended_at: null });
+}
+
+/** Takes `region` out of the sending sandbox. */
+export async function liftSandbox(db: Knex, id: string, region: string): Promise<TeamRow> {
+  if (!(regions as readonly string[]).includes(region)) {
+    throw new ServiceError('validation_error', `Unknown region \`${region}\`; expected one of ${regions.join(', ')}.`);
+  }
+  const team = await getTeam(db, id);
+  return updateTeam(db, id, { sandbox_regions: team.sandbox_regions.filter((r) => r !== region) });
+}
+
+export async function countTeams(db: Knex): Promise<number> {
+  const [{ count }] = await db('teams').count({ count: '*' });
+  return Number(count);
+}

@@ -1,0 +1,4 @@
+import { readFileSync } from 'node:fs';
+
+/** The platform's version, from package.json. */
+export const version: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
