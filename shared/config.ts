@@ -18,7 +18,8 @@ export const configSchema = z.object({
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/).default('postwerk'),
   HOST: z.string().default('127.0.0.1'),
   PORT: port.default(3000),
-  PUBLIC_BASE_URL: z.string().url().default('http://127.0.0.1:3000'),
+  /** Where clients reach the api; defaults to http://127.0.0.1:<PORT>. */
+  PUBLIC_BASE_URL: z.string().url().optional(),
   BLOB_DIR: z.string().min(1).default('.data/blobs'),
   DNS_SERVERS: dnsServers.default([]),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -33,7 +34,7 @@ export const configSchema = z.object({
   FIRST_TEAM_NAME: z.string().min(1).max(200).default('My team'),
 });
 
-export type Config = z.infer<typeof configSchema>;
+export type Config = Omit<z.infer<typeof configSchema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };
 
 export class ConfigError extends Error {}
 
@@ -44,7 +45,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
-  return parsed.data;
+  const data = parsed.data;
+  return { ...data, PUBLIC_BASE_URL: (data.PUBLIC_BASE_URL ?? `http://127.0.0.1:${data.PORT}`).replace(/\/$/, '') };
 }
 
 /** The configuration as it can be printed: credentials in URLs masked. */

@@ -1,0 +1,79 @@
+// `npm start`: the whole platform on one machine. Creates and migrates the database, creates the first team
+// on an empty database (printing its key once), then runs api, mta, inbound and worker as child processes,
+// restarting one that dies, and stops them all on SIGTERM/SIGINT.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { loadConfig } from '../config.ts';
+import { createDb } from '../db/knex.ts';
+import { ensureDatabase, migrateLatest } from '../db/migrate.ts';
+import { createLogger } from '../logger.ts';
+import { firstRun } from './first-run.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const processes = { api: 'api/main.ts', mta: 'mta/main.ts', inbound: 'inbound/main.ts', worker: 'api/jobs/main.ts' };
+
+const config = loadConfig();
+const log = createLogger(config, 'launcher');
+
+await ensureDatabase(config.DATABASE_URL);
+const db = createDb(config, { min: 0, max: 2 });
+try {
+  const applied = await migrateLatest(db);
+  log.info({ applied }, 'migrations.applied');
+  const first = await firstRun(db, config.FIRST_TEAM_NAME);
+  if (first) {
+    process.stdout.write(
+      `\nFirst run: created team "${first.team.name}" (${first.team.id}).\n` +
+        `Its API key is shown this once; keep it somewhere safe:\n\n  ${first.api_key}\n\n` +
+        `Try: curl -H 'User-Agent: curl' -H 'Authorization: Bearer ${first.api_key}' ${config.PUBLIC_BASE_URL}/team\n\n`,
+    );
+  }
+} finally {
+  await db.destroy();
+}
+
+const children = new Map<string, ChildProcess>();
+let stopping = false;
+
+function start(name: string, entry: string, restarts = 0) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, entry)], { cwd: root, stdio: 'inherit', env: process.env });
+  children.set(name, child);
+  const startedAt = Date.now();
+  child.on('exit', (code, signal) => {
+    children.delete(name);
+    if (stopping) return;
+    // A process that ran a while gets a fresh restart budget; one that keeps dying is given up on.
+    const budget = Date.now() - startedAt > 60_000 ? 0 : restarts + 1;
+    if (budget > 5) {
+      log.fatal({ name, code, signal }, 'process.gave_up');
+      shutdown(1);
+      return;
+    }
+    const delay = Math.min(30_000, 500 * 2 ** budget);
+    log.error({ name, code, signal, restartInMs: delay }, 'process.exited');
+    setTimeout(() => !stopping && start(name, entry, budget), delay);
+  });
+}
+
+function shutdown(code = 0) {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children.values()) child.kill('SIGTERM');
+  const force = setTimeout(() => {
+    for (const child of children.values()) child.kill('SIGKILL');
+    process.exit(code || 1);
+  }, 15_000);
+  const wait = setInterval(() => {
+    if (children.size === 0) {
+      clearInterval(wait);
+      clearTimeout(force);
+      process.exit(code);
+    }
+  }, 100);
+}
+
+process.on('SIGTERM', () => shutdown(0));
+process.on('SIGINT', () => shutdown(0));
+for (const [name, entry] of Object.entries(processes)) start(name, entry);
+log.info({ processes: Object.keys(processes) }, 'platform.started');

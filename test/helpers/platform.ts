@@ -1,0 +1,116 @@
+// Starts the real api (Koa app, real PostgreSQL, real Redis, real blob directory) on a random loopback port.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { loadConfig, type Config } from '../../shared/config.ts';
+import { createDb, type Db } from '../../shared/db/knex.ts';
+import { createRedis, type Redis } from '../../shared/redis.ts';
+import { createFsBlobStore } from '../../shared/blobs.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { version } from '../../shared/version.ts';
+import { createApp } from '../../api/app.ts';
+import { createTeamWithKey } from '../../shared/cli/commands.ts';
+import { createTestDatabase } from './db.ts';
+import type { ApiDeps } from '../../api/deps.ts';
+
+export interface TestTeam {
+  id: string;
+  key: string;
+}
+
+export interface Platform {
+  url: string;
+  config: Config;
+  db: Db;
+  redis: Redis;
+  deps: ApiDeps;
+  createTeam(name?: string): Promise<TestTeam>;
+  /** fetch against the api with a User-Agent, JSON body and optional bearer key. */
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export interface RequestOptions {
+  key?: string;
+  body?: unknown;
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+  userAgent?: string | null;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  text: string;
+}
+
+export async function startPlatform(env: Record<string, string> = {}): Promise<Platform> {
+  const database = await createTestDatabase();
+  const blobDir = await mkdtemp(path.join(tmpdir(), 'pw-blobs-'));
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: database.url,
+    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    REDIS_PREFIX: `pwtest-${randomBytes(5).toString('hex')}`,
+    BLOB_DIR: blobDir,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    PORT: '0',
+    RATE_LIMIT_RPS: '1000',
+    ...env,
+  });
+  const db = createDb(config);
+  const redis = createRedis(config);
+  const log = createLogger(config, 'api');
+  const deps: ApiDeps = { config, db, redis, blobs: createFsBlobStore(blobDir), log, version };
+  const server: Server = createApp(deps).listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  async function request(method: string, p: string, o: RequestOptions = {}): Promise<TestResponse> {
+    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    if (o.userAgent !== null) headers['user-agent'] = o.userAgent ?? 'postwerk-tests/1.0';
+    if (o.key) headers.authorization = `Bearer ${o.key}`;
+    let body: string | Buffer | undefined;
+    if (o.rawBody !== undefined) body = o.rawBody;
+    else if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(url + p, { method, headers, body: body as BodyInit | undefined });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  }
+
+  return {
+    url,
+    config,
+    db,
+    redis,
+    deps,
+    request,
+    async createTeam(name = 'Test team') {
+      const created = await createTeamWithKey(db, name);
+      return { id: created.team.id, key: created.api_key };
+    },
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+      const keys = await redis.keys(`${config.REDIS_PREFIX}:*`);
+      if (keys.length) await redis.del(...keys);
+      await Promise.allSettled([db.destroy(), redis.quit()]);
+      await database.drop();
+      await rm(blobDir, { recursive: true, force: true });
+    },
+  };
+}
