@@ -4,13 +4,15 @@ import { ServiceError } from '../shared/errors.ts';
 import type { ApiDeps } from './deps.ts';
 import { buildRouter } from './router.ts';
 import { operations } from './routes/index.ts';
+import type { Operation } from './routes/operation.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { requestId, requireUserAgent, securityHeaders } from './middleware/basics.ts';
 
-export function createApp(deps: ApiDeps): Koa {
+/** `ops` defaults to every operation the api serves; tests pass their own list to mount test-only routes. */
+export function createApp(deps: ApiDeps, ops: Operation[] = operations): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true;
-  const router = buildRouter(operations, deps);
+  const router = buildRouter(ops, deps);
   app.use(requestId);
   app.use(errorHandler(deps.log));
   app.use(securityHeaders);

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { BlobStore } from '../shared/blobs.ts';
+import type { DnsResolver } from '../shared/dns/resolver.ts';
 
 /** Everything a route or middleware may use; created once in api/main.ts (or by a test) and passed down. */
 export interface ApiDeps {
@@ -11,5 +12,7 @@ export interface ApiDeps {
   redis: Redis;
   blobs: BlobStore;
   log: Logger;
+  /** Lookups through DNS_SERVERS (domain checks, return-path conflicts). */
+  dns: DnsResolver;
   version: string;
 }

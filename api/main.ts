@@ -7,6 +7,7 @@ import { createFsBlobStore } from '../shared/blobs.ts';
 import { onShutdown } from '../shared/shutdown.ts';
 import { version } from '../shared/version.ts';
 import { createApp } from './app.ts';
+import { createResolver } from '../shared/dns/resolver.ts';
 
 const config = loadConfig();
 const log = createLogger(config, 'api');
@@ -14,7 +15,8 @@ const db = createDb(config);
 const redis = createRedis(config);
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis.error'));
 const blobs = createFsBlobStore(config.BLOB_DIR);
-const app = createApp({ config, db, redis, blobs, log, version });
+const dns = createResolver({ servers: config.DNS_SERVERS });
+const app = createApp({ config, db, redis, blobs, log, version, dns });
 
 const server = app.listen(config.PORT, config.HOST, () => {
   log.info({ host: config.HOST, port: config.PORT }, 'api.listening');

@@ -6,7 +6,7 @@ import { newId } from '../shared/ids.ts';
 import { ServiceError } from '../shared/errors.ts';
 import { recordRequest } from '../shared/logs/logs.ts';
 import type { ApiDeps } from './deps.ts';
-import { needsApiKey, type Auth, type Operation } from './routes/operation.ts';
+import type { Auth, Operation } from './routes/operation.ts';
 import { checkPermission, identify } from './middleware/auth.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { readJsonBody } from './middleware/body.ts';
@@ -56,7 +56,9 @@ async function runOperation(op: Operation, ctx: Context, deps: ApiDeps, auth: Au
 }
 
 function handlerFor(op: Operation, deps: ApiDeps) {
-  if (!needsApiKey(op)) {
+  // Only `none` runs without a credential. `session` and `null` operations fail closed: no session or OAuth
+  // layer exists yet, so they are refused (missing_api_key, or restricted_api_key from checkPermission).
+  if (op.permission === 'none') {
     return (ctx: Context) => runOperation(op, ctx, deps, undefined);
   }
   return async (ctx: Context) => {
@@ -64,8 +66,10 @@ function handlerFor(op: Operation, deps: ApiDeps) {
     const started = performance.now();
     ctx.state.auth = auth;
     try {
-      checkPermission(op, auth);
+      // Rate limit first: a valid key refused for its permission is still an authenticated request (CONTRACT:
+      // every authenticated response carries the ratelimit headers) and counts against the team's limit.
       await rateLimit(ctx, deps, auth);
+      checkPermission(op, auth);
       await runOperation(op, ctx, deps, auth);
     } catch (err) {
       sendError(ctx, err, deps.log);

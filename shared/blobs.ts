@@ -1,6 +1,6 @@
 // The blob store: raw messages, attachments, uploads. Filesystem by default; a write is durable (fsync of the
 // file and of its directory) before put() resolves, so "stored" means it survives a crash.
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -67,12 +67,14 @@ export function createFsBlobStore(root: string): BlobStore {
       await rm(file(key), { force: true });
     },
     async check() {
-      const key = `_probe/${process.pid}-${randomBytes(4).toString('hex')}`;
+      // Writable and readable, without the fsyncs of put(): readiness must stay cheap on a busy disk.
+      const target = file(`_probe/${process.pid}-${randomBytes(4).toString('hex')}`);
       const payload = Buffer.from('probe');
-      await store.put(key, payload);
-      const back = await store.get(key);
-      await store.delete(key);
-      if (!back || !back.equals(payload)) throw new Error('blob store read back a different value');
+      await mkdir(path.dirname(target), { recursive: true });
+      await writeFile(target, payload);
+      const back = await readFile(target);
+      await rm(target, { force: true });
+      if (!back.equals(payload)) throw new Error('blob store read back a different value');
     },
   };
   return store;

@@ -11,6 +11,8 @@ const dnsServers = z
   .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
   .pipe(z.array(z.string().regex(/^(\[[0-9a-fA-F:]+\]|[0-9.]+)(:\d{1,5})?$/, 'expected ip[:port] or [ipv6]:port')));
 
+const hostname = /^(?=.{1,253}$)([a-z0-9_]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/postwerk'),
@@ -32,6 +34,17 @@ export const configSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   TRUST_PROXY: bool.default(false),
   FIRST_TEAM_NAME: z.string().min(1).max(200).default('My team'),
+  /** 32 random bytes, base64: encrypts DKIM private keys at rest. Or a file holding it (npm start creates one). */
+  SECRETS_KEY: z.string().optional(),
+  SECRETS_KEY_FILE: z.string().default('.data/secrets.key'),
+  /** Every team's managed sending domain is `<word>.<MANAGED_DOMAIN_HOST>`. */
+  MANAGED_DOMAIN_HOST: z.string().regex(hostname).default('postwerk.localhost'),
+  /** Platform host names the customers' DNS records point at (CONTRACT, "DNS records of a domain"). */
+  PLATFORM_SPF_HOST: z.string().regex(hostname).default('_spf.postwerk.localhost'),
+  PLATFORM_FEEDBACK_HOST: z.string().regex(hostname).default('feedback.postwerk.localhost'),
+  PLATFORM_INBOUND_HOST: z.string().regex(hostname).default('inbound.postwerk.localhost'),
+  PLATFORM_TRACKING_HOST: z.string().regex(hostname).default('track.postwerk.localhost'),
+  TRACKING_CAA_ISSUER: z.string().regex(hostname).default('letsencrypt.org'),
 });
 
 export type Config = Omit<z.infer<typeof configSchema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };

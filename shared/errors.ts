@@ -46,6 +46,7 @@ export interface ErrorBody {
   name: string;
   message: string;
   errors?: FieldError[];
+  claimable?: boolean;
   details?: Record<string, unknown>;
 }
 
@@ -54,7 +55,7 @@ export class ServiceError extends Error {
   constructor(
     readonly errorName: ErrorName,
     message: string,
-    readonly options: { status?: number; errors?: FieldError[]; details?: Record<string, unknown> } = {},
+    readonly options: { status?: number; errors?: FieldError[]; details?: Record<string, unknown>; claimable?: boolean } = {},
   ) {
     super(message);
     this.status = options.status ?? errorNames[errorName];
@@ -63,6 +64,7 @@ export class ServiceError extends Error {
   toBody(): ErrorBody {
     const body: ErrorBody = { statusCode: this.status, name: this.errorName, message: this.message };
     if (this.options.errors) body.errors = this.options.errors;
+    if (this.options.claimable !== undefined) body.claimable = this.options.claimable;
     if (this.options.details) body.details = this.options.details;
     return body;
   }

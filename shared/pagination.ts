@@ -4,7 +4,14 @@ import type { Knex } from 'knex';
 
 export const listQuery = z
   .object({
-    limit: z.coerce.number().int().min(1).max(100).default(20).describe('1-100, default 20'),
+    // Digits only: `0x10`, `1e1` or ` 5` are not page sizes a client meant.
+    limit: z
+      .string()
+      .regex(/^[0-9]{1,9}$/, 'must be a whole number from 1 to 100')
+      .default('20')
+      .transform(Number)
+      .pipe(z.number().int().min(1, 'must be at least 1').max(100, 'must be at most 100'))
+      .describe('1-100, default 20'),
     after: z.uuid().optional().describe('An item id: the page that follows it (older items).'),
     before: z.uuid().optional().describe('An item id: the page that precedes it (newer items).'),
   })

@@ -6,6 +6,8 @@ import { createRedis, redisKey } from './redis.ts';
 export const queues = {
   /** Housekeeping: expired idempotency keys, request-log retention. */
   maintenance: 'maintenance',
+  /** Domain verification sweep and the DKIM key pool. */
+  domains: 'domains',
 } as const;
 
 export type QueueName = (typeof queues)[keyof typeof queues];

@@ -3,16 +3,24 @@ import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createDb } from '../../shared/db/knex.ts';
 import { createQueue, createWorker, queues } from '../../shared/queue.ts';
+import { createResolver } from '../../shared/dns/resolver.ts';
+import { secretsKey } from '../../shared/secrets.ts';
 import { onShutdown } from '../../shared/shutdown.ts';
 import { runMaintenance } from './maintenance.ts';
+import { refillKeyPool, sweepClaims, sweepDomains, SWEEP_EVERY_MS } from './domains.ts';
 
 const config = loadConfig();
 const log = createLogger(config, 'worker');
 const db = createDb(config);
+const dns = createResolver({ servers: config.DNS_SERVERS });
+const secrets = secretsKey(config);
 
 const maintenanceQueue = createQueue(config, queues.maintenance);
+const domainsQueue = createQueue(config, queues.domains);
 // One schedule however many workers run: BullMQ keeps a single scheduler per id.
 await maintenanceQueue.upsertJobScheduler('hourly', { every: 3600_000 }, { name: 'maintenance', data: {} });
+await domainsQueue.upsertJobScheduler('sweep', { every: SWEEP_EVERY_MS }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
+await domainsQueue.upsertJobScheduler('dkim-pool', { every: 30_000 }, { name: 'dkim-pool', data: {} });
 
 const workers = [
   createWorker(config, queues.maintenance, async () => {
@@ -20,6 +28,10 @@ const workers = [
     log.info({ removed }, 'maintenance.done');
     return removed;
   }),
+  createWorker(config, queues.domains, async (job) => {
+    if (job.name === 'dkim-pool') return { added: await refillKeyPool(db, secrets) };
+    return { checked: await sweepDomains(db, dns, config, log), claims: await sweepClaims(db, { resolver: dns, hosts: config, secrets }, log) };
+  }, { concurrency: 2 }),
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
 log.info({ queues: workers.map((w) => w.name) }, 'worker.started');
@@ -27,6 +39,6 @@ log.info({ queues: workers.map((w) => w.name) }, 'worker.started');
 onShutdown(log, async () => {
   // Stop claiming, let running jobs finish, then close the clients.
   await Promise.all(workers.map((w) => w.close()));
-  await maintenanceQueue.close();
+  await Promise.all([maintenanceQueue.close(), domainsQueue.close()]);
   await db.destroy();
 });

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import * as store from '../../shared/idempotency/store.ts';
+import { ServiceError } from '../../shared/errors.ts';
 import type { ApiDeps } from '../deps.ts';
 import type { Auth } from '../routes/operation.ts';
 
@@ -16,8 +17,8 @@ function requestHash(ctx: Context, body: unknown): string {
 }
 
 export async function withIdempotency(ctx: Context, deps: ApiDeps, auth: Auth, body: unknown, next: Next): Promise<void> {
+  if (ctx.headers['idempotency-key'] === undefined) return next();
   const key = ctx.get('idempotency-key');
-  if (!ctx.headers['idempotency-key']) return next();
   store.validateKey(key);
   const teamId = auth.team.id;
   const claimed = await store.claim(deps.db, teamId, key, requestHash(ctx, body));
@@ -27,12 +28,19 @@ export async function withIdempotency(ctx: Context, deps: ApiDeps, auth: Auth, b
     ctx.set('Idempotent-Replayed', 'true');
     return;
   }
+  const { token } = claimed;
   try {
     await next();
   } catch (err) {
-    await store.release(deps.db, teamId, key);
+    // A refusal that the same request would meet again (a 4xx other than 409 and 429) is remembered and
+    // replayed; anything else (our failure, a conflict, a limit that clears) lets the retry run again.
+    if (err instanceof ServiceError && err.status < 500 && err.status !== 409 && err.status !== 429) {
+      await store.complete(deps.db, teamId, key, token, err.status, err.toBody());
+    } else {
+      await store.release(deps.db, teamId, key, token);
+    }
     throw err;
   }
-  if (ctx.status >= 500) await store.release(deps.db, teamId, key);
-  else await store.complete(deps.db, teamId, key, ctx.status, ctx.body);
+  if (ctx.status >= 500) await store.release(deps.db, teamId, key, token);
+  else await store.complete(deps.db, teamId, key, token, ctx.status, ctx.body);
 }

@@ -7,9 +7,11 @@ import { logOperations } from './logs.ts';
 import { teamOperations } from './team.ts';
 import { operationsOperations } from './operations.ts';
 import { notYetOperations } from './not-yet.ts';
+import { domainOperations } from './domains.ts';
+import { domainClaimOperations } from './domain-claims.ts';
 import { buildOpenApi } from '../openapi.ts';
 
-const areaOperations: Operation[] = [...operationsOperations, ...apiKeyOperations, ...teamOperations, ...logOperations, ...notYetOperations];
+const areaOperations: Operation[] = [...operationsOperations, ...apiKeyOperations, ...teamOperations, ...logOperations, ...domainOperations, ...domainClaimOperations, ...notYetOperations];
 
 export const API_VERSION = '1.0.0';
 

@@ -65,14 +65,25 @@ export async function createKey(db: Knex, teamId: string, input: CreateKeyInput)
   return { row, token };
 }
 
+/** Keys with their latest use: the newest request log when one is kept, else what the key row remembers. */
+function withLastUse(db: Knex) {
+  return db('api_keys as k')
+    .select(
+      'k.*',
+      db.raw('coalesce(l.created_at, k.last_used_at) as last_used_at'),
+      db.raw('coalesce(l.id, k.last_used_request_log_id) as last_used_request_log_id'),
+    )
+    .joinRaw('left join lateral (select id, created_at from request_logs r where r.api_key_id = k.id order by r.id desc limit 1) l on true');
+}
+
 export async function getKey(db: Knex, teamId: string, id: string): Promise<ApiKeyRow> {
-  const row = await db<ApiKeyRow>('api_keys').where({ id, team_id: teamId }).first();
+  const row = await withLastUse(db).where({ 'k.id': id, 'k.team_id': teamId }).first();
   if (!row) throw notFound('API key');
   return row;
 }
 
 export function listKeys(db: Knex, teamId: string, page: ListQuery) {
-  return paginate<ApiKeyRow>(db('api_keys').where({ team_id: teamId }), page);
+  return paginate<ApiKeyRow>(withLastUse(db).where({ 'k.team_id': teamId }), page, 'k.id');
 }
 
 export async function renameKey(db: Knex, teamId: string, id: string, name: string): Promise<ApiKeyRow> {

@@ -1,8 +1,13 @@
 // Operator commands. Each takes parsed flags and answers a JSON-serialisable value.
 import type { Knex } from 'knex';
+import type { Config } from '../config.ts';
 import { createKey } from '../api-keys/keys.ts';
 import { createTeam, liftSandbox, setRateLimit, suspendTeam, unsuspendTeam, type TeamRow } from '../teams/teams.ts';
 import { iso } from '../time.ts';
+import { createManagedDomain } from '../domains/managed.ts';
+import { verifyIdentity } from '../teams/identities.ts';
+
+const DEFAULT_MANAGED_HOST = 'postwerk.localhost';
 
 export type Flags = Record<string, string | true>;
 
@@ -21,21 +26,23 @@ export function teamJson(t: TeamRow) {
   };
 }
 
-/** A new team and its first full_access key, in one transaction. */
-export async function createTeamWithKey(db: Knex, name: string) {
+/** A new team, its managed domain and its first full_access key, in one transaction. */
+export async function createTeamWithKey(db: Knex, name: string, managedHost = DEFAULT_MANAGED_HOST) {
   return db.transaction(async (trx) => {
     const team = await createTeam(trx, { name });
+    const managed = await createManagedDomain(trx, team.id, managedHost);
     const { token } = await createKey(trx, team.id, { name: 'Default', permission: 'full_access' });
-    return { team: teamJson(team), api_key: token };
+    return { team: { ...teamJson(team), managed_domain: managed.name }, api_key: token };
   });
 }
 
-export const commands: Record<string, (db: Knex, flags: Flags) => Promise<unknown>> = {
-  'team create': (db, f) => {
+export const commands: Record<string, (db: Knex, flags: Flags, config: Pick<Config, 'MANAGED_DOMAIN_HOST'>) => Promise<unknown>> = {
+  'team create': (db, f, config) => {
     const name = need(f, 'name');
     if (name.length > 200) throw new UsageError('--name is at most 200 characters');
-    return createTeamWithKey(db, name);
+    return createTeamWithKey(db, name, config.MANAGED_DOMAIN_HOST);
   },
+  'team verify-identity': async (db, f) => ({ identity: await verifyIdentity(db, need(f, 'team'), need(f, 'email')) }),
   'team sandbox-lift': async (db, f) => ({ team: teamJson(await liftSandbox(db, need(f, 'team'), need(f, 'region'))) }),
   'team set-rate-limit': async (db, f) => {
     const rps = Number(need(f, 'rps'));

@@ -17,10 +17,11 @@ if (typeof flags.team === 'string' && !isUuid(flags.team)) {
   process.exit(2);
 }
 
-const db = createDb(loadConfig(), { min: 0, max: 2 });
+const config = loadConfig();
+const db = createDb(config, { min: 0, max: 2 });
 try {
   await migrateLatest(db);
-  const result = await run(db, flags);
+  const result = await run(db, flags, config);
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
 } catch (err) {
   const known = err instanceof UsageError || err instanceof ServiceError;

@@ -3,26 +3,29 @@
 // concurrent_idempotent_requests. An in-flight claim older than STALE_MS belonged to a crashed process and is
 // taken over.
 import type { Knex } from 'knex';
+import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 
 export const RETENTION_MS = 24 * 60 * 60 * 1000;
 export const STALE_MS = 60 * 1000;
 
-export type Claim = { kind: 'claimed' } | { kind: 'replay'; status: number; body: unknown };
+export type Claim = { kind: 'claimed'; token: string } | { kind: 'replay'; status: number; body: unknown };
 
+/** A header that is present but blank is refused: a client whose key variable is empty must not lose its protection silently. */
 export function validateKey(key: string): void {
-  if (key.length < 1 || key.length > 256) {
+  if (key.trim().length < 1 || key.length > 256) {
     throw new ServiceError('invalid_idempotency_key', 'The Idempotency-Key header must be 1 to 256 characters long.');
   }
 }
 
 export async function claim(db: Knex, teamId: string, key: string, requestHash: string): Promise<Claim> {
+  const token = randomUUID();
   const inserted = await db('idempotency_keys')
-    .insert({ team_id: teamId, key, request_hash: requestHash, status: 'in_flight' })
+    .insert({ team_id: teamId, key, request_hash: requestHash, status: 'in_flight', claim_token: token })
     .onConflict(['team_id', 'key'])
     .ignore()
     .returning('key');
-  if (inserted.length > 0) return { kind: 'claimed' };
+  if (inserted.length > 0) return { kind: 'claimed', token };
 
   // Take over an expired record, or an in-flight one abandoned by a crash, in one conditional update.
   const now = Date.now();
@@ -33,9 +36,9 @@ export async function claim(db: Knex, teamId: string, key: string, requestHash: 
         s.where('status', 'in_flight').andWhere('created_at', '<', new Date(now - STALE_MS)).andWhere('request_hash', requestHash),
       );
     })
-    .update({ request_hash: requestHash, status: 'in_flight', response_status: null, response_body: null, created_at: new Date(now) })
+    .update({ request_hash: requestHash, status: 'in_flight', response_status: null, response_body: null, created_at: new Date(now), claim_token: token })
     .returning('key');
-  if (taken.length > 0) return { kind: 'claimed' };
+  if (taken.length > 0) return { kind: 'claimed', token };
 
   const row = await db('idempotency_keys').where({ team_id: teamId, key }).first();
   if (!row) return claim(db, teamId, key, requestHash);
@@ -48,15 +51,15 @@ export async function claim(db: Knex, teamId: string, key: string, requestHash: 
   return { kind: 'replay', status: row.response_status, body: row.response_body };
 }
 
-export async function complete(db: Knex, teamId: string, key: string, status: number, body: unknown): Promise<void> {
+export async function complete(db: Knex, teamId: string, key: string, token: string, status: number, body: unknown): Promise<void> {
   await db('idempotency_keys')
-    .where({ team_id: teamId, key, status: 'in_flight' })
+    .where({ team_id: teamId, key, status: 'in_flight', claim_token: token })
     .update({ status: 'done', response_status: status, response_body: JSON.stringify(body) });
 }
 
 /** Forgets a claim whose request failed on our side, so the client's retry runs again. */
-export async function release(db: Knex, teamId: string, key: string): Promise<void> {
-  await db('idempotency_keys').where({ team_id: teamId, key, status: 'in_flight' }).delete();
+export async function release(db: Knex, teamId: string, key: string, token: string): Promise<void> {
+  await db('idempotency_keys').where({ team_id: teamId, key, status: 'in_flight', claim_token: token }).delete();
 }
 
 export async function purgeExpired(db: Knex, now = new Date()): Promise<number> {

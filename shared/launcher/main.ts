@@ -2,6 +2,7 @@
 // on an empty database (printing its key once), then runs api, mta, inbound and worker as child processes,
 // restarting one that dies, and stops them all on SIGTERM/SIGINT.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
@@ -9,19 +10,24 @@ import { createDb } from '../db/knex.ts';
 import { ensureDatabase, migrateLatest } from '../db/migrate.ts';
 import { createLogger } from '../logger.ts';
 import { firstRun } from './first-run.ts';
+import { ensureSecretsKeyFile } from '../secrets.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const processes = { api: 'api/main.ts', mta: 'mta/main.ts', inbound: 'inbound/main.ts', worker: 'api/jobs/main.ts' };
 
+// A .env file beside package.json is read into the environment here, so the children inherit it too.
+if (existsSync(path.join(root, '.env'))) process.loadEnvFile(path.join(root, '.env'));
+
 const config = loadConfig();
 const log = createLogger(config, 'launcher');
 
+if (ensureSecretsKeyFile(config)) log.info({ file: config.SECRETS_KEY_FILE }, 'secrets_key.created');
 await ensureDatabase(config.DATABASE_URL);
 const db = createDb(config, { min: 0, max: 2 });
 try {
   const applied = await migrateLatest(db);
   log.info({ applied }, 'migrations.applied');
-  const first = await firstRun(db, config.FIRST_TEAM_NAME);
+  const first = await firstRun(db, config.FIRST_TEAM_NAME, config.MANAGED_DOMAIN_HOST);
   if (first) {
     process.stdout.write(
       `\nFirst run: created team "${first.team.name}" (${first.team.id}).\n` +

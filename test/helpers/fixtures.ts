@@ -16,6 +16,12 @@ export const fixtures: Record<string, Fixture> = {
     if (res.status !== 201) throw new Error(`api-keys fixture: POST /api-keys answered ${res.status} ${res.text}`);
     return res.body.id;
   },
+  domains: async (p, team) => {
+    const name = `fixture-${Math.random().toString(36).slice(2, 10)}.com`;
+    const res = await p.request('POST', '/domains', { key: team.key, body: { name } });
+    if (res.status !== 201) throw new Error(`domains fixture: POST /domains answered ${res.status} ${res.text}`);
+    return res.body.id;
+  },
   logs: async (p, team) => {
     const res = await p.request('GET', '/team', { key: team.key });
     const id = res.headers.get('x-request-log-id');
@@ -30,6 +36,7 @@ export const fixtures: Record<string, Fixture> = {
  */
 export const sampleBodies: Record<string, unknown> = {
   updateApiKey: { name: 'renamed by another team' },
+  updateDomain: { open_tracking: true },
 };
 
 export function pathParamNames(path: string): string[] {
@@ -45,6 +52,23 @@ export function fillPath(path: string, values: string | Record<string, string>):
   });
 }
 
-export function fixtureFor(op: Pick<Operation, 'tag'>): Fixture | undefined {
-  return fixtures[op.tag];
+/**
+ * Operations whose path id names something other than their area's resource, keyed by operationId: a domain
+ * claim is found by the `domain_id` its claim allocated, which no domain of the team has before it completes.
+ */
+const domainClaim: Fixture = async (p, team) => {
+  const holder = await p.createTeam('Claim fixture holder');
+  const name = `claimed-${Math.random().toString(36).slice(2, 10)}.com`;
+  const created = await p.request('POST', '/domains', { key: holder.key, body: { name } });
+  if (created.status !== 201) throw new Error(`domain claim fixture: POST /domains answered ${created.status} ${created.text}`);
+  // Verified by the holder (no DNS in this suite): what makes the name claimable.
+  await p.db('domains').where({ id: created.body.id }).update({ status: 'verified', verified_at: new Date() });
+  const res = await p.request('POST', '/domains/claim', { key: team.key, body: { name } });
+  if (res.status !== 201) throw new Error(`domain claim fixture: POST /domains/claim answered ${res.status} ${res.text}`);
+  return res.body.domain_id;
+};
+export const operationFixtures: Record<string, Fixture> = { getDomainClaim: domainClaim, verifyDomainClaim: domainClaim };
+
+export function fixtureFor(op: Pick<Operation, 'tag' | 'operationId'>): Fixture | undefined {
+  return operationFixtures[op.operationId] ?? fixtures[op.tag];
 }

@@ -14,6 +14,7 @@ import { version } from '../../shared/version.ts';
 import { createApp } from '../../api/app.ts';
 import { createTeamWithKey } from '../../shared/cli/commands.ts';
 import { createTestDatabase } from './db.ts';
+import { createResolver } from '../../shared/dns/resolver.ts';
 import type { ApiDeps } from '../../api/deps.ts';
 
 export interface TestTeam {
@@ -60,12 +61,16 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     PORT: '0',
     RATE_LIMIT_RPS: '1000',
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    // Nothing answers here unless a test starts its own DNS server and passes DNS_SERVERS.
+    DNS_SERVERS: '127.0.0.1:9',
     ...env,
   });
   const db = createDb(config);
   const redis = createRedis(config);
   const log = createLogger(config, 'api');
-  const deps: ApiDeps = { config, db, redis, blobs: createFsBlobStore(blobDir), log, version };
+  const dns = createResolver({ servers: config.DNS_SERVERS, timeoutMs: 500, tries: 1 });
+  const deps: ApiDeps = { config, db, redis, blobs: createFsBlobStore(blobDir), log, version, dns };
   const server: Server = createApp(deps).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -99,15 +104,19 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
     deps,
     request,
     async createTeam(name = 'Test team') {
-      const created = await createTeamWithKey(db, name);
+      const created = await createTeamWithKey(db, name, config.MANAGED_DOMAIN_HOST);
       return { id: created.team.id, key: created.api_key };
     },
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
-      const keys = await redis.keys(`${config.REDIS_PREFIX}:*`);
-      if (keys.length) await redis.del(...keys);
+      try {
+        const keys = await redis.keys(`${config.REDIS_PREFIX}:*`);
+        if (keys.length) await redis.del(...keys);
+      } catch {
+        // Redis unreachable (a test pointed the platform at a dead one): nothing of ours is there to remove.
+      }
       await Promise.allSettled([db.destroy(), redis.quit()]);
       await database.drop();
       await rm(blobDir, { recursive: true, force: true });

@@ -1,0 +1,174 @@
+import { z } from 'zod';
+import * as domains from '../../shared/domains/domains.ts';
+import { findDomain, listDomains, recordsOf } from '../../shared/domains/store.ts';
+import { presentDomain, presentListItem } from '../../shared/domains/present.ts';
+import { rotateDkim } from '../../shared/domains/rotate.ts';
+import { cancelClaim } from '../../shared/domains/claims.ts';
+import { regions } from '../../shared/teams/teams.ts';
+import { secretsKey } from '../../shared/secrets.ts';
+import { listEnvelope, listQuery } from '../../shared/pagination.ts';
+import { defineOperation } from './operation.ts';
+import { deleted, ref, timestamp } from './schemas.ts';
+import type { ApiDeps } from '../deps.ts';
+
+const enabled = z.enum(['enabled', 'disabled']);
+const capabilities = z.object({ sending: enabled, receiving: enabled });
+const record = z
+  .object({
+    record: z.enum(['SPF', 'DKIM', 'Receiving', 'Tracking', 'TrackingCAA', 'BIMI']),
+    name: z.string().describe('Relative to the domain; `@` is the domain itself'),
+    type: z.enum(['MX', 'TXT', 'CNAME', 'CAA']),
+    ttl: z.string(),
+    status: z.enum(['pending', 'verified', 'failed', 'temporary_failure', 'not_started']),
+    value: z.string(),
+    priority: z.number().int().optional(),
+  })
+  .meta({ id: 'DomainRecord' });
+
+const listItem = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    status: z.enum(['pending', 'verified', 'failed', 'not_started', 'partially_verified', 'partially_failed']),
+    created_at: timestamp,
+    region: z.enum(regions),
+    open_tracking: z.boolean(),
+    click_tracking: z.boolean(),
+    capabilities,
+    managed: z.boolean(),
+  })
+  .meta({ id: 'DomainListItem' });
+
+const domain = listItem
+  .extend({
+    object: z.literal('domain'),
+    tracking_subdomain: z.string().nullable(),
+    receiving_host: z.string(),
+    custom_return_path: z.string(),
+    records: z.array(record),
+  })
+  .meta({ id: 'Domain' });
+
+const settings = {
+  custom_return_path: z.string().max(63).optional().describe('The label the sending records go under; a free one is chosen when absent'),
+  open_tracking: z.boolean().optional(),
+  click_tracking: z.boolean().optional(),
+  tracking_subdomain: z.string().max(63).optional(),
+  capabilities: z.object({ sending: enabled.optional(), receiving: enabled.optional() }).optional(),
+  receiving_host: z.string().max(63).optional().describe('`@` (the domain itself) or one DNS label'),
+};
+
+const domainParams = z.object({ domain_id: z.uuid() });
+
+function context(deps: ApiDeps): domains.DomainContext {
+  return { hosts: deps.config, secrets: secretsKey(deps.config), resolver: deps.dns };
+}
+
+const base = { tag: 'domains', permission: 'full_access' } as const;
+
+export const domainOperations = [
+  defineOperation({
+    ...base,
+    operationId: 'createDomain',
+    method: 'post',
+    path: '/domains',
+    summary: 'Add a domain: generates its DKIM key and answers the DNS records to publish.',
+    scope: 'domains:write',
+    status: 201,
+    body: z.object({ name: z.string().max(300), region: z.enum(regions).optional(), ...settings }),
+    response: domain.omit({ object: true }).meta({ id: 'DomainCreated' }),
+    handler: async ({ auth, body, deps }) => {
+      const row = await domains.createDomain(deps.db, auth.team.id, body, context(deps));
+      const { object: _o, ...rest } = presentDomain(row, await recordsOf(deps.db, row.id));
+      return rest;
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'listDomains',
+    method: 'get',
+    path: '/domains',
+    summary: 'List the team\'s domains, newest first (the managed domain included).',
+    scope: 'domains:read',
+    query: listQuery,
+    response: listEnvelope(listItem),
+    handler: async ({ auth, query, deps }) => {
+      const page = await listDomains(deps.db, auth.team.id, query);
+      return { object: 'list' as const, has_more: page.has_more, data: page.rows.map(presentListItem) };
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'getDomain',
+    method: 'get',
+    path: '/domains/{domain_id}',
+    summary: 'Retrieve a domain with its records and their statuses.',
+    scope: 'domains:read',
+    params: domainParams,
+    response: domain,
+    handler: async ({ auth, params, deps }) => {
+      const row = await findDomain(deps.db, auth.team.id, params.domain_id);
+      return presentDomain(row, await recordsOf(deps.db, row.id));
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'updateDomain',
+    method: 'patch',
+    path: '/domains/{domain_id}',
+    summary: 'Change tracking, capabilities, receiving host or return path; changed records are checked anew.',
+    scope: 'domains:write',
+    params: domainParams,
+    body: z.object(settings),
+    response: ref('domain'),
+    handler: async ({ auth, params, body, deps }) => {
+      const row = await domains.updateDomain(deps.db, auth.team.id, params.domain_id, body, context(deps));
+      return { object: 'domain' as const, id: row.id };
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'deleteDomain',
+    method: 'delete',
+    path: '/domains/{domain_id}',
+    summary: 'Remove a domain, its keys and its records. The domain_id of an open claim cancels the claim.',
+    scope: 'domains:write',
+    params: domainParams,
+    response: deleted('domain'),
+    handler: async ({ auth, params, deps }) => {
+      // Resend's way to cancel a claim: delete the domain it would become.
+      if (await cancelClaim(deps.db, auth.team.id, params.domain_id)) return { object: 'domain' as const, id: params.domain_id, deleted: true as const };
+      await domains.deleteDomain(deps.db, auth.team.id, params.domain_id);
+      return { object: 'domain' as const, id: params.domain_id, deleted: true as const };
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'verifyDomain',
+    method: 'post',
+    path: '/domains/{domain_id}/verify',
+    summary: 'Check the domain\'s records now (the worker runs the check within seconds).',
+    scope: 'domains:write',
+    params: domainParams,
+    response: ref('domain'),
+    handler: async ({ auth, params, deps }) => {
+      const row = await domains.requestVerification(deps.db, auth.team.id, params.domain_id);
+      return { object: 'domain' as const, id: row.id };
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'rotateDomainDkim',
+    method: 'post',
+    path: '/domains/{domain_id}/dkim/rotate',
+    summary: 'Publish a new DKIM selector; signing switches to it once it verifies, the old one stays valid 7 days.',
+    scope: 'domains:write',
+    params: domainParams,
+    response: ref('domain').extend({ selector: z.string(), records: z.array(record) }),
+    handler: async ({ auth, params, deps }) => {
+      const { domain: row, selector } = await rotateDkim(deps.db, auth.team.id, params.domain_id, context(deps));
+      const { records } = presentDomain(row, await recordsOf(deps.db, row.id));
+      return { object: 'domain' as const, id: row.id, selector, records };
+    },
+  }),
+];

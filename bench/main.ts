@@ -1,0 +1,183 @@
+// `npm run bench`: our api under load next to a bare Koa server, on this machine, in one run (see bench/README.md).
+// Setup mirrors test/helpers/platform.ts (a fresh migrated database, a unique Redis prefix, a team and key made
+// by the operator command), but the api is the real entry point api/main.ts in its own process.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { createDb } from '../shared/db/knex.ts';
+import { createRedis } from '../shared/redis.ts';
+import { createTeamWithKey } from '../shared/cli/commands.ts';
+import { setRateLimit } from '../shared/teams/teams.ts';
+import { createTestDatabase } from '../test/helpers/db.ts';
+import { startServer, stopAllServers } from './servers.ts';
+import { measure, type LoadOptions, type Measurement, type Target } from './load.ts';
+import { fixed, renderTable } from './table.ts';
+
+function envNumber(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number >= ${min}, got "${raw}"`);
+  return n;
+}
+
+const load: LoadOptions = {
+  seconds: envNumber('BENCH_SECONDS', 8, 1),
+  warmupSeconds: envNumber('BENCH_WARMUP_SECONDS', 2, 0),
+  connections: envNumber('BENCH_CONNECTIONS', 32, 1),
+};
+// Far above anything two cores can serve, so the limiter does its Redis round trip but never answers 429.
+const RATE_LIMIT = 100_000;
+const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const redisPrefix = `pwbench-${randomBytes(5).toString('hex')}`;
+
+// Cleanup runs once, from the finally below or from a signal, whichever comes first; each step is independent
+// so one failing (say Redis down) does not leave the database behind.
+const undo: Array<() => Promise<unknown>> = [];
+let cleaning: Promise<void> | undefined;
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    await stopAllServers();
+    for (const step of undo.reverse()) {
+      await step().catch((err) => console.error(`bench: cleanup step failed: ${(err as Error).message}`));
+    }
+  })();
+  return cleaning;
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`bench: ${signal}, cleaning up`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+async function setup() {
+  const database = await createTestDatabase();
+  undo.push(() => database.drop());
+  const blobDir = await mkdtemp(path.join(tmpdir(), 'pw-bench-blobs-'));
+  undo.push(() => rm(blobDir, { recursive: true, force: true }));
+  const redis = createRedis({ REDIS_URL: redisUrl });
+  undo.push(async () => {
+    // Only the rate limiter writes keys during the run; they expire in 2 s, but leave nothing behind anyway.
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}:*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+    await redis.quit();
+  });
+
+  const db = createDb({ DATABASE_URL: database.url }, { min: 0, max: 1 });
+  try {
+    const created = await createTeamWithKey(db, 'Bench team');
+    await setRateLimit(db, created.team.id, RATE_LIMIT);
+    return { databaseUrl: database.url, blobDir, key: created.api_key };
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** Fills `results` as it goes, so a failure in a later target still leaves the earlier ones to print. */
+async function run(results: Measurement[]): Promise<void> {
+  const { databaseUrl, blobDir, key } = await setup();
+  const bare = await startServer('bare koa', 'bench/serve-bare.ts', { NODE_ENV: 'production' });
+  const api = await startServer('api', 'api/main.ts', {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'silent',
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: redisPrefix,
+    BLOB_DIR: blobDir,
+    RATE_LIMIT_RPS: String(RATE_LIMIT),
+  });
+
+  const isObject = (b: unknown): b is Record<string, unknown> => typeof b === 'object' && b !== null;
+  const targets: Target[] = [
+    {
+      name: 'bare koa  GET /',
+      server: bare,
+      path: '/',
+      expectStatus: 200,
+      checkBody: (b) => (isObject(b) && b.ok === true ? undefined : 'expected {"ok":true}'),
+      alone: true,
+    },
+    {
+      name: 'api  GET /does-not-exist',
+      server: api,
+      path: '/does-not-exist',
+      expectStatus: 404,
+      checkBody: (b) => (isObject(b) && b.name === 'not_found' ? undefined : 'expected a not_found error'),
+      alone: true,
+    },
+    {
+      name: 'api  GET /api-keys (Bearer)',
+      server: api,
+      path: '/api-keys',
+      headers: { authorization: `Bearer ${key}` },
+      expectStatus: 200,
+      checkBody: (b) => (isObject(b) && b.object === 'list' && Array.isArray(b.data) && b.data.length === 1 ? undefined : 'expected a list of one key'),
+      alone: false,
+    },
+  ];
+  // One at a time: each target has the machine to itself (apart from PostgreSQL and Redis, idle for the others).
+  for (const t of targets) {
+    console.error(`bench: ${t.name}: ${load.warmupSeconds} s warm-up, ${load.seconds} s measured`);
+    results.push(await measure(t, load));
+  }
+}
+
+function report(results: Measurement[]): boolean {
+  const ceiling = results[0].rps;
+  const total = (r: Measurement) => Object.values(r.unexpected).reduce((a, b) => a + b, 0);
+  console.log(`node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown cpu'}); autocannon ${load.connections} connections, ${load.warmupSeconds} s warm-up + ${load.seconds} s per target`);
+  console.log('');
+  console.log(
+    renderTable(
+      ['target', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'vs ceiling', 'server peak RSS MB', 'server CPU %', 'client CPU %', 'machine CPU %', 'unexpected', 'errors'],
+      results.map((r) => [
+        r.name, r.requests, fixed(r.rps, 0), fixed(r.p50, 0), fixed(r.p99, 0), fixed(r.rps / ceiling, 2),
+        fixed(r.peakRssMb, 1), fixed(r.serverCpuPercent, 0), fixed(r.clientCpuPercent, 0), fixed(r.machineCpuPercent, 0),
+        total(r), r.errors,
+      ]),
+    ),
+  );
+  console.log('');
+  console.log(`vs ceiling = req/s / the bare koa req/s. CPU % is of one core (this machine has ${cpus().length * 100} %); machine = every`);
+  console.log('process, PostgreSQL and Redis included. unexpected = responses (warm-up included) with another status than');
+  console.log('the target expects; errors = requests with no response (socket error, timeout).');
+  // A target that needs neither PostgreSQL nor Redis involves only its server and autocannon: CPU used beyond
+  // theirs belongs to something else on the machine, which pushed that target's numbers (or the ceiling every
+  // ratio is measured against) down. Targets that use the database cannot be checked this way.
+  for (const r of results) {
+    const others = (r.machineCpuPercent ?? 0) - (r.serverCpuPercent ?? 0) - r.clientCpuPercent;
+    if (!r.alone || r.machineCpuPercent === undefined || others <= 25) continue;
+    console.log(`WARNING ${r.name}: other processes used ~${others.toFixed(0)} % CPU during the run; the machine was not`);
+    console.log('quiet, so this row is not comparable with a quiet run.');
+  }
+  let ok = true;
+  for (const r of results) {
+    if (total(r) === 0 && r.errors === 0 && !r.afterCheck) continue;
+    ok = false;
+    const statuses = Object.entries(r.unexpected).map(([s, n]) => `${s} x${n}`).join(', ') || 'none';
+    console.log(`FAIL ${r.name}: unexpected statuses: ${statuses}; errors: ${r.errors}`);
+    if (r.afterCheck) console.log(`FAIL ${r.name}: the request after the load: ${r.afterCheck}`);
+  }
+  return ok;
+}
+
+const results: Measurement[] = [];
+let exitCode = 1;
+try {
+  await run(results);
+  exitCode = report(results) ? 0 : 1;
+} catch (err) {
+  console.error(`bench: ${(err as Error).stack ?? err}`);
+  if (results.length) report(results);
+} finally {
+  await cleanup();
+}
+// Exit explicitly: a keep-alive socket or timer left in a library must not keep a finished benchmark alive.
+process.exit(exitCode);

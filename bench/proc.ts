@@ -1,0 +1,102 @@
+// Memory and CPU of a server process, read from the outside through Linux's /proc, so the servers carry no
+// measuring code of their own and both are measured the same way. Elsewhere every figure is `undefined`
+// and the table prints "-".
+import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+
+/** Clock ticks per second for /proc/<pid>/stat's utime and stime (100 on every common Linux build). */
+const ticksPerSecond = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds (user + system, all threads) the process has used so far. */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    // The command name in field 2 may hold spaces; fields after its closing parenthesis are plain.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the line, i.e. 11 and 12 after "pid (comm)".
+    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds the whole machine has been busy (all cores; time stolen by a hypervisor counts as busy). */
+function machineBusySeconds(): number | undefined {
+  try {
+    const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    // user nice system idle iowait irq softirq steal (guest time is already inside user and nice).
+    const busy = ticks.slice(0, 8).reduce((a, b) => a + b, 0) - ticks[3] - ticks[4];
+    return busy / ticksPerSecond;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface WindowStats {
+  peakRssMb?: number;
+  /** CPU use of the process, in % of one core. */
+  cpuPercent?: number;
+  /** CPU use of the whole machine (every process, PostgreSQL and other users included), in % of one core. */
+  machineCpuPercent?: number;
+}
+
+export interface Window {
+  end(): WindowStats;
+}
+
+function percent(start: number | undefined, end: number | undefined, wallSeconds: number): number | undefined {
+  return start === undefined || end === undefined ? undefined : ((end - start) / wallSeconds) * 100;
+}
+
+/**
+ * Starts measuring `pid`. The kernel's peak-RSS mark (VmHWM) is reset to the current RSS by writing 5 to
+ * clear_refs, so the peak is exact and belongs to this window only; if that write is refused, RSS is sampled
+ * every 50 ms instead (which can miss a short spike).
+ */
+export function startWindow(pid: number): Window {
+  let hwmReset = true;
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    hwmReset = false;
+  }
+  let sampledKb = statusKb(pid, 'VmRSS');
+  const sampler = hwmReset
+    ? undefined
+    : setInterval(() => {
+        const kb = statusKb(pid, 'VmRSS');
+        if (kb !== undefined) sampledKb = Math.max(sampledKb ?? 0, kb);
+      }, 50);
+  const cpuStart = cpuSeconds(pid);
+  const machineStart = machineBusySeconds();
+  const wallStart = performance.now();
+  return {
+    end() {
+      if (sampler) clearInterval(sampler);
+      const cpuEnd = cpuSeconds(pid);
+      const machineEnd = machineBusySeconds();
+      const wall = (performance.now() - wallStart) / 1000;
+      const peakKb = hwmReset ? statusKb(pid, 'VmHWM') : sampledKb;
+      return {
+        peakRssMb: peakKb === undefined ? undefined : peakKb / 1024,
+        cpuPercent: percent(cpuStart, cpuEnd, wall),
+        machineCpuPercent: percent(machineStart, machineEnd, wall),
+      };
+    },
+  };
+}

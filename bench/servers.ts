@@ -1,0 +1,84 @@
+// Starts a server in its own node process (node --import tsx, as the tests and `npm run api` load TypeScript),
+// on a port picked here, and waits until it answers HTTP. A separate process keeps the load generator off the
+// server's event loop and lets RSS and CPU be read per server.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface ChildServer {
+  name: string;
+  pid: number;
+  url: string;
+  /** SIGTERM, then SIGKILL if it has not exited within two seconds. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** Every server started and not yet stopped, so cleanup can reach one still starting up. */
+const running = new Set<ChildServer>();
+
+export async function stopAllServers(): Promise<void> {
+  await Promise.allSettled([...running].map((s) => s.stop()));
+}
+
+/** A port the kernel just handed out and we released; the child binds it a moment later. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', () => resolve()));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/**
+ * Runs `file` (relative to the repository root) with `env` on top of ours plus PORT, and resolves once any
+ * HTTP answer comes back from it. Its stdout and stderr go to our stderr so the tables on stdout stay clean.
+ */
+export async function startServer(name: string, file: string, env: Record<string, string>): Promise<ChildServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, file)], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 2, 2],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const server: ChildServer = {
+    name,
+    pid: child.pid ?? -1,
+    url,
+    async stop() {
+      running.delete(server);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
+      await exited(child);
+      clearTimeout(timer);
+    },
+  };
+  running.add(server);
+  let exitedEarly = false;
+  void exited(child).then(() => (exitedEarly = true));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (exitedEarly) throw new Error(`${name} (${file}) exited before it listened (code ${child.exitCode})`);
+    try {
+      // Any status will do: it only shows the server is listening.
+      const res = await fetch(`${url}/`, { headers: { 'user-agent': 'postwerk-bench/1.0' } });
+      await res.arrayBuffer();
+      return server;
+    } catch {
+      if (Date.now() > deadline) {
+        await server.stop();
+        throw new Error(`${name} (${file}) did not answer within 30 s`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

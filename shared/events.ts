@@ -1,0 +1,23 @@
+// Every state change is an event row, written in the same transaction as the change; the webhooks area fans
+// them out. `data` is the payload's `data` object (../shared/reference/resend-api.md §4).
+import type { Knex } from 'knex';
+import { newId } from './ids.ts';
+
+export const eventTypes = [
+  'email.sent', 'email.scheduled', 'email.delivered', 'email.delivery_delayed', 'email.bounced', 'email.complained',
+  'email.opened', 'email.clicked', 'email.failed', 'email.suppressed', 'email.canceled', 'email.received',
+  'domain.created', 'domain.updated', 'domain.deleted',
+  'suppression.added', 'suppression.removed',
+  'contact.created', 'contact.updated', 'contact.deleted',
+  'automation.run.started', 'automation.run.completed', 'automation.run.failed',
+  'inbox.conversation.created', 'inbox.message.received', 'inbox.reply.sent', 'inbox.note.created',
+  'inbox.conversation.assigned', 'inbox.conversation.status_changed',
+] as const;
+
+export type EventType = (typeof eventTypes)[number];
+
+export async function recordEvent(db: Knex, teamId: string, type: EventType, data: Record<string, unknown>): Promise<string> {
+  const id = newId();
+  await db('events').insert({ id, team_id: teamId, type, data: JSON.stringify(data) });
+  return id;
+}

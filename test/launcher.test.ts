@@ -1,0 +1,95 @@
+// `npm start` as a user runs it: a database that does not exist yet, then the whole platform.
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import knexFactory from 'knex';
+import { adminUrl } from './helpers/db.ts';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+function dbUrl(name: string): string {
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+test('npm start creates and migrates the database, prints the first key once, runs every process, stops cleanly', async (t) => {
+  const name = `pw_launch_${randomBytes(5).toString('hex')}`;
+  const blobDir = await mkdtemp(path.join(tmpdir(), 'pw-launch-'));
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    DATABASE_URL: dbUrl(name),
+    REDIS_PREFIX: `pwtest-${name}`,
+    BLOB_DIR: blobDir,
+    PORT: String(port),
+    SMTP_SUBMISSION_PORT: String(await freePort()),
+    SMTP_SUBMISSION_TLS_PORT: String(await freePort()),
+    MX_PORT: String(await freePort()),
+    LOG_LEVEL: 'info',
+    NODE_ENV: 'test',
+  };
+  const admin = knexFactory({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
+  t.teardown(async () => {
+    await admin.raw(`drop database if exists "${name}" with (force)`);
+    await admin.destroy();
+    await rm(blobDir, { recursive: true, force: true });
+  });
+
+  const run = () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'shared/launcher/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    return { child, output: () => out, exited };
+  };
+
+  const first = run();
+  const key = await waitFor('the first key', async () => /\n {2}(rk_[0-9A-Za-z]+)\n/.exec(first.output())?.[1]);
+  const ready = await waitFor('/ready', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/ready`, { headers: { 'user-agent': 'launcher-test' } });
+    return res.status === 200 ? res.json() : undefined;
+  });
+  t.is(ready.status, 'ok');
+  const team = await fetch(`http://127.0.0.1:${port}/team`, { headers: { 'user-agent': 't', authorization: `Bearer ${key}` } });
+  t.is(team.status, 200);
+  for (const proc of ['api', 'mta', 'inbound', 'worker']) {
+    await waitFor(`${proc} to start`, async () => (first.output().includes(`"process":"${proc}"`) ? true : undefined));
+  }
+  first.child.kill('SIGTERM');
+  t.is(await first.exited, 0);
+  for (const proc of ['api', 'mta', 'inbound', 'worker']) {
+    t.regex(first.output(), new RegExp(`"process":"${proc}"[^\\n]*"msg":"process.stopped"`), `${proc} stopped cleanly`);
+  }
+
+  // A second start finds the team and prints no key.
+  const second = run();
+  await waitFor('second start', async () => (second.output().includes('platform.started') ? true : undefined));
+  second.child.kill('SIGTERM');
+  t.is(await second.exited, 0);
+  t.notRegex(second.output(), /rk_[0-9A-Za-z]{20,}/);
+  const db = knexFactory({ client: 'pg', connection: dbUrl(name), pool: { min: 0, max: 1 } });
+  t.is(Number((await db('teams').count({ n: '*' }))[0].n), 1);
+  await db.destroy();
+});

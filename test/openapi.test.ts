@@ -1,0 +1,240 @@
+// The OpenAPI document: its shape, its agreement with what the router actually serves, and with real responses.
+import test from 'ava';
+import { isDeepStrictEqual } from 'node:util';
+import http from 'node:http';
+import { operations } from '../api/routes/index.ts';
+import { buildRouter } from '../api/router.ts';
+import { startPlatform, type Platform, type TestResponse } from './helpers/platform.ts';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+const PERMISSIONS = ['sending_access', 'store_access', 'full_access', 'session', 'none', null];
+
+let p: Platform;
+let doc: Json;
+
+test.before(async () => {
+  p = await startPlatform();
+  const res = await p.request('GET', '/openapi.json');
+  if (res.status !== 200) throw new Error(`GET /openapi.json answered ${res.status}: ${res.text}`);
+  doc = res.body;
+});
+
+test.after.always(async () => {
+  await p?.close();
+});
+
+/** fetch always adds `user-agent: node`; node:http sends only the headers it is given. */
+function getWithoutUserAgent(url: string): Promise<{ status: number; body: Json }> {
+  return new Promise((resolve, reject) => {
+    http.get(url, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    }).on('error', reject);
+  });
+}
+
+function documented(): { method: string; path: string; op: Json }[] {
+  return Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) =>
+    Object.entries(item).filter(([m]) => METHODS.includes(m)).map(([method, op]) => ({ method, path, op: op as Json })));
+}
+
+/** A deliberately small JSON Schema (2020-12) checker: the keywords zod's converter emits for our schemas. */
+function validate(schema: Json, value: unknown, at = '$'): string[] {
+  if (schema.$ref) {
+    const name = String(schema.$ref).replace('#/components/schemas/', '');
+    const target = doc.components.schemas[name];
+    return target ? validate(target, value, at) : [`${at}: unresolved $ref ${schema.$ref}`];
+  }
+  const errors: string[] = [];
+  const alternatives = schema.anyOf ?? schema.oneOf;
+  if (alternatives && !(alternatives as Json[]).some((s) => validate(s, value, at).length === 0)) errors.push(`${at}: matches none of anyOf/oneOf`);
+  for (const s of (schema.allOf ?? []) as Json[]) errors.push(...validate(s, value, at));
+  if ('const' in schema && !isDeepStrictEqual(schema.const, value)) errors.push(`${at}: expected ${JSON.stringify(schema.const)}`);
+  if (schema.enum && !(schema.enum as unknown[]).some((e) => isDeepStrictEqual(e, value))) errors.push(`${at}: ${JSON.stringify(value)} not in enum`);
+  if (schema.type) {
+    const types: string[] = Array.isArray(schema.type) ? schema.type : [schema.type];
+    const actual = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+    const ok = types.some((t) => t === actual || (t === 'integer' && Number.isInteger(value)) || (t === 'number' && actual === 'number'));
+    if (!ok) return [...errors, `${at}: expected ${types.join('|')}, got ${actual}`];
+  }
+  if (typeof value === 'string') {
+    if (schema.format === 'uuid' && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) errors.push(`${at}: not a uuid`);
+    if (schema.format === 'date-time' && Number.isNaN(Date.parse(value))) errors.push(`${at}: not a date-time`);
+    if (schema.pattern && !new RegExp(schema.pattern, 'u').test(value)) errors.push(`${at}: does not match ${schema.pattern}`);
+  }
+  if (Array.isArray(value) && schema.items) value.forEach((v, i) => errors.push(...validate(schema.items, v, `${at}[${i}]`)));
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    const obj = value as Record<string, unknown>;
+    const props = (schema.properties ?? {}) as Record<string, Json>;
+    for (const r of (schema.required ?? []) as string[]) if (!(r in obj)) errors.push(`${at}.${r}: required`);
+    for (const [k, v] of Object.entries(obj)) {
+      if (props[k]) errors.push(...validate(props[k], v, `${at}.${k}`));
+      else if (schema.additionalProperties === false) errors.push(`${at}.${k}: not allowed`);
+      else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') errors.push(...validate(schema.additionalProperties, v, `${at}.${k}`));
+    }
+  }
+  return errors;
+}
+
+function responseSchema(method: string, path: string, status: number): Json {
+  const op = doc.paths[path]?.[method];
+  if (!op) throw new Error(`${method.toUpperCase()} ${path} is not documented`);
+  const response = op.responses[String(status)];
+  if (!response) throw new Error(`${method.toUpperCase()} ${path} documents no ${status} response`);
+  return response.content['application/json'].schema;
+}
+
+function matchesDocument(t: { deepEqual: (a: unknown, b: unknown, m?: string) => void }, method: string, path: string, res: TestResponse) {
+  t.deepEqual(validate(responseSchema(method, path, res.status), res.body), [], `${method.toUpperCase()} ${path} → ${res.status}: ${res.text}`);
+}
+
+test('GET /openapi.json needs no key (only a User-Agent): OpenAPI 3.1.0, document version 1.0.0', async (t) => {
+  t.is(doc.openapi, '3.1.0');
+  t.is(doc.info.version, '1.0.0');
+  t.truthy(doc.info.title);
+  const v1 = await p.request('GET', '/api/v1/openapi.json');
+  t.is(v1.status, 200);
+  t.deepEqual(v1.body, doc);
+  const noAgent = await getWithoutUserAgent(`${p.url}/openapi.json`);
+  t.is(noAgent.status, 400);
+  t.is(noAgent.body.name, 'validation_error');
+});
+
+test('every operation has a unique operationId, tags, x-service-permission, x-service-scope and a JSON 2xx response', (t) => {
+  const ops = documented();
+  t.is(ops.length, operations.length);
+  const ids = new Map<string, string>();
+  for (const { method, path, op } of ops) {
+    const what = `${method.toUpperCase()} ${path}`;
+    t.is(typeof op.operationId, 'string', `${what}: operationId`);
+    t.false(ids.has(op.operationId), `${what}: operationId ${op.operationId} also used by ${ids.get(op.operationId)}`);
+    ids.set(op.operationId, what);
+    t.true(Array.isArray(op.tags) && op.tags.length > 0 && op.tags.every((x: unknown) => typeof x === 'string' && x), `${what}: tags`);
+    t.true('x-service-permission' in op, `${what}: x-service-permission`);
+    t.true(PERMISSIONS.includes(op['x-service-permission']), `${what}: x-service-permission ${op['x-service-permission']}`);
+    t.true('x-service-scope' in op, `${what}: x-service-scope`);
+    t.true(op['x-service-scope'] === null || (typeof op['x-service-scope'] === 'string' && /^[a-z-]+:[a-z-]+$/.test(op['x-service-scope'])), `${what}: x-service-scope ${op['x-service-scope']}`);
+    const success = Object.entries(op.responses as Record<string, Json>).filter(([code]) => /^2\d\d$/.test(code));
+    t.true(success.length > 0, `${what}: a 2xx response`);
+    for (const [code, r] of success) t.is(typeof r.content?.['application/json']?.schema, 'object', `${what}: ${code} has a JSON schema`);
+    // Path parameters are documented as such.
+    const inPath = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
+    const params = ((op.parameters ?? []) as Json[]).filter((x) => x.in === 'path');
+    t.deepEqual(params.map((x) => x.name).sort(), inPath, `${what}: path parameters`);
+    t.true(params.every((x) => x.required === true), `${what}: path parameters are required`);
+  }
+});
+
+test('the document says what the declarations say', (t) => {
+  for (const op of operations) {
+    const documentedOp = doc.paths[op.path]?.[op.method];
+    t.truthy(documentedOp, `${op.method} ${op.path} is documented`);
+    t.is(documentedOp?.operationId, op.operationId);
+    t.is(documentedOp?.['x-service-permission'], op.permission, `${op.operationId}: permission`);
+    t.is(documentedOp?.['x-service-scope'], op.scope, `${op.operationId}: scope`);
+    t.deepEqual(documentedOp?.tags, [op.tag]);
+    if (op.permission === 'none') t.deepEqual(documentedOp?.security, [], `${op.operationId}: no security`);
+    else t.is(documentedOp?.security, undefined, `${op.operationId}: the document's bearer security applies`);
+  }
+});
+
+test('every $ref in the document resolves', (t) => {
+  const refs: string[] = [];
+  const walk = (node: unknown) => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node && typeof node === 'object') {
+      for (const [k, v] of Object.entries(node)) {
+        if (k === '$ref' && typeof v === 'string') refs.push(v);
+        else walk(v);
+      }
+    }
+  };
+  walk(doc);
+  t.true(refs.length > 0);
+  for (const ref of new Set(refs)) {
+    const m = /^#\/components\/schemas\/(.+)$/.exec(ref);
+    t.truthy(m && doc.components.schemas[m[1]], `unresolved ${ref}`);
+  }
+});
+
+test('the router serves exactly the documented operations, at / and under /api/v1', (t) => {
+  const router = buildRouter(operations, p.deps);
+  const served = new Map<string, Set<string>>([['', new Set()], ['/api/v1', new Set()]]);
+  for (const layer of router.stack) {
+    t.is(typeof layer.path, 'string');
+    const raw = String(layer.path);
+    const base = raw.startsWith('/api/v1/') ? '/api/v1' : '';
+    const path = raw.slice(base.length).replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    const methods = layer.methods.map((m) => m.toLowerCase());
+    for (const method of methods) {
+      if (method === 'head' && methods.includes('get')) continue; // @koa/router answers HEAD for every GET
+      served.get(base)!.add(`${method} ${path}`);
+    }
+  }
+  const inDocument = new Set(documented().map(({ method, path }) => `${method} ${path}`));
+  t.true(inDocument.size > 100);
+  for (const [base, routes] of served) {
+    for (const route of routes) t.true(inDocument.has(route), `served at "${base}" but not documented: ${route}`);
+    for (const route of inDocument) t.true(routes.has(route), `documented but not served at "${base}": ${route}`);
+  }
+});
+
+test('the schema checker used below refuses what does not match', (t) => {
+  // Without this, a checker that accepted everything would make the next test pass for nothing.
+  t.not(validate({ $ref: '#/components/schemas/Team' }, {}).length, 0);
+  t.not(validate({ $ref: '#/components/schemas/ApiKey' }, { object: 'api_key', id: 'nope' }).length, 0);
+  t.not(validate({ $ref: '#/components/schemas/Error' }, { statusCode: 404, name: 'not_found', message: 'x', extra: 1 }).length, 0);
+  t.not(validate({ $ref: '#/components/schemas/Health' }, { status: 'fine', version: '1', env: 'test' }).length, 0);
+});
+
+test('real responses of implemented routes match the document (the router also checks them in NODE_ENV=test)', async (t) => {
+  const team = await p.createTeam();
+  const key = team.key;
+  matchesDocument(t, 'get', '/health', await p.request('GET', '/health'));
+  matchesDocument(t, 'get', '/ready', await p.request('GET', '/ready'));
+  const got = await p.request('GET', '/team', { key });
+  t.is(got.status, 200);
+  matchesDocument(t, 'get', '/team', got);
+
+  const created = await p.request('POST', '/api-keys', { key, body: { name: 'doc', permission: 'sending_access' } });
+  t.is(created.status, 201);
+  matchesDocument(t, 'post', '/api-keys', created);
+  const id = created.body.id;
+  const one = await p.request('GET', `/api-keys/${id}`, { key });
+  t.is(one.status, 200);
+  matchesDocument(t, 'get', '/api-keys/{id}', one);
+  matchesDocument(t, 'patch', '/api-keys/{id}', await p.request('PATCH', `/api-keys/${id}`, { key, body: { name: 'renamed' } }));
+  const list = await p.request('GET', '/api-keys?limit=5', { key });
+  t.is(list.body.data.length, 2);
+  matchesDocument(t, 'get', '/api-keys', list);
+  matchesDocument(t, 'delete', '/api-keys/{id}', await p.request('DELETE', `/api-keys/${id}`, { key }));
+
+  const logs = await p.request('GET', '/logs', { key });
+  t.true(logs.body.data.length > 0);
+  matchesDocument(t, 'get', '/logs', logs);
+  const log = await p.request('GET', `/logs/${logs.body.data[0].id}`, { key });
+  t.is(log.status, 200);
+  matchesDocument(t, 'get', '/logs/{id}', log);
+
+  // Errors answer the documented Error shape.
+  const missing = await p.request('GET', `/api-keys/${logs.body.data[0].id}`, { key });
+  t.is(missing.status, 404);
+  matchesDocument(t, 'get', '/api-keys/{id}', missing);
+  const invalid = await p.request('POST', '/api-keys', { key, body: { name: 7 } });
+  t.is(invalid.status, 422);
+  matchesDocument(t, 'post', '/api-keys', invalid);
+  const unauthenticated = await p.request('GET', '/team');
+  t.is(unauthenticated.status, 401);
+  matchesDocument(t, 'get', '/team', unauthenticated);
+  const domains = await p.request('GET', '/domains', { key });
+  t.is(domains.status, 200);
+  matchesDocument(t, 'get', '/domains', domains);
+  const domain = await p.request('GET', `/domains/${domains.body.data[0].id}`, { key });
+  t.is(domain.status, 200);
+  matchesDocument(t, 'get', '/domains/{domain_id}', domain);
+  const pending = await p.request('GET', '/suppressions', { key });
+  t.is(pending.status, 501);
+  matchesDocument(t, 'get', '/suppressions', pending);
+});
