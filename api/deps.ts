@@ -4,6 +4,7 @@ import type { Config } from '../shared/config.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { BlobStore } from '../shared/blobs.ts';
 import type { DnsResolver } from '../shared/dns/resolver.ts';
+import type { EnqueueDelivery } from '../shared/emails/enqueue.ts';
 
 /** Everything a route or middleware may use; created once in api/main.ts (or by a test) and passed down. */
 export interface ApiDeps {
@@ -14,5 +15,7 @@ export interface ApiDeps {
   log: Logger;
   /** Lookups through DNS_SERVERS (domain checks, return-path conflicts). */
   dns: DnsResolver;
+  /** Puts accepted emails on the deliver queue (after their commit). */
+  enqueueDelivery: EnqueueDelivery;
   version: string;
 }

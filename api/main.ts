@@ -8,6 +8,8 @@ import { onShutdown } from '../shared/shutdown.ts';
 import { version } from '../shared/version.ts';
 import { createApp } from './app.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
+import { createQueue, queues } from '../shared/queue.ts';
+import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 
 const config = loadConfig();
 const log = createLogger(config, 'api');
@@ -16,7 +18,9 @@ const redis = createRedis(config);
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis.error'));
 const blobs = createFsBlobStore(config.BLOB_DIR);
 const dns = createResolver({ servers: config.DNS_SERVERS });
-const app = createApp({ config, db, redis, blobs, log, version, dns });
+const deliverQueue = createQueue(config, queues.deliver);
+const enqueueDelivery = deliveryEnqueuer(deliverQueue, log);
+const app = createApp({ config, db, redis, blobs, log, version, dns, enqueueDelivery });
 
 const server = app.listen(config.PORT, config.HOST, () => {
   log.info({ host: config.HOST, port: config.PORT }, 'api.listening');
@@ -27,5 +31,5 @@ server.requestTimeout = 120_000;
 
 onShutdown(log, async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  await Promise.allSettled([db.destroy(), redis.quit()]);
+  await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close()]);
 });

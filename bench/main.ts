@@ -13,6 +13,7 @@ import { createTestDatabase } from '../test/helpers/db.ts';
 import { startServer, stopAllServers } from './servers.ts';
 import { measure, type LoadOptions, type Measurement, type Target } from './load.ts';
 import { fixed, renderTable } from './table.ts';
+import { runDomainBench } from './domains.ts';
 
 function envNumber(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -173,6 +174,17 @@ let exitCode = 1;
 try {
   await run(results);
   exitCode = report(results) ? 0 : 1;
+  // The domains suite (bench/domains.ts), on a database and api process of its own.
+  const domainsOk = await runDomainBench({
+    creations: envNumber('BENCH_DOMAINS', 50, 1),
+    verifications: envNumber('BENCH_VERIFY_DOMAINS', 200, 1),
+    redisUrl,
+    onCleanup: (step) => undo.push(step),
+  }).catch((err) => {
+    console.error(`bench: domains: ${(err as Error).stack ?? err}`);
+    return false;
+  });
+  if (!domainsOk) exitCode = 1;
 } catch (err) {
   console.error(`bench: ${(err as Error).stack ?? err}`);
   if (results.length) report(results);

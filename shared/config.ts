@@ -45,6 +45,18 @@ export const configSchema = z.object({
   PLATFORM_INBOUND_HOST: z.string().regex(hostname).default('inbound.postwerk.localhost'),
   PLATFORM_TRACKING_HOST: z.string().regex(hostname).default('track.postwerk.localhost'),
   TRACKING_CAA_ISSUER: z.string().regex(hostname).default('letsencrypt.org'),
+  /** Port of the recipients' MX hosts; 25 in production, a loopback test server's port in tests. */
+  SMTP_DELIVERY_PORT: port.default(25),
+  /** Name our MTA gives in EHLO and in Message-IDs. */
+  MTA_HOSTNAME: z.string().regex(hostname).default('mta.postwerk.localhost'),
+  /** Addresses at this domain behave as the simulator (delivered@, bounced@, complained@, delayed@, suppressed@). */
+  SIMULATOR_DOMAIN: z.string().regex(hostname).default('simulator.postwerk.localhost'),
+  /** The same message without an unsubscribe link may reach this many people a day (then 422). */
+  BULK_DAILY_LIMIT: z.coerce.number().int().min(1).default(1000),
+  /** Where the bulk refusal points (details.docs_url). */
+  BULK_DOCS_URL: z.string().url().default('https://www.rfc-editor.org/rfc/rfc8058'),
+  /** Auto-configure may send RFC 2136 updates to private, loopback and link-local addresses (SSRF guard off). */
+  DNS_UPDATE_ALLOW_PRIVATE: bool.default(false),
 });
 
 export type Config = Omit<z.infer<typeof configSchema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };

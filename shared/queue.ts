@@ -1,13 +1,17 @@
 // Queue names and options in one place. Jobs carry ids only; PostgreSQL owns the state they act on.
 import { Queue, Worker, type Processor, type WorkerOptions } from 'bullmq';
 import type { Config } from './config.ts';
-import { createRedis, redisKey } from './redis.ts';
+import { redisKey } from './redis.ts';
 
 export const queues = {
   /** Housekeeping: expired idempotency keys, request-log retention. */
   maintenance: 'maintenance',
   /** Domain verification sweep and the DKIM key pool. */
   domains: 'domains',
+  /** Delivery of an accepted email: job data {emailId}, job id = the email id (a re-enqueue is harmless). */
+  deliver: 'deliver',
+  /** Releasing scheduled emails and re-enqueueing what a crash left queued. */
+  sending: 'sending',
 } as const;
 
 export type QueueName = (typeof queues)[keyof typeof queues];
@@ -16,9 +20,23 @@ function prefix(config: Pick<Config, 'REDIS_PREFIX'>): string {
   return redisKey(config, 'bull');
 }
 
+/** Connection options, not a client: BullMQ then owns its connections and closes them on close(). */
+function connection(config: Pick<Config, 'REDIS_URL'>) {
+  const u = new URL(config.REDIS_URL);
+  return {
+    host: u.hostname,
+    port: Number(u.port || 6379),
+    username: u.username ? decodeURIComponent(u.username) : undefined,
+    password: u.password ? decodeURIComponent(u.password) : undefined,
+    db: Number(u.pathname.slice(1) || 0),
+    tls: u.protocol === 'rediss:' ? {} : undefined,
+    maxRetriesPerRequest: null,
+  };
+}
+
 export function createQueue(config: Config, name: QueueName): Queue {
   return new Queue(name, {
-    connection: createRedis(config, { forQueue: true }),
+    connection: connection(config),
     prefix: prefix(config),
     defaultJobOptions: { removeOnComplete: 1000, removeOnFail: 5000, attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
   });
@@ -26,7 +44,7 @@ export function createQueue(config: Config, name: QueueName): Queue {
 
 export function createWorker(config: Config, name: QueueName, processor: Processor, options: Partial<WorkerOptions> = {}): Worker {
   return new Worker(name, processor, {
-    connection: createRedis(config, { forQueue: true }),
+    connection: connection(config),
     prefix: prefix(config),
     concurrency: 1,
     ...options,

@@ -234,7 +234,7 @@ test('real responses of implemented routes match the document (the router also c
   const domain = await p.request('GET', `/domains/${domains.body.data[0].id}`, { key });
   t.is(domain.status, 200);
   matchesDocument(t, 'get', '/domains/{domain_id}', domain);
-  const pending = await p.request('GET', '/suppressions', { key });
+  const pending = await p.request('GET', '/templates', { key });
   t.is(pending.status, 501);
-  matchesDocument(t, 'get', '/suppressions', pending);
+  matchesDocument(t, 'get', '/templates', pending);
 });

@@ -8,6 +8,8 @@ import { secretsKey } from '../../shared/secrets.ts';
 import { onShutdown } from '../../shared/shutdown.ts';
 import { runMaintenance } from './maintenance.ts';
 import { refillKeyPool, sweepClaims, sweepDomains, SWEEP_EVERY_MS } from './domains.ts';
+import { releaseScheduled } from './sending.ts';
+import { deliveryEnqueuer } from '../../shared/emails/enqueue.ts';
 
 const config = loadConfig();
 const log = createLogger(config, 'worker');
@@ -17,10 +19,14 @@ const secrets = secretsKey(config);
 
 const maintenanceQueue = createQueue(config, queues.maintenance);
 const domainsQueue = createQueue(config, queues.domains);
+const sendingQueue = createQueue(config, queues.sending);
+const enqueueDelivery = deliveryEnqueuer(createQueue(config, queues.deliver), log);
 // One schedule however many workers run: BullMQ keeps a single scheduler per id.
 await maintenanceQueue.upsertJobScheduler('hourly', { every: 3600_000 }, { name: 'maintenance', data: {} });
 await domainsQueue.upsertJobScheduler('sweep', { every: SWEEP_EVERY_MS }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
 await domainsQueue.upsertJobScheduler('dkim-pool', { every: 30_000 }, { name: 'dkim-pool', data: {} });
+// Scheduled emails go out within a second of their time.
+await sendingQueue.upsertJobScheduler('release', { every: 1000 }, { name: 'release', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
 
 const workers = [
   createWorker(config, queues.maintenance, async () => {
@@ -32,6 +38,7 @@ const workers = [
     if (job.name === 'dkim-pool') return { added: await refillKeyPool(db, secrets) };
     return { checked: await sweepDomains(db, dns, config, log), claims: await sweepClaims(db, { resolver: dns, hosts: config, secrets }, log) };
   }, { concurrency: 2 }),
+  createWorker(config, queues.sending, async () => ({ released: await releaseScheduled(db, enqueueDelivery) })),
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
 log.info({ queues: workers.map((w) => w.name) }, 'worker.started');
@@ -39,6 +46,6 @@ log.info({ queues: workers.map((w) => w.name) }, 'worker.started');
 onShutdown(log, async () => {
   // Stop claiming, let running jobs finish, then close the clients.
   await Promise.all(workers.map((w) => w.close()));
-  await Promise.all([maintenanceQueue.close(), domainsQueue.close()]);
+  await Promise.all([maintenanceQueue.close(), domainsQueue.close(), sendingQueue.close()]);
   await db.destroy();
 });

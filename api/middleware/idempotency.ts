@@ -3,6 +3,11 @@ import { createHash } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import * as store from '../../shared/idempotency/store.ts';
 import { ServiceError } from '../../shared/errors.ts';
+import type { Knex } from 'knex';
+
+export interface IdempotencyHandle {
+  complete(trx: Knex, status: number, answer: unknown): Promise<void>;
+}
 import type { ApiDeps } from '../deps.ts';
 import type { Auth } from '../routes/operation.ts';
 
@@ -29,6 +34,10 @@ export async function withIdempotency(ctx: Context, deps: ApiDeps, auth: Auth, b
     return;
   }
   const { token } = claimed;
+  // A handler that commits its own work may store the answer in that same transaction (see persistEmails).
+  ctx.state.idempotency = {
+    complete: (trx: Knex, status: number, answer: unknown) => store.complete(trx, teamId, key, token, status, answer),
+  } satisfies IdempotencyHandle;
   try {
     await next();
   } catch (err) {

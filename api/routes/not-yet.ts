@@ -7,12 +7,6 @@ import { defineOperation, type Method, type Operation, type Permission } from '.
 type Row = [Method, string, string, Permission?];
 
 const rows: Row[] = [
-  ['post', '/emails', 'emails', 'sending_access'],
-  ['post', '/emails/batch', 'emails', 'sending_access'],
-  ['get', '/emails', 'emails'],
-  ['get', '/emails/{email_id}', 'emails'],
-  ['patch', '/emails/{email_id}', 'emails'],
-  ['post', '/emails/{email_id}/cancel', 'emails'],
   ['post', '/emails/{email_id}/share', 'emails'],
   ['get', '/emails/{email_id}/attachments', 'emails'],
   ['get', '/emails/{email_id}/attachments/{attachment_id}', 'emails'],
@@ -22,12 +16,6 @@ const rows: Row[] = [
   ['delete', '/emails/receiving/{email_id}', 'receiving'],
   ['get', '/emails/receiving/{email_id}/attachments', 'receiving'],
   ['get', '/emails/receiving/{email_id}/attachments/{attachment_id}', 'receiving'],
-  ['post', '/suppressions', 'suppressions'],
-  ['get', '/suppressions', 'suppressions'],
-  ['get', '/suppressions/{id_or_email}', 'suppressions'],
-  ['delete', '/suppressions/{id_or_email}', 'suppressions'],
-  ['post', '/suppressions/batch/add', 'suppressions'],
-  ['post', '/suppressions/batch/remove', 'suppressions'],
   ['post', '/webhooks', 'webhooks'],
   ['get', '/webhooks', 'webhooks'],
   ['get', '/webhooks/{webhook_id}', 'webhooks'],

@@ -11,6 +11,7 @@ import { desiredRecords, type DomainSettings, type PlatformHosts } from './recor
 import { domainStatus } from './status.ts';
 import { assertWritable, findDomain, publishedKeys, recordsOf, syncRecords, type DomainRow } from './store.ts';
 import { domainEventData } from './present.ts';
+import { logoUrlOf } from './brand-store.ts';
 import { findReturnPathConflict, pickReturnPath, type ReturnPathResolver } from './return-path.ts';
 
 export interface DomainContext {
@@ -60,7 +61,8 @@ function settingsFrom(input: UpdateDomainInput, base: DomainSettings): DomainSet
 
 async function refreshStatus(db: Knex, domain: DomainRow): Promise<DomainRow> {
   const records = await recordsOf(db, domain.id);
-  const status = domainStatus(records.map((r) => r.status));
+  // The optional BIMI record never decides the status (verify.ts, counts()).
+  const status = domainStatus(records.filter((r) => r.record !== 'BIMI').map((r) => r.status));
   if (status === domain.status) return domain;
   const [row] = await db<DomainRow>('domains').where({ id: domain.id }).update({ status, updated_at: new Date() }).returning('*');
   return row;
@@ -126,7 +128,7 @@ export async function updateDomain(db: Knex, teamId: string, id: string, input: 
     const now = new Date();
     const [updated] = await trx<DomainRow>('domains').where({ id }).update({ ...settings, updated_at: now }).returning('*');
     const keys = await publishedKeys(trx, id);
-    const changed = await syncRecords(trx, updated, desiredRecords(settings, keys, ctx.hosts));
+    const changed = await syncRecords(trx, updated, desiredRecords(settings, keys, ctx.hosts, await logoUrlOf(trx, id)));
     let domain = updated;
     if (changed) {
       // New records are checked from now on, on the pending schedule.

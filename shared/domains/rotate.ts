@@ -7,6 +7,7 @@ import { newSelector, takeKey } from './dkim.ts';
 import { desiredRecords } from './records.ts';
 import { assertWritable, findDomain, publishedKeys, recordsOf, syncRecords, type DomainRow } from './store.ts';
 import { domainEventData } from './present.ts';
+import { logoUrlOf } from './brand-store.ts';
 import type { DomainContext } from './domains.ts';
 
 export async function rotateDkim(db: Knex, teamId: string, id: string, ctx: DomainContext): Promise<{ domain: DomainRow; selector: string }> {
@@ -22,7 +23,7 @@ export async function rotateDkim(db: Knex, teamId: string, id: string, ctx: Doma
     let selector = newSelector(now);
     while (await trx('dkim_keys').where({ domain_id: id, selector }).first('id')) selector = newSelector(now);
     await trx('dkim_keys').insert({ id: newId(), team_id: teamId, domain_id: id, selector, ...key, status: 'pending' });
-    await syncRecords(trx, domain, desiredRecords(domain, await publishedKeys(trx, id), ctx.hosts));
+    await syncRecords(trx, domain, desiredRecords(domain, await publishedKeys(trx, id), ctx.hosts, await logoUrlOf(trx, id)));
     // Check the new record on the pending schedule; the domain stays verified meanwhile (verify.ts counts
     // only the active key's record).
     const [updated] = await trx<DomainRow>('domains').where({ id }).update({ next_check_at: now, updated_at: now }).returning('*');

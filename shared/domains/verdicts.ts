@@ -91,3 +91,18 @@ export function verdictCaa(want: DesiredRecord, lookup: Lookup<Caa>): Verdict {
     return { result: issuers.includes(issuer) ? 'verified' : 'wrong', found };
   });
 }
+
+/**
+ * BIMI assertion record (draft-brand-indicators-for-message-identification §4.2, §7.3): exactly one `v=BIMI1`
+ * record at `default._bimi`, whose `l=` names our logo. An `a=` the customer added (a certificate of their own)
+ * does not make it wrong.
+ */
+export function verdictBimi(want: DesiredRecord, lookup: Lookup<string>): Verdict {
+  return settled(lookup, () => {
+    const bimi = (lookup as { records: string[] }).records.filter((r) => /^v=BIMI1\s*(;|$)/i.test(r.trim()));
+    if (bimi.length === 0) return { result: 'missing', found: null };
+    const logo = (text: string) => /(?:^|;)\s*l=([^;]*)/i.exec(text)?.[1].trim();
+    const exact = bimi.length === 1 && logo(bimi[0]) === logo(want.value);
+    return { result: exact ? 'verified' : 'wrong', found: bimi.join(' | ') };
+  });
+}

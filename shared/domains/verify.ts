@@ -8,7 +8,8 @@ import { desiredRecords, type PlatformHosts } from './records.ts';
 import { domainStatus, nextCheckAt, recordStatus, CHECK_WINDOW_MS, type RecordStatus } from './status.ts';
 import { publishedKeys, recordsOf, syncRecords, type DkimKeyRow, type DomainRow, type RecordRow } from './store.ts';
 import { domainEventData } from './present.ts';
-import { verdictCaa, verdictCname, verdictDkim, verdictMx, verdictSpf, type Caa, type CnameLookup, type Lookup, type Mx, type Verdict } from './verdicts.ts';
+import { logoUrlOf } from './brand-store.ts';
+import { verdictBimi, verdictCaa, verdictCname, verdictDkim, verdictMx, verdictSpf, type Caa, type CnameLookup, type Lookup, type Mx, type Verdict } from './verdicts.ts';
 
 export interface VerifyResolver {
   txt(name: string): Promise<Lookup<string>>;
@@ -53,7 +54,7 @@ function lookupsFor(resolver: VerifyResolver, domain: string) {
       case 'MX': return verdictMx(r, await once(`MX ${name}`, () => resolver.mx(name)));
       case 'TXT': {
         const txt = await once(`TXT ${name}`, () => resolver.txt(name));
-        return r.record === 'DKIM' ? verdictDkim(r, txt) : verdictSpf(r, txt);
+        return r.record === 'DKIM' ? verdictDkim(r, txt) : r.record === 'BIMI' ? verdictBimi(r, txt) : verdictSpf(r, txt);
       }
       case 'CNAME': return verdictCname(r, await once(`CNAME ${name}`, () => cnameChain(resolver, name, r.value)));
       case 'CAA': return verdictCaa(r, await once(`CAA ${name}`, () => resolver.caa(name)));
@@ -71,8 +72,12 @@ export async function leaseDueDomains(db: Knex, now: Date, limit: number): Promi
   return rows.map((r: { id: string }) => r.id);
 }
 
-/** The records that decide the domain's status: a rotation's new or retiring DKIM key does not. */
+/**
+ * The records that decide the domain's status: a rotation's new or retiring DKIM key does not, and neither
+ * does the optional BIMI record (a brand logo never takes a domain's verification, and so its sending, away).
+ */
 function counts(r: RecordRow, keys: DkimKeyRow[]): boolean {
+  if (r.record === 'BIMI') return false;
   if (r.record !== 'DKIM') return true;
   const key = keys.find((k) => r.name === `${k.selector}._domainkey`);
   return key?.status === 'active';
@@ -106,7 +111,7 @@ export async function checkDomain(db: Knex, resolver: VerifyResolver, hosts: Pla
     const activated = await rotateKeys(trx, keys, records, now);
     if (activated) {
       changed = true;
-      await syncRecords(trx, locked, desiredRecords(locked, await publishedKeys(trx, domainId), hosts));
+      await syncRecords(trx, locked, desiredRecords(locked, await publishedKeys(trx, domainId), hosts, await logoUrlOf(trx, domainId)));
     }
     const liveKeys = await publishedKeys(trx, domainId);
     const current = await recordsOf(trx, domainId);

@@ -22,6 +22,21 @@ export const fixtures: Record<string, Fixture> = {
     if (res.status !== 201) throw new Error(`domains fixture: POST /domains answered ${res.status} ${res.text}`);
     return res.body.id;
   },
+  emails: async (p, team) => {
+    // A scheduled send from the team's managed domain to the simulator: no DNS needed, and still reschedulable.
+    const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find((d: { managed: boolean }) => d.managed).name;
+    const res = await p.request('POST', '/emails', { key: team.key, body: {
+      from: `fixture@${managed}`, to: `delivered@${p.config.SIMULATOR_DOMAIN}`, subject: 'fixture', text: 'fixture', scheduled_at: 'in 1 hour',
+    } });
+    if (res.status !== 200) throw new Error(`emails fixture: POST /emails answered ${res.status} ${res.text}`);
+    return res.body.id;
+  },
+  suppressions: async (p, team) => {
+    const email = `fixture-${Math.random().toString(36).slice(2, 10)}@example.com`;
+    const res = await p.request('POST', '/suppressions', { key: team.key, body: { email } });
+    if (res.status !== 201) throw new Error(`suppressions fixture: POST /suppressions answered ${res.status} ${res.text}`);
+    return res.body.id;
+  },
   logs: async (p, team) => {
     const res = await p.request('GET', '/team', { key: team.key });
     const id = res.headers.get('x-request-log-id');
@@ -35,8 +50,11 @@ export const fixtures: Record<string, Fixture> = {
  * request gets past body validation and reaches the lookup that must answer 404.
  */
 export const sampleBodies: Record<string, unknown> = {
+  updateEmail: { scheduled_at: 'in 2 hours' },
   updateApiKey: { name: 'renamed by another team' },
   updateDomain: { open_tracking: true },
+  autoconfigureDomain: { server: '192.0.2.53', key_name: 'update-key', secret: 'c2VjcmV0LXNlY3JldC1zZWNyZXQtMzI=' },
+  uploadDomainBrandLogo: { svg: '<svg/>' },
 };
 
 export function pathParamNames(path: string): string[] {
@@ -67,7 +85,20 @@ const domainClaim: Fixture = async (p, team) => {
   if (res.status !== 201) throw new Error(`domain claim fixture: POST /domains/claim answered ${res.status} ${res.text}`);
   return res.body.domain_id;
 };
-export const operationFixtures: Record<string, Fixture> = { getDomainClaim: domainClaim, verifyDomainClaim: domainClaim };
+/** The smallest logo that passes the SVG Tiny PS check. */
+export const tinyPsLogo = '<svg xmlns="http://www.w3.org/2000/svg" version="1.2" baseProfile="tiny-ps" viewBox="0 0 10 10"><title>Fixture</title><rect width="10" height="10" fill="#123456"/></svg>';
+
+/** A domain with a brand logo, so the owner still reads `/domains/{id}/brand/logo` after another team tried. */
+const domainWithLogo: Fixture = async (p, team) => {
+  const id = (await fixtures.domains(p, team)) as string;
+  const res = await p.request('PUT', `/domains/${id}/brand/logo`, { key: team.key, body: { svg: tinyPsLogo } });
+  if (res.status !== 200) throw new Error(`brand logo fixture: PUT /domains/${id}/brand/logo answered ${res.status} ${res.text}`);
+  return id;
+};
+export const operationFixtures: Record<string, Fixture> = {
+  getDomainClaim: domainClaim, verifyDomainClaim: domainClaim,
+  getDomainBrandLogo: domainWithLogo, uploadDomainBrandLogo: domainWithLogo, deleteDomainBrandLogo: domainWithLogo,
+};
 
 export function fixtureFor(op: Pick<Operation, 'tag' | 'operationId'>): Fixture | undefined {
   return operationFixtures[op.operationId] ?? fixtures[op.tag];

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import type { Queue } from 'bullmq';
 import { loadConfig, type Config } from '../../shared/config.ts';
 import { createDb, type Db } from '../../shared/db/knex.ts';
 import { createRedis, type Redis } from '../../shared/redis.ts';
@@ -15,6 +16,8 @@ import { createApp } from '../../api/app.ts';
 import { createTeamWithKey } from '../../shared/cli/commands.ts';
 import { createTestDatabase } from './db.ts';
 import { createResolver } from '../../shared/dns/resolver.ts';
+import { createQueue, queues } from '../../shared/queue.ts';
+import { deliveryEnqueuer } from '../../shared/emails/enqueue.ts';
 import type { ApiDeps } from '../../api/deps.ts';
 
 export interface TestTeam {
@@ -28,6 +31,7 @@ export interface Platform {
   db: Db;
   redis: Redis;
   deps: ApiDeps;
+  deliverQueue: Queue;
   createTeam(name?: string): Promise<TestTeam>;
   /** fetch against the api with a User-Agent, JSON body and optional bearer key. */
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
@@ -70,7 +74,9 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
   const redis = createRedis(config);
   const log = createLogger(config, 'api');
   const dns = createResolver({ servers: config.DNS_SERVERS, timeoutMs: 500, tries: 1 });
-  const deps: ApiDeps = { config, db, redis, blobs: createFsBlobStore(blobDir), log, version, dns };
+  const deliverQueue = createQueue(config, queues.deliver);
+  const enqueueDelivery = deliveryEnqueuer(deliverQueue, log);
+  const deps: ApiDeps = { config, db, redis, blobs: createFsBlobStore(blobDir), log, version, dns, enqueueDelivery };
   const server: Server = createApp(deps).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -102,6 +108,7 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
     db,
     redis,
     deps,
+    deliverQueue,
     request,
     async createTeam(name = 'Test team') {
       const created = await createTeamWithKey(db, name, config.MANAGED_DOMAIN_HOST);
@@ -117,7 +124,7 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
       } catch {
         // Redis unreachable (a test pointed the platform at a dead one): nothing of ours is there to remove.
       }
-      await Promise.allSettled([db.destroy(), redis.quit()]);
+      await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close()]);
       await database.drop();
       await rm(blobDir, { recursive: true, force: true });
     },

@@ -1,0 +1,172 @@
+// Step one of accepting a send: everything that can be checked before the transaction (addresses, sender
+// domain, reach, suppressions, recipients that cannot receive mail, content, schedule). Nothing is written.
+import type { Knex } from 'knex';
+import type { Config } from '../config.ts';
+import type { DnsResolver } from '../dns/resolver.ts';
+import type { ApiKeyRow } from '../api-keys/keys.ts';
+import type { TeamRow } from '../teams/teams.ts';
+import type { DomainRow } from '../domains/store.ts';
+import { ServiceError } from '../errors.ts';
+import { AddressError, formatMailbox, parseMailbox, type Mailbox } from './addresses.ts';
+import { parseScheduledAt, ScheduleError } from './schedule-phrase.ts';
+import { checkHeaders, checkTags, decodeAttachment, hasUnsubscribe, htmlToText, MAX_MESSAGE_BYTES, type AttachmentInput, type DecodedAttachment } from './content.ts';
+import { checkReach, reachContext, senderDomain } from './rules.ts';
+import { findUnusable, type Unusable } from './recipient-checks.ts';
+
+export const MAX_RECIPIENTS = 50;
+
+export interface SendInput {
+  from?: string;
+  to?: string | string[];
+  cc?: string | string[] | null;
+  bcc?: string | string[] | null;
+  reply_to?: string | string[] | null;
+  subject?: string;
+  html?: string | null;
+  text?: string | null;
+  headers?: Record<string, string> | null;
+  attachments?: AttachmentInput[] | null;
+  tags?: { name: string; value: string }[] | null;
+  scheduled_at?: string | null;
+  topic_id?: string | null;
+  template?: { id: string; variables?: Record<string, unknown> } | null;
+}
+
+export interface Sender {
+  team: TeamRow & { daily_send_limit?: number | null; monthly_send_limit?: number | null };
+  key: ApiKeyRow | null;
+  source: 'api' | 'smtp';
+}
+
+export interface PreparedRecipient {
+  address: string;
+  domain: string;
+  kind: 'to' | 'cc' | 'bcc';
+  status: 'queued' | 'suppressed' | 'failed';
+  reason: string | null;
+  suppression?: { origin: string };
+}
+
+export interface PreparedEmail {
+  from: Mailbox;
+  domain: DomainRow;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  reply_to: string[];
+  subject: string;
+  html: string | null;
+  text: string | null;
+  headers: Record<string, string>;
+  tags: { name: string; value: string }[];
+  attachments: DecodedAttachment[];
+  scheduled_at: Date | null;
+  recipients: PreparedRecipient[];
+  unsubscribe: boolean;
+  size: number;
+}
+
+export interface PrepareContext {
+  config: Config;
+  dns: DnsResolver;
+}
+
+const list = (v: string | string[] | null | undefined): string[] => (v == null ? [] : Array.isArray(v) ? v : [v]);
+
+function fieldError(path: string, message: string): ServiceError {
+  return new ServiceError('validation_error', `Invalid \`${path}\`: ${message}`, { errors: [{ path, message }] });
+}
+
+function mailboxes(field: string, values: string[]): Mailbox[] {
+  return values.map((v, i) => {
+    try {
+      return parseMailbox(v);
+    } catch (err) {
+      if (err instanceof AddressError) throw fieldError(values.length > 1 || Array.isArray(v) ? `${field}.${i}` : field, `\`${v}\` ${err.message}.`);
+      throw err;
+    }
+  });
+}
+
+const causeMessages: Record<Unusable['cause'], string> = {
+  reserved_domain: 'is at a reserved domain that never receives mail',
+  typo_domain: 'looks like a misspelled domain',
+  no_mail: 'is at a domain that accepts no mail',
+  dead_address: 'has bounced permanently before',
+};
+
+export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender, input: SendInput, now: Date): Promise<PreparedEmail> {
+  if (input.template) throw new ServiceError('validation_error', `Template \`${input.template.id}\` not found.`, { status: 422, errors: [{ path: 'template.id', message: 'not found' }] });
+  if (input.topic_id) throw new ServiceError('validation_error', `Topic \`${input.topic_id}\` not found.`, { status: 422, errors: [{ path: 'topic_id', message: 'not found' }] });
+  if (!input.from) throw new ServiceError('missing_required_field', 'Missing `from` field.');
+  if (input.subject === undefined) throw new ServiceError('missing_required_field', 'Missing `subject` field.');
+  const [from] = mailboxes('from', [input.from]);
+  const to = mailboxes('to', list(input.to));
+  const cc = mailboxes('cc', list(input.cc));
+  const bcc = mailboxes('bcc', list(input.bcc));
+  const replyTo = mailboxes('reply_to', list(input.reply_to));
+  if (to.length === 0) throw new ServiceError('missing_required_field', 'Missing `to` field.');
+  if (to.length + cc.length + bcc.length > MAX_RECIPIENTS) throw fieldError('to', `At most ${MAX_RECIPIENTS} recipients in to, cc and bcc together.`);
+  if (/[\r\n\0]/.test(input.subject)) throw fieldError('subject', 'The subject must be one line.');
+  if (input.subject.length > 998) throw fieldError('subject', 'The subject is longer than 998 characters.');
+  const html = input.html ?? null;
+  if (html === null && (input.text === undefined || input.text === null)) throw new ServiceError('missing_required_field', 'Missing `html` or `text` field.');
+  // Text from HTML when none is given; `""` opts out (resend-api.md §2).
+  const text = input.text === undefined || input.text === null ? (html ? htmlToText(html) : null) : input.text === '' ? null : input.text;
+  const headers = checkHeaders(input.headers ?? {});
+  const tags = checkTags(input.tags ?? []);
+  if ((input.attachments ?? []).some((a) => a.path && !a.content)) {
+    throw new ServiceError('not_implemented', 'Attachments by `path` are not supported yet on this platform; send the `content` (base64).');
+  }
+  const attachments = (input.attachments ?? []).map((a, i) => decodeAttachment(a, i));
+  const size = Buffer.byteLength(html ?? '') + Buffer.byteLength(text ?? '') + attachments.reduce((n, a) => n + Math.ceil(a.content.length / 3) * 4, 0);
+  if (size > MAX_MESSAGE_BYTES) throw fieldError('attachments', `The message is larger than ${MAX_MESSAGE_BYTES / 1024 / 1024} MB.`);
+  let scheduledAt: Date | null = null;
+  if (input.scheduled_at) {
+    try {
+      scheduledAt = parseScheduledAt(input.scheduled_at, now);
+    } catch (err) {
+      if (err instanceof ScheduleError) throw fieldError('scheduled_at', `\`${input.scheduled_at}\` ${err.message}.`);
+      throw err;
+    }
+  }
+
+  const domain = await senderDomain(db, sender.team, sender.key, from.domain);
+  const recipients: PreparedRecipient[] = [];
+  const seen = new Set<string>();
+  for (const [kind, boxes] of [['to', to], ['cc', cc], ['bcc', bcc]] as const) {
+    for (const b of boxes) {
+      const key = b.address.toLowerCase();
+      if (seen.has(key)) continue;
+      seen.add(key);
+      recipients.push({ address: b.address, domain: b.domain, kind, status: 'queued', reason: null });
+    }
+  }
+  checkReach(sender.team, domain, recipients, await reachContext(db, sender.team.id, ctx.config.SIMULATOR_DOMAIN));
+
+  const suppressed = await db('suppressions').where({ team_id: sender.team.id }).whereIn('email', recipients.map((r) => r.address.toLowerCase())).select('email', 'origin');
+  const byEmail = new Map(suppressed.map((s: { email: string; origin: string }) => [s.email, s.origin]));
+  for (const r of recipients) {
+    const origin = byEmail.get(r.address.toLowerCase());
+    if (origin) Object.assign(r, { status: 'suppressed', reason: `on the team's suppression list (${origin})`, suppression: { origin } });
+  }
+  const open = recipients.filter((r) => r.status === 'queued');
+  const unusable = await findUnusable(db, ctx.dns, open.map((r) => ({ address: r.address.toLowerCase(), domain: r.domain })), (d) => d === ctx.config.SIMULATOR_DOMAIN);
+  for (const r of open) {
+    const why = unusable.get(r.address.toLowerCase());
+    if (why) Object.assign(r, { status: 'failed', reason: why.cause });
+  }
+  if (recipients.every((r) => r.status === 'failed')) {
+    const first = unusable.get(recipients[0].address.toLowerCase())!;
+    throw new ServiceError('validation_error', `No recipient can receive this email: ${recipients[0].address} ${causeMessages[first.cause]}.`, {
+      details: { reason: 'invalid_recipient', cause: first.cause, recipient: recipients[0].address, ...(first.cause === 'typo_domain' ? { suggestion: first.suggestion } : {}) },
+    });
+  }
+
+  return {
+    from, domain, subject: input.subject, html, text, headers, tags, attachments, recipients, size,
+    to: to.map(formatMailbox), cc: cc.map(formatMailbox), bcc: bcc.map(formatMailbox), reply_to: replyTo.map(formatMailbox),
+    scheduled_at: scheduledAt,
+    unsubscribe: hasUnsubscribe(html, text, headers),
+  };
+}

@@ -1,0 +1,96 @@
+// Who may send what to whom (CONTRACT, Sending): the sender's domain, a bound key's domain, the sandbox and the
+// managed domain's narrow reach, the bulk rule and the send quotas. Each refusal is a ServiceError.
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import { ServiceError } from '../errors.ts';
+import type { DomainRow } from '../domains/store.ts';
+import type { TeamRow } from '../teams/teams.ts';
+import type { ApiKeyRow } from '../api-keys/keys.ts';
+
+export async function senderDomain(db: Knex, team: Pick<TeamRow, 'id'>, key: Pick<ApiKeyRow, 'domain_id'> | null, domainName: string): Promise<DomainRow> {
+  const domain = await db<DomainRow>('domains').where({ team_id: team.id, name: domainName }).first();
+  if (!domain || domain.status !== 'verified') {
+    throw new ServiceError('validation_error', `The ${domainName} domain is not verified. Add and verify it on the domains page (POST /domains).`, { status: 403 });
+  }
+  if (domain.sending !== 'enabled') {
+    throw new ServiceError('validation_error', `Sending is disabled for the ${domainName} domain.`, { status: 403 });
+  }
+  if (key?.domain_id && key.domain_id !== domain.id) {
+    throw new ServiceError('validation_error', `This API key may only send from its own domain, not from ${domainName}.`, { status: 403 });
+  }
+  return domain;
+}
+
+export interface ReachContext {
+  simulatorDomain: string;
+  identities: Set<string>;
+  verifiedDomains: Set<string>;
+}
+
+export async function reachContext(db: Knex, teamId: string, simulatorDomain: string): Promise<ReachContext> {
+  const [identities, domains] = await Promise.all([
+    db('team_identities').where({ team_id: teamId }).pluck('email'),
+    db('domains').where({ team_id: teamId, status: 'verified', managed: false }).pluck('name'),
+  ]);
+  return { simulatorDomain, identities: new Set(identities), verifiedDomains: new Set(domains) };
+}
+
+/**
+ * The sandbox (a region still in `sending.sandbox_regions`) and the managed domain reach only the team's
+ * verified identities, the simulator and (sandbox only) addresses at the team's own verified domains.
+ */
+export function checkReach(team: Pick<TeamRow, 'sandbox_regions'>, domain: DomainRow, recipients: { address: string; domain: string }[], reach: ReachContext): void {
+  const sandboxed = team.sandbox_regions.includes(domain.region);
+  if (!sandboxed && !domain.managed) return;
+  for (const r of recipients) {
+    if (r.domain === reach.simulatorDomain || reach.identities.has(r.address)) continue;
+    if (!domain.managed && reach.verifiedDomains.has(r.domain)) continue;
+    const allowed = domain.managed ? ['verified_identity', 'simulator'] : ['verified_identity', 'verified_domain', 'simulator'];
+    const why = domain.managed
+      ? `The managed domain ${domain.name} can only send to verified addresses of your team and to the simulator.`
+      : `The ${domain.region} region of this team is still in the sending sandbox: it can only send to verified addresses of your team, your verified domains and the simulator.`;
+    throw new ServiceError('validation_error', `${why} ${r.address} is none of these.`, {
+      status: 403,
+      details: { recipient: r.address, region: domain.region, allowed },
+    });
+  }
+}
+
+export async function checkQuota(db: Knex, team: Pick<TeamRow, 'id'> & { daily_send_limit?: number | null; monthly_send_limit?: number | null }, adding: number, now: Date): Promise<void> {
+  const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  if (team.daily_send_limit != null) {
+    const [{ n }] = await db('emails').where({ team_id: team.id }).where('created_at', '>=', dayStart).count({ n: '*' });
+    if (Number(n) + adding > team.daily_send_limit) {
+      throw new ServiceError('daily_quota_exceeded', `You have reached your daily sending quota of ${team.daily_send_limit} emails. It resets at 00:00 UTC.`);
+    }
+  }
+  if (team.monthly_send_limit != null) {
+    const [{ n }] = await db('emails').where({ team_id: team.id }).where('created_at', '>=', monthStart).count({ n: '*' });
+    if (Number(n) + adding > team.monthly_send_limit) {
+      throw new ServiceError('monthly_quota_exceeded', `You have reached your monthly sending quota of ${team.monthly_send_limit} emails.`);
+    }
+  }
+}
+
+export function contentHash(from: string, subject: string, html: string | null, text: string | null): string {
+  return createHash('sha256').update(`${from}\n${subject}\n${html ?? ''}\n${text ?? ''}`).digest('hex');
+}
+
+/**
+ * The bulk rule: the same message without an unsubscribe link may reach at most `limit` people a day; past it
+ * the send is refused (422 bulk_requires_unsubscribe). Counted inside the accepting transaction.
+ */
+export async function countBulk(db: Knex, teamId: string, hash: string, recipients: number, limit: number, docsUrl: string, now: Date): Promise<void> {
+  const day = now.toISOString().slice(0, 10);
+  const [row] = await db('bulk_counters')
+    .insert({ team_id: teamId, day, content_hash: hash, recipients })
+    .onConflict(['team_id', 'day', 'content_hash'])
+    .merge({ recipients: db.raw('bulk_counters.recipients + excluded.recipients') })
+    .returning('recipients');
+  if (row.recipients > limit) {
+    throw new ServiceError('validation_error', `This message has reached ${limit} people today without an unsubscribe link. Add one (or a List-Unsubscribe header) to keep sending it.`, {
+      details: { reason: 'bulk_requires_unsubscribe', docs_url: docsUrl },
+    });
+  }
+}

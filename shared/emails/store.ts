@@ -1,0 +1,53 @@
+// Reads and the few changes a customer can make to a sent email: reschedule and cancel (until released).
+import type { Knex } from 'knex';
+import { notFound, ServiceError } from '../errors.ts';
+import { paginate, type ListQuery } from '../pagination.ts';
+import { recordEvent } from '../events.ts';
+import { emailEventData, type EmailRow } from './present.ts';
+
+export async function getEmail(db: Knex, teamId: string, id: string): Promise<EmailRow> {
+  const row = await db<EmailRow>('emails').where({ id, team_id: teamId }).first();
+  if (!row) throw notFound('Email');
+  return row;
+}
+
+export function listEmails(db: Knex, teamId: string, page: ListQuery) {
+  return paginate<EmailRow>(db('emails').where({ team_id: teamId }), page);
+}
+
+export async function reschedule(db: Knex, teamId: string, id: string, when: Date): Promise<EmailRow> {
+  return db.transaction(async (trx) => {
+    const [row] = await trx<EmailRow>('emails').where({ id, team_id: teamId, status: 'scheduled' })
+      .update({ scheduled_at: when, updated_at: new Date() }).returning('*');
+    if (!row) {
+      await getEmail(trx, teamId, id);
+      throw new ServiceError('validation_error', 'Only a scheduled email that has not been released can be rescheduled.', { status: 422 });
+    }
+    await trx('email_recipients').where({ email_id: id, status: 'queued' }).update({ next_attempt_at: when });
+    await recordEvent(trx, teamId, 'email.scheduled', emailEventData(row));
+    return row;
+  });
+}
+
+export async function cancel(db: Knex, teamId: string, id: string): Promise<EmailRow> {
+  return db.transaction(async (trx) => {
+    const [row] = await trx<EmailRow>('emails').where({ id, team_id: teamId, status: 'scheduled' })
+      .update({ status: 'canceled', last_event: 'canceled', updated_at: new Date() }).returning('*');
+    if (!row) {
+      await getEmail(trx, teamId, id);
+      throw new ServiceError('validation_error', 'Only a scheduled email that has not been released can be canceled.', { status: 422 });
+    }
+    await trx('email_recipients').where({ email_id: id, status: 'queued' }).update({ status: 'canceled', next_attempt_at: null });
+    await recordEvent(trx, teamId, 'email.canceled', emailEventData(row));
+    return row;
+  });
+}
+
+/** The worker's release of scheduled emails whose time has come (conditional: a cancel in between wins). */
+export async function releaseDue(db: Knex, now: Date, limit = 500): Promise<string[]> {
+  const rows = await db('emails')
+    .whereIn('id', db('emails').select('id').where({ status: 'scheduled' }).where('scheduled_at', '<=', now).orderBy('scheduled_at').limit(limit).forUpdate().skipLocked())
+    .update({ status: 'queued', last_event: 'queued', updated_at: now })
+    .returning('id');
+  return rows.map((r: { id: string }) => r.id);
+}

@@ -1,0 +1,255 @@
+import test from 'ava';
+import { startPlatform, type Platform } from './helpers/platform.ts';
+import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
+import { mailDomain, sendingTeam } from './helpers/sending.ts';
+
+let p: Platform;
+let dns: DnsServer;
+test.before(async () => {
+  dns = await startDnsServer();
+  p = await startPlatform({ DNS_SERVERS: dns.address, BULK_DAILY_LIMIT: '3' });
+  mailDomain(dns, 'inbox-one.net');
+  mailDomain(dns, 'inbox-two.net');
+  dns.set('nullmx.net', 'MX', [{ exchange: '.', priority: 0 }]);
+});
+test.after.always(async () => {
+  await p?.close();
+  await dns?.close();
+});
+
+test('POST /emails commits the email, its recipients and attachments, then enqueues its delivery', async (t) => {
+  const team = await sendingTeam(p, dns);
+  const res = await p.request('POST', '/emails', { key: team.key, body: {
+    from: `Acme Support <support@${team.domain}>`,
+    to: ['ann@inbox-one.net', 'Bob <bob@inbox-two.net>'],
+    cc: 'carol@inbox-one.net',
+    bcc: ['ann@inbox-one.net'],
+    reply_to: 'help@inbox-one.net',
+    subject: 'Your receipt',
+    html: '<p>Thanks! <a href="https://acme.test/r/1">Receipt</a></p>',
+    headers: { 'X-Entity-Ref-ID': 'abc-123' },
+    tags: [{ name: 'category', value: 'receipt' }],
+    attachments: [
+      { filename: 'r.txt', content: Buffer.from('hello').toString('base64') },
+      { filename: 'logo.png', content: { type: 'Buffer', data: [137, 80, 78, 71] }, content_id: 'logo' },
+    ],
+  } });
+  t.is(res.status, 200, res.text);
+  t.regex(res.body.id, /^[0-9a-f-]{36}$/);
+
+  const email = await p.db('emails').where({ id: res.body.id }).first();
+  t.like(email, { team_id: team.id, status: 'queued', last_event: 'queued', from: `Acme Support <support@${team.domain}>`, from_address: `support@${team.domain}`, subject: 'Your receipt' });
+  t.is(email.message_id, `<${res.body.id}@${team.domain}>`);
+  t.is(email.text, 'Thanks! Receipt (https://acme.test/r/1)');
+  const recipients = await p.db('email_recipients').where({ email_id: res.body.id }).orderBy('address');
+  t.deepEqual(recipients.map((r) => [r.address, r.kind, r.status]), [
+    ['ann@inbox-one.net', 'to', 'queued'], ['bob@inbox-two.net', 'to', 'queued'], ['carol@inbox-one.net', 'cc', 'queued'],
+  ]);
+  const attachments = await p.db('email_attachments').where({ email_id: res.body.id }).orderBy('position');
+  t.deepEqual(attachments.map((a) => [a.filename, a.content_type, a.content_disposition, a.content_id, a.size]), [
+    ['r.txt', 'text/plain', 'attachment', null, 5], ['logo.png', 'image/png', 'inline', 'logo', 4],
+  ]);
+  t.deepEqual(await p.deps.blobs.get(attachments[0].blob_key), Buffer.from('hello'));
+  const job = await p.deliverQueue.getJob(res.body.id);
+  t.deepEqual(job?.data, { emailId: res.body.id });
+
+  const got = await p.request('GET', `/emails/${res.body.id}`, { key: team.key });
+  t.like(got.body, { object: 'email', id: res.body.id, last_event: 'queued', cc: ['carol@inbox-one.net'], reply_to: ['help@inbox-one.net'], scheduled_at: null });
+  const list = await p.request('GET', '/emails', { key: team.key });
+  t.is(list.body.data[0].id, res.body.id);
+  t.is(list.body.data[0].html, undefined);
+});
+
+test('the sender domain must be the team\'s, verified, and the key\'s own when the key is bound', async (t) => {
+  const team = await sendingTeam(p, dns);
+  const other = await sendingTeam(p, dns);
+  const body = (from: string) => ({ from, to: 'ann@inbox-one.net', subject: 'x', text: 'x' });
+  for (const from of [`a@${other.domain}`, 'a@unknown-sender.com']) {
+    const res = await p.request('POST', '/emails', { key: team.key, body: body(from) });
+    t.is(res.status, 403, from);
+    t.is(res.body.name, 'validation_error');
+  }
+  const second = await p.request('POST', '/domains', { key: team.key, body: { name: `second-${team.domain}` } });
+  const bound = await p.request('POST', '/api-keys', { key: team.key, body: { name: 'b', permission: 'sending_access', domain_id: second.body.id } });
+  const refused = await p.request('POST', '/emails', { key: bound.body.token, body: body(`a@${team.domain}`) });
+  t.is(refused.status, 403);
+  t.regex(refused.body.message, /only send from its own domain/);
+});
+
+test('the sandbox reaches only verified identities, the team\'s domains and the simulator', async (t) => {
+  const team = await sendingTeam(p, dns, { sandbox: true });
+  mailDomain(dns, team.domain);
+  const res = await p.request('POST', '/emails', { key: team.key, body: { from: `a@${team.domain}`, to: 'stranger@inbox-one.net', subject: 'x', text: 'x' } });
+  t.is(res.status, 403);
+  t.is(res.body.name, 'validation_error');
+  t.deepEqual(res.body.details, { recipient: 'stranger@inbox-one.net', region: 'us-east-1', allowed: ['verified_identity', 'verified_domain', 'simulator'] });
+  for (const to of [`delivered@${p.config.SIMULATOR_DOMAIN}`, `someone@${team.domain}`]) {
+    const ok = await p.request('POST', '/emails', { key: team.key, body: { from: `a@${team.domain}`, to, subject: 'x', text: 'x' } });
+    t.is(ok.status, 200, `${to}: ${ok.text}`);
+  }
+  await p.db('team_identities').insert({ team_id: team.id, email: 'stranger@inbox-one.net' });
+  t.is((await p.request('POST', '/emails', { key: team.key, body: { from: `a@${team.domain}`, to: 'stranger@inbox-one.net', subject: 'x', text: 'x' } })).status, 200);
+});
+
+test('the managed domain sends only to verified identities and the simulator', async (t) => {
+  const team = await p.createTeam();
+  const managed = (await p.request('GET', '/domains', { key: team.key })).body.data[0].name;
+  await p.db('teams').where({ id: team.id }).update({ sandbox_regions: '{}' });
+  const refused = await p.request('POST', '/emails', { key: team.key, body: { from: `me@${managed}`, to: 'x@inbox-one.net', subject: 'x', text: 'x' } });
+  t.is(refused.status, 403);
+  t.deepEqual(refused.body.details.allowed, ['verified_identity', 'simulator']);
+  const sim = await p.request('POST', '/emails', { key: team.key, body: { from: `me@${managed}`, to: `delivered@${p.config.SIMULATOR_DOMAIN}`, subject: 'x', text: 'x' } });
+  t.is(sim.status, 200, sim.text);
+});
+
+test('recipients that cannot receive mail: 422 when all are unusable, dropped when some are', async (t) => {
+  const team = await sendingTeam(p, dns);
+  const send = (to: string[]) => p.request('POST', '/emails', { key: team.key, body: { from: `a@${team.domain}`, to, subject: 'x', text: 'x' } });
+  const cases: [string, string, Record<string, unknown>?][] = [
+    ['a@example.com', 'reserved_domain'], ['a@foo.test', 'reserved_domain'],
+    ['a@gmial.com', 'typo_domain', { suggestion: 'a@gmail.com' }], ['a@nullmx.net', 'no_mail'], ['a@no-such-domain-here.net', 'no_mail'],
+  ];
+  for (const [to, cause, extra] of cases) {
+    const res = await send([to]);
+    t.is(res.status, 422, to);
+    t.like(res.body.details, { reason: 'invalid_recipient', cause, ...(extra ?? {}) }, to);
+  }
+  await p.db('suppressions').insert({ id: '01a20175-0000-7000-8000-000000000001', team_id: (await p.createTeam()).id, email: 'gone@inbox-two.net', origin: 'bounce' });
+  t.like((await send(['gone@inbox-two.net'])).body.details, { cause: 'dead_address' });
+
+  const mixed = await send(['ok@inbox-one.net', 'a@example.com']);
+  t.is(mixed.status, 200);
+  const rows = await p.db('email_recipients').where({ email_id: mixed.body.id }).orderBy('address');
+  t.deepEqual(rows.map((r) => [r.address, r.status, r.last_response]), [['a@example.com', 'failed', 'reserved_domain'], ['ok@inbox-one.net', 'queued', null]]);
+});
+
+test('suppressed recipients are not sent to and email.suppressed is recorded', async (t) => {
+  const team = await sendingTeam(p, dns);
+  await p.request('POST', '/suppressions', { key: team.key, body: { email: 'blocked@inbox-one.net' } });
+  const res = await p.request('POST', '/emails', { key: team.key, body: { from: `a@${team.domain}`, to: ['Blocked@inbox-one.net', 'fine@inbox-one.net'], subject: 'x', text: 'x' } });
+  t.is(res.status, 200, res.text);
+  const rows = await p.db('email_recipients').where({ email_id: res.body.id }).orderBy('address');
+  t.deepEqual(rows.map((r) => r.status), ['suppressed', 'queued']);
+  const event = await p.db('events').where({ team_id: team.id, type: 'email.suppressed' }).first();
+  t.like(event.data, { email_id: res.body.id, to: ['Blocked@inbox-one.net'], suppressed: { type: 'OnAccountSuppressionList', reason: 'previous_bounce' } });
+});
+
+test('bad input is refused with a clear 422 and nothing is stored', async (t) => {
+  const team = await sendingTeam(p, dns);
+  const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' };
+  const cases: [Record<string, unknown>, number, string, string?][] = [
+    [{ ...base, from: 'not an address' }, 422, 'validation_error', 'from'],
+    [{ ...base, to: 'ann@inbox-one.net\r\nBcc: evil@x.net' }, 422, 'validation_error', 'to'],
+    [{ ...base, subject: 'Hi\r\nBcc: evil@x.net' }, 422, 'validation_error', 'subject'],
+    [{ ...base, headers: { 'X-Ok': 'a\r\nBcc: evil@x.net' } }, 422, 'validation_error', 'headers.X-Ok'],
+    [{ ...base, headers: { From: 'x@y.z' } }, 422, 'validation_error', 'headers.From'],
+    [{ ...base, headers: { 'Bad Name': 'v' } }, 422, 'validation_error', 'headers.Bad Name'],
+    [{ ...base, to: Array.from({ length: 51 }, (_, i) => `r${i}@inbox-one.net`) }, 422, 'validation_error', 'to'],
+    [{ ...base, attachments: [{ filename: 'a.bin', content: 'not*base64!' }] }, 422, 'invalid_attachment', 'attachments.0.content'],
+    [{ ...base, attachments: [{ filename: 'a.bin' }] }, 422, 'invalid_attachment', 'attachments.0'],
+    [{ ...base, tags: [{ name: 'bad tag', value: 'x' }] }, 422, 'validation_error', 'tags.0.name'],
+    [{ ...base, scheduled_at: 'next blue moon' }, 422, 'validation_error', 'scheduled_at'],
+    [{ ...base, scheduled_at: '2001-01-01T00:00:00Z' }, 422, 'validation_error', 'scheduled_at'],
+    [{ ...base, scheduled_at: 'in 31 days' }, 422, 'validation_error', 'scheduled_at'],
+    [{ ...base, template: { id: 'tmpl_missing' } }, 422, 'validation_error', 'template.id'],
+    [{ from: base.from, to: base.to, text: 'x' }, 422, 'missing_required_field'],
+    [{ ...base, text: undefined }, 422, 'missing_required_field'],
+  ];
+  const before = await p.db('emails').where({ team_id: team.id }).count({ n: '*' });
+  for (const [body, status, name, path] of cases) {
+    const res = await p.request('POST', '/emails', { key: team.key, body });
+    t.is(res.status, status, JSON.stringify(body).slice(0, 120));
+    t.is(res.body.name, name, JSON.stringify(body).slice(0, 120));
+    if (path) t.is(res.body.errors?.[0]?.path, path, JSON.stringify(body).slice(0, 120));
+  }
+  t.deepEqual(await p.db('emails').where({ team_id: team.id }).count({ n: '*' }), before);
+});
+
+test('scheduled sends: phrases in UTC, reschedule and cancel until released; the release job frees them on time', async (t) => {
+  const { releaseScheduled } = await import('../api/jobs/sending.ts');
+  const team = await sendingTeam(p, dns);
+  const res = await p.request('POST', '/emails', { key: team.key, body: { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'later', text: 'x', scheduled_at: 'in 2 hours' } });
+  t.is(res.status, 200, res.text);
+  let email = (await p.request('GET', `/emails/${res.body.id}`, { key: team.key })).body;
+  t.is(email.last_event, 'scheduled');
+  t.true(Math.abs(new Date(email.scheduled_at).getTime() - (Date.now() + 7200_000)) < 10_000);
+  t.is(await p.deliverQueue.getJob(res.body.id), undefined, 'not handed to the MTA before its time');
+  t.truthy(await p.db('events').where({ team_id: team.id, type: 'email.scheduled' }).first());
+
+  const moved = await p.request('PATCH', `/emails/${res.body.id}`, { key: team.key, body: { scheduled_at: 'tomorrow at 9am' } });
+  t.deepEqual(moved.body, { object: 'email', id: res.body.id });
+  email = (await p.request('GET', `/emails/${res.body.id}`, { key: team.key })).body;
+  t.is(new Date(email.scheduled_at).getUTCHours(), 9);
+
+  // Released at its time (the worker passes `now`), exactly once.
+  const at = new Date(new Date(email.scheduled_at).getTime() + 10);
+  const released = await releaseScheduled(p.db, p.deps.enqueueDelivery, at);
+  t.true(released >= 1);
+  t.is((await p.db('emails').where({ id: res.body.id }).first()).status, 'queued');
+  t.truthy(await p.deliverQueue.getJob(res.body.id));
+  const late = await p.request('POST', `/emails/${res.body.id}/cancel`, { key: team.key });
+  t.is(late.status, 422);
+
+  const second = await p.request('POST', '/emails', { key: team.key, body: { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'never', text: 'x', scheduled_at: new Date(Date.now() + 3600_000).toISOString() } });
+  const canceled = await p.request('POST', `/emails/${second.body.id}/cancel`, { key: team.key });
+  t.deepEqual(canceled.body, { object: 'email', id: second.body.id });
+  t.is((await p.request('GET', `/emails/${second.body.id}`, { key: team.key })).body.last_event, 'canceled');
+  t.is(await releaseScheduled(p.db, p.deps.enqueueDelivery, new Date(Date.now() + 2 * 3600_000)), 0);
+});
+
+test('the bulk rule: the same message without an unsubscribe link reaches at most BULK_DAILY_LIMIT people a day', async (t) => {
+  const team = await sendingTeam(p, dns);
+  const body = (to: string, html: string) => ({ from: `news@${team.domain}`, to, subject: 'Big news', html });
+  for (const n of [1, 2, 3]) t.is((await p.request('POST', '/emails', { key: team.key, body: body(`r${n}@inbox-one.net`, '<p>News</p>') })).status, 200);
+  const refused = await p.request('POST', '/emails', { key: team.key, body: body('r4@inbox-one.net', '<p>News</p>') });
+  t.is(refused.status, 422);
+  t.like(refused.body.details, { reason: 'bulk_requires_unsubscribe', docs_url: p.config.BULK_DOCS_URL });
+  const withLink = await p.request('POST', '/emails', { key: team.key, body: body('r4@inbox-one.net', '<p>News</p><a href="https://x.test/u">Unsubscribe</a>') });
+  t.is(withLink.status, 200);
+});
+
+test('daily and monthly quotas: 429 once reached', async (t) => {
+  const team = await sendingTeam(p, dns);
+  await p.db('teams').where({ id: team.id }).update({ daily_send_limit: 2 });
+  const send = () => p.request('POST', '/emails', { key: team.key, body: { from: `a@${team.domain}`, to: 'q@inbox-one.net', subject: `q${Math.random()}`, text: 'x' } });
+  t.is((await send()).status, 200);
+  t.is((await send()).status, 200);
+  const refused = await send();
+  t.is(refused.status, 429);
+  t.is(refused.body.name, 'daily_quota_exceeded');
+  await p.db('teams').where({ id: team.id }).update({ daily_send_limit: null, monthly_send_limit: 2 });
+  t.is((await send()).body.name, 'monthly_quota_exceeded');
+});
+
+test('Idempotency-Key on POST /emails: a retry replays the answer and sends nothing again', async (t) => {
+  const team = await sendingTeam(p, dns);
+  const body = { from: `a@${team.domain}`, to: 'idem@inbox-one.net', subject: 'once', text: 'x' };
+  const headers = { 'idempotency-key': 'order-42' };
+  const first = await p.request('POST', '/emails', { key: team.key, body, headers });
+  const second = await p.request('POST', '/emails', { key: team.key, body, headers });
+  t.deepEqual(second.body, first.body);
+  t.is(second.headers.get('idempotent-replayed'), 'true');
+  t.is((await p.db('emails').where({ team_id: team.id }).count({ n: '*' }))[0].n, 1);
+  const row = await p.db('idempotency_keys').where({ team_id: team.id, key: 'order-42' }).first();
+  t.is(row.status, 'done');
+  t.deepEqual(row.response_body, first.body);
+});
+
+test('POST /emails/batch: strict refuses the whole batch on one error; permissive sends the valid ones', async (t) => {
+  const team = await sendingTeam(p, dns);
+  const good = (n: number) => ({ from: `a@${team.domain}`, to: `b${n}@inbox-one.net`, subject: `b${n}`, text: 'x' });
+  const bad = { from: `a@${team.domain}`, to: 'not-an-address', subject: 'bad', text: 'x' };
+  const strict = await p.request('POST', '/emails/batch', { key: team.key, body: [good(1), bad] });
+  t.is(strict.status, 422);
+  t.is(strict.body.details.index, 1);
+  t.is((await p.db('emails').where({ team_id: team.id }).count({ n: '*' }))[0].n, 0);
+  const permissive = await p.request('POST', '/emails/batch', { key: team.key, body: [good(1), bad, good(2)], headers: { 'x-batch-validation': 'permissive' } });
+  t.is(permissive.status, 200, permissive.text);
+  t.is(permissive.body.data.length, 2);
+  t.deepEqual(permissive.body.errors.map((e: { index: number }) => e.index), [1]);
+  const ok = await p.request('POST', '/emails/batch', { key: team.key, body: [good(3), good(4)] });
+  t.is(ok.body.data.length, 2);
+  t.is(ok.body.errors, undefined);
+  t.is((await p.request('POST', '/emails/batch', { key: team.key, body: [] })).status, 422);
+  t.is((await p.request('POST', '/emails/batch', { key: team.key, body: Array.from({ length: 101 }, (_, i) => good(i)) })).status, 422);
+});

@@ -1,0 +1,36 @@
+// A team that can send: a domain verified against the loopback DNS server, optionally out of the sandbox.
+import type { Platform, TestTeam } from './platform.ts';
+import type { DnsServer } from './dns-server.ts';
+import { checkDomain } from '../../shared/domains/verify.ts';
+import { liftSandbox } from '../../shared/teams/teams.ts';
+
+export interface SendingTeam extends TestTeam {
+  domain: string;
+  domainId: string;
+}
+
+let counter = 0;
+
+export async function sendingTeam(p: Platform, dns: DnsServer, options: { sandbox?: boolean; region?: string } = {}): Promise<SendingTeam> {
+  const team = await p.createTeam();
+  const domain = `sender-${process.pid}-${++counter}.com`;
+  const region = options.region ?? 'us-east-1';
+  const res = await p.request('POST', '/domains', { key: team.key, body: { name: domain, region } });
+  if (res.status !== 201) throw new Error(`POST /domains: ${res.status} ${res.text}`);
+  for (const r of res.body.records) {
+    const name = r.name === '@' ? domain : `${r.name}.${domain}`;
+    if (r.type === 'MX') dns.set(name, 'MX', [{ exchange: r.value, priority: r.priority }]);
+    else if (r.type === 'TXT') dns.set(name, 'TXT', [r.value]);
+  }
+  const checked = await checkDomain(p.db, p.deps.dns, p.config, res.body.id);
+  if (checked?.status !== 'verified') throw new Error(`domain ${domain} did not verify: ${checked?.status}`);
+  if (options.sandbox !== true) await liftSandbox(p.db, team.id, region);
+  return { ...team, domain, domainId: res.body.id };
+}
+
+/** A recipient domain that accepts mail (an MX in the loopback DNS). */
+export function mailDomain(dns: DnsServer, domain: string): string {
+  dns.set(domain, 'MX', [{ exchange: `mx.${domain}`, priority: 10 }]);
+  dns.set(`mx.${domain}`, 'A', ['127.0.0.1']);
+  return domain;
+}
