@@ -45,6 +45,9 @@ export const configSchema = z.object({
   PLATFORM_INBOUND_HOST: z.string().regex(hostname).default('inbound.postwerk.localhost'),
   PLATFORM_TRACKING_HOST: z.string().regex(hostname).default('track.postwerk.localhost'),
   TRACKING_CAA_ISSUER: z.string().regex(hostname).default('letsencrypt.org'),
+  /** PEM files of the SMTP listeners' certificate; unset: a self-signed one is made at start. */
+  SMTP_TLS_KEY_FILE: z.string().optional(),
+  SMTP_TLS_CERT_FILE: z.string().optional(),
   /** Port of the recipients' MX hosts; 25 in production, a loopback test server's port in tests. */
   SMTP_DELIVERY_PORT: port.default(25),
   /** Name our MTA gives in EHLO and in Message-IDs. */

@@ -36,6 +36,12 @@ export async function persistEmails(
 ): Promise<EmailRow[]> {
   const ids = prepared.map(() => newId());
   const attachmentRows = await Promise.all(prepared.map((p, i) => writeAttachments(ctx.blobs, sender.team.id, ids[i], p)));
+  const rawKeys = await Promise.all(prepared.map(async (p, i) => {
+    if (!p.raw) return null;
+    const key = `emails/${sender.team.id}/${ids[i]}/raw.eml`;
+    await ctx.blobs.put(key, p.raw.bytes);
+    return key;
+  }));
   return db.transaction(async (trx) => {
     // Quotas are counted under the team's row lock, so two concurrent sends cannot both slip under the limit.
     const limits = await trx('teams').where({ id: sender.team.id }).select('daily_send_limit', 'monthly_send_limit')
@@ -54,7 +60,8 @@ export async function persistEmails(
         id, team_id: sender.team.id, domain_id: p.domain.id, api_key_id: sender.key?.id ?? null, source: sender.source,
         from: formatMailbox(p.from), from_address: p.from.address, to: p.to, cc: p.cc, bcc: p.bcc, reply_to: p.reply_to,
         subject: p.subject, html: p.html, text: p.text, headers: JSON.stringify(p.headers) as never, tags: JSON.stringify(p.tags) as never,
-        message_id: `<${id}@${p.domain.name}>`,
+        message_id: p.raw?.messageId ?? `<${id}@${p.domain.name}>`,
+        raw_blob_key: rawKeys[i],
         status: allSuppressed ? 'done' : scheduled ? 'scheduled' : 'queued',
         last_event: allSuppressed ? (p.recipients.some((r) => r.status === 'suppressed') ? 'suppressed' : 'failed') : scheduled ? 'scheduled' : 'queued',
         scheduled_at: p.scheduled_at, size_bytes: p.size, created_at: now, updated_at: now,

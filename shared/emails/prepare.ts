@@ -64,6 +64,8 @@ export interface PreparedEmail {
   recipients: PreparedRecipient[];
   unsubscribe: boolean;
   size: number;
+  /** A message submitted over SMTP: its MIME as it is delivered, and its own Message-ID if it had one. */
+  raw?: { bytes: Buffer; messageId: string | null };
 }
 
 export interface PrepareContext {

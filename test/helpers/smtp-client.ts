@@ -1,0 +1,46 @@
+// A hand-driven SMTP client over implicit TLS, for sessions no well-behaved library would send (bare LF,
+// smuggling sequences, garbage). Each step answers the server's reply text.
+import tls from 'node:tls';
+
+export interface RawSmtp {
+  /** Sends a line (CRLF added) or raw bytes, then waits for a complete reply. */
+  send(data: string | Buffer, raw?: boolean): Promise<string>;
+  close(): void;
+  greeting: string;
+}
+
+export async function rawSmtp(port: number): Promise<RawSmtp> {
+  const socket = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
+  let buffer = '';
+  let waiting: ((reply: string) => void) | null = null;
+  const complete = () => {
+    // A reply is complete at a line `NNN text` (no dash after the code).
+    const lines = buffer.split('\r\n');
+    const done = lines.findIndex((l) => /^\d{3} /.test(l));
+    if (done < 0) return;
+    const reply = lines.slice(0, done + 1).join('\r\n');
+    buffer = lines.slice(done + 1).join('\r\n');
+    const w = waiting;
+    waiting = null;
+    w?.(reply);
+  };
+  socket.on('data', (d) => {
+    buffer += d.toString('latin1');
+    if (waiting) complete();
+  });
+  const next = () => new Promise<string>((resolve, reject) => {
+    waiting = resolve;
+    socket.once('error', reject);
+    complete();
+  });
+  const greeting = await next();
+  return {
+    greeting,
+    send(data, raw = false) {
+      const reply = next();
+      socket.write(raw ? data : `${data}\r\n`);
+      return reply;
+    },
+    close: () => socket.destroy(),
+  };
+}

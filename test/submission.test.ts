@@ -1,0 +1,142 @@
+import test from 'ava';
+import type { AddressInfo } from 'node:net';
+import nodemailer from 'nodemailer';
+import { startPlatform, type Platform } from './helpers/platform.ts';
+import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
+import { mailDomain, sendingTeam, type SendingTeam } from './helpers/sending.ts';
+import { rawSmtp } from './helpers/smtp-client.ts';
+import { createSubmissionServer } from '../mta/submission/server.ts';
+import { tlsCredentials } from '../shared/tls/certificate.ts';
+import type { SMTPServer } from 'smtp-server';
+
+let p: Platform;
+let dns: DnsServer;
+let starttls: SMTPServer;
+let implicit: SMTPServer;
+let ports: { starttls: number; implicit: number };
+let team: SendingTeam;
+
+async function listen(server: SMTPServer): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return (server.server.address() as AddressInfo).port;
+}
+
+test.before(async () => {
+  dns = await startDnsServer();
+  p = await startPlatform({ DNS_SERVERS: dns.address });
+  mailDomain(dns, 'inbox-one.net');
+  const tls = await tlsCredentials({}, 'localhost');
+  const deps = { ...p.deps, tls };
+  starttls = createSubmissionServer(deps, { implicitTls: false });
+  implicit = createSubmissionServer(deps, { implicitTls: true });
+  ports = { starttls: await listen(starttls), implicit: await listen(implicit) };
+  team = await sendingTeam(p, dns);
+});
+test.after.always(async () => {
+  await new Promise((r) => starttls?.close(r));
+  await new Promise((r) => implicit?.close(r));
+  await p?.close();
+  await dns?.close();
+});
+
+function transport(pass: string, implicitTls = false, user = 'apikey') {
+  return nodemailer.createTransport({
+    host: '127.0.0.1', port: implicitTls ? ports.implicit : ports.starttls, secure: implicitTls, requireTLS: !implicitTls,
+    tls: { rejectUnauthorized: false }, auth: { user, pass },
+  });
+}
+
+test('a message submitted with STARTTLS and AUTH takes the accept path and shows under GET /emails', async (t) => {
+  const info = await transport(team.key).sendMail({
+    from: `Shop <orders@${team.domain}>`,
+    to: 'Ann <ann@inbox-one.net>',
+    cc: 'carol@inbox-one.net',
+    bcc: 'hidden@inbox-one.net',
+    subject: 'Order 42',
+    text: 'Thanks for your order.',
+    html: '<p>Thanks for your order.</p>',
+    attachments: [{ filename: 'order.txt', content: 'order 42' }],
+  });
+  const id = /queued as ([0-9a-f-]{36})/.exec(info.response)?.[1];
+  t.truthy(id, info.response);
+  const email = (await p.request('GET', `/emails/${id}`, { key: team.key })).body;
+  t.like(email, { from: `Shop <orders@${team.domain}>`, subject: 'Order 42', to: ['Ann <ann@inbox-one.net>'], cc: ['carol@inbox-one.net'], bcc: ['hidden@inbox-one.net'], last_event: 'queued' });
+  t.is(email.message_id, info.messageId);
+  const row = await p.db('emails').where({ id }).first();
+  t.is(row.source, 'smtp');
+  const raw = (await p.deps.blobs.get(row.raw_blob_key))!.toString();
+  t.false(/^bcc:/im.test(raw), 'the Bcc header is not delivered');
+  t.true(raw.includes('Subject: Order 42'));
+  const recipients = await p.db('email_recipients').where({ email_id: id }).orderBy('address');
+  t.deepEqual(recipients.map((r) => [r.address, r.kind]), [['ann@inbox-one.net', 'to'], ['carol@inbox-one.net', 'cc'], ['hidden@inbox-one.net', 'bcc']]);
+  t.is((await p.db('email_attachments').where({ email_id: id })).length, 1);
+  t.truthy(await p.deliverQueue.getJob(id!));
+});
+
+test('implicit TLS works the same', async (t) => {
+  const info = await transport(team.key, true).sendMail({ from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'tls', text: 'x' });
+  t.regex(info.response, /^250 2\.0\.0 OK: queued as /);
+});
+
+test('authentication: wrong username, unknown key, revoked key, no AUTH at all', async (t) => {
+  const mail = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' };
+  const wrongUser = await t.throwsAsync(transport(team.key, false, 'admin').sendMail(mail));
+  t.is((wrongUser as { responseCode?: number }).responseCode, 535);
+  const unknown = await t.throwsAsync(transport('rk_nope').sendMail(mail));
+  t.is((unknown as { responseCode?: number }).responseCode, 535);
+  const key = await p.request('POST', '/api-keys', { key: team.key, body: { name: 'soon revoked', permission: 'sending_access' } });
+  await p.request('DELETE', `/api-keys/${key.body.id}`, { key: team.key });
+  const revoked = await t.throwsAsync(transport(key.body.token).sendMail(mail));
+  t.is((revoked as { responseCode?: number }).responseCode, 535);
+  const noAuth = nodemailer.createTransport({ host: '127.0.0.1', port: ports.starttls, requireTLS: true, tls: { rejectUnauthorized: false } });
+  const refused = await t.throwsAsync(noAuth.sendMail(mail));
+  t.is((refused as { responseCode?: number }).responseCode, 530);
+});
+
+test('refusals keep their meaning as SMTP replies: unverified sender 550 5.7.1, unusable recipients 550 5.1.1', async (t) => {
+  const unverified = await t.throwsAsync(transport(team.key).sendMail({ from: 'a@not-ours.com', to: 'ann@inbox-one.net', subject: 'x', text: 'x' }));
+  t.is((unverified as { responseCode?: number }).responseCode, 550);
+  t.regex((unverified as Error).message, /5\.7\.1 The not-ours\.com domain is not verified/);
+  const reserved = await t.throwsAsync(transport(team.key).sendMail({ from: `a@${team.domain}`, to: 'x@example.com', subject: 'x', text: 'x' }));
+  t.regex((reserved as Error).message, /550 5\.1\.1/);
+});
+
+test('Idempotency-Key inside the message: a second submission gets the same id and sends nothing again', async (t) => {
+  const mail = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'once over smtp', text: 'x', messageId: '<fixed-1@test>', date: new Date('2026-11-22T00:00:00Z'), headers: { 'Idempotency-Key': 'smtp-order-7' } };
+  const first = await transport(team.key).sendMail(mail);
+  const second = await transport(team.key).sendMail(mail);
+  const id = /queued as (\S+)/.exec(first.response)![1];
+  t.is(/queued as (\S+)/.exec(second.response)![1], id);
+  t.is((await p.db('emails').where({ team_id: team.id, subject: 'once over smtp' })).length, 1);
+  const raw = (await p.deps.blobs.get((await p.db('emails').where({ id }).first()).raw_blob_key))!.toString();
+  t.false(/idempotency-key/i.test(raw));
+});
+
+test('hostile sessions: bare LF, smuggling sequences, NUL and overlong lines are refused; nothing is stored', async (t) => {
+  const team = await sendingTeam(p, dns);
+  const bodies = [
+    `From: a@${team.domain}\r\nTo: ann@inbox-one.net\r\nSubject: lf\r\n\r\nbare\nlf\r\n`,
+    // SMTP smuggling: a second message hidden behind `\n.\r\n` must not become a message of its own.
+    `From: a@${team.domain}\r\nTo: ann@inbox-one.net\r\nSubject: s1\r\n\r\nhello\n.\r\nMAIL FROM:<a@${team.domain}>\r\nRCPT TO:<victim@inbox-one.net>\r\nDATA\r\nSubject: smuggled\r\n\r\nx\r\n`,
+    `From: a@${team.domain}\r\nTo: ann@inbox-one.net\r\nSubject: cr\r\n\r\nbare\rcr\r\n`,
+    `From: a@${team.domain}\r\nTo: ann@inbox-one.net\r\nSubject: nul\r\n\r\nnul\0here\r\n`,
+    `From: a@${team.domain}\r\nTo: ann@inbox-one.net\r\nSubject: long\r\n\r\n${'x'.repeat(1200)}\r\n`,
+  ];
+  for (const body of bodies) {
+    const s = await rawSmtp(ports.implicit);
+    t.regex(s.greeting, /^220 /);
+    t.regex(await s.send('EHLO attacker.test'), /^250/m);
+    t.regex(await s.send(`AUTH PLAIN ${Buffer.from(`\0apikey\0${team.key}`).toString('base64')}`), /^235/);
+    t.regex(await s.send(`MAIL FROM:<a@${team.domain}>`), /^250/);
+    t.regex(await s.send('RCPT TO:<ann@inbox-one.net>'), /^250/);
+    t.regex(await s.send('DATA'), /^354/);
+    const reply = await s.send(Buffer.from(`${body}.\r\n`, 'latin1'), true);
+    t.regex(reply, /^554 5\.6\.0/, body.slice(0, 60));
+    t.regex(await s.send('RSET'), /^250/);
+    s.close();
+  }
+  const garbage = await rawSmtp(ports.implicit);
+  t.regex(await garbage.send('\u0001\u0002 HELLO?'), /^5\d\d/);
+  garbage.close();
+  t.is((await p.db('emails').where({ team_id: team.id }).count({ n: '*' }))[0].n, 0);
+});
