@@ -1,6 +1,16 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// Rooms and doors (ARCHITECTURE.md): api/, mta/ and inbound/ import from shared/, never from each other.
+const apart = (folder, others) => ({
+  files: [`${folder}/**/*.ts`],
+  rules: {
+    'no-restricted-imports': ['error', {
+      patterns: others.map((o) => ({ group: [`**/${o}/*`], message: `${folder}/ imports from shared/, never from ${o}/` })),
+    }],
+  },
+});
+
 export default tseslint.config(
   { ignores: ['node_modules/', '.data/', '.openapi.json'] },
   js.configs.recommended,
@@ -8,9 +18,12 @@ export default tseslint.config(
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
-      'no-restricted-imports': ['error', { patterns: [{ group: ['../mta/*', '../inbound/*'], message: 'processes import from shared/, never from each other' }] }],
     },
   },
+  apart('api', ['mta', 'inbound']),
+  apart('mta', ['api', 'inbound']),
+  apart('inbound', ['api', 'mta']),
+  apart('shared', ['api', 'mta', 'inbound']),
   {
     files: ['**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },

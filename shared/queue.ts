@@ -12,6 +12,8 @@ export const queues = {
   deliver: 'deliver',
   /** Releasing scheduled emails and re-enqueueing what a crash left queued. */
   sending: 'sending',
+  /** The mta's delivery sweep: deferred recipients come due, and what a crash left queued or leased. */
+  deliverySweep: 'delivery-sweep',
 } as const;
 
 export type QueueName = (typeof queues)[keyof typeof queues];

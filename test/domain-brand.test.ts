@@ -123,6 +123,18 @@ test('a new logo gets a new address: the old file stops answering and the record
   t.truthy(await p.deps.blobs.size(`brand/${team.id}/${domain.id}/${second.sha256}.svg`));
 });
 
+test('the BIMI record survives a settings change and a DKIM rotation', async (t) => {
+  const team = await p.createTeam();
+  const domain = await domainOf(team);
+  const logo = (await upload(team, domain.id, VALID)).body;
+  t.is((await p.request('PATCH', `/domains/${domain.id}`, { key: team.key, body: { open_tracking: true } })).status, 200);
+  t.is((await p.request('POST', `/domains/${domain.id}/dkim/rotate`, { key: team.key })).status, 200);
+  const records = (await p.request('GET', `/domains/${domain.id}`, { key: team.key })).body.records as ApiRecord[];
+  t.deepEqual(records.filter((r) => r.record === 'BIMI').map((r) => r.value), [`v=BIMI1; l=${logo.url};`]);
+  t.true(records.some((r) => r.record === 'Tracking'));
+  t.is(records.filter((r) => r.record === 'DKIM').length, 2);
+});
+
 const hostile: [string, string, string, RegExp][] = [
   ['a <script>', svg('<script>alert(1)</script>'), 'script', /<script> element: scripts are not allowed/],
   ['a namespaced script', svg('<h:script xmlns:h="http://www.w3.org/1999/xhtml">alert(1)</h:script>'), 'script', /<h:script>/],

@@ -33,8 +33,8 @@ test.before(async () => {
   team = await sendingTeam(p, dns);
 });
 test.after.always(async () => {
-  await new Promise((r) => starttls?.close(r));
-  await new Promise((r) => implicit?.close(r));
+  await new Promise<void>((r) => (starttls ? starttls.close(() => r()) : r()));
+  await new Promise<void>((r) => (implicit ? implicit.close(() => r()) : r()));
   await p?.close();
   await dns?.close();
 });

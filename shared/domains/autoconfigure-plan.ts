@@ -9,7 +9,7 @@
 // - DKIM: one TXT record at the selector (RFC 6376 §3.6.2.2);
 // - CNAME: nothing else at the name, and nothing at a name that has a CNAME (RFC 1034 §3.6.2, RFC 2181 §10.1);
 // - CAA is additive: our `issue` goes next to the customer's, and no CAA at all already lets our CA issue.
-import { verdictCaa, verdictDkim, verdictMx, verdictSpf, type Caa } from './verdicts.ts';
+import { verdictBimi, verdictCaa, verdictDkim, verdictMx, verdictSpf, type Caa } from './verdicts.ts';
 import { fqdn } from './names.ts';
 import type { DesiredRecord } from './records.ts';
 import type { Change, Prerequisite } from '../dns/update.ts';
@@ -103,7 +103,8 @@ function satisfied(w: Wanted, found: ZoneRecord[]): boolean {
     case 'MX': return verdictMx(w.record, ok(found.flatMap((r) => (r.type === 'MX' ? [{ exchange: r.data.exchange, priority: r.data.preference }] : [])))).result === 'verified';
     case 'TXT': {
       const texts = ok(found.flatMap((r) => (r.type === 'TXT' ? [txtText(r.data)] : [])));
-      return (w.record.record === 'DKIM' ? verdictDkim(w.record, texts) : verdictSpf(w.record, texts)).result === 'verified';
+      const verdict = w.record.record === 'DKIM' ? verdictDkim : w.record.record === 'BIMI' ? verdictBimi : verdictSpf;
+      return verdict(w.record, texts).result === 'verified';
     }
     case 'CAA': return verdictCaa(w.record, ok(found.flatMap((r) => (r.type === 'CAA' ? [{ critical: r.data.flags, [r.data.tag]: r.data.value } as Caa] : [])))).result === 'verified';
     default: return found.length === 1 && valueOf(found[0]) === w.value;
@@ -113,7 +114,9 @@ function satisfied(w: Wanted, found: ZoneRecord[]): boolean {
 /** Records at our RRset that must go for ours to be right (see the rules at the top). */
 function competes(w: Wanted, r: ZoneRecord): boolean {
   if (w.type === 'CAA') return false;
-  if (w.type === 'TXT' && w.record.record !== 'DKIM') return r.type === 'TXT' && /^v=spf1(\s|$)/i.test(txtText(r.data).trim());
+  // SPF and BIMI are one record per name (RFC 7208 §4.5; BIMI's v=BIMI1 record likewise); other TXT can stay.
+  if (w.type === 'TXT' && w.record.record === 'SPF') return r.type === 'TXT' && /^v=spf1(\s|$)/i.test(txtText(r.data).trim());
+  if (w.type === 'TXT' && w.record.record === 'BIMI') return r.type === 'TXT' && /^v=BIMI1\s*(;|$)/i.test(txtText(r.data).trim());
   return true;
 }
 

@@ -73,7 +73,8 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
   const db = createDb(config);
   const redis = createRedis(config);
   const log = createLogger(config, 'api');
-  const dns = createResolver({ servers: config.DNS_SERVERS, timeoutMs: 500, tries: 1 });
+  // Generous enough for a loaded CI machine; tests of timeouts build their own resolvers.
+  const dns = createResolver({ servers: config.DNS_SERVERS, timeoutMs: 1500, tries: 2 });
   const deliverQueue = createQueue(config, queues.deliver);
   const enqueueDelivery = deliveryEnqueuer(deliverQueue, log);
   const deps: ApiDeps = { config, db, redis, blobs: createFsBlobStore(blobDir), log, version, dns, enqueueDelivery };

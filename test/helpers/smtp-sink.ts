@@ -1,0 +1,151 @@
+// A receiving MTA for tests: real SMTP (smtp-server) on a loopback address, scripted per recipient. Each
+// recipient can be given an answer for its RCPT TO and for the DATA that follows ('250 ...', '450 4.2.1 ...',
+// '550 5.1.1 ...', or 'drop' to cut the connection, 'hang' to never answer); the greeting can be scripted too.
+// STARTTLS is offered or not (smtp-server's built-in self-signed certificate). Every message accepted is kept
+// with its envelope, raw bytes and whether the session was encrypted.
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+
+export type SinkAction = string | 'drop' | 'hang';
+
+export interface SinkScript {
+  rcpt?: SinkAction;
+  data?: SinkAction;
+}
+
+export interface SinkMessage {
+  from: string;
+  to: string[];
+  raw: Buffer;
+  secure: boolean;
+  sessionId: string;
+}
+
+export interface SmtpSink {
+  host: string;
+  port: number;
+  messages: SinkMessage[];
+  /** Connections accepted, and MAIL FROM commands seen (transactions started). */
+  stats: { connections: number; transactions: number };
+  script(address: string, script: SinkScript): void;
+  /** Answer every new connection's greeting with this action (null: the normal 220). */
+  greeting(action: SinkAction | null): void;
+  /** Messages accepted for `address`. */
+  deliveredTo(address: string): SinkMessage[];
+  /** Resolves once `check` holds (polled on every event of the sink), or rejects after `ms`. */
+  waitFor(check: () => boolean, ms?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface SinkOptions {
+  host?: string;
+  port?: number;
+  starttls?: boolean;
+  /** Announced SIZE limit. */
+  size?: number;
+}
+
+export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink> {
+  const host = options.host ?? '127.0.0.1';
+  const scripts = new Map<string, SinkScript>();
+  const messages: SinkMessage[] = [];
+  const stats = { connections: 0, transactions: 0 };
+  const waiters = new Set<() => void>();
+  const changed = () => waiters.forEach((w) => w());
+  let greetingAction: SinkAction | null = null;
+
+  const act = (action: SinkAction, session: SMTPServerSession, callback: (err?: Error | null) => void) => {
+    if (action === 'hang') return;
+    if (action === 'drop') {
+      for (const c of server.connections) {
+        const conn = c as unknown as { id: string; _socket: { destroy(): void } };
+        if (conn.id === session.id) conn._socket.destroy();
+      }
+      return;
+    }
+    const m = /^(\d{3}) (.*)$/.exec(action);
+    if (!m) throw new Error(`bad sink action ${action}`);
+    if (m[1].startsWith('2')) return callback();
+    callback(Object.assign(new Error(m[2]), { responseCode: Number(m[1]) }));
+  };
+
+  const server = new SMTPServer({
+    logger: false,
+    secure: false,
+    hideSTARTTLS: options.starttls === false,
+    authOptional: true,
+    disabledCommands: ['AUTH'],
+    ...(options.size ? { size: options.size } : {}),
+    onConnect(session, callback) {
+      stats.connections++;
+      changed();
+      if (!greetingAction) return callback();
+      act(greetingAction, session, callback);
+    },
+    onMailFrom(_address, _session, callback) {
+      stats.transactions++;
+      callback();
+    },
+    onRcptTo(address, session, callback) {
+      const rcpt = scripts.get(address.address.toLowerCase())?.rcpt;
+      if (!rcpt) return callback();
+      act(rcpt, session, callback);
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        const to = session.envelope.rcptTo.map((a) => a.address);
+        const scripted = to.map((a) => scripts.get(a.toLowerCase())?.data).find((d) => d !== undefined);
+        if (scripted && !scripted.startsWith('2')) {
+          act(scripted, session, callback);
+          changed();
+          return;
+        }
+        const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+        messages.push({ from, to, raw: Buffer.concat(chunks), secure: session.secure, sessionId: session.id });
+        callback(null, '2.0.0 Ok: queued');
+        changed();
+      });
+    },
+  });
+  server.on('error', () => {});
+
+  await new Promise<void>((resolve, reject) => {
+    server.server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const port = (server.server.address() as { port: number }).port;
+
+  return {
+    host,
+    port,
+    messages,
+    stats,
+    script: (address, script) => scripts.set(address.toLowerCase(), script),
+    greeting: (action) => { greetingAction = action; },
+    deliveredTo: (address) => messages.filter((m) => m.to.some((t) => t.toLowerCase() === address.toLowerCase())),
+    waitFor(check, ms = 10_000) {
+      return new Promise((resolve, reject) => {
+        const poll = () => {
+          if (!check()) return;
+          cleanup();
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error('sink: condition not met in time'));
+        }, ms);
+        const cleanup = () => {
+          clearTimeout(timer);
+          waiters.delete(poll);
+        };
+        waiters.add(poll);
+        poll();
+      });
+    },
+    async close() {
+      for (const c of server.connections) (c as unknown as { _socket: { destroy(): void } })._socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
