@@ -5,7 +5,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import type { ExecutionContext } from 'ava';
-import type { RequestOptions, TestResponse } from './platform.ts';
+import { parseJson as parse, requestAt, type RequestOptions, type TestResponse } from './request.ts';
 
 export interface Served {
   url: string;
@@ -13,29 +13,6 @@ export interface Served {
   close(): Promise<void>;
 }
 
-function parse(text: string): unknown {
-  try {
-    return text ? JSON.parse(text) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The same request Platform.request makes, against any base URL. */
-export async function requestAt(url: string, method: string, p: string, o: RequestOptions = {}): Promise<TestResponse> {
-  const headers: Record<string, string> = { ...(o.headers ?? {}) };
-  if (o.userAgent !== null) headers['user-agent'] = o.userAgent ?? 'postwerk-tests/1.0';
-  if (o.key) headers.authorization = `Bearer ${o.key}`;
-  let body: string | Buffer | undefined;
-  if (o.rawBody !== undefined) body = o.rawBody;
-  else if (o.body !== undefined) {
-    body = JSON.stringify(o.body);
-    headers['content-type'] ??= 'application/json';
-  }
-  const res = await fetch(url + p, { method, headers, body: body as BodyInit | undefined });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: parse(text), text };
-}
 
 /** Listens on a random loopback port. */
 export async function serve(app: Koa): Promise<Served> {

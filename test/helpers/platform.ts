@@ -15,6 +15,7 @@ import { version } from '../../shared/version.ts';
 import { createApp } from '../../api/app.ts';
 import { createTeamWithKey } from '../../shared/cli/commands.ts';
 import { createTestDatabase } from './db.ts';
+import { requestAt, type RequestOptions, type TestResponse } from './request.ts';
 import { createResolver } from '../../shared/dns/resolver.ts';
 import { createQueue, queues } from '../../shared/queue.ts';
 import { deliveryEnqueuer } from '../../shared/emails/enqueue.ts';
@@ -38,20 +39,7 @@ export interface Platform {
   close(): Promise<void>;
 }
 
-export interface RequestOptions {
-  key?: string;
-  body?: unknown;
-  rawBody?: string | Buffer;
-  headers?: Record<string, string>;
-  userAgent?: string | null;
-}
-
-export interface TestResponse {
-  status: number;
-  headers: Headers;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  text: string;
-}
+export type { RequestOptions, TestResponse } from './request.ts';
 
 export async function startPlatform(env: Record<string, string> = {}): Promise<Platform> {
   const database = await createTestDatabase();
@@ -82,26 +70,7 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  async function request(method: string, p: string, o: RequestOptions = {}): Promise<TestResponse> {
-    const headers: Record<string, string> = { ...(o.headers ?? {}) };
-    if (o.userAgent !== null) headers['user-agent'] = o.userAgent ?? 'postwerk-tests/1.0';
-    if (o.key) headers.authorization = `Bearer ${o.key}`;
-    let body: string | Buffer | undefined;
-    if (o.rawBody !== undefined) body = o.rawBody;
-    else if (o.body !== undefined) {
-      body = JSON.stringify(o.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    const res = await fetch(url + p, { method, headers, body: body as BodyInit | undefined });
-    const text = await res.text();
-    let parsed: unknown = undefined;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: res.status, headers: res.headers, body: parsed, text };
-  }
+  const request = (method: string, p: string, o: RequestOptions = {}) => requestAt(url, method, p, o);
 
   return {
     url,
