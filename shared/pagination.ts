@@ -29,6 +29,11 @@ export function listEnvelope<T extends z.ZodType>(item: T) {
   return z.object({ object: z.literal('list'), has_more: z.boolean(), data: z.array(item) });
 }
 
+/** A page of rows as the list envelope, each row shaped by `present`. */
+export function toList<Row, Item>(page: { has_more: boolean; rows: Row[] }, present: (row: Row) => Item): Page<Item> {
+  return { object: 'list', has_more: page.has_more, data: page.rows.map((r) => present(r)) };
+}
+
 /** Runs `query` (already filtered by team) one page at a time; `column` is the id column to order by. */
 export async function paginate<Row>(query: Knex.QueryBuilder, page: ListQuery, column = 'id'): Promise<{ has_more: boolean; rows: Row[] }> {
   const q = query.clone().limit(page.limit + 1);

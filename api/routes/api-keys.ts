@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import * as keys from '../../shared/api-keys/keys.ts';
-import { listEnvelope, listQuery } from '../../shared/pagination.ts';
+import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { iso, isoRequired } from '../../shared/time.ts';
 import { defineOperation } from './operation.ts';
 import { deleted, idParams, ref, timestamp } from './schemas.ts';
@@ -74,7 +74,7 @@ export const apiKeyOperations = [
     response: listEnvelope(apiKey),
     handler: async ({ auth, query, deps }) => {
       const page = await keys.listKeys(deps.db, auth.team.id, query);
-      return { object: 'list' as const, has_more: page.has_more, data: page.rows.map((r) => present(r, auth.team)) };
+      return toList(page, (r) => present(r, auth.team));
     },
   }),
   defineOperation({

@@ -6,7 +6,7 @@ import { rotateDkim } from '../../shared/domains/rotate.ts';
 import { cancelClaim } from '../../shared/domains/claims.ts';
 import { regions } from '../../shared/teams/teams.ts';
 import { secretsKey } from '../../shared/secrets.ts';
-import { listEnvelope, listQuery } from '../../shared/pagination.ts';
+import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { defineOperation } from './operation.ts';
 import { deleted, ref, timestamp } from './schemas.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -94,7 +94,7 @@ export const domainOperations = [
     response: listEnvelope(listItem),
     handler: async ({ auth, query, deps }) => {
       const page = await listDomains(deps.db, auth.team.id, query);
-      return { object: 'list' as const, has_more: page.has_more, data: page.rows.map(presentListItem) };
+      return toList(page, presentListItem);
     },
   }),
   defineOperation({

@@ -6,7 +6,7 @@ import { cancel, getEmail, listEmails, reschedule } from '../../shared/emails/st
 import { lastEvents, presentEmail, presentListItem } from '../../shared/emails/present.ts';
 import { parseScheduledAt, ScheduleError } from '../../shared/emails/schedule-phrase.ts';
 import { ServiceError } from '../../shared/errors.ts';
-import { listEnvelope, listQuery } from '../../shared/pagination.ts';
+import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { parseBody } from '../middleware/validate.ts';
 import type { IdempotencyHandle } from '../middleware/idempotency.ts';
 import { defineOperation, type Auth } from './operation.ts';
@@ -144,7 +144,7 @@ export const emailOperations = [
     response: listEnvelope(email.omit({ html: true, text: true, tags: true })),
     handler: async ({ auth, query, deps }) => {
       const page = await listEmails(deps.db, auth.team.id, query);
-      return { object: 'list' as const, has_more: page.has_more, data: page.rows.map(presentListItem) };
+      return toList(page, presentListItem);
     },
   }),
   defineOperation({

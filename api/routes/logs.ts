@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { getLog, listLogs, type RequestLogRow } from '../../shared/logs/logs.ts';
-import { listEnvelope, listQuery } from '../../shared/pagination.ts';
+import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { isoRequired } from '../../shared/time.ts';
 import { defineOperation } from './operation.ts';
 import { idParams, timestamp } from './schemas.ts';
@@ -50,7 +50,7 @@ export const logOperations = [
     response: listEnvelope(logItem),
     handler: async ({ auth, query, deps }) => {
       const page = await listLogs(deps.db, auth.team.id, query);
-      return { object: 'list' as const, has_more: page.has_more, data: page.rows.map(item) };
+      return toList(page, item);
     },
   }),
   defineOperation({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import * as suppressions from '../../shared/suppressions/suppressions.ts';
 import { notFound } from '../../shared/errors.ts';
-import { listEnvelope, listQuery } from '../../shared/pagination.ts';
+import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { isoRequired } from '../../shared/time.ts';
 import { defineOperation } from './operation.ts';
 import { deleted, ref, timestamp } from './schemas.ts';
@@ -70,7 +70,7 @@ export const suppressionOperations = [
     response: listEnvelope(listItem),
     handler: async ({ auth, query, deps }) => {
       const page = await suppressions.listSuppressions(deps.db, auth.team.id, query);
-      return { object: 'list' as const, has_more: page.has_more, data: page.rows.map(present) };
+      return toList(page, present);
     },
   }),
   defineOperation({
