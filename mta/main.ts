@@ -1,5 +1,6 @@
-// The mta process: wiring only. Runs the delivery pipeline (mta/delivery/, see mta/README.md): deliver jobs
-// from queues.deliver and the delivery sweep. The SMTP submission listeners land with the sending area.
+// The mta process: wiring only. Runs the SMTP submission listeners (mta/submission/: STARTTLS on
+// SMTP_SUBMISSION_PORT, implicit TLS on SMTP_SUBMISSION_TLS_PORT) and the delivery pipeline (mta/delivery/, see
+// mta/README.md): deliver jobs from queues.deliver and the delivery sweep.
 import { loadConfig } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
@@ -9,11 +10,16 @@ import { onShutdown } from '../shared/shutdown.ts';
 import { closeDeliveryDeps, createDeliveryDeps } from './delivery/deps.ts';
 import { processDelivery } from './delivery/job.ts';
 import { sweepDeliveries, SWEEP_EVERY_MS } from './delivery/sweep.ts';
+import { createSubmissionServer } from './submission/server.ts';
+import { createResolver } from '../shared/dns/resolver.ts';
+import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
+import { tlsCredentials } from '../shared/tls/certificate.ts';
 
 const config = loadConfig();
 const log = createLogger(config, 'mta');
-// Each running deliver job holds at most a few connections at once (lease, record, compose).
-const db = createDb(config, { min: 0, max: Math.max(10, Math.ceil(config.MTA_CONCURRENCY / 2)) });
+// A running deliver job holds one connection at a time for most of its work (several while its domain groups
+// record at once), so the pool grows with the concurrency.
+const db = createDb(config, { min: 0, max: Math.max(10, config.MTA_CONCURRENCY) });
 await db.raw('select 1');
 const blobs = createFsBlobStore(config.BLOB_DIR);
 
@@ -28,10 +34,28 @@ const workers = [
   createWorker(config, queues.deliverySweep, async () => ({ enqueued: await sweepDeliveries(db, deliverQueue) })),
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
+
+const tls = await tlsCredentials(config, config.MTA_HOSTNAME);
+if (tls.selfSigned) log.warn('submission.self_signed_certificate: set SMTP_TLS_KEY_FILE and SMTP_TLS_CERT_FILE in production');
+const submissionDeps = {
+  config, db, blobs, log, tls,
+  dns: createResolver({ servers: config.DNS_SERVERS }),
+  enqueueDelivery: deliveryEnqueuer(deliverQueue, log),
+};
+const listeners = [
+  { server: createSubmissionServer(submissionDeps, { implicitTls: false }), port: config.SMTP_SUBMISSION_PORT },
+  { server: createSubmissionServer(submissionDeps, { implicitTls: true }), port: config.SMTP_SUBMISSION_TLS_PORT },
+];
+await Promise.all(listeners.map(({ server, port }) => new Promise<void>((resolve, reject) => {
+  server.server.once('error', reject);
+  server.listen(port, config.SMTP_HOST, () => resolve());
+})));
+log.info({ submission: config.SMTP_SUBMISSION_PORT, submissionTls: config.SMTP_SUBMISSION_TLS_PORT, host: config.SMTP_HOST }, 'submission.listening');
 log.info({ concurrency: config.MTA_CONCURRENCY, perDestination: config.MTA_MAX_PER_DESTINATION, port: config.SMTP_DELIVERY_PORT }, 'mta.started');
 
 onShutdown(log, async () => {
-  // Stop claiming jobs and let running deliveries finish (each records its outcome), then close the clients.
+  // Stop taking mail first (sessions in progress finish), then stop claiming jobs and let running deliveries finish (each records its outcome), then close the clients.
+  await Promise.all(listeners.map(({ server }) => new Promise<void>((resolve) => server.close(() => resolve()))));
   await Promise.all(workers.map((w) => w.close()));
   await closeDeliveryDeps(delivery);
   await Promise.all([deliverQueue.close(), sweepQueue.close()]);

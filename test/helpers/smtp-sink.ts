@@ -24,8 +24,8 @@ export interface SmtpSink {
   host: string;
   port: number;
   messages: SinkMessage[];
-  /** Connections accepted, and MAIL FROM commands seen (transactions started). */
-  stats: { connections: number; transactions: number };
+  /** Connections accepted, open now and at most at once, and MAIL FROM commands seen (transactions started). */
+  stats: { connections: number; open: number; peakOpen: number; transactions: number };
   script(address: string, script: SinkScript): void;
   /** Answer every new connection's greeting with this action (null: the normal 220). */
   greeting(action: SinkAction | null): void;
@@ -42,13 +42,15 @@ export interface SinkOptions {
   starttls?: boolean;
   /** Announced SIZE limit. */
   size?: number;
+  /** Wait this long after the message before answering its DATA (a slow receiver). */
+  dataDelayMs?: number;
 }
 
 export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink> {
   const host = options.host ?? '127.0.0.1';
   const scripts = new Map<string, SinkScript>();
   const messages: SinkMessage[] = [];
-  const stats = { connections: 0, transactions: 0 };
+  const stats = { connections: 0, open: 0, peakOpen: 0, transactions: 0 };
   const waiters = new Set<() => void>();
   const changed = () => waiters.forEach((w) => w());
   let greetingAction: SinkAction | null = null;
@@ -77,9 +79,15 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
     ...(options.size ? { size: options.size } : {}),
     onConnect(session, callback) {
       stats.connections++;
+      stats.open++;
+      stats.peakOpen = Math.max(stats.peakOpen, stats.open);
       changed();
       if (!greetingAction) return callback();
       act(greetingAction, session, callback);
+    },
+    onClose() {
+      stats.open--;
+      changed();
     },
     onMailFrom(_address, _session, callback) {
       stats.transactions++;
@@ -93,7 +101,8 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
+      stream.on('end', async () => {
+        if (options.dataDelayMs) await new Promise((r) => setTimeout(r, options.dataDelayMs));
         const to = session.envelope.rcptTo.map((a) => a.address);
         const scripted = to.map((a) => scripts.get(a.toLowerCase())?.data).find((d) => d !== undefined);
         if (scripted && !scripted.startsWith('2')) {

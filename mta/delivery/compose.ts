@@ -1,0 +1,104 @@
+// The message to send, composed once: an API send is built with nodemailer's MailComposer from the email row
+// and its attachment blobs, stored as `emails/<team>/<id>.eml` and named by raw_blob_key, so every later attempt
+// (and every copy of the mta) sends the same bytes. An SMTP-submitted email already has its raw message.
+// Signing happens per attempt on top of these bytes (sign.ts).
+import type { Knex } from 'knex';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import type { BlobStore } from '../../shared/blobs.ts';
+import type { EmailRow } from '../../shared/emails/present.ts';
+import { unsubscribeToken } from '../../shared/emails/mail-tokens.ts';
+
+export interface ComposeDeps {
+  db: Knex;
+  blobs: BlobStore;
+  secrets: Buffer;
+  /** PUBLIC_BASE_URL: the api's address, where the unsubscribe page lives. */
+  publicBaseUrl: string;
+}
+
+interface AttachmentRow {
+  filename: string | null;
+  content_type: string;
+  content_id: string | null;
+  content_disposition: 'attachment' | 'inline';
+  blob_key: string;
+}
+
+async function readBlob(blobs: BlobStore, key: string): Promise<Buffer> {
+  const data = await blobs.get(key);
+  if (!data) throw new Error(`blob ${key} is missing`);
+  return data;
+}
+
+const hasHeader = (headers: Record<string, string>, name: string) => Object.keys(headers).some((h) => h.toLowerCase() === name);
+
+/**
+ * List-Unsubscribe with RFC 8058 one-click for mail sent under a topic or as a broadcast, unless the customer
+ * set their own. The URL names the email; the unsubscribe page resolves the recipient.
+ */
+export function listHeaders(deps: Pick<ComposeDeps, 'secrets' | 'publicBaseUrl'>, email: EmailRow): Record<string, string> {
+  if (!email.topic_id && email.source !== 'broadcast') return {};
+  if (hasHeader(email.headers, 'list-unsubscribe')) return {};
+  const url = `${deps.publicBaseUrl}/unsubscribe/${unsubscribeToken(deps.secrets, email.id)}`;
+  return { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+}
+
+export async function composeMessage(deps: ComposeDeps, db: Knex, email: EmailRow): Promise<Buffer> {
+  const attachments: AttachmentRow[] = await db('email_attachments').where({ email_id: email.id }).orderBy('position');
+  const composer = new MailComposer({
+    from: email.from,
+    to: email.to,
+    ...(email.cc.length ? { cc: email.cc } : {}),
+    ...(email.reply_to.length ? { replyTo: email.reply_to } : {}),
+    subject: email.subject,
+    ...(email.text !== null ? { text: email.text } : {}),
+    ...(email.html !== null ? { html: email.html } : {}),
+    headers: { ...email.headers, ...listHeaders(deps, email) },
+    messageId: email.message_id,
+    date: email.created_at,
+    attachments: await Promise.all(attachments.map(async (a) => ({
+      content: await readBlob(deps.blobs, a.blob_key),
+      contentType: a.content_type,
+      contentDisposition: a.content_disposition,
+      ...(a.filename ? { filename: a.filename } : { filename: false as const }),
+      ...(a.content_id ? { cid: a.content_id.replace(/^<|>$/g, '') } : {}),
+    }))),
+  });
+  return composer.compile().build();
+}
+
+/**
+ * Header fixes for a stored message before it leaves: Message-ID and Date when missing (RFC 5322 §3.6 wants
+ * both; a submitting client may leave them to us), and no Bcc or Return-Path (RFC 5321 §4.4: the receiving
+ * MTA adds Return-Path; a Bcc header would tell every recipient who else got it).
+ */
+export function finishHeaders(raw: Buffer, email: Pick<EmailRow, 'message_id' | 'created_at'>): Buffer {
+  const text = raw.toString('latin1');
+  const crlf = text.indexOf('\r\n\r\n');
+  const lf = text.indexOf('\n\n');
+  const end = crlf >= 0 && (lf < 0 || crlf < lf) ? crlf + 2 : lf >= 0 ? lf + 1 : text.length;
+  const nl = text.includes('\r\n') ? '\r\n' : '\n';
+  const fields = text.slice(0, end).split(/(?=^[^\s:][^:\r\n]*:)/m).filter((f) => f.length > 0);
+  const name = (f: string) => f.slice(0, f.indexOf(':')).trim().toLowerCase();
+  const kept = fields.filter((f) => !['bcc', 'resent-bcc', 'return-path'].includes(name(f)));
+  const added: string[] = [];
+  if (!kept.some((f) => name(f) === 'message-id')) added.push(`Message-ID: ${email.message_id}${nl}`);
+  if (!kept.some((f) => name(f) === 'date')) added.push(`Date: ${email.created_at.toUTCString().replace('GMT', '+0000')}${nl}`);
+  if (added.length === 0 && kept.length === fields.length) return raw;
+  return Buffer.concat([Buffer.from(added.join('') + kept.join(''), 'latin1'), raw.subarray(end)]);
+}
+
+/** The bytes to sign and send for `email`: its stored message, or a new composition stored first. */
+export async function messageOf(deps: ComposeDeps, email: EmailRow, now: Date): Promise<Buffer> {
+  if (email.raw_blob_key) return finishHeaders(await readBlob(deps.blobs, email.raw_blob_key), email);
+  // The row lock makes concurrent jobs of one email wait for the first composition instead of making their own.
+  return deps.db.transaction(async (trx) => {
+    const row = await trx('emails').where({ id: email.id }).forUpdate().first('raw_blob_key');
+    if (row?.raw_blob_key) return finishHeaders(await readBlob(deps.blobs, row.raw_blob_key), email);
+    const raw = await composeMessage(deps, trx, email);
+    const key = `emails/${email.team_id}/${email.id}.eml`;
+    await deps.blobs.put(key, raw);
+    await trx('emails').where({ id: email.id }).update({ raw_blob_key: key, size_bytes: raw.length, updated_at: now });
+    return raw;
+  });
+}

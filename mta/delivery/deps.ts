@@ -1,0 +1,68 @@
+// What the delivery stages receive, built once by the mta's wiring file (or a test) from its clients.
+import type { Knex } from 'knex';
+import type { Queue } from 'bullmq';
+import type { BlobStore } from '../../shared/blobs.ts';
+import type { Config } from '../../shared/config.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { createResolver, type DnsResolver } from '../../shared/dns/resolver.ts';
+import { secretsKey } from '../../shared/secrets.ts';
+import { createSigner, type Signer } from './sign.ts';
+import { createSessionPool, type SessionPool } from './pool.ts';
+import { DEFAULT_TIMEOUTS, type Timeouts } from './session.ts';
+import { createThrottle, type Throttle } from './throttle.ts';
+import { retryJobId } from './sweep.ts';
+
+export type DeliveryConfig = Pick<Config, 'SIMULATOR_DOMAIN' | 'PUBLIC_BASE_URL' | 'SMTP_DELIVERY_PORT' | 'MTA_HOSTNAME'>;
+
+export interface DeliveryDeps {
+  db: Knex;
+  blobs: BlobStore;
+  log: Logger;
+  config: DeliveryConfig;
+  secrets: Buffer;
+  dns: DnsResolver;
+  signer: Signer;
+  pool: SessionPool;
+  throttle: Throttle;
+  /** SMTP_DELIVERY_PORT, under the name transmit.ts takes it. */
+  port: number;
+  /** Enqueues the next attempt of a deferred email; without it, the sweep finds the email when it is due. */
+  scheduleRetry?: (emailId: string, at: Date) => Promise<void>;
+}
+
+export interface DeliveryOptions {
+  /** The deliver queue, for retries at their time. */
+  queue?: Queue;
+  timeouts?: Partial<Timeouts>;
+  /** Signing threads (0: sign on the main thread); default MTA_SIGNING_THREADS. */
+  signingThreads?: number;
+  maxPerDestination?: number;
+  dns?: DnsResolver;
+}
+
+export function createDeliveryDeps(
+  config: Config, clients: { db: Knex; blobs: BlobStore; log: Logger }, options: DeliveryOptions = {},
+): DeliveryDeps {
+  const queue = options.queue;
+  return {
+    ...clients,
+    config,
+    secrets: secretsKey(config),
+    dns: options.dns ?? createResolver({ servers: config.DNS_SERVERS }),
+    signer: createSigner({ threads: options.signingThreads ?? config.MTA_SIGNING_THREADS }),
+    pool: createSessionPool({ name: config.MTA_HOSTNAME, timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts } }),
+    throttle: createThrottle(options.maxPerDestination ?? config.MTA_MAX_PER_DESTINATION),
+    port: config.SMTP_DELIVERY_PORT,
+    scheduleRetry: queue
+      ? async (emailId, at) => {
+        await queue.add('deliver', { emailId }, { jobId: retryJobId(emailId, at), delay: Math.max(0, at.getTime() - Date.now()) });
+      }
+      : undefined,
+  };
+}
+
+/** After the workers have drained: idle SMTP sessions say QUIT, signing threads end. */
+export async function closeDeliveryDeps(deps: DeliveryDeps): Promise<void> {
+  deps.pool.close();
+  await deps.signer.close();
+}

@@ -1,0 +1,140 @@
+// The deliver job (queues.deliver, data {emailId}): refetch the email, lease the recipients that are due, mark
+// the email sent (email.sent, once), then deliver: simulator recipients without the network, the others grouped
+// by domain, one SMTP transaction per domain (route → throttle → transmit → classify → record), in parallel.
+// A duplicate or retried job is harmless: it leases nothing that another job holds or that is not due.
+import type { EmailRow } from '../../shared/emails/present.ts';
+import { recordEvent } from '../../shared/events.ts';
+import { emailEventData } from '../../shared/emails/present.ts';
+import { classify, type Answer } from './classify.ts';
+import { messageOf } from './compose.ts';
+import type { DeliveryDeps } from './deps.ts';
+import { envelopeSender, type SendingDomain } from './envelope.ts';
+import { recordAttempt } from './record.ts';
+import { routeDomain } from './route.ts';
+import { signingKeys } from './sign.ts';
+import { simulate } from './simulator.ts';
+import { transmit } from './transmit.ts';
+import type { Attempt, LeasedRecipient, Outcome } from './types.ts';
+import { takeLease, type Lease } from './lease.ts';
+
+/** queued → sending, with email.sent, the first time a job gets this far (conditional, so only once). */
+async function markSent(deps: DeliveryDeps, email: EmailRow, now: Date): Promise<void> {
+  if (email.status !== 'queued') return;
+  await deps.db.transaction(async (trx) => {
+    const [moved] = await trx('emails').where({ id: email.id, status: 'queued' })
+      .update({ status: 'sending', last_event: trx.raw(`case when last_event = 'queued' then 'sent' else last_event end`), updated_at: now })
+      .returning('id');
+    if (moved) await recordEvent(trx, email.team_id, 'email.sent', emailEventData(email));
+  });
+}
+
+interface Job {
+  email: EmailRow;
+  now: Date;
+  lease: Lease;
+}
+
+/** Records under the job's current lease token (lease.ts keeps renewals and records from overlapping). */
+const record = (deps: DeliveryDeps, job: Job, attempt: Attempt) =>
+  job.lease.use((token) => recordAttempt(deps, { email: job.email, now: job.now, lease: token }, attempt));
+
+const elapsed = (since: number) => Math.round(performance.now() - since);
+
+async function deliverSimulated(deps: DeliveryDeps, ctx: Job, recipients: LeasedRecipient[]): Promise<void> {
+  const started = performance.now();
+  const outcomes = recipients.map((recipient) => ({ recipient, outcome: simulate(recipient) }));
+  const transcript = ['* simulator: no network', ...outcomes.map((o) => `* ${o.recipient.address}: ${o.outcome.response}`)].join('\n');
+  await record(deps, ctx, { domain: deps.config.SIMULATOR_DOMAIN, mxHost: null, tls: false, transcript, startedAt: ctx.now, durationMs: elapsed(started), outcomes });
+}
+
+function everyone(recipients: LeasedRecipient[], outcome: Outcome) {
+  return recipients.map((recipient) => ({ recipient, outcome }));
+}
+
+/** Our own failure: a 451 4.3.0 deferral (never a bounce), failed only once it has lasted 72 h (state.ts). */
+const localError = (err: unknown): Answer => ({ error: 'ELOCAL', message: (err as Error).message ?? String(err) });
+
+interface Prepared {
+  from: string;
+  message: Buffer;
+}
+
+async function deliverDomain(deps: DeliveryDeps, ctx: Job, prepared: Prepared, domain: string, recipients: LeasedRecipient[]): Promise<void> {
+  const started = performance.now();
+  let attempt: Attempt;
+  try {
+    const route = await routeDomain(deps.dns, domain);
+    if (route.status === 'answer') {
+      const outcome = classify(route.reply);
+      attempt = { domain, mxHost: null, tls: false, transcript: `* DNS: ${route.reply.text}`, startedAt: ctx.now, durationMs: elapsed(started), outcomes: everyone(recipients, outcome) };
+    } else {
+      const sent = await transmit(deps, route.hosts, prepared.from, recipients.map((r) => r.address), prepared.message);
+      const outcomes = recipients.map((recipient) => ({ recipient, outcome: classify(sent.answers.get(recipient.address) ?? localError('no answer recorded')) }));
+      attempt = { domain, mxHost: sent.mxHost, tls: sent.tls, transcript: sent.transcript, startedAt: ctx.now, durationMs: elapsed(started), outcomes };
+    }
+  } catch (err) {
+    deps.log.error({ err, emailId: ctx.email.id, domain }, 'delivery.local_error');
+    attempt = { domain, mxHost: null, tls: false, transcript: `* local error: ${(err as Error).message}`, startedAt: ctx.now, durationMs: elapsed(started), outcomes: everyone(recipients, classify(localError(err))) };
+  }
+  await record(deps, ctx, attempt);
+  const counts: Record<string, number> = {};
+  for (const o of attempt.outcomes) counts[o.outcome.action] = (counts[o.outcome.action] ?? 0) + 1;
+  deps.log.info({ emailId: ctx.email.id, domain, mx: attempt.mxHost, tls: attempt.tls, ms: attempt.durationMs, ...counts }, 'delivery.attempted');
+}
+
+async function prepare(deps: DeliveryDeps, email: EmailRow, now: Date): Promise<Prepared | null> {
+  const domain: SendingDomain | undefined = email.domain_id
+    ? await deps.db('domains').where({ id: email.domain_id }).first('id', 'name', 'custom_return_path')
+    : undefined;
+  if (!domain) return null;
+  const raw = await messageOf({ ...deps, publicBaseUrl: deps.config.PUBLIC_BASE_URL }, email, now);
+  const signatures = await deps.signer.sign(raw, await signingKeys(deps.db, deps.secrets, domain), now);
+  return { from: envelopeSender(deps.secrets, email.id, domain), message: signatures ? Buffer.concat([Buffer.from(signatures), raw]) : raw };
+}
+
+async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRecipient[]): Promise<void> {
+  let prepared: Prepared | null;
+  try {
+    prepared = await prepare(deps, ctx.email, ctx.now);
+  } catch (err) {
+    deps.log.error({ err, emailId: ctx.email.id }, 'delivery.prepare_failed');
+    const outcome = classify(localError(err));
+    return record(deps, ctx, { domain: recipients[0].domain, mxHost: null, tls: false, transcript: `* local error: ${(err as Error).message}`, startedAt: ctx.now, durationMs: 0, outcomes: everyone(recipients, outcome) });
+  }
+  if (!prepared) {
+    // The sending domain was deleted after the email was accepted: nothing can sign it or take its bounces.
+    const outcome: Outcome = { action: 'fail', rule: 'domain-removed', code: 554, enhanced: '5.7.0', response: '554 5.7.0 The sending domain no longer exists', failReason: 'domain_not_found' };
+    return record(deps, ctx, { domain: recipients[0].domain, mxHost: null, tls: false, transcript: '', startedAt: ctx.now, durationMs: 0, outcomes: everyone(recipients, outcome) });
+  }
+  const byDomain = new Map<string, LeasedRecipient[]>();
+  for (const r of recipients) byDomain.set(r.domain.toLowerCase(), [...(byDomain.get(r.domain.toLowerCase()) ?? []), r]);
+  await Promise.all([...byDomain].map(([domain, group]) => deliverDomain(deps, ctx, prepared, domain, group)));
+}
+
+export interface DeliverySummary {
+  /** Recipients this job attempted. */
+  leased: number;
+}
+
+export async function processDelivery(deps: DeliveryDeps, emailId: string, now = new Date()): Promise<DeliverySummary> {
+  const email = await deps.db<EmailRow>('emails').where({ id: emailId }).first();
+  if (!email || (email.status !== 'queued' && email.status !== 'sending')) return { leased: 0 };
+  const lease = await takeLease(deps.db, deps.log, emailId, now);
+  if (!lease) return { leased: 0 };
+  const leased = lease.recipients;
+  try {
+    await markSent(deps, email, now);
+    const job: Job = { email, now, lease };
+    const simulated = leased.filter((r) => r.domain.toLowerCase() === deps.config.SIMULATOR_DOMAIN);
+    const remote = leased.filter((r) => r.domain.toLowerCase() !== deps.config.SIMULATOR_DOMAIN);
+    await Promise.all([
+      simulated.length ? deliverSimulated(deps, job, simulated) : null,
+      remote.length ? deliverRemote(deps, job, remote) : null,
+    ]);
+  } finally {
+    lease.release();
+  }
+  const next = await deps.db('email_recipients').where({ email_id: emailId, status: 'deferred' }).min({ at: 'next_attempt_at' }).first();
+  if (next?.at && deps.scheduleRetry) await deps.scheduleRetry(emailId, new Date(next.at));
+  return { leased: leased.length };
+}

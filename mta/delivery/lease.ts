@@ -1,0 +1,57 @@
+// The lease of a job on the recipients it delivers (email_recipients.leased_until). Taking it is one conditional
+// update, so two jobs never hold one recipient. While the job works, a heartbeat extends it every LEASE_MS / 3,
+// so a slow destination (waiting for a throttle slot, a peer that answers at the last second of every timeout)
+// never lets it run out under a living job; it runs out only when the process dies. leased_until doubles as the
+// lease's identity: record.ts moves only rows that still hold the current token, and renewals and records take
+// turns (use()), so a record never races a renewal.
+import { randomInt } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Logger } from '../../shared/logger.ts';
+import type { LeasedRecipient } from './types.ts';
+
+export const LEASE_MS = 10 * 60_000;
+
+const COLUMNS = ['id', 'email_id', 'team_id', 'address', 'domain', 'kind', 'status', 'attempts', 'first_deferred_at', 'delay_notified'];
+
+/** An instant as a token: random microseconds keep two jobs that start in the same millisecond apart. */
+function token(at: Date): string {
+  return at.toISOString().replace('Z', `${String(randomInt(1000)).padStart(3, '0')}Z`);
+}
+
+export interface Lease {
+  recipients: LeasedRecipient[];
+  /** Runs `work` with the current token, never while a renewal is under way. */
+  use<T>(work: (token: string) => Promise<T>): Promise<T>;
+  release(): void;
+}
+
+/** Leases the due recipients of an email at `now`; null when none is due and free. */
+export async function takeLease(db: Knex, log: Logger, emailId: string, now: Date, renewEveryMs = LEASE_MS / 3): Promise<Lease | null> {
+  let current = token(new Date(now.getTime() + LEASE_MS));
+  const recipients: LeasedRecipient[] = await db('email_recipients')
+    .where({ email_id: emailId })
+    .whereIn('status', ['queued', 'deferred'])
+    .where((q) => q.whereNull('next_attempt_at').orWhere('next_attempt_at', '<=', now))
+    .where((q) => q.whereNull('leased_until').orWhere('leased_until', '<', now))
+    .update({ leased_until: current })
+    .returning(COLUMNS);
+  if (recipients.length === 0) return null;
+
+  const started = performance.now();
+  let turn: Promise<unknown> = Promise.resolve();
+  const use = <T>(work: (t: string) => Promise<T>): Promise<T> => {
+    const result = turn.then(() => work(current));
+    turn = result.catch(() => undefined);
+    return result;
+  };
+  const heartbeat = setInterval(() => {
+    void use(async (old) => {
+      // `now` may be a test's clock: the lease moves on from it by the time really spent.
+      const next = token(new Date(now.getTime() + (performance.now() - started) + LEASE_MS));
+      await db('email_recipients').where({ email_id: emailId, leased_until: old }).update({ leased_until: next });
+      current = next;
+    }).catch((err) => log.warn({ err, emailId }, 'delivery.lease_renewal_failed'));
+  }, renewEveryMs);
+  heartbeat.unref();
+  return { recipients, use, release: () => clearInterval(heartbeat) };
+}

@@ -1,0 +1,122 @@
+// DKIM signing (RFC 6376) with mailauth, off the event loop: an RSA-2048 signature of a 10 KB message costs
+// ~2.6 ms of CPU (../shared/reference/benchmarks.md), which on the main thread would cap one mta near a few
+// hundred messages a second. A small pool of worker threads (sign-worker.ts) signs; `threads: 0` signs inline.
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { Knex } from 'knex';
+import { dkimSign } from 'mailauth/lib/dkim/sign.js';
+import { open } from '../../shared/secrets.ts';
+
+export interface SigningKey {
+  domain: string;
+  selector: string;
+  /** PKCS#8 PEM; the algorithm (rsa-sha256, ed25519-sha256) follows from the key. */
+  privateKey: string;
+}
+
+export interface Signer {
+  /** The DKIM-Signature header fields to put in front of `message` (CRLF-terminated), one per key. */
+  sign(message: Buffer, keys: SigningKey[], now: Date): Promise<string>;
+  close(): Promise<void>;
+}
+
+// mailauth's defaults plus the RFC 8058 §4 header (a one-click unsubscribe must be covered by the signature).
+// mailauth reads `headerList` as a colon-separated string, whatever its typings say.
+const HEADERS = [
+  'From', 'Sender', 'Reply-To', 'Subject', 'Date', 'Message-ID', 'To', 'Cc', 'MIME-Version', 'Content-Type',
+  'Content-Transfer-Encoding', 'Content-ID', 'Content-Description', 'In-Reply-To', 'References', 'List-Id',
+  'List-Help', 'List-Unsubscribe', 'List-Unsubscribe-Post', 'List-Subscribe', 'List-Post', 'List-Owner',
+  'List-Archive', 'Feedback-ID',
+].join(':');
+
+/** The signing itself; the worker threads and the inline signer both run this. */
+export async function signMessage(message: Buffer, keys: SigningKey[], signTime: number): Promise<string> {
+  if (keys.length === 0) return '';
+  const result = await dkimSign(message, {
+    signingDomain: keys[0].domain,
+    selector: keys[0].selector,
+    privateKey: keys[0].privateKey,
+    canonicalization: 'relaxed/relaxed',
+    headerList: HEADERS as unknown as string[],
+    signTime: new Date(signTime),
+    signatureData: keys.map((k) => ({ signingDomain: k.domain, selector: k.selector, privateKey: k.privateKey })),
+  });
+  if (result.errors?.length) throw new Error(`DKIM signing failed: ${result.errors.map((e) => e.message).join('; ')}`);
+  return result.signatures;
+}
+
+interface Pending {
+  resolve: (signatures: string) => void;
+  reject: (err: Error) => void;
+}
+
+export function createSigner(options: { threads?: number } = {}): Signer {
+  const size = options.threads ?? availableParallelism();
+  if (size <= 0) return { sign: (m, k, now) => signMessage(m, k, now.getTime()), close: async () => {} };
+
+  const workers: (Worker | null)[] = Array.from({ length: size }, () => null);
+  const pending = new Map<number, { worker: number } & Pending>();
+  let nextId = 0;
+  let turn = 0;
+  let closed = false;
+
+  function spawn(slot: number): Worker {
+    // A worker thread starts without the parent's loader hooks: register tsx there before loading the
+    // TypeScript worker (tsx is how every process of the project runs).
+    const script = new URL('./sign-worker.ts', import.meta.url).href;
+    const tsx = import.meta.resolve('tsx/esm/api');
+    const bootstrap = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(script)}); })`;
+    const worker = new Worker(bootstrap, { eval: true });
+    worker.unref();
+    worker.on('message', (m: { id: number; signatures?: string; error?: string }) => {
+      const p = pending.get(m.id);
+      if (!p) return;
+      pending.delete(m.id);
+      if (m.error !== undefined) p.reject(new Error(m.error));
+      else p.resolve(m.signatures ?? '');
+    });
+    const fail = (err: Error) => {
+      if (workers[slot] === worker) workers[slot] = null;
+      for (const [id, p] of pending) {
+        if (p.worker !== slot) continue;
+        pending.delete(id);
+        p.reject(err);
+      }
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`DKIM signing thread exited with code ${code}`)));
+    workers[slot] = worker;
+    return worker;
+  }
+
+  return {
+    sign(message, keys, now) {
+      if (keys.length === 0) return Promise.resolve('');
+      if (closed) return Promise.reject(new Error('signer closed'));
+      const slot = turn++ % size;
+      const worker = workers[slot] ?? spawn(slot);
+      const id = nextId++;
+      return new Promise<string>((resolve, reject) => {
+        pending.set(id, { worker: slot, resolve, reject });
+        worker.postMessage({ id, message, keys, signTime: now.getTime() });
+      });
+    },
+    async close() {
+      closed = true;
+      await Promise.all(workers.map((w) => w?.terminate()));
+    },
+  };
+}
+
+/**
+ * The keys a domain signs with now: its active keys (one RSA, and an Ed25519 beside it when the domain has one,
+ * RFC 8463 §4 "dual signing"). The managed domain has no key: its mail goes out unsigned.
+ */
+export async function signingKeys(db: Knex, secrets: Buffer, domain: { id: string; name: string }): Promise<SigningKey[]> {
+  const rows: { selector: string; algorithm: string; private_key_sealed: string }[] = await db('dkim_keys')
+    .where({ domain_id: domain.id, status: 'active' })
+    .orderBy([{ column: 'algorithm', order: 'desc' }, { column: 'activated_at', order: 'desc' }])
+    .select('selector', 'algorithm', 'private_key_sealed');
+  const newestPerAlgorithm = rows.filter((r, i) => rows.findIndex((o) => o.algorithm === r.algorithm) === i);
+  return newestPerAlgorithm.map((r) => ({ domain: domain.name, selector: r.selector, privateKey: open(secrets, r.private_key_sealed) }));
+}

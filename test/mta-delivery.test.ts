@@ -1,0 +1,151 @@
+// The MTA delivering to a real SMTP peer on loopback: composition, headers, DKIM, envelope sender, STARTTLS,
+// grouping by domain, and the recipient states and events of a delivery.
+import test from 'ava';
+import { simpleParser } from 'mailparser';
+import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
+import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
+import { eventsOf, insertEmail, recipientsOf } from './helpers/emails.ts';
+import { processDelivery } from '../mta/delivery/job.ts';
+import { readReturnPathAddress, readUnsubscribeToken } from '../shared/emails/mail-tokens.ts';
+
+let w: MtaWorld;
+let plain: SmtpSink;
+test.before(async () => {
+  w = await startMtaWorld();
+  // A second receiver without STARTTLS on the same port, at another loopback address.
+  plain = await startSmtpSink({ host: '127.0.0.2', port: w.sink.port, starttls: false });
+});
+test.after.always(async () => {
+  await plain?.close();
+  await w?.close();
+});
+
+test('an API email is composed, DKIM-signed, sent over STARTTLS with the return-path envelope, and recorded delivered', async (t) => {
+  const team = await w.p.createTeam();
+  const domain = await w.sendingDomain(team, 'shop-alpha.com');
+  w.mx('alpha-rcpt.net');
+  const id = await insertEmail(w.p.db, w.p.deps.blobs, {
+    teamId: team.id, domain, from: 'Shop <orders@shop-alpha.com>', to: ['ann@alpha-rcpt.net'],
+    bcc: ['hidden@alpha-rcpt.net'], subject: 'Your order', tags: [{ name: 'kind', value: 'receipt' }],
+    attachments: [{ filename: 'r.txt', content: Buffer.from('receipt body'), contentType: 'text/plain' }],
+  });
+  const summary = await processDelivery(w.deps, id);
+  t.is(summary.leased, 2);
+
+  const [message] = w.sink.deliveredTo('ann@alpha-rcpt.net');
+  t.truthy(message);
+  t.true(message.secure, 'STARTTLS was offered, so it was used');
+  t.deepEqual(message.to.sort(), ['ann@alpha-rcpt.net', 'hidden@alpha-rcpt.net'], 'one transaction for the domain, both RCPTs');
+  t.is(readReturnPathAddress(w.deps.secrets, message.from), id);
+  t.true(message.from.endsWith('@send.shop-alpha.com'));
+
+  const parsed = await simpleParser(message.raw);
+  t.is(parsed.messageId, `<${id}@shop-alpha.com>`);
+  t.truthy(parsed.date);
+  t.is(parsed.subject, 'Your order');
+  t.is(parsed.headers.get('bcc'), undefined, 'Bcc never reaches the headers');
+  t.is(parsed.attachments[0]?.content.toString(), 'receipt body');
+  t.false(parsed.headers.has('list-unsubscribe'), 'no topic, no broadcast: no List-Unsubscribe');
+
+  const dkim = await w.verifyDkim(message.raw);
+  t.deepEqual(dkim.map((d) => [d.status, d.domain, d.selector]), [['pass', 'shop-alpha.com', domain.selector]]);
+
+  const recipients = await recipientsOf(w.p.db, id);
+  for (const r of recipients.values()) {
+    t.is(r.status, 'delivered');
+    t.is(r.attempts, 1);
+    t.is(r.leased_until, null);
+    t.is(r.mx_host, 'mx.alpha-rcpt.net');
+    t.regex(r.last_response ?? '', /^250 /);
+  }
+  const email = await w.p.db('emails').where({ id }).first();
+  t.is(email.status, 'done');
+  t.is(email.last_event, 'delivered');
+  t.is(email.raw_blob_key, `emails/${team.id}/${id}.eml`);
+  const events = await eventsOf(w.p.db, id);
+  t.deepEqual(events.map((e) => e.type), ['email.sent', 'email.delivered']);
+  t.deepEqual(events[0].data.tags, { kind: 'receipt' });
+  t.deepEqual((events[1].data.to as string[]).sort(), ['ann@alpha-rcpt.net', 'hidden@alpha-rcpt.net']);
+
+  const [attempt] = await w.p.db('delivery_attempts').where({ email_id: id });
+  t.is(attempt.outcome, 'delivered');
+  t.true(attempt.tls);
+  t.regex(attempt.transcript, /C: MAIL FROM:<bounces\+/);
+  t.regex(attempt.transcript, /C: RCPT TO:<ann@alpha-rcpt\.net>/);
+  t.regex(attempt.transcript, /S: 250 /);
+  t.false(attempt.transcript.includes('receipt body'), 'DATA content stays out of the transcript');
+});
+
+test('a receiver without STARTTLS gets the message in the clear, and the attempt says so', async (t) => {
+  const team = await w.p.createTeam();
+  const domain = await w.sendingDomain(team, 'shop-beta.com');
+  w.mx('beta-rcpt.net', ['127.0.0.2']);
+  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: ['bob@beta-rcpt.net'] });
+  await processDelivery(w.deps, id);
+  const [message] = plain.deliveredTo('bob@beta-rcpt.net');
+  t.false(message.secure);
+  const [attempt] = await w.p.db('delivery_attempts').where({ email_id: id });
+  t.false(attempt.tls);
+  t.regex(attempt.transcript, /in the clear/);
+});
+
+test('recipients are grouped by domain: one transaction per domain, each with its own RCPTs', async (t) => {
+  const team = await w.p.createTeam();
+  const domain = await w.sendingDomain(team, 'shop-gamma.com');
+  w.mx('gamma-one.net');
+  w.mx('gamma-two.net');
+  const id = await insertEmail(w.p.db, w.p.deps.blobs, {
+    teamId: team.id, domain, to: ['a@gamma-one.net', 'b@gamma-one.net'], cc: ['c@gamma-two.net'],
+  });
+  await processDelivery(w.deps, id);
+  const forId = w.sink.messages.filter((m) => m.to.some((a) => /gamma-(one|two)\.net$/.test(a)));
+  t.deepEqual(forId.map((m) => m.to.sort().join(',')).sort(), ['a@gamma-one.net,b@gamma-one.net', 'c@gamma-two.net']);
+  t.is(new Set(forId.map((m) => m.raw.toString())).size, 1, 'the same signed bytes go to every domain');
+  const attempts = await w.p.db('delivery_attempts').where({ email_id: id }).orderBy('domain');
+  t.deepEqual(attempts.map((a) => [a.domain, a.recipients.sort()]), [['gamma-one.net', ['a@gamma-one.net', 'b@gamma-one.net']], ['gamma-two.net', ['c@gamma-two.net']]]);
+});
+
+test('a topic send carries List-Unsubscribe with one-click (RFC 8058), covered by the DKIM signature', async (t) => {
+  const team = await w.p.createTeam();
+  const domain = await w.sendingDomain(team, 'shop-delta.com');
+  w.mx('delta-rcpt.net');
+  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: ['dee@delta-rcpt.net'], topicId: '0190f3b2-0000-7000-8000-000000000001' });
+  await processDelivery(w.deps, id);
+  const [message] = w.sink.deliveredTo('dee@delta-rcpt.net');
+  const unfolded = message.raw.toString().replace(/\r\n[ \t]+/g, ' ');
+  const url = /^List-Unsubscribe: <([^>]+)>/m.exec(unfolded)?.[1] ?? '';
+  t.true(url.startsWith(`${w.p.config.PUBLIC_BASE_URL}/unsubscribe/`));
+  t.is(readUnsubscribeToken(w.deps.secrets, url.split('/').pop()!), id);
+  t.regex(message.raw.toString(), /List-Unsubscribe-Post: List-Unsubscribe=One-Click/);
+  t.regex(message.raw.toString(), /h=[^;]*List-Unsubscribe-Post/i);
+  t.deepEqual((await w.verifyDkim(message.raw)).map((d) => d.status), ['pass']);
+});
+
+test('an SMTP-submitted message is sent as submitted, with Message-ID and Date added when missing and Bcc removed', async (t) => {
+  const team = await w.p.createTeam();
+  const domain = await w.sendingDomain(team, 'shop-eps.com');
+  w.mx('eps-rcpt.net');
+  const raw = Buffer.from('From: a@shop-eps.com\r\nTo: eve@eps-rcpt.net\r\nBcc: secret@eps-rcpt.net\r\nSubject: raw\r\n\r\nRaw body line\r\n');
+  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: ['eve@eps-rcpt.net'], raw });
+  await processDelivery(w.deps, id);
+  const [message] = w.sink.deliveredTo('eve@eps-rcpt.net');
+  const text = message.raw.toString();
+  t.regex(text, new RegExp(`Message-ID: <${id}@shop-eps.com>`));
+  t.regex(text, /^Date: /m);
+  t.notRegex(text, /^Bcc:/im);
+  t.regex(text, /Raw body line/);
+  t.deepEqual((await w.verifyDkim(message.raw)).map((d) => d.status), ['pass']);
+  const email = await w.p.db('emails').where({ id }).first();
+  t.is(email.raw_blob_key, `emails/${team.id}/${id}/submitted.eml`, 'the submitted message is never recomposed');
+});
+
+test('the managed domain has no DKIM key yet: its mail goes out unsigned', async (t) => {
+  const team = await w.p.createTeam();
+  const managed = await w.p.db('domains').where({ team_id: team.id, managed: true }).first();
+  w.mx('zeta-rcpt.net');
+  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain: managed, to: ['zed@zeta-rcpt.net'] });
+  await processDelivery(w.deps, id);
+  const [message] = w.sink.deliveredTo('zed@zeta-rcpt.net');
+  t.notRegex(message.raw.toString(), /DKIM-Signature/i);
+  t.true(message.from.endsWith(`@send.${managed.name}`));
+});

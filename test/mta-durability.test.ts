@@ -1,0 +1,150 @@
+// Delivery's guarantees: a lease keeps two jobs from sending one recipient twice; the sweep finds what a crash
+// left (queued without a job, leased past its lease, deferred and due) and hands it to a deliver job once; a
+// pooled session is reused across jobs.
+import test from 'ava';
+import type { Queue, Worker } from 'bullmq';
+import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
+import { insertEmail, recipientsOf } from './helpers/emails.ts';
+import { processDelivery } from '../mta/delivery/job.ts';
+import { takeLease } from '../mta/delivery/lease.ts';
+import { findDue, sweepDeliveries, sweepJobId, STUCK_QUEUED_MS } from '../mta/delivery/sweep.ts';
+import { createQueue, createWorker, queues } from '../shared/queue.ts';
+
+let w: MtaWorld;
+let queue: Queue;
+let worker: Worker | undefined;
+test.before(async () => {
+  w = await startMtaWorld();
+  queue = createQueue(w.p.config, queues.deliver);
+});
+test.after.always(async () => {
+  await worker?.close();
+  await queue?.close();
+  await w?.close();
+});
+
+async function email(rcptDomain: string, to: string[]) {
+  const team = await w.p.createTeam();
+  const domain = await w.sendingDomain(team, `sender-${rcptDomain}`);
+  w.mx(rcptDomain);
+  return insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to });
+}
+
+test.serial('two jobs of one email at once (two mta copies): the lease lets one send, each recipient once', async (t) => {
+  const id = await email('race.net', ['r1@race.net', 'r2@race.net']);
+  const other = w.moreDeps();
+  const results = await Promise.all([processDelivery(w.deps, id), processDelivery(other, id), processDelivery(w.deps, id)]);
+  t.is(results.reduce((n, r) => n + r.leased, 0), 2, 'the recipients were leased once in all');
+  t.is(w.sink.deliveredTo('r1@race.net').length, 1);
+  t.is(w.sink.deliveredTo('r2@race.net').length, 1);
+  t.is((await processDelivery(other, id)).leased, 0, 'a late duplicate finds nothing to do');
+  t.is((await w.p.db('events').whereRaw(`data->>'email_id' = ?`, [id]).where({ type: 'email.sent' })).length, 1);
+});
+
+test.serial('a recipient whose lease was held by a job that crashed is found by the sweep and delivered exactly once', async (t) => {
+  const id = await email('crash.net', ['c@crash.net']);
+  const now = new Date();
+  // What a job killed mid-delivery leaves: the email sending, the recipient leased, its lease now over.
+  await w.p.db('emails').where({ id }).update({ status: 'sending', last_event: 'sent' });
+  await w.p.db('email_recipients').where({ email_id: id }).update({ leased_until: new Date(now.getTime() - 1000) });
+  // A recipient another job still holds is not touched.
+  const held = await email('held.net', ['h@held.net']);
+  await w.p.db('email_recipients').where({ email_id: held }).update({ leased_until: new Date(now.getTime() + 60_000) });
+
+  const due = await findDue(w.p.db, now);
+  t.true(due.some((d) => d.emailId === id));
+  t.false(due.some((d) => d.emailId === held));
+
+  t.true((await sweepDeliveries(w.p.db, queue, now)) >= 1);
+  t.is(await sweepDeliveries(w.p.db, queue, now), 0, 'a second sweep before the job ran adds nothing (same job id)');
+  worker = createWorker(w.p.config, queues.deliver, async (job) => processDelivery(w.deps, job.data.emailId), { concurrency: 4 });
+  await w.sink.waitFor(() => w.sink.deliveredTo('c@crash.net').length > 0);
+  await waitUntil(async () => (await recipientsOf(w.p.db, id)).get('c@crash.net')?.status === 'delivered');
+  t.truthy(await queue.getJob(sweepJobId(id, new Date(now.getTime() - 1000))));
+  await sweepDeliveries(w.p.db, queue);
+  t.is(w.sink.deliveredTo('c@crash.net').length, 1);
+  t.is(w.sink.deliveredTo('h@held.net').length, 0);
+  await worker.close();
+  worker = undefined;
+});
+
+test.serial('the sweep re-enqueues an email queued without a job (a crash between commit and enqueue), not one whose job waits', async (t) => {
+  const lost = await email('lost.net', ['l@lost.net']);
+  const waiting = await email('waiting.net', ['w@waiting.net']);
+  await queue.add('deliver', { emailId: waiting }, { jobId: waiting, delay: 60_000 });
+  const soon = new Date();
+  t.false((await findDue(w.p.db, soon)).some((d) => d.emailId === lost), 'freshly queued: its own job is on the way');
+  const later = new Date(soon.getTime() + STUCK_QUEUED_MS + 1000);
+  const due = await findDue(w.p.db, later);
+  t.true(due.some((d) => d.emailId === lost) && due.some((d) => d.emailId === waiting));
+  await sweepDeliveries(w.p.db, queue, later);
+  const lostRow = await w.p.db('email_recipients').where({ email_id: lost }).first();
+  t.truthy(await queue.getJob(sweepJobId(lost, lostRow.next_attempt_at)));
+  const jobs = await queue.getJobs(['waiting', 'delayed', 'prioritized']);
+  t.false(jobs.some((j) => j.id?.startsWith(`${waiting}-s`)), 'its own job is waiting: left alone');
+  await queue.obliterate({ force: true });
+});
+
+test.serial('a deferred recipient becomes due and the sweep hands it to a job; the retry job id of the last attempt is honoured', async (t) => {
+  const id = await email('due.net', ['d@due.net']);
+  w.sink.script('d@due.net', { rcpt: '450 4.2.0 later' });
+  const t0 = new Date();
+  await processDelivery(w.deps, id, t0);
+  const next = new Date(t0.getTime() + 60_000);
+  t.false((await findDue(w.p.db, new Date(t0.getTime() + 59_000))).some((d) => d.emailId === id));
+  const [due] = (await findDue(w.p.db, next)).filter((d) => d.emailId === id);
+  t.is(due.expectedJobId, `${id}-r${Math.floor(next.getTime() / 1000)}`);
+  await sweepDeliveries(w.p.db, queue, next);
+  t.truthy(await queue.getJob(`${id}-s${Math.floor(next.getTime() / 1000)}`));
+  await queue.obliterate({ force: true });
+});
+
+test.serial('a session is kept open and reused by the next job to the same MX', async (t) => {
+  const first = await email('pooled.net', ['p1@pooled.net']);
+  const second = await email('pooled2.net', ['p2@pooled2.net']);
+  // Both domains' MX resolve to the same address: the second job takes the first one's idle session.
+  await processDelivery(w.deps, first);
+  await processDelivery(w.deps, second);
+  const [a] = w.sink.deliveredTo('p1@pooled.net');
+  const [b] = w.sink.deliveredTo('p2@pooled2.net');
+  t.is(a.sessionId, b.sessionId);
+  const attempt = await w.p.db('delivery_attempts').where({ email_id: second }).first();
+  t.regex(attempt.transcript, /^\* reusing the session/);
+  t.true(attempt.tls);
+});
+
+test.serial('the per-destination cap: with one session allowed per MX host, parallel jobs to it take turns on one session', async (t) => {
+  const capped = w.moreDeps({ maxPerDestination: 1 });
+  const ids = await Promise.all(['q1', 'q2', 'q3'].map((n) => email(`${n}-capped.net`, [`${n}@${n}-capped.net`])));
+  // Three domains hosted by one provider: the same MX host (as Google Workspace domains share theirs).
+  for (const n of ['q1', 'q2', 'q3']) w.dns.set(`${n}-capped.net`, 'MX', [{ exchange: 'mx.shared-provider.net', priority: 10 }]);
+  w.dns.set('mx.shared-provider.net', 'A', ['127.0.0.1']);
+  const before = w.sink.stats.connections;
+  await Promise.all(ids.map((id) => processDelivery(capped, id)));
+  const sessions = new Set(['q1', 'q2', 'q3'].map((n) => w.sink.deliveredTo(`${n}@${n}-capped.net`)[0].sessionId));
+  t.is(sessions.size, 1, 'one session carried all three');
+  t.is(w.sink.stats.connections - before, 1);
+});
+
+test.serial('a living job keeps its lease: the heartbeat moves leased_until on, and its record still lands', async (t) => {
+  const id = await email('heartbeat.net', ['hb@heartbeat.net']);
+  const now = new Date();
+  const lease = await takeLease(w.p.db, w.deps.log, id, now, 20);
+  t.truthy(lease);
+  const first = (await w.p.db('email_recipients').where({ email_id: id }).first()).leased_until as Date;
+  await waitUntil(async () => ((await w.p.db('email_recipients').where({ email_id: id }).first()).leased_until as Date).getTime() > first.getTime());
+  const moved = await lease!.use((token) => w.p.db('email_recipients').where({ email_id: id, leased_until: token }).update({ leased_until: null }));
+  lease!.release();
+  t.is(moved, 1, 'the current token matches the row, renewals included');
+  const again = await takeLease(w.p.db, w.deps.log, id, new Date(now.getTime() + 1));
+  again?.release();
+  t.is(again?.recipients.length, 1, 'released rows are free again');
+});
+
+async function waitUntil(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
