@@ -80,7 +80,9 @@ test('npm start creates and migrates the database, prints the first key once, ru
   first.child.kill('SIGTERM');
   t.is(await first.exited, 0);
   for (const proc of ['api', 'mta', 'inbound', 'worker']) {
-    t.regex(first.output(), new RegExp(`"process":"${proc}"[^\\n]*"msg":"process.stopped"`), `${proc} stopped cleanly`);
+    const stopped = new RegExp(`"process":"${proc}"[^\\n]*"msg":"process.stopped"`).test(first.output());
+    if (!stopped) t.log(first.output().split('\n').filter((l) => l.includes(`"process":"${proc}"`)).slice(-8).join('\n'));
+    t.true(stopped, `${proc} stopped cleanly`);
   }
 
   // A second start finds the team and prints no key.

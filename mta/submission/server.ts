@@ -82,6 +82,8 @@ export function createSubmissionServer(deps: SubmissionDeps, options: { implicit
     allowInsecureAuth: false,
     disabledCommands: [],
     logger: false,
+    // On shutdown, sessions get this long to finish before they are cut (the client retries what we did not 250).
+    closeTimeout: 10_000,
     async onAuth(auth: SMTPServerAuthentication, _session, callback) {
       try {
         if (!USERNAMES.has((auth.username ?? '').toLowerCase())) return callback(new SmtpReply(535, '5.7.8 Use the username `apikey` and an API key as the password'));

@@ -69,7 +69,7 @@ function shutdown(code = 0) {
   const force = setTimeout(() => {
     for (const child of children.values()) child.kill('SIGKILL');
     process.exit(code || 1);
-  }, 15_000);
+  }, 30_000); // as systemd's TimeoutStopSec: long enough for deliveries in flight to record their outcome
   const wait = setInterval(() => {
     if (children.size === 0) {
       clearInterval(wait);
