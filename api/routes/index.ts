@@ -9,13 +9,14 @@ import { operationsOperations } from './operations.ts';
 import { notYetOperations } from './not-yet.ts';
 import { domainOperations } from './domains.ts';
 import { emailOperations } from './emails.ts';
+import { emailAttachmentOperations } from './email-attachments.ts';
 import { domainAutoconfigureOperations } from './domain-autoconfigure.ts';
 import { domainClaimOperations } from './domain-claims.ts';
 import { domainBrandOperations } from './domain-brand.ts';
 import { suppressionOperations } from './suppressions.ts';
 import { buildOpenApi } from '../openapi.ts';
 
-const areaOperations: Operation[] = [...operationsOperations, ...apiKeyOperations, ...teamOperations, ...logOperations, ...domainOperations, ...emailOperations, ...domainAutoconfigureOperations, ...domainClaimOperations, ...domainBrandOperations, ...suppressionOperations, ...notYetOperations];
+const areaOperations: Operation[] = [...operationsOperations, ...apiKeyOperations, ...teamOperations, ...logOperations, ...domainOperations, ...emailOperations, ...emailAttachmentOperations, ...domainAutoconfigureOperations, ...domainClaimOperations, ...domainBrandOperations, ...suppressionOperations, ...notYetOperations];
 
 export const API_VERSION = '1.0.0';
 

@@ -7,9 +7,6 @@ import { defineOperation, type Method, type Operation, type Permission } from '.
 type Row = [Method, string, string, Permission?];
 
 const rows: Row[] = [
-  ['post', '/emails/{email_id}/share', 'emails'],
-  ['get', '/emails/{email_id}/attachments', 'emails'],
-  ['get', '/emails/{email_id}/attachments/{attachment_id}', 'emails'],
   ['get', '/emails/metrics', 'emails'],
   ['get', '/emails/receiving', 'receiving'],
   ['get', '/emails/receiving/{email_id}', 'receiving'],

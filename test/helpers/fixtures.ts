@@ -55,6 +55,7 @@ export const sampleBodies: Record<string, unknown> = {
   updateDomain: { open_tracking: true },
   autoconfigureDomain: { server: '192.0.2.53', key_name: 'update-key', secret: 'c2VjcmV0LXNlY3JldC1zZWNyZXQtMzI=' },
   uploadDomainBrandLogo: { svg: '<svg/>' },
+  shareEmail: { expires_in: '1 hour' },
 };
 
 export function pathParamNames(path: string): string[] {
@@ -95,8 +96,21 @@ const domainWithLogo: Fixture = async (p, team) => {
   if (res.status !== 200) throw new Error(`brand logo fixture: PUT /domains/${id}/brand/logo answered ${res.status} ${res.text}`);
   return id;
 };
+/** An email with one attachment (managed domain to the simulator, scheduled): both ids of its attachment routes. */
+const emailAttachment: Fixture = async (p, team) => {
+  const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find((d: { managed: boolean }) => d.managed).name;
+  const res = await p.request('POST', '/emails', { key: team.key, body: {
+    from: `fixture@${managed}`, to: `delivered@${p.config.SIMULATOR_DOMAIN}`, subject: 'fixture', text: 'fixture', scheduled_at: 'in 1 hour',
+    attachments: [{ filename: 'fixture.txt', content: Buffer.from('fixture').toString('base64') }],
+  } });
+  if (res.status !== 200) throw new Error(`email attachment fixture: POST /emails answered ${res.status} ${res.text}`);
+  const list = await p.request('GET', `/emails/${res.body.id}/attachments`, { key: team.key });
+  if (list.status !== 200) throw new Error(`email attachment fixture: GET attachments answered ${list.status} ${list.text}`);
+  return { email_id: res.body.id, attachment_id: list.body.data[0].id };
+};
 export const operationFixtures: Record<string, Fixture> = {
   getDomainClaim: domainClaim, verifyDomainClaim: domainClaim,
+  getEmailAttachment: emailAttachment,
   getDomainBrandLogo: domainWithLogo, uploadDomainBrandLogo: domainWithLogo, deleteDomainBrandLogo: domainWithLogo,
 };
 
