@@ -124,6 +124,8 @@ test('bad input exits non-zero with a JSON error on stderr and no stack trace', 
     ['unknown region', ['team', 'sandbox-lift', '--team', team.id, '--region', 'mars-north-1']],
     ['rps 0', ['team', 'set-rate-limit', '--team', team.id, '--rps', '0']],
     ['rps not a number', ['team', 'set-rate-limit', '--team', team.id, '--rps', 'fast']],
+    ['send limit 0', ['team', 'set-send-limits', '--team', team.id, '--daily', '0']],
+    ['no send limit given', ['team', 'set-send-limits', '--team', team.id]],
   ];
   const runs = await Promise.all(cases.map(([, args]) => cli(...args)));
   cases.forEach(([label], i) => {
@@ -145,4 +147,13 @@ test('bad input exits non-zero with a JSON error on stderr and no stack trace', 
   const after = await p.request('GET', '/team', { key: team.key });
   t.is(after.status, 200);
   t.deepEqual(after.body, before);
+});
+
+test('team set-send-limits sets the daily and monthly send limits the send path enforces', async (t) => {
+  const team = await p.createTeam();
+  const out = ok(t, await cli('team', 'set-send-limits', '--team', team.id, '--daily', '100', '--monthly', '3000'));
+  t.deepEqual(out.team, { id: team.id, daily_send_limit: 100, monthly_send_limit: 3000 });
+  const cleared = ok(t, await cli('team', 'set-send-limits', '--team', team.id, '--daily', 'none'));
+  t.deepEqual(cleared.team, { id: team.id, daily_send_limit: null, monthly_send_limit: 3000 });
+  t.like(await p.db('teams').where({ id: team.id }).first(), { daily_send_limit: null, monthly_send_limit: 3000 });
 });

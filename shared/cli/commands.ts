@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config.ts';
 import { createKey } from '../api-keys/keys.ts';
-import { createTeam, liftSandbox, setRateLimit, suspendTeam, unsuspendTeam, type TeamRow } from '../teams/teams.ts';
+import { createTeam, liftSandbox, setRateLimit, setSendLimits, suspendTeam, unsuspendTeam, type TeamRow } from '../teams/teams.ts';
 import { iso } from '../time.ts';
 import { createManagedDomain } from '../domains/managed.ts';
 import { verifyIdentity } from '../teams/identities.ts';
@@ -47,6 +47,20 @@ export const commands: Record<string, (db: Knex, flags: Flags, config: Pick<Conf
   'team set-rate-limit': async (db, f) => {
     const rps = Number(need(f, 'rps'));
     return { team: teamJson(await setRateLimit(db, need(f, 'team'), rps)) };
+  },
+  'team set-send-limits': async (db, f) => {
+    const limit = (name: string) => {
+      const v = f[name];
+      if (v === undefined) return undefined;
+      if (v === 'none') return null;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} is a whole number of emails (at least 1) or "none"`);
+      return n;
+    };
+    const daily = limit('daily');
+    const monthly = limit('monthly');
+    if (daily === undefined && monthly === undefined) throw new UsageError('give --daily and/or --monthly');
+    return { team: await setSendLimits(db, need(f, 'team'), { daily, monthly }) };
   },
   'team suspend': async (db, f) => ({ team: teamJson(await suspendTeam(db, need(f, 'team'))) }),
   'team unsuspend': async (db, f) => ({ team: teamJson(await unsuspendTeam(db, need(f, 'team'))) }),

@@ -53,6 +53,16 @@ export function setRateLimit(db: Knex, id: string, rps: number | null): Promise<
   return updateTeam(db, id, { rate_limit_rps: rps });
 }
 
+/** Daily and monthly send limits (null = none); undefined leaves one as it is. */
+export async function setSendLimits(db: Knex, id: string, limits: { daily?: number | null; monthly?: number | null }) {
+  const patch: Record<string, number | null> = {};
+  if (limits.daily !== undefined) patch.daily_send_limit = limits.daily;
+  if (limits.monthly !== undefined) patch.monthly_send_limit = limits.monthly;
+  const [row] = await db('teams').where({ id }).update({ ...patch, updated_at: db.fn.now() }).returning(['id', 'daily_send_limit', 'monthly_send_limit']);
+  if (!row) throw notFound('Team');
+  return row as { id: string; daily_send_limit: number | null; monthly_send_limit: number | null };
+}
+
 export function suspendTeam(db: Knex, id: string): Promise<TeamRow> {
   return updateTeam(db, id, { status: 'suspended', suspended_at: new Date() });
 }
