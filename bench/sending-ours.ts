@@ -1,0 +1,219 @@
+// Our side of the sending suite (bench/sending.ts): the real api (api/main.ts) and the real mta (mta/main.ts),
+// each its own process, on a fresh database and Redis prefix, resolving through a loopback DNS server in the
+// bench process (the sending domain's records, the recipient domain's MX → 127.0.0.1) and delivering to the
+// sink's port. The accept loads: autocannon POSTing to /emails, and nodemailer submitting over SMTP.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import nodemailer from 'nodemailer';
+import { loadConfig } from '../shared/config.ts';
+import { createDb, type Db } from '../shared/db/knex.ts';
+import { createRedis } from '../shared/redis.ts';
+import { createTeamWithKey } from '../shared/cli/commands.ts';
+import { liftSandbox, setRateLimit } from '../shared/teams/teams.ts';
+import { checkDomain } from '../shared/domains/verify.ts';
+import { createResolver } from '../shared/dns/resolver.ts';
+import { createTestDatabase } from '../test/helpers/db.ts';
+import { startDnsServer } from '../test/helpers/dns-server.ts';
+import { repoRoot, startServer, type ChildServer } from './servers.ts';
+import { USER_AGENT } from './load.ts';
+import { exited, freePort, listening } from './sending-peers.ts';
+
+export const SENDER_DOMAIN = 'bench-sender.com';
+export const RECIPIENT_DOMAIN = 'sink.bench-recipient.com';
+
+export interface OursOptions {
+  sinkPort: number;
+  redisUrl: string;
+  mtaConcurrency: number;
+  maxPerDestination: number;
+  onCleanup(step: () => Promise<unknown>): void;
+}
+
+export interface Ours {
+  api: ChildServer;
+  mta: { pid: number; stop(): Promise<void> };
+  db: Db;
+  key: string;
+  submissionPort: number;
+  /** email_recipients by status. */
+  recipients(): Promise<Record<string, number>>;
+}
+
+/** A 10 KB text body (76-character lines, as a mail client wraps them), different per message by its first line. */
+export function body(bytes: number, tag: string): string {
+  const line = 'The quick brown fox jumps over the lazy dog and the benchmark keeps typing.\n';
+  return `${tag}\n${line.repeat(Math.ceil(bytes / line.length))}`.slice(0, bytes);
+}
+
+export async function startOurs(o: OursOptions): Promise<Ours> {
+  const database = await createTestDatabase();
+  o.onCleanup(() => database.drop());
+  const blobDir = await mkdtemp(path.join(tmpdir(), 'pw-bench-send-'));
+  o.onCleanup(() => rm(blobDir, { recursive: true, force: true }));
+  const dns = await startDnsServer();
+  o.onCleanup(() => dns.close());
+  const redisPrefix = `pwbench-send-${randomBytes(5).toString('hex')}`;
+  o.onCleanup(async () => {
+    const redis = createRedis({ REDIS_URL: o.redisUrl });
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+    await redis.quit();
+  });
+  const submissionPort = await freePort();
+  const env = {
+    NODE_ENV: 'production', LOG_LEVEL: 'error', HOST: '127.0.0.1', DATABASE_URL: database.url, REDIS_URL: o.redisUrl,
+    REDIS_PREFIX: redisPrefix, BLOB_DIR: blobDir, RATE_LIMIT_RPS: '100000', SECRETS_KEY: randomBytes(32).toString('base64'),
+    DNS_SERVERS: dns.address, SMTP_DELIVERY_PORT: String(o.sinkPort), SMTP_HOST: '127.0.0.1',
+    SMTP_SUBMISSION_PORT: String(submissionPort), SMTP_SUBMISSION_TLS_PORT: String(await freePort()),
+    MTA_CONCURRENCY: String(o.mtaConcurrency), MTA_MAX_PER_DESTINATION: String(o.maxPerDestination),
+    // Each message is distinct (its subject), so the bulk rule never applies; this only keeps it out of the way.
+    BULK_DAILY_LIMIT: '100000000',
+  };
+  const config = loadConfig(env);
+  const db = createDb(config, { min: 0, max: 4 });
+  o.onCleanup(() => db.destroy());
+
+  // A team out of the sandbox, its rate limit far above the load, and a sending domain verified for real.
+  const { team, api_key: key } = await createTeamWithKey(db, 'Bench sending');
+  await setRateLimit(db, team.id, 100_000);
+  await liftSandbox(db, team.id, 'us-east-1');
+  const api = await startServer('api (sending)', 'api/main.ts', env);
+  o.onCleanup(() => api.stop());
+  const res = await fetch(`${api.url}/domains`, {
+    method: 'POST',
+    headers: { 'user-agent': USER_AGENT, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: SENDER_DOMAIN, region: 'us-east-1' }),
+  });
+  const domain = await res.json() as { id: string; records: { type: string; name: string; value: string; priority?: number }[] };
+  if (res.status !== 201) throw new Error(`POST /domains answered ${res.status}: ${JSON.stringify(domain)}`);
+  for (const r of domain.records) {
+    const name = r.name === '@' ? SENDER_DOMAIN : `${r.name}.${SENDER_DOMAIN}`;
+    if (r.type === 'MX') dns.set(name, 'MX', [{ exchange: r.value, priority: r.priority ?? 10 }]);
+    else if (r.type === 'TXT') dns.set(name, 'TXT', [r.value]);
+  }
+  const checked = await checkDomain(db, createResolver({ servers: [dns.address] }), config, domain.id);
+  if (checked?.status !== 'verified') throw new Error(`${SENDER_DOMAIN} did not verify: ${checked?.status}`);
+  dns.set(RECIPIENT_DOMAIN, 'MX', [{ exchange: `mx.${RECIPIENT_DOMAIN}`, priority: 10 }]);
+  dns.set(`mx.${RECIPIENT_DOMAIN}`, 'A', ['127.0.0.1']);
+
+  // The mta has no HTTP listener: it is up once its submission port accepts connections.
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'mta/main.ts')], {
+    cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 2, 2],
+  });
+  const mta = {
+    pid: child.pid ?? -1,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited(child);
+      clearTimeout(timer);
+    },
+  };
+  o.onCleanup(() => mta.stop());
+  await listening(submissionPort, 30_000, () => child.exitCode === null && child.signalCode === null);
+
+  return {
+    api, mta, db, key, submissionPort,
+    async recipients() {
+      const rows = await db('email_recipients').select('status').count({ n: '*' }).groupBy('status') as { status: string; n: string }[];
+      return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+    },
+  };
+}
+
+export interface AcceptResult {
+  sent: number;
+  ok: number;
+  failed: number;
+  wallMs: number;
+  /** First request sent, performance.now(). */
+  startedAt: number;
+  rate: number;
+  p50: number;
+  p99: number;
+}
+
+/** POST /emails `n` times on `connections` keep-alive connections, as fast as it goes or at `rate` per second. */
+export async function apiAccept(ours: Ours, n: number, connections: number, bytes: number, rate?: number): Promise<AcceptResult> {
+  const tag = randomBytes(4).toString('hex');
+  const text = body(bytes, tag);
+  let i = 0;
+  const options = {
+    url: `${ours.api.url}/emails`,
+    connections,
+    amount: n,
+    timeout: 30,
+    ...(rate ? { overallRate: rate } : {}),
+    // A different subject per request: distinct messages, as real traffic is, rather than one content hash whose
+    // bulk_counters row every accepting transaction would update (and wait on).
+    requests: [{
+      method: 'POST',
+      headers: { 'user-agent': USER_AGENT, authorization: `Bearer ${ours.key}`, 'content-type': 'application/json' },
+      setupRequest: (req: Record<string, unknown>) => ({
+        ...req,
+        body: JSON.stringify({ from: `Bench <bench@${SENDER_DOMAIN}>`, to: [`user-${tag}@${RECIPIENT_DOMAIN}`], subject: `Bench ${tag} ${i++}`, text }),
+      }),
+    }],
+  };
+  const startedAt = performance.now();
+  const r = await autocannon(options);
+  const wallMs = performance.now() - startedAt;
+  return {
+    sent: n, ok: r['2xx'], failed: r.non2xx + r.errors, wallMs, startedAt,
+    rate: r['2xx'] / (wallMs / 1000), p50: r.latency.p50, p99: r.latency.p99,
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
+}
+
+/** `n` messages over SMTP submission: `connections` pooled STARTTLS sessions, AUTH as apikey, one message per lane at a time. */
+export async function smtpAccept(ours: Ours, n: number, connections: number, bytes: number): Promise<AcceptResult> {
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1', port: ours.submissionPort, secure: false, requireTLS: true, pool: true,
+    maxConnections: connections, maxMessages: Infinity, tls: { rejectUnauthorized: false },
+    auth: { user: 'apikey', pass: ours.key },
+  });
+  const tag = randomBytes(4).toString('hex');
+  const text = body(bytes, tag);
+  const ms: number[] = [];
+  let next = 0;
+  let failed = 0;
+  let firstError: unknown;
+  const startedAt = performance.now();
+  const lane = async () => {
+    while (next < n) {
+      const i = next++;
+      const t0 = performance.now();
+      try {
+        await transport.sendMail({
+          from: `Bench <bench@${SENDER_DOMAIN}>`, to: `user-${tag}-${i}@${RECIPIENT_DOMAIN}`, subject: `Bench ${tag} ${i}`, text,
+        });
+        ms.push(performance.now() - t0);
+      } catch (err) {
+        failed++;
+        firstError ??= err;
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(connections, n) }, lane));
+  } finally {
+    transport.close();
+  }
+  const wallMs = performance.now() - startedAt;
+  if (firstError) console.error(`bench: sending: SMTP submission: ${failed} failed, the first: ${(firstError as Error).message}`);
+  ms.sort((a, b) => a - b);
+  return { sent: n, ok: ms.length, failed, wallMs, startedAt, rate: ms.length / (wallMs / 1000), p50: percentile(ms, 50), p99: percentile(ms, 99) };
+}
