@@ -1,18 +1,48 @@
-// The inbound process: wiring only. Today it holds its clients and reports itself; the MX listener and the
-// receive pipeline land with the receiving area (see README, "Feature status").
+// The inbound process: wiring only. Runs the MX listener (inbound/mx/: RCPT checks, durable store before the
+// 250) and the receive pipeline (inbound/receive/: receive jobs from queues.receive and the receive sweep).
 import { loadConfig } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
+import { createFsBlobStore } from '../shared/blobs.ts';
+import { createQueue, createWorker, queues } from '../shared/queue.ts';
+import { secretsKey } from '../shared/secrets.ts';
+import { tlsCredentials } from '../shared/tls/certificate.ts';
 import { onShutdown } from '../shared/shutdown.ts';
+import { createMxServer } from './mx/server.ts';
+import { processReceived } from './receive/job.ts';
+import { enqueueReceive, sweepReceived, SWEEP_EVERY_MS } from './receive/sweep.ts';
 
 const config = loadConfig();
 const log = createLogger(config, 'inbound');
-const db = createDb(config);
+const db = createDb(config, { min: 0, max: Math.max(10, config.INBOUND_CONCURRENCY) });
 await db.raw('select 1');
-log.info({ mx: config.MX_PORT }, 'inbound.started_without_listeners');
-const keepAlive = setInterval(() => {}, 1 << 30);
+const blobs = createFsBlobStore(config.BLOB_DIR);
+const secrets = secretsKey(config);
+
+const receiveQueue = createQueue(config, queues.receive);
+const sweepQueue = createQueue(config, queues.receiveSweep);
+// One schedule however many inbound copies run: BullMQ keeps a single scheduler per id.
+await sweepQueue.upsertJobScheduler('sweep', { every: SWEEP_EVERY_MS }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
+const workers = [
+  createWorker(config, queues.receive, async (job) => processReceived({ db, blobs, log, secrets }, String(job.data.messageId)), { concurrency: config.INBOUND_CONCURRENCY }),
+  createWorker(config, queues.receiveSweep, async () => ({ enqueued: await sweepReceived(db, receiveQueue) })),
+];
+for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
+
+const tls = await tlsCredentials(config, config.MTA_HOSTNAME);
+if (tls.selfSigned) log.warn('mx.self_signed_certificate: set SMTP_TLS_KEY_FILE and SMTP_TLS_CERT_FILE in production');
+const mx = createMxServer({ config, db, blobs, log, secrets, tls, enqueueReceive: (ids) => enqueueReceive(receiveQueue, ids) });
+await new Promise<void>((resolve, reject) => {
+  mx.server.once('error', reject);
+  mx.listen(config.MX_PORT, config.MX_HOST, () => resolve());
+});
+log.info({ mx: config.MX_PORT, host: config.MX_HOST, maxBytes: config.INBOUND_MAX_MESSAGE_BYTES }, 'mx.listening');
 
 onShutdown(log, async () => {
-  clearInterval(keepAlive);
+  // Stop taking mail first (sessions in progress finish and get their 250 or a retry), then stop claiming
+  // receive jobs and let running ones finish, then close the clients.
+  await new Promise<void>((resolve) => mx.close(() => resolve()));
+  await Promise.all(workers.map((w) => w.close()));
+  await Promise.all([receiveQueue.close(), sweepQueue.close()]);
   await db.destroy();
 });

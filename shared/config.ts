@@ -30,6 +30,12 @@ export const configSchema = z.object({
   SMTP_SUBMISSION_TLS_PORT: port.default(465),
   MX_HOST: z.string().default('0.0.0.0'),
   MX_PORT: port.default(25),
+  /** Largest message the MX accepts (SIZE, RFC 1870); larger ones are refused with 552 5.3.4. */
+  INBOUND_MAX_MESSAGE_BYTES: z.coerce.number().int().min(1024).default(40 * 1024 * 1024),
+  /** The MX's pause before its 220 greeting; a client that talks first is cut (early-talker check). 0 turns it off. */
+  INBOUND_GREETING_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(25),
+  /** Receive jobs one inbound process runs at once. */
+  INBOUND_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(10),
   RATE_LIMIT_RPS: z.coerce.number().int().min(1).max(100000).default(10),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   TRUST_PROXY: bool.default(false),
@@ -66,6 +72,10 @@ export const configSchema = z.object({
   BULK_DOCS_URL: z.string().url().default('https://www.rfc-editor.org/rfc/rfc8058'),
   /** Auto-configure may send RFC 2136 updates to private, loopback and link-local addresses (SSRF guard off). */
   DNS_UPDATE_ALLOW_PRIVATE: bool.default(false),
+  /** Webhook endpoints may be plain http:// URLs (otherwise https only). */
+  WEBHOOK_ALLOW_HTTP: bool.default(false),
+  /** Webhooks may be sent to private, loopback, link-local and metadata addresses (SSRF guard off). */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.default(false),
 });
 
 export type Config = Omit<z.infer<typeof configSchema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };

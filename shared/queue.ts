@@ -14,6 +14,12 @@ export const queues = {
   sending: 'sending',
   /** The mta's delivery sweep: deferred recipients come due, and what a crash left queued or leased. */
   deliverySweep: 'delivery-sweep',
+  /** Webhooks: fan events out to endpoints and send what is due (a repeatable tick, no data). */
+  webhooks: 'webhooks',
+  /** Processing of a message the MX stored: job data {messageId}, job id = the received_messages id. */
+  receive: 'receive',
+  /** The inbound sweep: re-enqueues received messages a crash left stored but unprocessed. */
+  receiveSweep: 'receive-sweep',
 } as const;
 
 export type QueueName = (typeof queues)[keyof typeof queues];

@@ -10,6 +10,7 @@ import { runMaintenance } from './maintenance.ts';
 import { refillKeyPool, sweepClaims, sweepDomains, SWEEP_EVERY_MS } from './domains.ts';
 import { releaseScheduled } from './sending.ts';
 import { deliveryEnqueuer } from '../../shared/emails/enqueue.ts';
+import { webhookRunner, TICK_MS as WEBHOOK_TICK_MS } from './webhooks.ts';
 
 const config = loadConfig();
 const log = createLogger(config, 'worker');
@@ -20,12 +21,15 @@ const secrets = secretsKey(config);
 const maintenanceQueue = createQueue(config, queues.maintenance);
 const domainsQueue = createQueue(config, queues.domains);
 const sendingQueue = createQueue(config, queues.sending);
+const webhooksQueue = createQueue(config, queues.webhooks);
+const webhooks = webhookRunner({ db, secrets, resolver: dns, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, log });
 const enqueueDelivery = deliveryEnqueuer(createQueue(config, queues.deliver), log);
 // One schedule however many workers run: BullMQ keeps a single scheduler per id.
 await maintenanceQueue.upsertJobScheduler('hourly', { every: 3600_000 }, { name: 'maintenance', data: {} });
 await domainsQueue.upsertJobScheduler('sweep', { every: SWEEP_EVERY_MS }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
 await domainsQueue.upsertJobScheduler('dkim-pool', { every: 30_000 }, { name: 'dkim-pool', data: {} });
 // Scheduled emails go out within a second of their time.
+await webhooksQueue.upsertJobScheduler('tick', { every: WEBHOOK_TICK_MS }, { name: 'tick', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
 await sendingQueue.upsertJobScheduler('release', { every: 1000 }, { name: 'release', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
 
 const workers = [
@@ -39,6 +43,7 @@ const workers = [
     return { checked: await sweepDomains(db, dns, config, log), claims: await sweepClaims(db, { resolver: dns, hosts: config, secrets }, log) };
   }, { concurrency: 2 }),
   createWorker(config, queues.sending, async () => ({ released: await releaseScheduled(db, enqueueDelivery) })),
+  createWorker(config, queues.webhooks, async () => webhooks.tick()),
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
 log.info({ queues: workers.map((w) => w.name) }, 'worker.started');
@@ -46,6 +51,7 @@ log.info({ queues: workers.map((w) => w.name) }, 'worker.started');
 onShutdown(log, async () => {
   // Stop claiming, let running jobs finish, then close the clients.
   await Promise.all(workers.map((w) => w.close()));
-  await Promise.all([maintenanceQueue.close(), domainsQueue.close(), sendingQueue.close()]);
+  await webhooks.drain();
+  await Promise.all([maintenanceQueue.close(), domainsQueue.close(), sendingQueue.close(), webhooksQueue.close()]);
   await db.destroy();
 });

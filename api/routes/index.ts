@@ -14,9 +14,10 @@ import { domainAutoconfigureOperations } from './domain-autoconfigure.ts';
 import { domainClaimOperations } from './domain-claims.ts';
 import { domainBrandOperations } from './domain-brand.ts';
 import { suppressionOperations } from './suppressions.ts';
+import { webhookOperations } from './webhooks.ts';
 import { buildOpenApi } from '../openapi.ts';
 
-const areaOperations: Operation[] = [...operationsOperations, ...apiKeyOperations, ...teamOperations, ...logOperations, ...domainOperations, ...emailOperations, ...emailAttachmentOperations, ...domainAutoconfigureOperations, ...domainClaimOperations, ...domainBrandOperations, ...suppressionOperations, ...notYetOperations];
+const areaOperations: Operation[] = [...operationsOperations, ...apiKeyOperations, ...teamOperations, ...logOperations, ...domainOperations, ...emailOperations, ...emailAttachmentOperations, ...domainAutoconfigureOperations, ...domainClaimOperations, ...domainBrandOperations, ...suppressionOperations, ...webhookOperations, ...notYetOperations];
 
 export const API_VERSION = '1.0.0';
 

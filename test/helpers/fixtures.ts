@@ -3,6 +3,7 @@
 // with path parameters whose area has no fixture here, so every new area adds one when it lands.
 import type { Operation } from '../../api/routes/operation.ts';
 import type { Platform, TestTeam } from './platform.ts';
+import { fanOutAll, SETTLE_MS } from '../../shared/webhooks/fanout.ts';
 
 /**
  * The id of a new resource of the area, owned by `team`. An area whose paths carry several ids (a webhook's
@@ -37,6 +38,19 @@ export const fixtures: Record<string, Fixture> = {
     if (res.status !== 201) throw new Error(`suppressions fixture: POST /suppressions answered ${res.status} ${res.text}`);
     return res.body.id;
   },
+  webhooks: async (p, team) => {
+    // An endpoint (never sent to here) and one event of it: a suppression added after it, fanned out.
+    const res = await p.request('POST', '/webhooks', { key: team.key, body: { endpoint: 'https://example.com/hook', events: ['suppression.added'] } });
+    if (res.status !== 201) throw new Error(`webhooks fixture: POST /webhooks answered ${res.status} ${res.text}`);
+    const webhook_id: string = res.body.id;
+    await fixtures.suppressions(p, team);
+    for (let i = 0; i < 50; i++) {
+      await fanOutAll(p.db, new Date(Date.now() + SETTLE_MS + 1));
+      const delivery = await p.db('webhook_deliveries').where({ endpoint_id: webhook_id }).first();
+      if (delivery) return { webhook_id, event_id: delivery.id };
+    }
+    throw new Error('webhooks fixture: the event was not fanned out');
+  },
   logs: async (p, team) => {
     const res = await p.request('GET', '/team', { key: team.key });
     const id = res.headers.get('x-request-log-id');
@@ -56,6 +70,7 @@ export const sampleBodies: Record<string, unknown> = {
   autoconfigureDomain: { server: '192.0.2.53', key_name: 'update-key', secret: 'c2VjcmV0LXNlY3JldC1zZWNyZXQtMzI=' },
   uploadDomainBrandLogo: { svg: '<svg/>' },
   shareEmail: { expires_in: '1 hour' },
+  updateWebhook: { status: 'enabled' },
 };
 
 export function pathParamNames(path: string): string[] {

@@ -1,0 +1,113 @@
+// The MX listener (RFC 5321 as a final destination): STARTTLS, SIZE, 8BITMIME, SMTPUTF8, PIPELINING; no AUTH.
+// RCPT TO is accepted only for addresses we serve (recipients.ts), so refusals happen at RCPT with 550 5.1.1,
+// never after DATA. DATA is stored durably (store.ts) before the 250; a storage failure answers 451 4.3.0 so
+// the sender retries. Receive jobs are enqueued after the commit; the sweep covers a failed enqueue.
+import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import type { Knex } from 'knex';
+import type { Config } from '../../shared/config.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { BlobStore } from '../../shared/blobs.ts';
+import { MxSmtpServer } from './greeting.ts';
+import { findRecipient, type Recipient } from './recipients.ts';
+import { storeMessage } from './store.ts';
+
+export interface MxDeps {
+  config: Pick<Config, 'MTA_HOSTNAME' | 'INBOUND_MAX_MESSAGE_BYTES' | 'INBOUND_GREETING_DELAY_MS'>;
+  db: Knex;
+  blobs: BlobStore;
+  log: Logger;
+  secrets: Buffer;
+  tls: { key: string; cert: string };
+  /** Hands stored messages to the receive job; a failure here is logged, the sweep re-enqueues. */
+  enqueueReceive: (messageIds: string[]) => Promise<void>;
+}
+
+/** RFC 5321 §4.5.3.1.8: at least 100 recipients must be accepted per message. */
+export const MAX_RECIPIENTS = 100;
+
+class MxReply extends Error {
+  constructor(readonly responseCode: number, message: string) {
+    super(message);
+  }
+}
+
+const temporaryFailure = () => new MxReply(451, '4.3.0 Temporary failure on our side, please try again later');
+
+// Recipients resolved at RCPT, per envelope: smtp-server makes a new envelope object on RSET and after DATA.
+const resolved = new WeakMap<SMTPServerSession['envelope'], Map<string, Recipient>>();
+
+async function readStream(stream: SMTPServerDataStream, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  if (stream.sizeExceeded) throw new MxReply(552, `5.3.4 The message is larger than ${limit} bytes`);
+  return Buffer.concat(chunks);
+}
+
+export function createMxServer(deps: MxDeps): SMTPServer {
+  const limit = deps.config.INBOUND_MAX_MESSAGE_BYTES;
+  const server: SMTPServer = new MxSmtpServer({
+    key: deps.tls.key,
+    cert: deps.tls.cert,
+    name: deps.config.MTA_HOSTNAME,
+    banner: 'Postwerk MX',
+    size: limit,
+    // An MX takes no AUTH: no AUTH in EHLO, no command, and nobody needs to log in.
+    authOptional: true,
+    authMethods: [],
+    disabledCommands: ['AUTH'],
+    // We neither relay nor send delivery notifications, so DSN and REQUIRETLS are not offered.
+    hideDSN: true,
+    hideREQUIRETLS: true,
+    maxRecipients: MAX_RECIPIENTS,
+    logger: false,
+    // On shutdown, sessions get this long to finish; what we did not 250 the sender retries.
+    closeTimeout: 10_000,
+    onRcptTo(address: SMTPServerAddress, session, callback) {
+      findRecipient(deps.db, deps.secrets, address.address)
+        .then((recipient) => {
+          if (!recipient) return callback(new MxReply(550, `5.1.1 <${address.address.replace(/[\r\n<>]/g, '')}>: Recipient address rejected: no such mailbox here`));
+          const map = resolved.get(session.envelope) ?? new Map<string, Recipient>();
+          map.set(address.address.toLowerCase(), recipient);
+          resolved.set(session.envelope, map);
+          callback();
+        })
+        .catch((err) => {
+          deps.log.error({ err, sessionId: session.id }, 'mx.rcpt_lookup_failed');
+          callback(new MxReply(451, '4.3.0 Temporary failure looking up the recipient, please try again later'));
+        });
+    },
+    onData(stream, session, callback) {
+      const map = resolved.get(session.envelope);
+      readStream(stream, limit)
+        .then(async (raw) => {
+          const recipients = session.envelope.rcptTo.map((r) => ({ address: r.address, recipient: map?.get(r.address.toLowerCase()) }))
+            .filter((r): r is { address: string; recipient: Recipient } => r.recipient !== undefined);
+          if (recipients.length === 0) throw temporaryFailure();
+          let ids: string[];
+          try {
+            ids = await storeMessage(deps.db, deps.blobs, {
+              raw,
+              envelopeFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+              recipients,
+              remoteIp: session.remoteAddress ?? '',
+              helo: session.hostNameAppearsAs ?? '',
+              tls: Boolean(session.secure),
+            });
+          } catch (err) {
+            deps.log.error({ err, sessionId: session.id }, 'mx.store_failed');
+            throw temporaryFailure();
+          }
+          deps.log.info({ sessionId: session.id, messageIds: ids, size: raw.length }, 'mx.stored');
+          await deps.enqueueReceive(ids).catch((err) => deps.log.warn({ err, messageIds: ids }, 'mx.enqueue_failed'));
+          return ids;
+        })
+        .then((ids) => callback(null, `2.0.0 OK: stored as ${ids[0]}`))
+        .catch((err) => {
+          if (!(err instanceof MxReply)) deps.log.error({ err, sessionId: session.id }, 'mx.data_failed');
+          callback(err instanceof MxReply ? err : temporaryFailure());
+        });
+    },
+  }, deps.config.INBOUND_GREETING_DELAY_MS);
+  server.on('error', (err) => deps.log.warn({ err: err.message }, 'mx.error'));
+  return server;
+}

@@ -1,0 +1,48 @@
+// Storing an accepted message before the 250 (ARCHITECTURE, step 2): the raw bytes durably in the blob store
+// (file and directory fsynced), then every row in one transaction. Only after the commit may the MX answer
+// 250, so a crash after the 250 loses nothing; a crash before it leaves at most an orphan blob, and the client
+// retries because it never saw a 250.
+//
+// One row per team (per email for bounces): a message with recipients at two teams' domains becomes two
+// independent copies. Each copy gets its own blob, `received/<team>/<id>/raw.eml`, rather than one shared
+// blob: deleting a received email, the retention window and a team's storage allowance then act on that
+// team's copy alone, with no reference counting across tenants. The cost (one more write) only falls on the
+// rare message addressed to several teams.
+import type { Knex } from 'knex';
+import type { BlobStore } from '../../shared/blobs.ts';
+import { newId } from '../../shared/ids.ts';
+import type { Recipient } from './recipients.ts';
+
+export interface StoredMessageInput {
+  raw: Buffer;
+  envelopeFrom: string;
+  recipients: { address: string; recipient: Recipient }[];
+  remoteIp: string;
+  helo: string;
+  tls: boolean;
+}
+
+export async function storeMessage(db: Knex, blobs: BlobStore, input: StoredMessageInput): Promise<string[]> {
+  const groups = new Map<string, { recipient: Recipient; rcpt: string[] }>();
+  for (const { address, recipient } of input.recipients) {
+    const key = recipient.kind === 'mail' ? `mail:${recipient.teamId}` : `bounce:${recipient.emailId}`;
+    const group = groups.get(key) ?? { recipient, rcpt: [] };
+    group.rcpt.push(address);
+    groups.set(key, group);
+  }
+  const now = new Date();
+  const rows = [...groups.values()].map(({ recipient, rcpt }) => {
+    const id = newId();
+    return {
+      id, team_id: recipient.teamId, domain_id: recipient.domainId, raw_blob_key: `received/${recipient.teamId}/${id}/raw.eml`,
+      size: input.raw.length, envelope_from: input.envelopeFrom, rcpt_to: rcpt, remote_ip: input.remoteIp,
+      helo: input.helo, tls: input.tls, status: 'stored', kind: recipient.kind,
+      email_id: recipient.kind === 'bounce' ? recipient.emailId : null, received_at: now,
+    };
+  });
+  await Promise.all(rows.map((r) => blobs.put(r.raw_blob_key, input.raw)));
+  await db.transaction(async (trx) => {
+    await trx('received_messages').insert(rows);
+  });
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,102 @@
+// The receive job (ARCHITECTURE, "The path of a received email", step 3): one stored message → one received
+// email. The job carries only the message id; the row's status moves stored → processed in the same
+// transaction that writes the email, its attachments and its event, so a duplicate or a retry is harmless.
+// Scanning (clamd), authentication (mailauth), quotas and mailbox rules join here in later slices; bounce
+// parsing (RFC 3464/5965) too: a bounce-kind message is only marked processed and never becomes an email.
+import type { Knex } from 'knex';
+import type { BlobStore } from '../../shared/blobs.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { newId } from '../../shared/ids.ts';
+import { recordEvent } from '../../shared/events.ts';
+import { findRecipient } from '../mx/recipients.ts';
+import { parseMessage, type ParsedEmail } from './parse.ts';
+
+export interface ReceiveDeps {
+  db: Knex;
+  blobs: BlobStore;
+  log: Logger;
+  secrets: Buffer;
+}
+
+type DroppedReason = 'parse_failed' | 'no_mailbox' | 'team_blocked';
+
+interface MessageRow {
+  id: string;
+  team_id: string;
+  raw_blob_key: string;
+  rcpt_to: string[];
+  status: 'stored' | 'processed';
+  kind: 'mail' | 'bounce';
+  received_at: Date;
+}
+
+const empty: ParsedEmail = { from: '', to: [], cc: [], bcc: [], replyTo: [], subject: '', messageId: '', html: null, text: null, headers: [], attachments: [] };
+
+/** Moves the row to processed unless someone already did; false means this run must not write anything. */
+async function claim(trx: Knex, id: string): Promise<boolean> {
+  return (await trx('received_messages').where({ id, status: 'stored' }).update({ status: 'processed' })) === 1;
+}
+
+/** No mailbox catches anything yet (every address at a receiving domain is a catch-all), so an address is
+ * still served while its domain receives for this team: one disabled or removed since the 250 drops it. */
+async function stillServed(deps: ReceiveDeps, row: MessageRow): Promise<boolean> {
+  for (const address of row.rcpt_to) {
+    const r = await findRecipient(deps.db, deps.secrets, address);
+    if (r?.kind === 'mail' && r.teamId === row.team_id) return true;
+  }
+  return false;
+}
+
+export async function processReceived(deps: ReceiveDeps, messageId: string): Promise<'processed' | 'skipped'> {
+  const row: MessageRow | undefined = await deps.db('received_messages').where({ id: messageId }).first();
+  if (!row || row.status !== 'stored') return 'skipped';
+  if (row.kind === 'bounce') {
+    return (await deps.db.transaction((trx) => claim(trx, row.id))) ? 'processed' : 'skipped';
+  }
+
+  let dropped: DroppedReason | null = null;
+  let parsed = empty;
+  const team = await deps.db('teams').where({ id: row.team_id }).first('status');
+  if (!team || team.status === 'suspended') dropped = 'team_blocked';
+  else if (!(await stillServed(deps, row))) dropped = 'no_mailbox';
+  const raw = await deps.blobs.get(row.raw_blob_key);
+  if (!raw) throw new Error(`raw message missing from the blob store: ${row.raw_blob_key}`);
+  try {
+    parsed = await parseMessage(raw);
+  } catch (err) {
+    deps.log.warn({ err, messageId }, 'receive.parse_failed');
+    dropped ??= 'parse_failed';
+  }
+  // A dropped message keeps its header fields (who, what) but no body and no attachments.
+  const attachments = dropped ? [] : parsed.attachments.map((a, position) => ({
+    ...a, id: newId(), position, blobKey: `received/${row.team_id}/${row.id}/attachment-${position}`,
+  }));
+  // Blobs first (idempotent keys: a retry overwrites), rows after, in one transaction with the claim.
+  await Promise.all(attachments.map((a) => deps.blobs.put(a.blobKey, a.content)));
+
+  const done = await deps.db.transaction(async (trx) => {
+    if (!(await claim(trx, row.id))) return false;
+    await trx('received_emails').insert({
+      id: row.id, team_id: row.team_id, from: parsed.from, to: parsed.to, cc: parsed.cc, bcc: parsed.bcc, reply_to: parsed.replyTo,
+      subject: parsed.subject, message_id: parsed.messageId, html: dropped ? null : parsed.html, text: dropped ? null : parsed.text,
+      headers: JSON.stringify(parsed.headers), dropped_reason: dropped, created_at: row.received_at,
+    });
+    if (attachments.length) {
+      await trx('received_attachments').insert(attachments.map((a) => ({
+        id: a.id, email_id: row.id, team_id: row.team_id, position: a.position, filename: a.filename, content_type: a.contentType,
+        content_disposition: a.contentDisposition, content_id: a.contentId, size: a.content.length, blob_key: a.blobKey,
+      })));
+    }
+    // Only a kept message is announced; a dropped one is visible in the list with its dropped_reason.
+    if (!dropped) {
+      await recordEvent(trx, row.team_id, 'email.received', {
+        email_id: row.id, created_at: row.received_at.toISOString(), from: parsed.from, to: parsed.to, bcc: parsed.bcc, cc: parsed.cc,
+        received_for: row.rcpt_to, message_id: parsed.messageId, subject: parsed.subject,
+        attachments: attachments.map((a) => ({ id: a.id, filename: a.filename, content_type: a.contentType, content_disposition: a.contentDisposition, content_id: a.contentId })),
+      });
+    }
+    return true;
+  });
+  if (done) deps.log.info({ messageId, dropped, attachments: attachments.length }, 'receive.processed');
+  return done ? 'processed' : 'skipped';
+}
