@@ -11,6 +11,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { MASTER_CF } from '../test/helpers/postfix.ts';
 
 const run = promisify(execFile);
 
@@ -111,29 +112,6 @@ export async function smtpSource(o: SourceOptions): Promise<number> {
   return performance.now() - t0;
 }
 
-const MASTER_CF = (port: number) => `
-127.0.0.1:${port} inet n - n - - smtpd
-pickup unix n - n 60 1 pickup
-cleanup unix n - n - 0 cleanup
-qmgr unix n - n 300 1 qmgr
-rewrite unix - - n - - trivial-rewrite
-bounce unix - - n - 0 bounce
-defer unix - - n - 0 bounce
-trace unix - - n - 0 bounce
-verify unix - - n - 1 verify
-flush unix n - n 1000? 0 flush
-proxymap unix - - n - - proxymap
-smtp unix - - n - - smtp
-relay unix - - n - - smtp
-showq unix n - n - - showq
-error unix - - n - - error
-retry unix - - n - - error
-discard unix - - n - - discard
-local unix - n n - - local
-anvil unix - - n - 1 anvil
-scache unix - - n - 1 scache
-postlog unix-dgram n - n - 1 postlogd
-`;
 
 export interface PostfixRelay {
   port: number;
@@ -188,7 +166,7 @@ export async function startPostfixRelay(sinkPort: number): Promise<PostfixRelay>
       'local_recipient_maps =',
       '',
     ].join('\n'));
-    await writeFile(path.join(dir, 'master.cf'), MASTER_CF(port));
+    await writeFile(path.join(dir, 'master.cf'), MASTER_CF(`127.0.0.1:${port}`));
     await mkdir(path.join(dir, 'spool'), { mode: 0o755 });
     await run(POSTFIX, ['-c', dir, 'set-permissions', 'create-missing']);
     await run(POSTFIX, ['-c', dir, 'start']);

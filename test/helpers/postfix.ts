@@ -30,7 +30,8 @@ export interface Postfix {
   close(): Promise<void>;
 }
 
-const MASTER_CF = (listen: string) => `
+/** master.cf of a private instance: its smtpd on `listen` only, the usual daemons (bench/ uses it too). */
+export const MASTER_CF = (listen: string) => `
 ${listen} inet n - n - - smtpd
 pickup unix n - n 60 1 pickup
 cleanup unix n - n - 0 cleanup
