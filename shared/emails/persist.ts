@@ -43,10 +43,12 @@ export async function persistEmails(
     return key;
   }));
   return db.transaction(async (trx) => {
-    // Quotas are counted under the team's row lock, so two concurrent sends cannot both slip under the limit.
-    const limits = await trx('teams').where({ id: sender.team.id }).select('daily_send_limit', 'monthly_send_limit')
-      .modify((q) => (sender.team.daily_send_limit != null || sender.team.monthly_send_limit != null ? q.forUpdate() : q)).first();
-    await checkQuota(trx, { id: sender.team.id, ...limits }, prepared.length, now);
+    // Quotas are counted under the team's row lock, so two concurrent sends cannot both slip under the limit. A
+    // team without limits (as its key's lookup saw it a moment ago) skips the lock and the counting.
+    if (sender.team.daily_send_limit != null || sender.team.monthly_send_limit != null) {
+      const limits = await trx('teams').where({ id: sender.team.id }).select('daily_send_limit', 'monthly_send_limit').forUpdate().first();
+      await checkQuota(trx, { id: sender.team.id, ...limits }, prepared.length, now);
+    }
     const rows: EmailRow[] = [];
     for (const [i, p] of prepared.entries()) {
       const id = ids[i];

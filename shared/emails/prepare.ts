@@ -10,7 +10,7 @@ import { ServiceError } from '../errors.ts';
 import { AddressError, formatMailbox, parseMailbox, type Mailbox } from './addresses.ts';
 import { parseScheduledAt, ScheduleError } from './schedule-phrase.ts';
 import { checkHeaders, checkTags, decodeAttachment, hasUnsubscribe, htmlToText, MAX_MESSAGE_BYTES, type AttachmentInput, type DecodedAttachment } from './content.ts';
-import { checkReach, reachContext, senderDomain } from './rules.ts';
+import { checkReach, reachContext, reachIsLimited, senderDomain } from './rules.ts';
 import { findUnusable, type Unusable } from './recipient-checks.ts';
 
 export const MAX_RECIPIENTS = 50;
@@ -144,7 +144,8 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
       recipients.push({ address: b.address, domain: b.domain, kind, status: 'queued', reason: null });
     }
   }
-  checkReach(sender.team, domain, recipients, await reachContext(db, sender.team.id, ctx.config.SIMULATOR_DOMAIN));
+  // The reach lookups (identities, verified domains) cost two queries: only a limited sender needs them.
+  if (reachIsLimited(sender.team, domain)) checkReach(sender.team, domain, recipients, await reachContext(db, sender.team.id, ctx.config.SIMULATOR_DOMAIN));
 
   const suppressed = await db('suppressions').where({ team_id: sender.team.id }).whereIn('email', recipients.map((r) => r.address.toLowerCase())).select('email', 'origin');
   const byEmail = new Map(suppressed.map((s: { email: string; origin: string }) => [s.email, s.origin]));

@@ -39,9 +39,12 @@ export async function reachContext(db: Knex, teamId: string, simulatorDomain: st
  * The sandbox (a region still in `sending.sandbox_regions`) and the managed domain reach only the team's
  * verified identities, the simulator and (sandbox only) addresses at the team's own verified domains.
  */
+export function reachIsLimited(team: Pick<TeamRow, 'sandbox_regions'>, domain: DomainRow): boolean {
+  return domain.managed || team.sandbox_regions.includes(domain.region);
+}
+
 export function checkReach(team: Pick<TeamRow, 'sandbox_regions'>, domain: DomainRow, recipients: { address: string; domain: string }[], reach: ReachContext): void {
-  const sandboxed = team.sandbox_regions.includes(domain.region);
-  if (!sandboxed && !domain.managed) return;
+  if (!reachIsLimited(team, domain)) return;
   for (const r of recipients) {
     if (r.domain === reach.simulatorDomain || reach.identities.has(r.address)) continue;
     if (!domain.managed && reach.verifiedDomains.has(r.domain)) continue;

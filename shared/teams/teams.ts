@@ -15,6 +15,9 @@ export interface TeamRow {
   plan: string;
   rate_limit_rps: number | null;
   sandbox_regions: string[];
+  /** Send limits set by the operator (null = none). */
+  daily_send_limit: number | null;
+  monthly_send_limit: number | null;
   suspended_at: Date | null;
   created_at: Date;
   updated_at: Date;
