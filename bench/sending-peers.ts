@@ -11,7 +11,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { MASTER_CF } from '../test/helpers/postfix.ts';
+import { instanceMainCf, MASTER_CF } from '../test/helpers/postfix.ts';
 
 const run = promisify(execFile);
 
@@ -135,17 +135,7 @@ export async function startPostfixRelay(sinkPort: number): Promise<PostfixRelay>
   try {
     await chmod(dir, 0o755);
     await writeFile(path.join(dir, 'main.cf'), [
-      'compatibility_level = 3.6',
-      `queue_directory = ${dir}/spool`,
-      `data_directory = ${dir}/data`,
-      `maillog_file = ${dir}/maillog`,
-      `maillog_file_prefixes = ${dir}`,
-      'command_directory = /usr/sbin',
-      'daemon_directory = /usr/lib/postfix/sbin',
-      'meta_directory = /etc/postfix',
-      'shlib_directory = /usr/lib/postfix',
-      'mail_owner = postfix',
-      'setgid_group = postdrop',
+      ...instanceMainCf(dir),
       // benchmarks.md's peer command, with the instance's own listener (master.cf) instead of port 25.
       'myhostname = bench.localdomain',
       'mydestination =',

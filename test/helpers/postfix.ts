@@ -30,6 +30,23 @@ export interface Postfix {
   close(): Promise<void>;
 }
 
+/** main.cf lines that make `dir` a private Postfix instance (its own queue, data and log; bench/ uses it too). */
+export function instanceMainCf(dir: string): string[] {
+  return [
+    'compatibility_level = 3.6',
+    `queue_directory = ${dir}/spool`,
+    `data_directory = ${dir}/data`,
+    `maillog_file = ${dir}/maillog`,
+    `maillog_file_prefixes = ${dir}`,
+    'command_directory = /usr/sbin',
+    'daemon_directory = /usr/lib/postfix/sbin',
+    'meta_directory = /etc/postfix',
+    'shlib_directory = /usr/lib/postfix',
+    'mail_owner = postfix',
+    'setgid_group = postdrop',
+  ];
+}
+
 /** master.cf of a private instance: its smtpd on `listen` only, the usual daemons (bench/ uses it too). */
 export const MASTER_CF = (listen: string) => `
 ${listen} inet n - n - - smtpd
@@ -96,17 +113,7 @@ export async function startPostfix(o: PostfixOptions): Promise<Postfix> {
   await writeFile(path.join(dir, 'access'), Object.entries(o.access ?? {}).map(([a, r]) => `${a} ${r}`).join('\n') + '\n');
   await writeFile(path.join(dir, 'transport'), `${o.domain} smtp:[${o.relayTo.host}]:${o.relayTo.port}\n`);
   await writeFile(path.join(dir, 'main.cf'), [
-    'compatibility_level = 3.6',
-    `queue_directory = ${dir}/spool`,
-    `data_directory = ${dir}/data`,
-    `maillog_file = ${dir}/maillog`,
-    `maillog_file_prefixes = ${dir}`,
-    'command_directory = /usr/sbin',
-    'daemon_directory = /usr/lib/postfix/sbin',
-    'meta_directory = /etc/postfix',
-    'shlib_directory = /usr/lib/postfix',
-    'mail_owner = postfix',
-    'setgid_group = postdrop',
+    ...instanceMainCf(dir),
     `myhostname = mx.${o.domain}`,
     'mydestination =',
     'inet_protocols = ipv4',
