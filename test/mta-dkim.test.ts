@@ -1,11 +1,12 @@
 // DKIM as other implementations see it: an RSA signature and, for a domain with an active Ed25519 key, a second
-// Ed25519 signature (RFC 8463 dual signing), each verified by mailauth and by dkimpy (python3-dkim), an
-// implementation that shares no code with the signer.
+// Ed25519 signature (RFC 8463 dual signing), each verified by mailauth, by dkimpy (python3-dkim) and by
+// opendkim-testmsg (libopendkim, keys over real DNS), implementations that share no code with the signer.
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
 import { insertEmail } from './helpers/emails.ts';
+import { opendkimVerify } from './helpers/opendkim.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
 import { newId } from '../shared/ids.ts';
 import { seal, secretsKey } from '../shared/secrets.ts';
@@ -45,7 +46,7 @@ function dkimpy(raw: Buffer, records: Record<string, string>, signatures: number
   });
 }
 
-test('RSA and Ed25519 signatures, both verified by mailauth and by dkimpy', async (t) => {
+test('RSA and Ed25519 signatures, each verified by mailauth, dkimpy and opendkim-testmsg', async (t) => {
   const team = await w.p.createTeam();
   const domain = await w.sendingDomain(team, 'dual-signed.com');
   const ed = generateKeyPairSync('ed25519');
@@ -73,7 +74,11 @@ test('RSA and Ed25519 signatures, both verified by mailauth and by dkimpy', asyn
     'ed1._domainkey.dual-signed.com': edRecord,
   };
   t.deepEqual(await dkimpy(message.raw, records, 2), [true, true]);
-  // The same check fails on a tampered body: the verifier is really checking.
+  // Each signature alone, so one good signature cannot cover for the other.
+  t.deepEqual((await opendkimVerify(message.raw, records)).map((v) => v.output), ['', '']);
+  // The same checks fail on a tampered body, and without the keys in DNS: the verifiers are really checking.
   const tampered = Buffer.from(message.raw.toString().replace('Gr', 'Xr'));
   t.deepEqual(await dkimpy(tampered, records, 2), [false, false]);
+  t.deepEqual((await opendkimVerify(tampered, records)).map((v) => [v.pass, v.output]), [[false, 'opendkim-testmsg: dkim_eom(): Bad signature'], [false, 'opendkim-testmsg: dkim_eom(): Bad signature']]);
+  t.deepEqual((await opendkimVerify(message.raw, {})).map((v) => v.output), ['opendkim-testmsg: dkim_eom(): Key retrieval failed', 'opendkim-testmsg: dkim_eom(): Key retrieval failed']);
 });

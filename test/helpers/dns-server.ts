@@ -81,7 +81,10 @@ function toRr(name: string, type: DnsRecordType, data: DnsRecordData[DnsRecordTy
   }
 }
 
-export async function startDnsServer(): Promise<DnsServer> {
+/** `host` and `port` default to 127.0.0.1 and a free port; a fixed port (53, for a resolver that cannot be told
+ * another) gets one try. */
+export async function startDnsServer(options: { host?: string; port?: number } = {}): Promise<DnsServer> {
+  const host = options.host ?? '127.0.0.1';
   /** name → type → resource records (owner name as set, so answers keep the publisher's case). */
   const zone = new Map<string, Map<DnsRecordType, Rr[]>>();
   const failures = new Map<string, DnsFailureMode>();
@@ -187,16 +190,16 @@ export async function startDnsServer(): Promise<DnsServer> {
   // One port for both transports: bind UDP at random, then TCP on the same number (again if TCP has it taken).
   let udp: dgram.Socket | undefined;
   for (let attempt = 0; !udp; attempt++) {
-    if (attempt === 20) throw new Error('no port free for both UDP and TCP');
+    if (attempt === (options.port ? 1 : 20)) throw new Error(`no port free for both UDP and TCP on ${host}`);
     const socket = dgram.createSocket('udp4');
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
-      socket.bind(0, '127.0.0.1', () => resolve());
+      socket.bind(options.port ?? 0, host, () => resolve());
     });
     const listened = await new Promise<boolean>((resolve) => {
       const onError = () => resolve(false);
       tcp.once('error', onError);
-      tcp.listen(socket.address().port, '127.0.0.1', () => {
+      tcp.listen(socket.address().port, host, () => {
         tcp.off('error', onError);
         resolve(true);
       });
@@ -209,7 +212,7 @@ export async function startDnsServer(): Promise<DnsServer> {
   const port = udpSocket.address().port;
 
   const dns: DnsServer = {
-    address: `127.0.0.1:${port}`,
+    address: `${host}:${port}`,
     port,
     queries,
     set(name, type, records) {

@@ -6,6 +6,7 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { startPlatform, type Platform, type TestTeam } from './platform.ts';
 import { startDnsServer, type DnsServer } from './dns-server.ts';
 import { startSmtpSink, type SinkOptions, type SmtpSink } from './smtp-sink.ts';
+import { opendkimVerify, signatureKeys } from './opendkim.ts';
 import { createResolver } from '../../shared/dns/resolver.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { closeDeliveryDeps, createDeliveryDeps, type DeliveryDeps, type DeliveryOptions } from '../../mta/delivery/deps.ts';
@@ -19,7 +20,10 @@ export interface MtaWorld {
   mx(domain: string, ips?: string[]): void;
   /** A verified sending domain of `team` with its DKIM key published in the DNS. */
   sendingDomain(team: TestTeam, name: string): Promise<{ id: string; name: string; selector: string }>;
-  /** mailauth's DKIM verdicts of a received message, keys read from the loopback DNS. */
+  /**
+   * DKIM verdicts of a received message by two verifiers, keys read from the loopback DNS: mailauth's status,
+   * which stays `pass` only when opendkim-testmsg (libopendkim) passes the same signature too.
+   */
   verifyDkim(raw: Buffer): Promise<{ status: string; domain: string; selector: string }[]>;
   /** Delivery stages with other options (a second mta copy); closed with the world. */
   moreDeps(options?: DeliveryOptions): DeliveryDeps;
@@ -60,7 +64,20 @@ export async function startMtaWorld(options: { sink?: SinkOptions; env?: Record<
     },
     async verifyDkim(raw) {
       const result = await dkimVerify(raw, { resolver: (name: string, rrtype: string) => verifier.resolve(name, rrtype) as Promise<string[][]> });
-      return result.results.map((r) => ({ status: r.status.result, domain: r.signingDomain ?? '', selector: r.selector ?? '' }));
+      // opendkim-testmsg gets the same keys from a DNS server of its own (it can only ask port 53).
+      const keys = signatureKeys(raw);
+      const records: Record<string, string> = {};
+      for (const k of keys) {
+        const name = `${k.selector}._domainkey.${k.domain}`;
+        records[name] = (await verifier.resolveTxt(name).catch(() => [] as string[][])).map((chunks) => chunks.join(''))[0] ?? '';
+      }
+      const opendkim = await opendkimVerify(raw, records);
+      return result.results.map((r) => {
+        const index = keys.findIndex((k) => k.domain === (r.signingDomain ?? '').toLowerCase() && k.selector === r.selector);
+        const other = opendkim[index];
+        const status = r.status.result === 'pass' && !other?.pass ? `pass by mailauth only; opendkim-testmsg: ${other?.output ?? 'no verdict'}` : r.status.result;
+        return { status, domain: r.signingDomain ?? '', selector: r.selector ?? '' };
+      });
     },
     async close() {
       await Promise.all(all.map(closeDeliveryDeps));
