@@ -76,6 +76,14 @@ export const configSchema = z.object({
   WEBHOOK_ALLOW_HTTP: bool.default(false),
   /** Webhooks may be sent to private, loopback, link-local and metadata addresses (SSRF guard off). */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.default(false),
+  /** Attachments by `path` may be plain http:// URLs (otherwise https only). */
+  ATTACHMENT_FETCH_ALLOW_HTTP: bool.default(false),
+  /** Attachments by `path` may be fetched from private, loopback, link-local and metadata addresses (SSRF guard off). */
+  ATTACHMENT_FETCH_ALLOW_PRIVATE_TARGETS: bool.default(false),
+  /** The whole fetch of one attachment by `path` (connect, answer, body) must end within this. */
+  ATTACHMENT_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  /** PEM file of certificate authorities trusted for attachment fetches beside the system's (a private CA). */
+  ATTACHMENT_FETCH_CA_FILE: z.string().optional(),
 });
 
 export type Config = Omit<z.infer<typeof configSchema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };

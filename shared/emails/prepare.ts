@@ -12,6 +12,7 @@ import { parseScheduledAt, ScheduleError } from './schedule-phrase.ts';
 import { checkHeaders, checkTags, decodeAttachment, hasUnsubscribe, htmlToText, MAX_MESSAGE_BYTES, type AttachmentInput, type DecodedAttachment } from './content.ts';
 import { checkReach, reachContext, reachIsLimited, senderDomain } from './rules.ts';
 import { findUnusable, type Unusable } from './recipient-checks.ts';
+import { fetchOptions, fetchPathAttachments } from './fetch-attachment.ts';
 
 export const MAX_RECIPIENTS = 50;
 
@@ -117,10 +118,9 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
   const text = input.text === undefined || input.text === null ? (html ? htmlToText(html) : null) : input.text === '' ? null : input.text;
   const headers = checkHeaders(input.headers ?? {});
   const tags = checkTags(input.tags ?? []);
-  if ((input.attachments ?? []).some((a) => a.path && !a.content)) {
-    throw new ServiceError('not_implemented', 'Attachments by `path` are not supported yet on this platform; send the `content` (base64).');
-  }
-  const attachments = (input.attachments ?? []).map((a, i) => decodeAttachment(a, i));
+  const given = input.attachments ?? [];
+  const inputs = given.some((a) => a.path && !a.content) ? await fetchPathAttachments(given, fetchOptions(ctx.config, ctx.dns)) : given.map((a) => ({ input: a, fetched: undefined }));
+  const attachments = inputs.map((a, i) => decodeAttachment(a.input, i, a.fetched));
   const size = Buffer.byteLength(html ?? '') + Buffer.byteLength(text ?? '') + attachments.reduce((n, a) => n + Math.ceil(a.content.length / 3) * 4, 0);
   if (size > MAX_MESSAGE_BYTES) throw fieldError('attachments', `The message is larger than ${MAX_MESSAGE_BYTES / 1024 / 1024} MB.`);
   let scheduledAt: Date | null = null;
