@@ -14,6 +14,7 @@ import { createSubmissionServer } from './submission/server.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import { tlsCredentials } from '../shared/tls/certificate.ts';
+import { createRedis } from '../shared/redis.ts';
 
 const config = loadConfig();
 const log = createLogger(config, 'mta');
@@ -37,8 +38,11 @@ for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.
 
 const tls = await tlsCredentials(config, config.MTA_HOSTNAME);
 if (tls.selfSigned) log.warn('submission.self_signed_certificate: set SMTP_TLS_KEY_FILE and SMTP_TLS_CERT_FILE in production');
+// Submission counts in the api's rate-limit window.
+const redis = createRedis(config);
+redis.on('error', (err) => log.warn({ err: err.message }, 'redis.error'));
 const submissionDeps = {
-  config, db, blobs, log, tls,
+  config, db, blobs, log, tls, redis,
   dns: createResolver({ servers: config.DNS_SERVERS }),
   enqueueDelivery: deliveryEnqueuer(deliverQueue, log),
 };
@@ -58,6 +62,6 @@ onShutdown(log, async () => {
   await Promise.all(listeners.map(({ server }) => new Promise<void>((resolve) => server.close(() => resolve()))));
   await Promise.all(workers.map((w) => w.close()));
   await closeDeliveryDeps(delivery);
-  await Promise.all([deliverQueue.close(), sweepQueue.close()]);
+  await Promise.all([deliverQueue.close(), sweepQueue.close(), redis.quit()]);
   await db.destroy();
 });

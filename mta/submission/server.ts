@@ -14,6 +14,8 @@ import type { TeamRow } from '../../shared/teams/teams.ts';
 import { prepareEmail, MAX_RECIPIENTS } from '../../shared/emails/prepare.ts';
 import { persistEmails } from '../../shared/emails/persist.ts';
 import * as idempotency from '../../shared/idempotency/store.ts';
+import type { Redis } from '../../shared/redis.ts';
+import { countRequest, rateLimitError } from '../../shared/rate-limit.ts';
 import { readSubmission } from './message.ts';
 import { SmtpReply, toSmtpReply } from './replies.ts';
 
@@ -24,6 +26,8 @@ export interface SubmissionDeps {
   dns: DnsResolver;
   log: Logger;
   enqueueDelivery: EnqueueDelivery;
+  /** The rate limit's window, shared with the api. */
+  redis: Redis;
   tls: { key: string; cert: string };
 }
 
@@ -95,6 +99,19 @@ export function createSubmissionServer(deps: SubmissionDeps, options: { implicit
         deps.log.error({ err }, 'submission.auth_failed');
         callback(new SmtpReply(454, '4.7.0 Temporary authentication failure'));
       }
+    },
+    // The team's rate limit, one count per message as the api counts one per request, taken at MAIL FROM: a
+    // message over the limit is refused before its body crosses the wire, and the 451 asks the client to retry
+    // the transaction (RFC 5321 §4.2.1, 4yz at MAIL). A Redis outage lets mail through, as on the api.
+    async onMailFrom(_address, session, callback) {
+      const authed = session.user as unknown as Authed;
+      try {
+        const window = await countRequest(deps.redis, deps.config, authed.team);
+        if (window.exceeded) return callback(toSmtpReply(rateLimitError(window)));
+      } catch (err) {
+        deps.log.warn({ err, sessionId: session.id }, 'ratelimit.unavailable');
+      }
+      callback();
     },
     onRcptTo(_address, session, callback) {
       if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return callback(new SmtpReply(452, `4.5.3 At most ${MAX_RECIPIENTS} recipients per message`));

@@ -29,7 +29,11 @@ export async function rawSmtp(port: number): Promise<RawSmtp> {
     if (waiting) complete();
   });
   const next = () => new Promise<string>((resolve, reject) => {
-    waiting = resolve;
+    // One error listener per pending reply, removed with it: a long session must not pile them up.
+    waiting = (reply) => {
+      socket.off('error', reject);
+      resolve(reply);
+    };
     socket.once('error', reject);
     complete();
   });
