@@ -1,6 +1,7 @@
 // One list helper for every area: newest first, cursors are item ids (UUID v7, so id order is creation order).
 import { z } from 'zod';
 import type { Knex } from 'knex';
+import { ServiceError } from './errors.ts';
 
 export const listQuery = z
   .object({
@@ -44,5 +45,31 @@ export async function paginate<Row>(query: Knex.QueryBuilder, page: ListQuery, c
   }
   if (page.after) q.where(column, '<', page.after);
   const rows: Row[] = await q.orderBy(column, 'desc');
+  return { has_more: rows.length > page.limit, rows: rows.slice(0, page.limit) };
+}
+
+/**
+ * Pages of rows kept in a fixed order (`position` ascending: an email's attachments in part order) while the
+ * cursors are still item ids. `query` is already filtered to the parent; a cursor that is not one of its rows
+ * is a validation_error naming `what` the cursor must be.
+ */
+export async function paginateByPosition<Row>(query: Knex.QueryBuilder, page: ListQuery, what: string): Promise<{ has_more: boolean; rows: Row[] }> {
+  const cursorId = page.after ?? page.before;
+  let cursor: number | undefined;
+  if (cursorId) {
+    const row = await query.clone().where({ id: cursorId }).first('position');
+    if (!row) {
+      const path = page.after ? 'after' : 'before';
+      throw new ServiceError('validation_error', `Invalid query parameter \`${path}\`: not ${what}.`, { errors: [{ path, message: `not ${what}` }] });
+    }
+    cursor = row.position;
+  }
+  if (page.before && cursor !== undefined) {
+    const rows: Row[] = await query.clone().where('position', '<', cursor).orderBy('position', 'desc').limit(page.limit + 1);
+    return { has_more: rows.length > page.limit, rows: rows.slice(0, page.limit).reverse() };
+  }
+  const q = query.clone().orderBy('position', 'asc').limit(page.limit + 1);
+  if (cursor !== undefined) q.where('position', '>', cursor);
+  const rows: Row[] = await q;
   return { has_more: rows.length > page.limit, rows: rows.slice(0, page.limit) };
 }

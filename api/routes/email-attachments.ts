@@ -1,11 +1,10 @@
 // A sent email's attachments (list, get, and the public signed download) and its share links.
 import { z } from 'zod';
-import type { Knex } from 'knex';
 import { getEmail } from '../../shared/emails/store.ts';
 import { presentEmail } from '../../shared/emails/present.ts';
 import { notFound, ServiceError } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
-import { listEnvelope, listQuery, type ListQuery } from '../../shared/pagination.ts';
+import { listEnvelope, listQuery, paginateByPosition } from '../../shared/pagination.ts';
 import {
   issueLink, linkKey, linkRefused, linkUrl, nowSeconds, openLink, parseExpires, sealLink, serveDownload, verifyLink,
 } from '../../shared/links/signed.ts';
@@ -62,29 +61,6 @@ function presentAttachment(deps: ApiDeps, row: AttachmentRow, now: Date) {
   };
 }
 
-/** One page of an email's attachments in part order; cursors are attachment ids of the same email. */
-async function pageAttachments(db: Knex, emailId: string, page: ListQuery): Promise<{ has_more: boolean; rows: AttachmentRow[] }> {
-  const base = () => db<AttachmentRow>('email_attachments').where({ email_id: emailId });
-  const cursorId = page.after ?? page.before;
-  let cursor: number | undefined;
-  if (cursorId) {
-    const row = await base().where({ id: cursorId }).first('position');
-    if (!row) {
-      const path = page.after ? 'after' : 'before';
-      throw new ServiceError('validation_error', `Invalid query parameter \`${path}\`: not an attachment of this email.`, { errors: [{ path, message: 'not an attachment of this email' }] });
-    }
-    cursor = row.position;
-  }
-  if (page.before && cursor !== undefined) {
-    const rows = await base().where('position', '<', cursor).orderBy('position', 'desc').limit(page.limit + 1);
-    return { has_more: rows.length > page.limit, rows: rows.slice(0, page.limit).reverse() };
-  }
-  const q = base().orderBy('position', 'asc').limit(page.limit + 1);
-  if (cursor !== undefined) q.where('position', '>', cursor);
-  const rows = await q;
-  return { has_more: rows.length > page.limit, rows: rows.slice(0, page.limit) };
-}
-
 // Share links: `expires_in` is `<n> <unit>` or `<n><unit>` (`10m`, `2h`, `1 day`), 1 minute to 30 days.
 const SHARE_DEFAULT_SECONDS = 48 * 3600;
 const SHARE_MIN_SECONDS = 60;
@@ -138,7 +114,7 @@ export const emailAttachmentOperations = [
     handler: async ({ auth, params, query, deps }) => {
       await getEmail(deps.db, auth.team.id, params.email_id);
       const now = new Date();
-      const page = await pageAttachments(deps.db, params.email_id, query);
+      const page = await paginateByPosition<AttachmentRow>(deps.db('email_attachments').where({ email_id: params.email_id }), query, 'an attachment of this email');
       return { object: 'list' as const, has_more: page.has_more, data: page.rows.map((r) => presentAttachment(deps, r, now)) };
     },
   }),

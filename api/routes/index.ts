@@ -15,9 +15,10 @@ import { domainClaimOperations } from './domain-claims.ts';
 import { domainBrandOperations } from './domain-brand.ts';
 import { suppressionOperations } from './suppressions.ts';
 import { webhookOperations } from './webhooks.ts';
+import { receivingOperations } from './receiving.ts';
 import { buildOpenApi } from '../openapi.ts';
 
-const areaOperations: Operation[] = [...operationsOperations, ...apiKeyOperations, ...teamOperations, ...logOperations, ...domainOperations, ...emailOperations, ...emailAttachmentOperations, ...domainAutoconfigureOperations, ...domainClaimOperations, ...domainBrandOperations, ...suppressionOperations, ...webhookOperations, ...notYetOperations];
+const areaOperations: Operation[] = [...operationsOperations, ...apiKeyOperations, ...teamOperations, ...logOperations, ...domainOperations, ...emailOperations, ...emailAttachmentOperations, ...domainAutoconfigureOperations, ...domainClaimOperations, ...domainBrandOperations, ...suppressionOperations, ...webhookOperations, ...receivingOperations, ...notYetOperations];
 
 export const API_VERSION = '1.0.0';
 

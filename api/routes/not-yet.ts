@@ -8,11 +8,6 @@ type Row = [Method, string, string, Permission?];
 
 const rows: Row[] = [
   ['get', '/emails/metrics', 'emails'],
-  ['get', '/emails/receiving', 'receiving'],
-  ['get', '/emails/receiving/{email_id}', 'receiving'],
-  ['delete', '/emails/receiving/{email_id}', 'receiving'],
-  ['get', '/emails/receiving/{email_id}/attachments', 'receiving'],
-  ['get', '/emails/receiving/{email_id}/attachments/{attachment_id}', 'receiving'],
   ['post', '/templates', 'templates'],
   ['get', '/templates', 'templates'],
   ['get', '/templates/{id_or_alias}', 'templates'],

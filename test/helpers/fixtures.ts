@@ -4,6 +4,10 @@
 import type { Operation } from '../../api/routes/operation.ts';
 import type { Platform, TestTeam } from './platform.ts';
 import { fanOutAll, SETTLE_MS } from '../../shared/webhooks/fanout.ts';
+import { newId } from '../../shared/ids.ts';
+import { secretsKey } from '../../shared/secrets.ts';
+import { storeMessage } from '../../inbound/mx/store.ts';
+import { processReceived } from '../../inbound/receive/job.ts';
 
 /**
  * The id of a new resource of the area, owned by `team`. An area whose paths carry several ids (a webhook's
@@ -51,6 +55,7 @@ export const fixtures: Record<string, Fixture> = {
     }
     throw new Error('webhooks fixture: the event was not fanned out');
   },
+  receiving: (p, team) => receivedEmail(p, team),
   logs: async (p, team) => {
     const res = await p.request('GET', '/team', { key: team.key });
     const id = res.headers.get('x-request-log-id');
@@ -122,6 +127,29 @@ const emailAttachment: Fixture = async (p, team) => {
   const list = await p.request('GET', `/emails/${res.body.id}/attachments`, { key: team.key });
   if (list.status !== 200) throw new Error(`email attachment fixture: GET attachments answered ${list.status} ${list.text}`);
   return { email_id: res.body.id, attachment_id: list.body.data[0].id };
+};
+/**
+ * A received email with one attachment, for both ids of the receiving routes: a receiving domain of the team,
+ * the message stored by the MX's own store and turned into a received email by the real receive job (only the
+ * SMTP conversation is skipped; test/receiving-api.test.ts delivers over SMTP).
+ */
+const receivedEmail: Fixture = async (p, team) => {
+  const domainId = newId();
+  const name = `rx-${Math.random().toString(36).slice(2, 10)}.test`;
+  await p.db('domains').insert({ id: domainId, team_id: team.id, name, status: 'verified', receiving: 'enabled' });
+  const raw = Buffer.from([
+    'From: Fixture <fixture@sender.test>', `To: inbox@${name}`, 'Subject: fixture', 'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="b"', '', '--b', 'Content-Type: text/plain', '', 'fixture', '--b',
+    'Content-Type: text/plain; name="a.txt"', 'Content-Disposition: attachment; filename="a.txt"', '', 'attached', '--b--', '',
+  ].join('\r\n'));
+  const [email_id] = await storeMessage(p.db, p.deps.blobs, {
+    raw, envelopeFrom: 'fixture@sender.test', recipients: [{ address: `inbox@${name}`, recipient: { kind: 'mail', teamId: team.id, domainId } }],
+    remoteIp: '127.0.0.1', helo: 'sender.test', tls: false,
+  });
+  await processReceived({ db: p.db, blobs: p.deps.blobs, log: p.deps.log, secrets: secretsKey(p.config) }, email_id);
+  const attachment = await p.db('received_attachments').where({ email_id }).first('id');
+  if (!attachment) throw new Error('receiving fixture: the receive job stored no attachment');
+  return { email_id, attachment_id: attachment.id };
 };
 export const operationFixtures: Record<string, Fixture> = {
   getDomainClaim: domainClaim, verifyDomainClaim: domainClaim,
