@@ -32,12 +32,16 @@ export interface OursOptions {
   mtaConcurrency: number;
   maxPerDestination: number;
   onCleanup(step: () => Promise<unknown>): void;
+  /** More environment for the api and mta (bench/sending-profile.ts: NODE_OPTIONS=--cpu-prof). */
+  extraEnv?: Record<string, string>;
 }
 
 export interface Ours {
   api: ChildServer;
   mta: { pid: number; stop(): Promise<void> };
   db: Db;
+  /** The database's URL (its name tells its PostgreSQL backends apart). */
+  databaseUrl: string;
   key: string;
   submissionPort: number;
   /** email_recipients by status. */
@@ -77,6 +81,7 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
     MTA_CONCURRENCY: String(o.mtaConcurrency), MTA_MAX_PER_DESTINATION: String(o.maxPerDestination),
     // Each message is distinct (its subject), so the bulk rule never applies; this only keeps it out of the way.
     BULK_DAILY_LIMIT: '100000000',
+    ...o.extraEnv,
   };
   const config = loadConfig(env);
   const db = createDb(config, { min: 0, max: 4 });
@@ -123,7 +128,7 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
   await listening(submissionPort, 30_000, () => child.exitCode === null && child.signalCode === null);
 
   return {
-    api, mta, db, key, submissionPort,
+    api, mta, db, key, submissionPort, databaseUrl: database.url,
     async recipients() {
       const rows = await db('email_recipients').select('status').count({ n: '*' }).groupBy('status') as { status: string; n: string }[];
       return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));

@@ -16,8 +16,31 @@ export const eventTypes = [
 
 export type EventType = (typeof eventTypes)[number];
 
+export interface EventRow {
+  id: string;
+  team_id: string;
+  type: EventType;
+  /** JSON text. */
+  data: string;
+}
+
+/** The row recordEvent inserts; for a caller that inserts it as part of a larger statement (one round trip). */
+export function eventRow(teamId: string, type: EventType, data: Record<string, unknown>): EventRow {
+  return { id: newId(), team_id: teamId, type, data: JSON.stringify(data) };
+}
+
+/** The insert of `rows` as a query (for a WITH clause); every other column keeps its default. */
+export function insertEvents(db: Knex, rows: EventRow[]): Knex.QueryBuilder {
+  return db('events').insert(rows);
+}
+
+/** The insert of `row` once per row of `source` (a WITH query's name): recorded only when `source` has a row. */
+export function insertEventPer(db: Knex, row: EventRow, source: string): Knex.Raw {
+  return db.raw('insert into events (id, team_id, type, data) select ?, ?, ?, ? from ??', [row.id, row.team_id, row.type, row.data, source]);
+}
+
 export async function recordEvent(db: Knex, teamId: string, type: EventType, data: Record<string, unknown>): Promise<string> {
-  const id = newId();
-  await db('events').insert({ id, team_id: teamId, type, data: JSON.stringify(data) });
-  return id;
+  const row = eventRow(teamId, type, data);
+  await insertEvents(db, [row]);
+  return row.id;
 }

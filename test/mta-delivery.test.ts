@@ -61,7 +61,7 @@ test('an API email is composed, DKIM-signed, sent over STARTTLS with the return-
   const email = await w.p.db('emails').where({ id }).first();
   t.is(email.status, 'done');
   t.is(email.last_event, 'delivered');
-  t.is(email.raw_blob_key, `emails/${team.id}/${id}.eml`);
+  t.regex(email.raw_blob_key, new RegExp(`^emails/${team.id}/${id}\\.[0-9a-f]{8}\\.eml$`));
   const events = await eventsOf(w.p.db, id);
   t.deepEqual(events.map((e) => e.type), ['email.sent', 'email.delivered']);
   t.deepEqual(events[0].data.tags, { kind: 'receipt' });

@@ -1,7 +1,8 @@
 // The message to send, composed once: an API send is built with nodemailer's MailComposer from the email row
-// and its attachment blobs, stored as `emails/<team>/<id>.eml` and named by raw_blob_key, so every later attempt
+// and its attachment blobs, stored as `emails/<team>/<id>.<random>.eml` and named by raw_blob_key, so every later attempt
 // (and every copy of the mta) sends the same bytes. An SMTP-submitted email already has its raw message.
 // Signing happens per attempt on top of these bytes (sign.ts).
+import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { BlobStore } from '../../shared/blobs.ts';
@@ -88,17 +89,21 @@ export function finishHeaders(raw: Buffer, email: Pick<EmailRow, 'message_id' | 
   return Buffer.concat([Buffer.from(added.join('') + kept.join(''), 'latin1'), raw.subarray(end)]);
 }
 
-/** The bytes to sign and send for `email`: its stored message, or a new composition stored first. */
+/**
+ * The bytes to sign and send for `email`: its stored message, or a new composition stored first. Storing is
+ * one conditional update (raw_blob_key still null) after the blob is durable, under a name of its own; should
+ * two jobs of one email ever compose at once, the one whose update lost drops its copy and sends the winner's
+ * bytes, so every attempt still sends what is stored.
+ */
 export async function messageOf(deps: ComposeDeps, email: EmailRow, now: Date): Promise<Buffer> {
   if (email.raw_blob_key) return finishHeaders(await readBlob(deps.blobs, email.raw_blob_key), email);
-  // The row lock makes concurrent jobs of one email wait for the first composition instead of making their own.
-  return deps.db.transaction(async (trx) => {
-    const row = await trx('emails').where({ id: email.id }).forUpdate().first('raw_blob_key');
-    if (row?.raw_blob_key) return finishHeaders(await readBlob(deps.blobs, row.raw_blob_key), email);
-    const raw = await composeMessage(deps, trx, email);
-    const key = `emails/${email.team_id}/${email.id}.eml`;
-    await deps.blobs.put(key, raw);
-    await trx('emails').where({ id: email.id }).update({ raw_blob_key: key, size_bytes: raw.length, updated_at: now });
-    return raw;
-  });
+  const raw = await composeMessage(deps, deps.db, email);
+  const key = `emails/${email.team_id}/${email.id}.${randomBytes(4).toString('hex')}.eml`;
+  await deps.blobs.put(key, raw);
+  const [stored] = await deps.db('emails').where({ id: email.id }).whereNull('raw_blob_key')
+    .update({ raw_blob_key: key, size_bytes: raw.length, updated_at: now }).returning('id');
+  if (stored) return raw;
+  await deps.blobs.delete(key);
+  const row = await deps.db('emails').where({ id: email.id }).first('raw_blob_key');
+  return finishHeaders(await readBlob(deps.blobs, row.raw_blob_key), email);
 }

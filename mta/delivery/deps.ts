@@ -11,6 +11,8 @@ import { createSessionPool, type SessionPool } from './pool.ts';
 import { DEFAULT_TIMEOUTS, type Timeouts } from './session.ts';
 import { createThrottle, type Throttle } from './throttle.ts';
 import { retryJobId } from './sweep.ts';
+import { createSigningDomains, DOMAIN_CACHE_MS, type SigningDomains } from './signing-domain.ts';
+import { cachingResolver } from './dns-cache.ts';
 
 export type DeliveryConfig = Pick<Config, 'SIMULATOR_DOMAIN' | 'PUBLIC_BASE_URL' | 'SMTP_DELIVERY_PORT' | 'MTA_HOSTNAME'>;
 
@@ -22,6 +24,8 @@ export interface DeliveryDeps {
   secrets: Buffer;
   dns: DnsResolver;
   signer: Signer;
+  /** Sending domains and their DKIM keys, cached for a few seconds (signing-domain.ts). */
+  domains: SigningDomains;
   pool: SessionPool;
   throttle: Throttle;
   /** SMTP_DELIVERY_PORT, under the name transmit.ts takes it. */
@@ -38,18 +42,22 @@ export interface DeliveryOptions {
   signingThreads?: number;
   maxPerDestination?: number;
   dns?: DnsResolver;
+  /** How long a sending domain and its keys are kept (signing-domain.ts); 0 reads them for every message. */
+  domainCacheMs?: number;
 }
 
 export function createDeliveryDeps(
   config: Config, clients: { db: Knex; blobs: BlobStore; log: Logger }, options: DeliveryOptions = {},
 ): DeliveryDeps {
   const queue = options.queue;
+  const secrets = secretsKey(config);
   return {
     ...clients,
     config,
-    secrets: secretsKey(config),
-    dns: options.dns ?? createResolver({ servers: config.DNS_SERVERS }),
+    secrets,
+    dns: options.dns ?? cachingResolver(createResolver({ servers: config.DNS_SERVERS })),
     signer: createSigner({ threads: options.signingThreads ?? config.MTA_SIGNING_THREADS }),
+    domains: createSigningDomains(clients.db, secrets, options.domainCacheMs ?? DOMAIN_CACHE_MS),
     pool: createSessionPool({ name: config.MTA_HOSTNAME, timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts } }),
     throttle: createThrottle(options.maxPerDestination ?? config.MTA_MAX_PER_DESTINATION),
     port: config.SMTP_DELIVERY_PORT,

@@ -3,40 +3,31 @@
 // by domain, one SMTP transaction per domain (route → throttle → transmit → classify → record), in parallel.
 // A duplicate or retried job is harmless: it leases nothing that another job holds or that is not due.
 import type { EmailRow } from '../../shared/emails/present.ts';
-import { recordEvent } from '../../shared/events.ts';
 import { emailEventData } from '../../shared/emails/present.ts';
 import { classify, type Answer } from './classify.ts';
 import { messageOf } from './compose.ts';
 import type { DeliveryDeps } from './deps.ts';
-import { envelopeSender, type SendingDomain } from './envelope.ts';
+import { envelopeSender } from './envelope.ts';
 import { recordAttempt } from './record.ts';
 import { routeDomain } from './route.ts';
-import { signingKeys } from './sign.ts';
 import { simulate } from './simulator.ts';
 import { transmit } from './transmit.ts';
 import type { Attempt, LeasedRecipient, Outcome } from './types.ts';
 import { takeLease, type Lease } from './lease.ts';
 
-/** queued → sending, with email.sent, the first time a job gets this far (conditional, so only once). */
-async function markSent(deps: DeliveryDeps, email: EmailRow, now: Date): Promise<void> {
-  if (email.status !== 'queued') return;
-  await deps.db.transaction(async (trx) => {
-    const [moved] = await trx('emails').where({ id: email.id, status: 'queued' })
-      .update({ status: 'sending', last_event: trx.raw(`case when last_event = 'queued' then 'sent' else last_event end`), updated_at: now })
-      .returning('id');
-    if (moved) await recordEvent(trx, email.team_id, 'email.sent', emailEventData(email));
-  });
-}
-
 interface Job {
   email: EmailRow;
   now: Date;
   lease: Lease;
+  /** Some recipient was deferred: the job schedules its next attempt. */
+  deferred: boolean;
 }
 
 /** Records under the job's current lease token (lease.ts keeps renewals and records from overlapping). */
-const record = (deps: DeliveryDeps, job: Job, attempt: Attempt) =>
-  job.lease.use((token) => recordAttempt(deps, { email: job.email, now: job.now, lease: token }, attempt));
+const record = (deps: DeliveryDeps, job: Job, attempt: Attempt) => {
+  if (attempt.outcomes.some((o) => o.outcome.action === 'defer')) job.deferred = true;
+  return job.lease.use((token) => recordAttempt(deps, { email: job.email, now: job.now, lease: token }, attempt));
+};
 
 const elapsed = (since: number) => Math.round(performance.now() - since);
 
@@ -83,13 +74,11 @@ async function deliverDomain(deps: DeliveryDeps, ctx: Job, prepared: Prepared, d
 }
 
 async function prepare(deps: DeliveryDeps, email: EmailRow, now: Date): Promise<Prepared | null> {
-  const domain: SendingDomain | undefined = email.domain_id
-    ? await deps.db('domains').where({ id: email.domain_id }).first('id', 'name', 'custom_return_path')
-    : undefined;
-  if (!domain) return null;
+  const sending = email.domain_id ? await deps.domains.get(email.domain_id) : null;
+  if (!sending) return null;
   const raw = await messageOf({ ...deps, publicBaseUrl: deps.config.PUBLIC_BASE_URL }, email, now);
-  const signatures = await deps.signer.sign(raw, await signingKeys(deps.db, deps.secrets, domain), now);
-  return { from: envelopeSender(deps.secrets, email.id, domain), message: signatures ? Buffer.concat([Buffer.from(signatures), raw]) : raw };
+  const signatures = await deps.signer.sign(raw, sending.keys, now);
+  return { from: envelopeSender(deps.secrets, email.id, sending.domain), message: signatures ? Buffer.concat([Buffer.from(signatures), raw]) : raw };
 }
 
 async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRecipient[]): Promise<void> {
@@ -119,12 +108,13 @@ export interface DeliverySummary {
 export async function processDelivery(deps: DeliveryDeps, emailId: string, now = new Date()): Promise<DeliverySummary> {
   const email = await deps.db<EmailRow>('emails').where({ id: emailId }).first();
   if (!email || (email.status !== 'queued' && email.status !== 'sending')) return { leased: 0 };
-  const lease = await takeLease(deps.db, deps.log, emailId, now);
+  // The first job to lease moves the email queued → sending and records email.sent in the same statement.
+  const firstSend = email.status === 'queued' ? { teamId: email.team_id, data: emailEventData(email) } : undefined;
+  const lease = await takeLease(deps.db, deps.log, emailId, now, undefined, firstSend);
   if (!lease) return { leased: 0 };
   const leased = lease.recipients;
+  const job: Job = { email, now, lease, deferred: false };
   try {
-    await markSent(deps, email, now);
-    const job: Job = { email, now, lease };
     const simulated = leased.filter((r) => r.domain.toLowerCase() === deps.config.SIMULATOR_DOMAIN);
     const remote = leased.filter((r) => r.domain.toLowerCase() !== deps.config.SIMULATOR_DOMAIN);
     await Promise.all([
@@ -134,7 +124,9 @@ export async function processDelivery(deps: DeliveryDeps, emailId: string, now =
   } finally {
     lease.release();
   }
+  // Only a job that deferred someone has a next attempt to schedule (a recipient another job deferred is that job's).
+  if (!job.deferred || !deps.scheduleRetry) return { leased: leased.length };
   const next = await deps.db('email_recipients').where({ email_id: emailId, status: 'deferred' }).min({ at: 'next_attempt_at' }).first();
-  if (next?.at && deps.scheduleRetry) await deps.scheduleRetry(emailId, new Date(next.at));
+  if (next?.at) await deps.scheduleRetry(emailId, new Date(next.at));
   return { leased: leased.length };
 }

@@ -8,6 +8,7 @@ import { randomInt } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from '../../shared/logger.ts';
 import type { LeasedRecipient } from './types.ts';
+import { eventRow, insertEventPer } from '../../shared/events.ts';
 
 export const LEASE_MS = 10 * 60_000;
 
@@ -25,16 +26,38 @@ export interface Lease {
   release(): void;
 }
 
-/** Leases the due recipients of an email at `now`; null when none is due and free. */
-export async function takeLease(db: Knex, log: Logger, emailId: string, now: Date, renewEveryMs = LEASE_MS / 3): Promise<Lease | null> {
+/** The email.sent event to record when the lease moves the email queued → sending (its first job). */
+export interface FirstSend {
+  teamId: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Leases the due recipients of an email at `now`; null when none is due and free. With `firstSend`, the same
+ * statement moves the email queued → sending and records email.sent, when it leased something and the email is
+ * still queued (conditional, so once): one round trip instead of a lease and a transaction of three.
+ */
+export async function takeLease(db: Knex, log: Logger, emailId: string, now: Date, renewEveryMs = LEASE_MS / 3, firstSend?: FirstSend): Promise<Lease | null> {
   let current = token(new Date(now.getTime() + LEASE_MS));
-  const recipients: LeasedRecipient[] = await db('email_recipients')
+  const lease = db('email_recipients')
     .where({ email_id: emailId })
     .whereIn('status', ['queued', 'deferred'])
-    .where((q) => q.whereNull('next_attempt_at').orWhere('next_attempt_at', '<=', now))
-    .where((q) => q.whereNull('leased_until').orWhere('leased_until', '<', now))
+    .where((w) => w.whereNull('next_attempt_at').orWhere('next_attempt_at', '<=', now))
+    .where((w) => w.whereNull('leased_until').orWhere('leased_until', '<', now))
     .update({ leased_until: current })
     .returning(COLUMNS);
+  let recipients: LeasedRecipient[];
+  if (firstSend) {
+    recipients = await db.queryBuilder()
+      .with('leased', lease)
+      .with('moved', db('emails').where({ id: emailId, status: 'queued' }).whereExists(db.select(db.raw('1')).from('leased'))
+        .update({ status: 'sending', last_event: db.raw(`case when last_event = 'queued' then 'sent' else last_event end`), updated_at: now })
+        .returning('id'))
+      .with('sent', insertEventPer(db, eventRow(firstSend.teamId, 'email.sent', firstSend.data), 'moved'))
+      .select(COLUMNS).from('leased');
+  } else {
+    recipients = await lease;
+  }
   if (recipients.length === 0) return null;
 
   const started = performance.now();

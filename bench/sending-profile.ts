@@ -1,0 +1,111 @@
+// CPU per message, per process, for our side of the sending suite (bench/README.md, "The sending suite"): a
+// fixed batch through the API and one through SMTP submission, each until the sink has every message, with the
+// CPU time (user + system, every thread, from /proc) each process used over the batch divided by the messages.
+// Wall-clock rates on a shared machine are noise; CPU per message is what a change moves.
+//
+//   npx tsx bench/sending-profile.ts                 # 1000 messages each way
+//   PROFILE_MESSAGES=500 PROFILE_CPU_PROF=/tmp/prof npx tsx bench/sending-profile.ts
+//
+// PROFILE_CPU_PROF=<dir> profiles the api and mta (a .cpuprofile each, written when they stop, for Chrome's
+// DevTools or `npx tsx bench/cpuprofile-top.ts`): NODE_OPTIONS refuses --cpu-prof, so a preloaded module runs
+// the inspector's profiler instead.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { startSink } from './sending-peers.ts';
+import { apiAccept, smtpAccept, startOurs } from './sending-ours.ts';
+
+const messages = Number(process.env.PROFILE_MESSAGES ?? 1000);
+const sessions = Number(process.env.PROFILE_SESSIONS ?? 20);
+const bytes = 10240;
+const ticks = 100;
+
+function cpuOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / ticks;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * CPU seconds of every process whose command name matches `comm` and, with `cmdline`, whose command line holds it
+ * (a PostgreSQL backend's names its database: other sessions' databases on the same server are not counted).
+ */
+function cpuOfAll(comm: RegExp, cmdline?: string): number {
+  let total = 0;
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (!comm.test(name)) continue;
+      if (cmdline && !readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(cmdline)) continue;
+      total += cpuOf(Number(d));
+    } catch { /* gone */ }
+  }
+  return total;
+}
+
+const undo: (() => Promise<unknown>)[] = [];
+const cleanup = async () => {
+  for (const step of undo.reverse()) await step().catch(() => undefined);
+};
+process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
+
+try {
+  const sink = await startSink();
+  undo.push(() => sink.close());
+  const dir = process.env.PROFILE_CPU_PROF;
+  let env: Record<string, string> | undefined;
+  if (dir) {
+    const hook = path.join(dir, 'profile-hook.mjs');
+    writeFileSync(hook, [
+      "import { Session } from 'node:inspector';",
+      "import { writeFileSync } from 'node:fs';",
+      'const s = new Session(); s.connect();',
+      "s.post('Profiler.enable'); s.post('Profiler.setSamplingInterval', { interval: 200 }); s.post('Profiler.start');",
+      "process.on('exit', () => s.post('Profiler.stop', (err, r) => { if (!err) writeFileSync(" +
+        `${JSON.stringify(dir)} + '/' + process.argv[1].split('/').slice(-2).join('-') + '-' + process.pid + '.cpuprofile', JSON.stringify(r.profile)); }));`,
+    ].join('\n'));
+    env = { NODE_OPTIONS: `--import=${hook}` };
+  }
+  const ours = await startOurs({
+    sinkPort: sink.port, redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', mtaConcurrency: 20, maxPerDestination: 20,
+    onCleanup: (s) => undo.push(s), extraEnv: env,
+  });
+  const base0 = sink.count();
+  await apiAccept(ours, 100, sessions, bytes);
+  await smtpAccept(ours, 40, sessions, bytes);
+  await sink.waitFor(base0 + 140, 60_000);
+
+  const database = new URL(ours.databaseUrl).pathname.slice(1);
+  const snapshot = () => ({
+    api: cpuOf(ours.api.pid), mta: cpuOf(ours.mta.pid), postgres: cpuOfAll(/^postgres/, ` ${database} `), redis: cpuOfAll(/^redis-server/),
+    sink: cpuOf(sink.pid), client: process.cpuUsage(), at: performance.now(),
+  });
+  const rows: string[] = [];
+  for (const [label, go] of [
+    ['API', () => apiAccept(ours, messages, sessions, bytes)],
+    ['SMTP', () => smtpAccept(ours, messages, sessions, bytes)],
+  ] as const) {
+    const base = sink.count();
+    const a = snapshot();
+    const r = await go();
+    await sink.waitFor(base + r.ok, 300_000);
+    const b = snapshot();
+    const per = (x: number) => ((x * 1000) / r.ok).toFixed(2);
+    const client = (b.client.user + b.client.system - a.client.user - a.client.system) / 1e6;
+    const wall = (b.at - a.at) / 1000;
+    rows.push(`${label.padEnd(5)} n=${r.ok} accept ${r.rate.toFixed(0)}/s p50 ${r.p50.toFixed(0)} p99 ${r.p99.toFixed(0)} delivered ${(r.ok / wall).toFixed(0)}/s | ms CPU/msg: ` +
+      `api ${per(b.api - a.api)} mta ${per(b.mta - a.mta)} postgres ${per(b.postgres - a.postgres)} redis* ${per(b.redis - a.redis)} ` +
+      `sink ${per(b.sink - a.sink)} client ${per(client)} | total ${per(b.api - a.api + b.mta - a.mta + b.postgres - a.postgres + b.redis - a.redis)} (ours+pg+redis)`);
+  }
+  console.log(rows.join('\n'));
+  console.log('postgres: the backends of our database (WAL writer and checkpointer not counted); redis*: the whole server, other users included.');
+  console.log(`recipients: ${JSON.stringify(await ours.recipients())}`);
+} finally {
+  await cleanup();
+}
