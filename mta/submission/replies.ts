@@ -30,6 +30,7 @@ export function toSmtpReply(err: unknown): SmtpReply {
     case 'validation_error':
     case 'missing_required_field':
       if (details.reason === 'invalid_recipient') return new SmtpReply(550, `5.1.1 ${text}`);
+      if (details.reason === 'message_too_large') return new SmtpReply(552, `5.3.4 ${text}`);
       if (err.status === 403) return new SmtpReply(550, `5.7.1 ${text}`);
       if (details.reason === 'bulk_requires_unsubscribe') return new SmtpReply(550, `5.7.1 ${text}`);
       return new SmtpReply(554, `5.6.0 ${text}`);
