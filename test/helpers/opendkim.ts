@@ -65,7 +65,7 @@ export async function opendkimVerify(raw: Buffer, records: Record<string, string
   try {
     for (const [name, value] of Object.entries(records)) dns.set(name, 'TXT', [value]);
     const conf = path.join(dir, 'resolv.conf');
-    await writeFile(conf, `nameserver ${host}\noptions timeout:2 attempts:1\n`);
+    await writeFile(conf, `nameserver ${host}\noptions timeout:5 attempts:3\n`);
     const verdicts: OpendkimVerdict[] = [];
     for (let i = 0; i < signatureKeys(raw).length; i++) {
       const { code, output } = await runInNamespace(conf, keepOneSignature(raw, i));
