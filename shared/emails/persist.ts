@@ -5,9 +5,9 @@ import type { Knex } from 'knex';
 import type { BlobStore } from '../blobs.ts';
 import type { Config } from '../config.ts';
 import { newId } from '../ids.ts';
-import { recordEvent } from '../events.ts';
+import { eventRow, insertEvents, type EventRow } from '../events.ts';
 import { formatMailbox } from './addresses.ts';
-import { checkQuota, contentHash, countBulk } from './rules.ts';
+import { bulkCounterUpsert, checkBulk, checkQuota, contentHash } from './rules.ts';
 import { emailEventData, type EmailRow } from './present.ts';
 import type { PreparedEmail, Sender } from './prepare.ts';
 
@@ -51,14 +51,13 @@ export async function persistEmails(
     }
     const rows: EmailRow[] = [];
     for (const [i, p] of prepared.entries()) {
+      // One statement per email (its row, recipients, attachments, bulk counter and first events), so a send
+      // costs BEGIN, this and COMMIT.
       const id = ids[i];
       const queued = p.recipients.filter((r) => r.status === 'queued');
-      if (!p.unsubscribe && queued.length) {
-        await countBulk(trx, sender.team.id, contentHash(p.from.address, p.subject, p.html, p.text), queued.length, ctx.config.BULK_DAILY_LIMIT, ctx.config.BULK_DOCS_URL, now);
-      }
       const scheduled = p.scheduled_at !== null && p.scheduled_at.getTime() > now.getTime();
       const allSuppressed = queued.length === 0;
-      const [email] = await trx<EmailRow>('emails').insert({
+      const values = {
         id, team_id: sender.team.id, domain_id: p.domain.id, api_key_id: sender.key?.id ?? null, source: sender.source,
         from: formatMailbox(p.from), from_address: p.from.address, to: p.to, cc: p.cc, bcc: p.bcc, reply_to: p.reply_to,
         subject: p.subject, html: p.html, text: p.text, headers: JSON.stringify(p.headers) as never, tags: JSON.stringify(p.tags) as never,
@@ -67,21 +66,33 @@ export async function persistEmails(
         status: allSuppressed ? 'done' : scheduled ? 'scheduled' : 'queued',
         last_event: allSuppressed ? (p.recipients.some((r) => r.status === 'suppressed') ? 'suppressed' : 'failed') : scheduled ? 'scheduled' : 'queued',
         scheduled_at: p.scheduled_at, size_bytes: p.size, created_at: now, updated_at: now,
-      }).returning('*');
-      await trx('email_recipients').insert(p.recipients.map((r) => ({
-        id: newId(), email_id: id, team_id: sender.team.id, address: r.address, domain: r.domain, kind: r.kind, status: r.status,
-        last_response: r.reason, next_attempt_at: r.status === 'queued' ? (scheduled ? p.scheduled_at : now) : null, updated_at: now,
-      })));
-      if (attachmentRows[i].length) await trx('email_attachments').insert(attachmentRows[i]);
-      if (scheduled) await recordEvent(trx, sender.team.id, 'email.scheduled', emailEventData(email));
+      };
+      // What the events say of the email, from the values written (emailEventData reads only these).
+      const shown = { ...values, tags: p.tags } as unknown as EmailRow;
+      const events: EventRow[] = [];
+      if (scheduled) events.push(eventRow(sender.team.id, 'email.scheduled', emailEventData(shown)));
       for (const r of p.recipients.filter((x) => x.status === 'suppressed')) {
         const reason = r.suppression?.origin === 'complaint' ? 'previous_complaint' : 'previous_bounce';
-        await recordEvent(trx, sender.team.id, 'email.suppressed', emailEventData(email, {
+        events.push(eventRow(sender.team.id, 'email.suppressed', emailEventData(shown, {
           to: [r.address],
           suppressed: { type: 'OnAccountSuppressionList', reason, message: `${r.address} is on the team's suppression list.` },
-        }));
+        })));
       }
-      rows.push(email);
+      let q = trx.queryBuilder()
+        .with('email', trx('emails').insert(values).returning('*'))
+        .with('recipient_rows', trx('email_recipients').insert(p.recipients.map((r) => ({
+          id: newId(), email_id: id, team_id: sender.team.id, address: r.address, domain: r.domain, kind: r.kind, status: r.status,
+          last_response: r.reason, next_attempt_at: r.status === 'queued' ? (scheduled ? p.scheduled_at : now) : null, updated_at: now,
+        }))));
+      if (attachmentRows[i].length) q = q.with('attachment_rows', trx('email_attachments').insert(attachmentRows[i]));
+      if (events.length) q = q.with('first_events', insertEvents(trx, events));
+      const bulk = !p.unsubscribe && queued.length > 0;
+      if (bulk) q = q.with('bulk', bulkCounterUpsert(trx, sender.team.id, contentHash(p.from.address, p.subject, p.html, p.text), queued.length, now));
+      const [row] = await q.from('email').select('email.*', bulk ? trx.raw('(select recipients from bulk) as bulk_recipients') : trx.raw('null as bulk_recipients'));
+      const { bulk_recipients: bulkCount, ...email } = row as EmailRow & { bulk_recipients: number | null };
+      // Past the bulk rule's limit the send is refused, and the transaction (the counter with it) rolls back.
+      if (bulk) checkBulk(bulkCount!, ctx.config.BULK_DAILY_LIMIT, ctx.config.BULK_DOCS_URL);
+      rows.push(email as EmailRow);
     }
     await inTransaction?.(trx, rows);
     return rows;

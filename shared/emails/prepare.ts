@@ -10,7 +10,7 @@ import { ServiceError } from '../errors.ts';
 import { AddressError, formatMailbox, parseMailbox, type Mailbox } from './addresses.ts';
 import { parseScheduledAt, ScheduleError } from './schedule-phrase.ts';
 import { checkHeaders, checkTags, decodeAttachment, hasUnsubscribe, htmlToText, MAX_MESSAGE_BYTES, type AttachmentInput, type DecodedAttachment } from './content.ts';
-import { checkReach, reachContext, reachIsLimited, senderDomain } from './rules.ts';
+import { checkReach, reachContext, reachIsLimited, senderLookups } from './rules.ts';
 import { findUnusable, type Unusable } from './recipient-checks.ts';
 import { fetchOptions, fetchPathAttachments } from './fetch-attachment.ts';
 
@@ -134,7 +134,8 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
     }
   }
 
-  const domain = await senderDomain(db, sender.team, sender.key, from.domain);
+  // The domain and what the suppression lists say of the recipients, in one query.
+  const { domain, suppressed: byEmail, dead } = await senderLookups(db, sender.team, sender.key, from.domain, [...to, ...cc, ...bcc].map((b) => b.address.toLowerCase()));
   const recipients: PreparedRecipient[] = [];
   const seen = new Set<string>();
   for (const [kind, boxes] of [['to', to], ['cc', cc], ['bcc', bcc]] as const) {
@@ -148,14 +149,12 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
   // The reach lookups (identities, verified domains) cost two queries: only a limited sender needs them.
   if (reachIsLimited(sender.team, domain)) checkReach(sender.team, domain, recipients, await reachContext(db, sender.team.id, ctx.config.SIMULATOR_DOMAIN));
 
-  const suppressed = await db('suppressions').where({ team_id: sender.team.id }).whereIn('email', recipients.map((r) => r.address.toLowerCase())).select('email', 'origin');
-  const byEmail = new Map(suppressed.map((s: { email: string; origin: string }) => [s.email, s.origin]));
   for (const r of recipients) {
     const origin = byEmail.get(r.address.toLowerCase());
     if (origin) Object.assign(r, { status: 'suppressed', reason: `on the team's suppression list (${origin})`, suppression: { origin } });
   }
   const open = recipients.filter((r) => r.status === 'queued');
-  const unusable = await findUnusable(db, ctx.dns, open.map((r) => ({ address: r.address.toLowerCase(), domain: r.domain })), (d) => d === ctx.config.SIMULATOR_DOMAIN);
+  const unusable = await findUnusable(db, ctx.dns, open.map((r) => ({ address: r.address.toLowerCase(), domain: r.domain })), (d) => d === ctx.config.SIMULATOR_DOMAIN, dead);
   for (const r of open) {
     const why = unusable.get(r.address.toLowerCase());
     if (why) Object.assign(r, { status: 'failed', reason: why.cause });

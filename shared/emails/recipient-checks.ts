@@ -41,9 +41,12 @@ function cachedMx(dns: DnsResolver, domain: string, now: number): Promise<MxHost
   return result;
 }
 
-/** For each address, why it cannot receive mail; usable ones are absent from the map. */
+/**
+ * For each address, why it cannot receive mail; usable ones are absent from the map. `dead`: the platform-wide
+ * hard bounces among the addresses when the caller has read them already (rules.ts senderLookups).
+ */
 export async function findUnusable(
-  db: Knex, dns: DnsResolver, addresses: { address: string; domain: string }[], exempt: (domain: string) => boolean,
+  db: Knex, dns: DnsResolver, addresses: { address: string; domain: string }[], exempt: (domain: string) => boolean, dead?: Set<string>,
 ): Promise<Map<string, Unusable>> {
   const out = new Map<string, Unusable>();
   const lookups = new Map<string, Promise<MxHostsResult>>();
@@ -63,8 +66,8 @@ export async function findUnusable(
   const candidates = addresses.map((a) => a.address).filter((a) => !out.has(a));
   if (candidates.length) {
     // The platform-wide hard-bounce list: an address that hard-bounced for any team.
-    const dead = await db('suppressions').whereIn('email', candidates).where({ origin: 'bounce' }).distinct('email');
-    for (const { email } of dead) out.set(email, { cause: 'dead_address' });
+    const bounced = dead ? candidates.filter((a) => dead.has(a)) : (await db('suppressions').whereIn('email', candidates).where({ origin: 'bounce' }).distinct('email')).map((r: { email: string }) => r.email);
+    for (const email of bounced) out.set(email, { cause: 'dead_address' });
   }
   return out;
 }

@@ -7,8 +7,7 @@ import type { DomainRow } from '../domains/store.ts';
 import type { TeamRow } from '../teams/teams.ts';
 import type { ApiKeyRow } from '../api-keys/keys.ts';
 
-export async function senderDomain(db: Knex, team: Pick<TeamRow, 'id'>, key: Pick<ApiKeyRow, 'domain_id'> | null, domainName: string): Promise<DomainRow> {
-  const domain = await db<DomainRow>('domains').where({ team_id: team.id, name: domainName }).first();
+function checkSenderDomain(domain: DomainRow | undefined, key: Pick<ApiKeyRow, 'domain_id'> | null, domainName: string): DomainRow {
   if (!domain || domain.status !== 'verified') {
     throw new ServiceError('validation_error', `The ${domainName} domain is not verified. Add and verify it on the domains page (POST /domains).`, { status: 403 });
   }
@@ -19,6 +18,37 @@ export async function senderDomain(db: Knex, team: Pick<TeamRow, 'id'>, key: Pic
     throw new ServiceError('validation_error', `This API key may only send from its own domain, not from ${domainName}.`, { status: 403 });
   }
   return domain;
+}
+
+export async function senderDomain(db: Knex, team: Pick<TeamRow, 'id'>, key: Pick<ApiKeyRow, 'domain_id'> | null, domainName: string): Promise<DomainRow> {
+  return checkSenderDomain(await db<DomainRow>('domains').where({ team_id: team.id, name: domainName }).first(), key, domainName);
+}
+
+export interface SenderLookups {
+  domain: DomainRow;
+  /** The team's own suppressions among the addresses: address → origin. */
+  suppressed: Map<string, string>;
+  /** Addresses that hard-bounced for any team (the platform-wide list, recipient-checks.ts `dead_address`). */
+  dead: Set<string>;
+}
+
+/**
+ * The sender's domain (checked as senderDomain does) and, in the same query, what the suppression lists say of
+ * `addresses` (lower case): the team's own entries and the platform-wide hard bounces. One round trip where a
+ * send used to make three.
+ */
+export async function senderLookups(db: Knex, team: Pick<TeamRow, 'id'>, key: Pick<ApiKeyRow, 'domain_id'> | null, domainName: string, addresses: string[]): Promise<SenderLookups> {
+  const row: (DomainRow & { suppression_hits: { email: string; origin: string; own: boolean }[] }) | undefined = await db('domains as d')
+    .where({ 'd.team_id': team.id, 'd.name': domainName })
+    .first('d.*', db.raw(`(select coalesce(json_agg(json_build_object('email', s.email, 'origin', s.origin, 'own', s.team_id = d.team_id)), '[]'::json)
+      from suppressions s where s.email = any(?::text[]) and (s.team_id = d.team_id or s.origin = 'bounce')) as suppression_hits`, [addresses]));
+  const { suppression_hits: hits = [], ...domain } = row ?? {};
+  const checked = checkSenderDomain(row ? (domain as DomainRow) : undefined, key, domainName);
+  return {
+    domain: checked,
+    suppressed: new Map(hits.filter((h) => h.own).map((h) => [h.email, h.origin])),
+    dead: new Set(hits.filter((h) => h.origin === 'bounce').map((h) => h.email)),
+  };
 }
 
 export interface ReachContext {
@@ -80,20 +110,30 @@ export function contentHash(from: string, subject: string, html: string | null, 
   return createHash('sha256').update(`${from}\n${subject}\n${html ?? ''}\n${text ?? ''}`).digest('hex');
 }
 
+/** The upsert of the bulk rule's counter for today, answering the day's count (for a WITH clause). */
+export function bulkCounterUpsert(db: Knex, teamId: string, hash: string, recipients: number, now: Date): Knex.QueryBuilder {
+  const day = now.toISOString().slice(0, 10);
+  return db('bulk_counters')
+    .insert({ team_id: teamId, day, content_hash: hash, recipients })
+    .onConflict(['team_id', 'day', 'content_hash'])
+    .merge({ recipients: db.raw('bulk_counters.recipients + excluded.recipients') })
+    .returning('recipients');
+}
+
+/** The refusal of the bulk rule once the day's count is past `limit` (the transaction that counted rolls back). */
+export function checkBulk(count: number, limit: number, docsUrl: string): void {
+  if (count > limit) {
+    throw new ServiceError('validation_error', `This message has reached ${limit} people today without an unsubscribe link. Add one (or a List-Unsubscribe header) to keep sending it.`, {
+      details: { reason: 'bulk_requires_unsubscribe', docs_url: docsUrl },
+    });
+  }
+}
+
 /**
  * The bulk rule: the same message without an unsubscribe link may reach at most `limit` people a day; past it
  * the send is refused (422 bulk_requires_unsubscribe). Counted inside the accepting transaction.
  */
 export async function countBulk(db: Knex, teamId: string, hash: string, recipients: number, limit: number, docsUrl: string, now: Date): Promise<void> {
-  const day = now.toISOString().slice(0, 10);
-  const [row] = await db('bulk_counters')
-    .insert({ team_id: teamId, day, content_hash: hash, recipients })
-    .onConflict(['team_id', 'day', 'content_hash'])
-    .merge({ recipients: db.raw('bulk_counters.recipients + excluded.recipients') })
-    .returning('recipients');
-  if (row.recipients > limit) {
-    throw new ServiceError('validation_error', `This message has reached ${limit} people today without an unsubscribe link. Add one (or a List-Unsubscribe header) to keep sending it.`, {
-      details: { reason: 'bulk_requires_unsubscribe', docs_url: docsUrl },
-    });
-  }
+  const [row] = await bulkCounterUpsert(db, teamId, hash, recipients, now);
+  checkBulk(row.recipients, limit, docsUrl);
 }

@@ -32,10 +32,13 @@ export interface NewRequestLog {
 }
 
 /**
- * Writes the log row. The commit does not wait for the WAL flush (synchronous_commit off, for this
- * transaction only): a crash may lose the last few log rows, never an email, and the api does not pay an fsync
- * per request. The key's own row is touched at most once a minute (it keeps the last use past log retention);
- * the exact latest use is read from the logs (shared/api-keys/keys.ts).
+ * Writes the log row, and touches the key's own row at most once a minute (it keeps the last use past log
+ * retention; the exact latest use is read from the logs, shared/api-keys/keys.ts; a row that does not match is
+ * not locked, so the touch costs nothing while the minute has not passed). One statement, one round trip, whose
+ * commit does not wait for the WAL flush: `set_config(..., true)` sets synchronous_commit off for its own
+ * (implicit) transaction, which is still in force when that transaction commits. A crash may lose the last few
+ * log rows, never an email (an email's transaction keeps the server's synchronous_commit), and the api does not
+ * pay an fsync per request.
  */
 export async function recordRequest(db: Knex, log: NewRequestLog): Promise<void> {
   const row = {
@@ -45,17 +48,14 @@ export async function recordRequest(db: Knex, log: NewRequestLog): Promise<void>
     request_body: JSON.stringify(redactBody(log.request_body)),
     response_body: JSON.stringify(redactBody(log.response_body)),
   };
-  await db.transaction(async (trx) => {
-    await trx.raw('set local synchronous_commit = off');
-    await trx('request_logs').insert(row);
-  });
+  let q = db.queryBuilder().with('log', db('request_logs').insert(row));
   if (log.api_key_id) {
-    // A row that does not match is not locked, so this costs nothing while the minute has not passed.
-    await db('api_keys')
+    q = q.with('key_touch', db('api_keys')
       .where({ id: log.api_key_id, team_id: log.team_id })
       .andWhere((w) => w.whereNull('last_used_at').orWhere('last_used_at', '<', db.raw("now() - interval '1 minute'")))
-      .update({ last_used_at: db.fn.now(), last_used_request_log_id: log.id });
+      .update({ last_used_at: db.fn.now(), last_used_request_log_id: log.id }));
   }
+  await q.select(db.raw("set_config('synchronous_commit', 'off', true)"));
 }
 
 export async function getLog(db: Knex, teamId: string, id: string): Promise<RequestLogRow> {
