@@ -9,7 +9,10 @@ import { secretsKey } from '../shared/secrets.ts';
 import { tlsCredentials } from '../shared/tls/certificate.ts';
 import { onShutdown } from '../shared/shutdown.ts';
 import { createMxServer } from './mx/server.ts';
-import { processReceived } from './receive/job.ts';
+import { processReceived, type ReceiveDeps } from './receive/job.ts';
+import { createAuthenticator } from './receive/authenticate.ts';
+import { createClamdScanner } from '../shared/clamd/client.ts';
+import { createResolver } from '../shared/dns/resolver.ts';
 import { enqueueReceive, sweepReceived, SWEEP_EVERY_MS } from './receive/sweep.ts';
 
 const config = loadConfig();
@@ -23,8 +26,13 @@ const receiveQueue = createQueue(config, queues.receive);
 const sweepQueue = createQueue(config, queues.receiveSweep);
 // One schedule however many inbound copies run: BullMQ keeps a single scheduler per id.
 await sweepQueue.upsertJobScheduler('sweep', { every: SWEEP_EVERY_MS }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
+// No CLAMD_ADDRESS: mail is received unscanned, said at every start and by the api's /ready.
+const scanner = config.CLAMD_ADDRESS ? createClamdScanner(config.CLAMD_ADDRESS) : null;
+if (!scanner) log.warn('receive.scanning_off: set CLAMD_ADDRESS to scan received mail with clamd');
+const authenticator = createAuthenticator({ dns: createResolver({ servers: config.DNS_SERVERS }), authservId: config.PLATFORM_INBOUND_HOST });
+const receiveDeps: ReceiveDeps = { db, blobs, log, secrets, scanner, authenticator };
 const workers = [
-  createWorker(config, queues.receive, async (job) => processReceived({ db, blobs, log, secrets }, String(job.data.messageId)), { concurrency: config.INBOUND_CONCURRENCY }),
+  createWorker(config, queues.receive, async (job) => processReceived(receiveDeps, String(job.data.messageId)), { concurrency: config.INBOUND_CONCURRENCY }),
   createWorker(config, queues.receiveSweep, async () => ({ enqueued: await sweepReceived(db, receiveQueue) })),
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));

@@ -34,6 +34,9 @@ export const configSchema = z.object({
   INBOUND_MAX_MESSAGE_BYTES: z.coerce.number().int().min(1024).default(40 * 1024 * 1024),
   /** The MX's pause before its 220 greeting; a client that talks first is cut (early-talker check). 0 turns it off. */
   INBOUND_GREETING_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(25),
+  /** clamd to scan received mail with: a unix socket path (`/run/clamav/clamd.ctl`) or `host:port`. Unset: no
+   * scanning (the inbound logs it at start and /ready reports `virus_scanning: "off"`). */
+  CLAMD_ADDRESS: z.string().regex(/^(\/.+|[A-Za-z0-9.-]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5})$/, 'expected a socket path or host:port').optional(),
   /** Receive jobs one inbound process runs at once. */
   INBOUND_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(10),
   RATE_LIMIT_RPS: z.coerce.number().int().min(1).max(100000).default(10),

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { defineOperation } from './operation.ts';
 import type { ApiDeps } from '../deps.ts';
+import { pingClamd } from '../../shared/clamd/client.ts';
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -13,6 +14,8 @@ const ready = z
     env: z.string(),
     checks: z.array(z.object({ name: z.string(), ok: z.boolean(), durationMs: z.number(), error: z.string().optional() })),
     failed: z.array(z.string()),
+    virus_scanning: z.enum(['on', 'off'])
+      .describe('Extension: whether received mail is scanned (CLAMD_ADDRESS set); when on, the `clamd` check says whether clamd answers'),
   })
   .meta({ id: 'Ready' });
 
@@ -23,6 +26,9 @@ const checks: Check[] = [
   { name: 'redis', run: (d) => d.redis.ping() },
   { name: 'blob_store', run: (d) => d.blobs.check() },
 ];
+
+/** Only when scanning is on: received mail waits (stored, retried) while clamd is unreachable. */
+const clamdCheck: Check = { name: 'clamd', run: (d) => pingClamd(d.config.CLAMD_ADDRESS!, CHECK_TIMEOUT_MS) };
 
 async function runCheck(check: Check, deps: ApiDeps) {
   const started = performance.now();
@@ -65,10 +71,14 @@ export const operationsOperations = [
     response: ready,
     alsoAnswers: [503],
     handler: async ({ deps, ctx }) => {
-      const results = await Promise.all(checks.map((c) => runCheck(c, deps)));
+      const scanning = deps.config.CLAMD_ADDRESS ? ('on' as const) : ('off' as const);
+      const results = await Promise.all([...checks, ...(scanning === 'on' ? [clamdCheck] : [])].map((c) => runCheck(c, deps)));
       const failed = results.filter((r) => !r.ok).map((r) => r.name);
       if (failed.length > 0) ctx.state.statusOverride = 503;
-      return { status: failed.length ? ('degraded' as const) : ('ok' as const), version: deps.version, env: deps.config.NODE_ENV, checks: results, failed };
+      return {
+        status: failed.length ? ('degraded' as const) : ('ok' as const), version: deps.version, env: deps.config.NODE_ENV, checks: results, failed,
+        virus_scanning: scanning,
+      };
     },
   }),
 ];

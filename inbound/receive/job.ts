@@ -1,30 +1,47 @@
 // The receive job (ARCHITECTURE, "The path of a received email", step 3): one stored message → one received
 // email. The job carries only the message id; the row's status moves stored → processed in the same
 // transaction that writes the email, its attachments and its event, so a duplicate or a retry is harmless.
-// Scanning (clamd), authentication (mailauth), quotas and mailbox rules join here in later slices; bounce
-// parsing (RFC 3464/5965) too: a bounce-kind message is only marked processed and never becomes an email.
+// The stages, each in its own file: mailbox rules (here), limits (limits.ts), clamd (scan.ts), mailparser
+// (parse.ts), SPF/DKIM/DMARC/ARC (authenticate.ts). Bounce parsing (RFC 3464/5965): a bounce-kind message is
+// only marked processed and never becomes an email.
+//
+// A dropped message is recorded with its header fields but no body and no attachments, and announces nothing
+// (no email.received: a webhook consumer would fetch a body that is not there). Its raw source is deleted after
+// the commit, except for parse_failed, whose raw stays downloadable (interface spec, dropped_reason).
 import type { Knex } from 'knex';
 import type { BlobStore } from '../../shared/blobs.ts';
 import type { Logger } from '../../shared/logger.ts';
+import type { ClamdScanner } from '../../shared/clamd/client.ts';
 import { newId } from '../../shared/ids.ts';
 import { recordEvent } from '../../shared/events.ts';
 import { findRecipient } from '../mx/recipients.ts';
 import { parseMessage, type ParsedEmail } from './parse.ts';
+import { scanMessage } from './scan.ts';
+import { limitVerdict } from './limits.ts';
+import { withoutForgedResults, type Authentication, type Authenticator } from './authenticate.ts';
 
 export interface ReceiveDeps {
   db: Knex;
   blobs: BlobStore;
   log: Logger;
   secrets: Buffer;
+  /** clamd; null or absent: scanning is off (CLAMD_ADDRESS unset). */
+  scanner?: ClamdScanner | null;
+  /** SPF/DKIM/DMARC/ARC verdicts; absent: none are taken (inbound/main.ts always gives one). */
+  authenticator?: Authenticator;
 }
 
-type DroppedReason = 'parse_failed' | 'no_mailbox' | 'team_blocked';
+type DroppedReason = 'parse_failed' | 'no_mailbox' | 'team_blocked' | 'virus' | 'daily_cap' | 'storage_quota';
 
 interface MessageRow {
   id: string;
   team_id: string;
   raw_blob_key: string;
+  size: number;
+  envelope_from: string;
   rcpt_to: string[];
+  remote_ip: string;
+  helo: string;
   status: 'stored' | 'processed';
   kind: 'mail' | 'bounce';
   received_at: Date;
@@ -47,6 +64,17 @@ async function stillServed(deps: ReceiveDeps, row: MessageRow): Promise<boolean>
   return false;
 }
 
+/** Verdicts are values: mailauth failing on a message leaves it without verdicts, never unreceived. */
+async function authenticated(deps: ReceiveDeps, row: MessageRow, raw: Buffer): Promise<Authentication | null> {
+  if (!deps.authenticator) return null;
+  try {
+    return await deps.authenticator.authenticate(raw, { ip: row.remote_ip, helo: row.helo, sender: row.envelope_from });
+  } catch (err) {
+    deps.log.warn({ err, messageId: row.id }, 'receive.authentication_failed');
+    return null;
+  }
+}
+
 export async function processReceived(deps: ReceiveDeps, messageId: string): Promise<'processed' | 'skipped'> {
   const row: MessageRow | undefined = await deps.db('received_messages').where({ id: messageId }).first();
   if (!row || row.status !== 'stored') return 'skipped';
@@ -59,14 +87,29 @@ export async function processReceived(deps: ReceiveDeps, messageId: string): Pro
   const team = await deps.db('teams').where({ id: row.team_id }).first('status');
   if (!team || team.status === 'suspended') dropped = 'team_blocked';
   else if (!(await stillServed(deps, row))) dropped = 'no_mailbox';
+  // Limits before any work: mail past a team's cap is not scanned, parsed for its body or authenticated.
+  // Decided again under the team's lock below; this first look only saves the work.
+  dropped ??= await limitVerdict(deps.db, row);
   const raw = await deps.blobs.get(row.raw_blob_key);
   if (!raw) throw new Error(`raw message missing from the blob store: ${row.raw_blob_key}`);
+  let viruses: string[] = [];
+  if (!dropped) {
+    // Throws ScanUnavailableError when clamd is configured but cannot scan: the row stays stored and is retried.
+    const scan = await scanMessage(deps.scanner ?? null, raw);
+    if (scan.state === 'virus') {
+      dropped = 'virus';
+      viruses = scan.viruses;
+    }
+  }
   try {
     parsed = await parseMessage(raw);
   } catch (err) {
     deps.log.warn({ err, messageId }, 'receive.parse_failed');
     dropped ??= 'parse_failed';
   }
+  const auth = dropped ? null : await authenticated(deps, row, raw);
+  const ours = deps.authenticator ? withoutForgedResults(parsed.headers, deps.authenticator.authservId) : parsed.headers;
+  const headers = auth ? [auth.header, ...ours] : ours;
   // A dropped message keeps its header fields (who, what) but no body and no attachments.
   const attachments = dropped ? [] : parsed.attachments.map((a, position) => ({
     ...a, id: newId(), position, blobKey: `received/${row.team_id}/${row.id}/attachment-${position}`,
@@ -76,13 +119,18 @@ export async function processReceived(deps: ReceiveDeps, messageId: string): Pro
 
   const done = await deps.db.transaction(async (trx) => {
     if (!(await claim(trx, row.id))) return false;
+    if (dropped === null || dropped === 'parse_failed') {
+      dropped = (await limitVerdict(trx, row, { lock: true })) ?? dropped;
+    }
+    const keptAttachments = dropped ? [] : attachments;
     await trx('received_emails').insert({
       id: row.id, team_id: row.team_id, from: parsed.from, to: parsed.to, cc: parsed.cc, bcc: parsed.bcc, reply_to: parsed.replyTo,
       subject: parsed.subject, message_id: parsed.messageId, html: dropped ? null : parsed.html, text: dropped ? null : parsed.text,
-      headers: JSON.stringify(parsed.headers), dropped_reason: dropped, created_at: row.received_at,
+      headers: JSON.stringify(headers), dropped_reason: dropped, created_at: row.received_at,
+      authentication: auth && !dropped ? JSON.stringify(auth.verdicts) : null,
     });
-    if (attachments.length) {
-      await trx('received_attachments').insert(attachments.map((a) => ({
+    if (keptAttachments.length) {
+      await trx('received_attachments').insert(keptAttachments.map((a) => ({
         id: a.id, email_id: row.id, team_id: row.team_id, position: a.position, filename: a.filename, content_type: a.contentType,
         content_disposition: a.contentDisposition, content_id: a.contentId, size: a.content.length, blob_key: a.blobKey,
       })));
@@ -97,6 +145,13 @@ export async function processReceived(deps: ReceiveDeps, messageId: string): Pro
     }
     return true;
   });
-  if (done) deps.log.info({ messageId, dropped, attachments: attachments.length }, 'receive.processed');
-  return done ? 'processed' : 'skipped';
+  if (!done) return 'skipped';
+  if (dropped) {
+    // After the commit: a crash here leaves an orphaned blob, never a record without its raw source. Attachment
+    // blobs exist only when the limits dropped the message under the lock, after they were written.
+    const gone = [...(dropped === 'parse_failed' ? [] : [row.raw_blob_key]), ...attachments.map((a) => a.blobKey)];
+    await Promise.all(gone.map((key) => deps.blobs.delete(key)));
+  }
+  deps.log.info({ messageId, dropped, viruses, attachments: dropped ? 0 : attachments.length, dmarc: auth?.verdicts.dmarc?.result }, 'receive.processed');
+  return 'processed';
 }

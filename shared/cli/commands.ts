@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config.ts';
 import { createKey } from '../api-keys/keys.ts';
-import { createTeam, liftSandbox, setRateLimit, setSendLimits, suspendTeam, unsuspendTeam, type TeamRow } from '../teams/teams.ts';
+import { createTeam, liftSandbox, setRateLimit, setReceiveLimits, setSendLimits, suspendTeam, unsuspendTeam, type TeamRow } from '../teams/teams.ts';
 import { iso } from '../time.ts';
 import { createManagedDomain } from '../domains/managed.ts';
 import { verifyIdentity } from '../teams/identities.ts';
@@ -61,6 +61,20 @@ export const commands: Record<string, (db: Knex, flags: Flags, config: Pick<Conf
     const monthly = limit('monthly');
     if (daily === undefined && monthly === undefined) throw new UsageError('give --daily and/or --monthly');
     return { team: await setSendLimits(db, need(f, 'team'), { daily, monthly }) };
+  },
+  'team set-receive-limits': async (db, f) => {
+    const limit = (name: string, max: number, what: string) => {
+      const v = f[name];
+      if (v === undefined) return undefined;
+      if (v === 'none') return null;
+      const n = Number(v);
+      if (!Number.isSafeInteger(n) || n < 1 || n > max) throw new UsageError(`--${name} is a whole number of ${what} (1 to ${max}) or "none"`);
+      return n;
+    };
+    const dailyCap = limit('daily-cap', 2_147_483_647, 'messages a day');
+    const storageBytes = limit('storage-bytes', Number.MAX_SAFE_INTEGER, 'bytes');
+    if (dailyCap === undefined && storageBytes === undefined) throw new UsageError('give --daily-cap and/or --storage-bytes');
+    return { team: await setReceiveLimits(db, need(f, 'team'), { dailyCap, storageBytes }) };
   },
   'team suspend': async (db, f) => ({ team: teamJson(await suspendTeam(db, need(f, 'team'))) }),
   'team unsuspend': async (db, f) => ({ team: teamJson(await unsuspendTeam(db, need(f, 'team'))) }),

@@ -17,6 +17,8 @@ export interface DnsResolver {
   a(name: string): Promise<DnsResult<string>>;
   aaaa(name: string): Promise<DnsResult<string>>;
   caa(name: string): Promise<DnsResult<CaaRecord>>;
+  /** The names of a reverse-lookup name (`4.3.2.1.in-addr.arpa`), lowercase without trailing dot. */
+  ptr(name: string): Promise<DnsResult<string>>;
   followCname(name: string, maxHops?: number): Promise<CnameResult>;
   /** Where mail for a domain goes (RFC 5321 §5.1, RFC 7505), in the order to try. */
   resolveMxHosts(domain: string): Promise<MxHostsResult>;
@@ -126,6 +128,7 @@ export function createResolver(options: ResolverOptions): DnsResolver {
     aaaa,
     caa: lookup(resolver.resolveCaa, (r: CaaRecord): CaaRecord =>
       Object.fromEntries(Object.entries(r).map(([k, v]) => [k.toLowerCase(), v])) as unknown as CaaRecord),
+    ptr: lookup(resolver.resolvePtr, normaliseName),
     followCname,
     resolveMxHosts: (domain) => resolveMxHosts({ mx, a, aaaa }, domain),
   };

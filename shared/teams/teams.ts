@@ -66,6 +66,17 @@ export async function setSendLimits(db: Knex, id: string, limits: { daily?: numb
   return row as { id: string; daily_send_limit: number | null; monthly_send_limit: number | null };
 }
 
+/** Receiving limits (null = none); undefined leaves one as it is. The receive job enforces them
+ * (inbound/receive/limits.ts): kept messages per UTC day, bytes of kept messages. */
+export async function setReceiveLimits(db: Knex, id: string, limits: { dailyCap?: number | null; storageBytes?: number | null }) {
+  const patch: Record<string, number | null> = {};
+  if (limits.dailyCap !== undefined) patch.receive_daily_cap = limits.dailyCap;
+  if (limits.storageBytes !== undefined) patch.receive_storage_bytes = limits.storageBytes;
+  const [row] = await db('teams').where({ id }).update({ ...patch, updated_at: db.fn.now() }).returning(['id', 'receive_daily_cap', 'receive_storage_bytes']);
+  if (!row) throw notFound('Team');
+  return row as { id: string; receive_daily_cap: number | null; receive_storage_bytes: number | null };
+}
+
 export function suspendTeam(db: Knex, id: string): Promise<TeamRow> {
   return updateTeam(db, id, { status: 'suspended', suspended_at: new Date() });
 }

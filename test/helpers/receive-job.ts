@@ -1,0 +1,42 @@
+// The real MX on loopback for tests of the receive job: a team with a receiving domain, and a message sent
+// through SMTP to it, stored by the MX (raw blob + received_messages row) and left for processReceived.
+import type { AddressInfo } from 'node:net';
+import nodemailer from 'nodemailer';
+import type { SMTPServer } from 'smtp-server';
+import { createMxServer } from '../../inbound/mx/server.ts';
+import { tlsCredentials } from '../../shared/tls/certificate.ts';
+import { secretsKey } from '../../shared/secrets.ts';
+import { newId } from '../../shared/ids.ts';
+import type { ReceiveDeps } from '../../inbound/receive/job.ts';
+import type { Platform, TestTeam } from './platform.ts';
+
+export interface TestMx {
+  /** The job's base dependencies; a test adds a scanner or an authenticator. */
+  deps: ReceiveDeps;
+  receivingTeam(domain: string): Promise<{ team: TestTeam; domain: { id: string; name: string } }>;
+  /** Sends through the MX; answers the stored message's id. */
+  send(to: string[], mail: Record<string, unknown>, envelopeFrom?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startTestMx(p: Platform): Promise<TestMx> {
+  const deps: ReceiveDeps = { db: p.db, blobs: p.deps.blobs, log: p.deps.log, secrets: secretsKey(p.config) };
+  const mx: SMTPServer = createMxServer({ ...deps, config: p.config, tls: await tlsCredentials({}, 'mx.test'), enqueueReceive: async () => {} });
+  await new Promise<void>((resolve) => mx.listen(0, '127.0.0.1', () => resolve()));
+  const port = (mx.server.address() as AddressInfo).port;
+  return {
+    deps,
+    async receivingTeam(name) {
+      const team = await p.createTeam();
+      const id = newId();
+      await p.db('domains').insert({ id, team_id: team.id, name, status: 'verified', receiving: 'enabled' });
+      return { team, domain: { id, name } };
+    },
+    async send(to, mail, envelopeFrom = 'alice@sender.test') {
+      const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, tls: { rejectUnauthorized: false } });
+      const info = await transport.sendMail({ ...mail, envelope: { from: envelopeFrom, to } });
+      return /stored as (\S+)/.exec(info.response)![1];
+    },
+    close: () => new Promise<void>((resolve) => mx.close(() => resolve())),
+  };
+}

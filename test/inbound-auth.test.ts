@@ -1,0 +1,145 @@
+// SPF, DKIM, DMARC and ARC verdicts of received mail: messages go through the real MX, the receive job asks
+// a loopback DNS server (test/helpers/dns-server.ts) through the project's resolver, and the verdicts land
+// in an Authentication-Results header at the top of `headers` and in received_emails.authentication.
+import test from 'ava';
+import { generateKeyPairSync } from 'node:crypto';
+import { dkimSign, sealMessage, type ARCSealOptions } from 'mailauth';
+import { startPlatform, type Platform } from './helpers/platform.ts';
+import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
+import { startTestMx, type TestMx } from './helpers/receive-job.ts';
+import { processReceived, type ReceiveDeps } from '../inbound/receive/job.ts';
+import { authservIdOf, createAuthenticator, withoutForgedResults } from '../inbound/receive/authenticate.ts';
+import { createResolver } from '../shared/dns/resolver.ts';
+
+const AUTHSERV = 'inbound.postwerk.test';
+
+let p: Platform;
+let mx: TestMx;
+let dns: DnsServer;
+let deps: ReceiveDeps;
+
+const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const PRIVATE = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+const DKIM_TXT = `v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`;
+
+test.before(async () => {
+  [p, dns] = await Promise.all([startPlatform(), startDnsServer()]);
+  mx = await startTestMx(p);
+  deps = { ...mx.deps, authenticator: createAuthenticator({ dns: createResolver({ servers: [dns.address], timeoutMs: 1000, tries: 1 }), authservId: AUTHSERV }) };
+  await mx.receivingTeam('auth-rx.test');
+});
+test.after.always(async () => {
+  await mx?.close();
+  await Promise.allSettled([p?.close(), dns?.close()]);
+});
+
+/** A sender domain that publishes a DKIM key (selector `sel`), an SPF record and a DMARC policy. */
+function publish(domain: string, spf: string, dmarc = 'v=DMARC1; p=reject') {
+  dns.set(`sel._domainkey.${domain}`, 'TXT', [DKIM_TXT]);
+  dns.set(domain, 'TXT', [spf]);
+  dns.set(`_dmarc.${domain}`, 'TXT', [dmarc]);
+}
+
+const message = (from: string, subject: string, body = 'Hello from a signed message.\r\n') => Buffer.from([
+  `From: Alice <alice@${from}>`, 'To: x@auth-rx.test', `Subject: ${subject}`, 'Date: Sun, 22 Nov 2026 09:00:00 +0000',
+  `Message-ID: <${subject.replace(/\W/g, '')}@${from}>`, 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '', body,
+].join('\r\n'));
+
+async function signed(raw: Buffer, domain: string): Promise<Buffer> {
+  // mailauth signs with the keys of signatureData; the top-level fields are only defaults for them.
+  const key = { signingDomain: domain, selector: 'sel', privateKey: PRIVATE };
+  const { signatures, errors } = await dkimSign(raw, { ...key, canonicalization: 'relaxed/relaxed', signatureData: [key] });
+  if (errors.length) throw errors[0];
+  if (!/^DKIM-Signature:/i.test(signatures)) throw new Error('mailauth made no signature');
+  return Buffer.concat([Buffer.from(signatures), raw]);
+}
+
+async function receive(raw: Buffer, envelopeFrom: string) {
+  const id = await mx.send(['x@auth-rx.test'], { raw }, envelopeFrom);
+  if (await processReceived(deps, id) !== 'processed') throw new Error('not processed');
+  const email = await p.db('received_emails').where({ id }).first();
+  const [name, value] = (email.headers as [string, string][])[0];
+  return { email, name, value, verdicts: email.authentication };
+}
+
+test('a DKIM-signed message whose key is in DNS: dkim=pass, spf=pass, dmarc=pass, in the header and the verdicts', async (t) => {
+  publish('signer.test', 'v=spf1 ip4:127.0.0.1 -all');
+  const { email, name, value, verdicts } = await receive(await signed(message('signer.test', 'Signed'), 'signer.test'), 'alice@signer.test');
+  t.is(email.dropped_reason, null);
+  t.is(name, 'Authentication-Results', 'put in front of the headers, as an MTA adds trace fields');
+  t.is(authservIdOf(value), AUTHSERV);
+  t.regex(value, /dkim=pass [^;]*header\.i=@signer\.test header\.s=sel/);
+  t.regex(value, /spf=pass [^;]*smtp\.mailfrom=alice@signer\.test/);
+  t.regex(value, /dmarc=pass [^;]*header\.from=signer\.test/);
+  t.false(/\r|\n/.test(value), 'unfolded, as every stored header');
+  t.deepEqual(verdicts.dkim, [{ result: 'pass', domain: 'signer.test', selector: 'sel', aligned: true }]);
+  t.deepEqual(verdicts.spf, { result: 'pass', domain: 'signer.test' });
+  t.like(verdicts.dmarc, { result: 'pass', domain: 'signer.test', policy: 'reject' });
+  t.true(dns.queries.some((q) => q.name === 'sel._domainkey.signer.test' && q.type === 'TXT'), 'the key came from the loopback DNS');
+});
+
+test('a signed header changed in transit fails DKIM; a changed body is neutral (body hash); SPF still carries DMARC', async (t) => {
+  publish('tamper.test', 'v=spf1 ip4:127.0.0.1 -all');
+  const good = await signed(message('tamper.test', 'Tampered'), 'tamper.test');
+  const header = await receive(Buffer.from(good.toString().replace('Subject: Tampered', 'Subject: Tampered with')), 'alice@tamper.test');
+  t.is(header.verdicts.dkim[0].result, 'fail');
+  t.regex(header.value, /dkim=fail \(bad signature\) header\.i=@tamper\.test/);
+  t.is(header.verdicts.spf.result, 'pass');
+  t.is(header.verdicts.dmarc.result, 'pass', 'SPF is aligned: the envelope and the From share a domain');
+  // mailauth reports a body that no longer matches bh= as neutral, with the reason in the comment.
+  const body = await receive(Buffer.from(good.toString().replace('Hello from a signed', 'Hello from a changed')), 'alice@tamper.test');
+  t.is(body.verdicts.dkim[0].result, 'neutral');
+  t.regex(body.value, /dkim=neutral \(body hash did not verify\)/);
+});
+
+test('SPF fail from the TXT record, no signature, DMARC fail with the domain\'s policy: verdicts only, the message is kept', async (t) => {
+  publish('spf-fail.test', 'v=spf1 ip4:192.0.2.1 -all', 'v=DMARC1; p=quarantine');
+  const { email, value, verdicts } = await receive(message('spf-fail.test', 'Unsigned'), 'alice@spf-fail.test');
+  t.is(verdicts.spf.result, 'fail');
+  t.regex(value, /spf=fail /);
+  t.deepEqual(verdicts.dkim.map((d: { result: string }) => d.result), ['none']);
+  t.like(verdicts.dmarc, { result: 'fail', policy: 'quarantine' });
+  t.is(email.dropped_reason, null, 'DMARC policy is reported, not enforced by dropping');
+  t.is((await p.db('events').where({ type: 'email.received' }).whereRaw(`data->>'email_id' = ?`, [email.id])).length, 1);
+});
+
+test('softfail and no record at all are told apart; a DNS server failing gives temperror, never a drop or a retry', async (t) => {
+  publish('soft.test', 'v=spf1 ip4:192.0.2.1 ~all');
+  t.is((await receive(message('soft.test', 'Soft'), 'alice@soft.test')).verdicts.spf.result, 'softfail');
+  const none = await receive(message('nothing.test', 'Nothing'), 'alice@nothing.test');
+  t.is(none.verdicts.spf.result, 'none');
+  t.is(none.verdicts.dmarc.result, 'none');
+  dns.fail('broken.test', 'servfail');
+  const broken = await receive(message('broken.test', 'Broken'), 'alice@broken.test');
+  t.is(broken.verdicts.spf.result, 'temperror');
+  t.is(broken.email.dropped_reason, null);
+});
+
+test('a forwarder\'s ARC set whose key is in DNS verifies: arc=pass', async (t) => {
+  publish('origin.test', 'v=spf1 ip4:192.0.2.1 -all');
+  publish('forwarder.test', 'v=spf1 ip4:127.0.0.1 -all');
+  const original = await signed(message('origin.test', 'Forwarded'), 'origin.test');
+  const seal = { signingDomain: 'forwarder.test', selector: 'sel', privateKey: PRIVATE, authResults: 'forwarder.test; dkim=pass header.d=origin.test', cv: 'none' };
+  const arcHeaders = await sealMessage(original, seal as ARCSealOptions);
+  const { value, verdicts } = await receive(Buffer.concat([arcHeaders, original]), 'list@forwarder.test');
+  t.deepEqual(verdicts.arc, { result: 'pass' });
+  t.regex(value, /arc=pass /);
+  t.is(verdicts.dkim[0].result, 'pass', 'the original signature still verifies');
+});
+
+test('an Authentication-Results field claiming our authserv-id arrives forged and is removed; another host\'s stays', async (t) => {
+  publish('forge.test', 'v=spf1 ip4:192.0.2.1 -all');
+  const raw = Buffer.concat([
+    Buffer.from(`Authentication-Results: ${AUTHSERV.toUpperCase()}; spf=pass smtp.mailfrom=forge.test\r\n`),
+    Buffer.from('Authentication-Results: other.example (a relay); dkim=none\r\n'),
+    message('forge.test', 'Forged'),
+  ]);
+  const { email, verdicts } = await receive(raw, 'alice@forge.test');
+  const results = (email.headers as [string, string][]).filter(([n]) => n === 'Authentication-Results').map(([, v]) => v);
+  t.is(results.length, 2);
+  t.is(authservIdOf(results[0]), AUTHSERV);
+  t.regex(results[0], /spf=fail/, 'ours, with the real verdict');
+  t.is(authservIdOf(results[1]), 'other.example');
+  t.is(verdicts.spf.result, 'fail');
+  t.deepEqual(withoutForgedResults([['authentication-results', `${AUTHSERV}; none`], ['Subject', 'x']], AUTHSERV), [['Subject', 'x']]);
+});
