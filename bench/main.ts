@@ -15,6 +15,7 @@ import { measure, type LoadOptions, type Measurement, type Target } from './load
 import { fixed, renderTable } from './table.ts';
 import { runDomainBench } from './domains.ts';
 import { runSendingBench } from './sending.ts';
+import { runWebhookBench } from './webhooks.ts';
 
 function envNumber(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -172,11 +173,11 @@ function report(results: Measurement[]): boolean {
 
 const results: Measurement[] = [];
 let exitCode = 1;
-// BENCH_ONLY=sending runs the sending suite alone.
+// BENCH_ONLY=sending (or webhooks) runs that suite alone.
 const only = process.env.BENCH_ONLY;
 try {
   exitCode = 0;
-  if (only !== 'sending') {
+  if (only !== 'sending' && only !== 'webhooks') {
     await run(results);
     exitCode = report(results) ? 0 : 1;
     // The domains suite (bench/domains.ts), on a database and api process of its own.
@@ -193,7 +194,7 @@ try {
   }
   // The sending suite (bench/sending.ts): its own sink, Postfix instance, database, api and mta. Its targets print
   // PASS/FAIL without failing the run; only a suite that could not run does.
-  await runSendingBench({
+  if (only !== 'webhooks') await runSendingBench({
     messages: envNumber('BENCH_SEND_MESSAGES', 2000, 1),
     rate: envNumber('BENCH_SEND_RATE', 200, 1),
     rateSeconds: envNumber('BENCH_SEND_RATE_SECONDS', 5, 1),
@@ -206,6 +207,22 @@ try {
     onCleanup: (step) => undo.push(step),
   }).catch((err) => {
     console.error(`bench: sending: ${(err as Error).stack ?? err}`);
+    exitCode = 1;
+  });
+  // The webhooks suite (bench/webhooks.ts): the real worker delivering to a loopback receiver; PASS/FAIL lines.
+  if (!only || only === 'webhooks') await runWebhookBench({
+    events: envNumber('BENCH_HOOK_EVENTS', 20000, 1),
+    endpoints: envNumber('BENCH_HOOK_ENDPOINTS', 16, 1),
+    singleEvents: envNumber('BENCH_HOOK_SINGLE_EVENTS', 3000, 1),
+    rate: envNumber('BENCH_HOOK_RATE', 500, 1),
+    rateSeconds: envNumber('BENCH_HOOK_RATE_SECONDS', 5, 1),
+    emails: envNumber('BENCH_HOOK_EMAILS', 200, 1),
+    emailRate: envNumber('BENCH_HOOK_EMAIL_RATE', 20, 1),
+    drainSeconds: envNumber('BENCH_HOOK_DRAIN_SECONDS', 120, 1),
+    redisUrl,
+    onCleanup: (step) => undo.push(step),
+  }).catch((err) => {
+    console.error(`bench: webhooks: ${(err as Error).stack ?? err}`);
     exitCode = 1;
   });
 } catch (err) {

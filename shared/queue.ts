@@ -14,7 +14,7 @@ export const queues = {
   sending: 'sending',
   /** The mta's delivery sweep: deferred recipients come due, and what a crash left queued or leased. */
   deliverySweep: 'delivery-sweep',
-  /** Webhooks: fan events out to endpoints and send what is due (a repeatable tick, no data). */
+  /** Webhooks: only for removing the repeatable tick of earlier versions (the worker now runs them itself). */
   webhooks: 'webhooks',
   /** Processing of a message the MX stored: job data {messageId}, job id = the received_messages id. */
   receive: 'receive',

@@ -10,11 +10,13 @@ import { runMaintenance } from './maintenance.ts';
 import { refillKeyPool, sweepClaims, sweepDomains, SWEEP_EVERY_MS } from './domains.ts';
 import { releaseScheduled } from './sending.ts';
 import { deliveryEnqueuer } from '../../shared/emails/enqueue.ts';
-import { webhookRunner, TICK_MS as WEBHOOK_TICK_MS } from './webhooks.ts';
+import pg from 'pg';
+import { webhookService } from './webhooks.ts';
 
 const config = loadConfig();
 const log = createLogger(config, 'worker');
-const db = createDb(config);
+// Room for the webhook pool's endpoints (each one query at a time) next to the fan-out and the other jobs.
+const db = createDb(config, { min: 0, max: 20 });
 const dns = createResolver({ servers: config.DNS_SERVERS });
 const secrets = secretsKey(config);
 
@@ -22,14 +24,23 @@ const maintenanceQueue = createQueue(config, queues.maintenance);
 const domainsQueue = createQueue(config, queues.domains);
 const sendingQueue = createQueue(config, queues.sending);
 const webhooksQueue = createQueue(config, queues.webhooks);
-const webhooks = webhookRunner({ db, secrets, resolver: dns, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, log });
+const webhooks = webhookService({
+  db, secrets, resolver: dns, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, log,
+  // LISTEN needs a connection of its own, outside knex's pool.
+  listen: async () => {
+    const client = new pg.Client({ connectionString: config.DATABASE_URL });
+    await client.connect();
+    return client;
+  },
+});
 const enqueueDelivery = deliveryEnqueuer(createQueue(config, queues.deliver), log);
 // One schedule however many workers run: BullMQ keeps a single scheduler per id.
 await maintenanceQueue.upsertJobScheduler('hourly', { every: 3600_000 }, { name: 'maintenance', data: {} });
 await domainsQueue.upsertJobScheduler('sweep', { every: SWEEP_EVERY_MS }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
 await domainsQueue.upsertJobScheduler('dkim-pool', { every: 30_000 }, { name: 'dkim-pool', data: {} });
+// Webhooks run in this process, woken by the database (./webhooks.ts); the queue tick of earlier versions goes.
+await webhooksQueue.removeJobScheduler('tick');
 // Scheduled emails go out within a second of their time.
-await webhooksQueue.upsertJobScheduler('tick', { every: WEBHOOK_TICK_MS }, { name: 'tick', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
 await sendingQueue.upsertJobScheduler('release', { every: 1000 }, { name: 'release', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
 
 const workers = [
@@ -43,15 +54,15 @@ const workers = [
     return { checked: await sweepDomains(db, dns, config, log), claims: await sweepClaims(db, { resolver: dns, hosts: config, secrets }, log) };
   }, { concurrency: 2 }),
   createWorker(config, queues.sending, async () => ({ released: await releaseScheduled(db, enqueueDelivery) })),
-  createWorker(config, queues.webhooks, async () => webhooks.tick()),
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
+await webhooks.start();
 log.info({ queues: workers.map((w) => w.name) }, 'worker.started');
 
 onShutdown(log, async () => {
   // Stop claiming, let running jobs finish, then close the clients.
   await Promise.all(workers.map((w) => w.close()));
-  await webhooks.drain();
+  await webhooks.stop();
   await Promise.all([maintenanceQueue.close(), domainsQueue.close(), sendingQueue.close(), webhooksQueue.close()]);
   await db.destroy();
 });

@@ -1,16 +1,19 @@
 // Fan-out: every event row becomes one delivery per endpoint of its team subscribed to its type (a disabled
-// endpoint's delivery is born parked). A cursor row names the newest event done; it advances in the same
+// endpoint's delivery is born parked). A cursor row names the last event done; it advances in the same
 // transaction as the deliveries it accounts for, so a crash neither loses an event nor sends it twice.
 //
-// Event ids are UUID v7 taken at insert time, and a transaction may commit after a younger one: an event is
-// only read once its id is SETTLE_MS old, so one committed late is still ahead of the cursor. An endpoint
-// receives the events created after it (its id is older than theirs), never the team's history.
+// Order and completeness under concurrent commits (the transactional outbox's rule): each event carries the id
+// of its inserting transaction (`xid`, migration 20261122103000). The cursor walks (xid, id), and an event is
+// read only once its xid is below the snapshot's xmin, the oldest transaction still running: every transaction
+// with a smaller xid has ended by then, so nothing can later commit behind the cursor. A transaction still
+// running holds back the events of younger ones until it ends (a fraction of a second normally; as long as it
+// runs if someone keeps one open). Within a batch the deliveries are made in the events' id (creation) order.
+// An endpoint receives the events created after it (its id is older than theirs), never the team's history.
 import type { Knex } from 'knex';
 import { newId } from '../ids.ts';
 import { isoRequired } from '../time.ts';
 
-export const SETTLE_MS = 1000;
-const BATCH = 500;
+export const BATCH = 500;
 
 interface EventRow {
   id: string;
@@ -18,12 +21,17 @@ interface EventRow {
   type: string;
   data: unknown;
   created_at: Date;
+  xid: string;
 }
 
-/** The smallest UUID v7 of a millisecond: every id taken before `ms` sorts below it. */
-export function idFloor(ms: number): string {
-  const hex = Math.max(0, ms).toString(16).padStart(12, '0');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
+export interface FanOutResult {
+  /** Events consumed. */
+  events: number;
+  deliveries: number;
+  /** Another worker holds the cursor: try again shortly, it may have read before our news committed. */
+  busy: boolean;
+  /** Committed events wait behind an older transaction still running: look again shortly. */
+  waiting: boolean;
 }
 
 /** The exact body every attempt sends (reference/resend-api.md §4). */
@@ -31,15 +39,29 @@ export function payloadOf(event: Pick<EventRow, 'type' | 'created_at' | 'data'>)
   return JSON.stringify({ type: event.type, created_at: isoRequired(event.created_at), data: event.data });
 }
 
-/** One batch; answers how many events it consumed (0: nothing new, or another worker holds the cursor). */
-export async function fanOut(db: Knex, now = new Date()): Promise<{ events: number; deliveries: number }> {
+/** One batch. `now` is when the deliveries become due. */
+export async function fanOut(db: Knex, now = new Date()): Promise<FanOutResult> {
   return db.transaction(async (trx) => {
-    const cursor = await trx('webhook_fanout_cursor').where({ id: 1 }).forUpdate().skipLocked().first();
-    if (!cursor) return { events: 0, deliveries: 0 };
-    const q = trx<EventRow>('events').where('id', '<', idFloor(now.getTime() - SETTLE_MS)).orderBy('id').limit(BATCH);
-    if (cursor.last_event_id) q.where('id', '>', cursor.last_event_id);
-    const events = await q;
-    if (events.length === 0) return { events: 0, deliveries: 0 };
+    // xmin is taken as the cursor row is read, before the lock gives this transaction an xid of its own: every
+    // transaction below it has ended, so the events of the committed ones are visible to the statements after.
+    const { rows: [cursor] } = await trx.raw(
+      `SELECT last_xid::text AS last_xid, last_event_id, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin
+       FROM webhook_fanout_cursor WHERE id = 1 FOR UPDATE SKIP LOCKED`,
+    );
+    if (!cursor) return { events: 0, deliveries: 0, busy: true, waiting: false };
+    // One row past the batch, and no xmin bound: what lies beyond xmin says whether to come back soon.
+    const { rows: found } = (await trx.raw(
+      `SELECT id, team_id, type, data, created_at, xid::text AS xid FROM events
+       WHERE xid IS NOT NULL AND (xid, id) > (?::xid8, ?::uuid) ORDER BY xid, id LIMIT ?`,
+      [cursor.last_xid, cursor.last_event_id ?? '00000000-0000-0000-0000-000000000000', BATCH + 1],
+    )) as { rows: EventRow[] };
+    const xmin = BigInt(cursor.xmin);
+    const events = found.filter((e) => BigInt(e.xid) < xmin).slice(0, BATCH);
+    const waiting = events.length < BATCH && found.length > events.length;
+    if (events.length === 0) return { events: 0, deliveries: 0, busy: false, waiting };
+    const last = events[events.length - 1];
+    events.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
     const teams = [...new Set(events.map((e) => e.team_id))];
     const endpoints: { id: string; team_id: string; events: string[]; status: string }[] = await trx('webhook_endpoints')
       .whereIn('team_id', teams)
@@ -57,20 +79,37 @@ export async function fanOut(db: Knex, now = new Date()): Promise<{ events: numb
         });
       }
     }
-    for (let i = 0; i < rows.length; i += 500) {
-      await trx('webhook_deliveries').insert(rows.slice(i, i + 500)).onConflict(['endpoint_id', 'event_id']).ignore();
+    for (let i = 0; i < rows.length; i += BATCH) {
+      await trx('webhook_deliveries').insert(rows.slice(i, i + BATCH)).onConflict(['endpoint_id', 'event_id']).ignore();
     }
-    await trx('webhook_fanout_cursor').where({ id: 1 }).update({ last_event_id: events[events.length - 1].id });
-    return { events: events.length, deliveries: rows.length };
+    await trx('webhook_fanout_cursor').where({ id: 1 }).update({ last_xid: last.xid, last_event_id: last.id });
+    return { events: events.length, deliveries: rows.length, busy: false, waiting };
   });
 }
 
-/** Every batch there is, for a job run. */
-export async function fanOutAll(db: Knex, now = new Date()): Promise<number> {
-  let total = 0;
+/** Every batch there is. `waiting`/`busy`: what the last batch said, so a caller knows to look again soon. */
+export async function fanOutAll(db: Knex, now = new Date()): Promise<FanOutResult> {
+  const total: FanOutResult = { events: 0, deliveries: 0, busy: false, waiting: false };
   for (;;) {
-    const { events, deliveries } = await fanOut(db, now);
-    total += deliveries;
-    if (events < BATCH) return total;
+    const r = await fanOut(db, now);
+    total.events += r.events;
+    total.deliveries += r.deliveries;
+    if (r.events < BATCH) return { ...total, busy: r.busy, waiting: r.waiting };
+  }
+}
+
+/**
+ * Fans out until no committed event waits behind a running transaction or another fan-out (tests and one-shot
+ * runs; the worker is woken instead). Throws after `ms`: a transaction somewhere is being held open.
+ */
+export async function fanOutSettled(db: Knex, now = new Date(), ms = 10_000): Promise<number> {
+  const deadline = Date.now() + ms;
+  let deliveries = 0;
+  for (;;) {
+    const r = await fanOutAll(db, now);
+    deliveries += r.deliveries;
+    if (!r.waiting && !r.busy) return deliveries;
+    if (Date.now() > deadline) throw new Error(`fan-out still held back after ${ms} ms (a long-running transaction?)`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }

@@ -3,7 +3,7 @@
 // with path parameters whose area has no fixture here, so every new area adds one when it lands.
 import type { Operation } from '../../api/routes/operation.ts';
 import type { Platform, TestTeam } from './platform.ts';
-import { fanOutAll, SETTLE_MS } from '../../shared/webhooks/fanout.ts';
+import { fanOutSettled } from '../../shared/webhooks/fanout.ts';
 import { newId } from '../../shared/ids.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 import { storeMessage } from '../../inbound/mx/store.ts';
@@ -48,12 +48,10 @@ export const fixtures: Record<string, Fixture> = {
     if (res.status !== 201) throw new Error(`webhooks fixture: POST /webhooks answered ${res.status} ${res.text}`);
     const webhook_id: string = res.body.id;
     await fixtures.suppressions(p, team);
-    for (let i = 0; i < 50; i++) {
-      await fanOutAll(p.db, new Date(Date.now() + SETTLE_MS + 1));
-      const delivery = await p.db('webhook_deliveries').where({ endpoint_id: webhook_id }).first();
-      if (delivery) return { webhook_id, event_id: delivery.id };
-    }
-    throw new Error('webhooks fixture: the event was not fanned out');
+    await fanOutSettled(p.db);
+    const delivery = await p.db('webhook_deliveries').where({ endpoint_id: webhook_id }).first();
+    if (!delivery) throw new Error('webhooks fixture: the event was not fanned out');
+    return { webhook_id, event_id: delivery.id };
   },
   receiving: (p, team) => receivedEmail(p, team),
   logs: async (p, team) => {

@@ -19,7 +19,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(script: number[] = [200], path = '/hook'): Promise<Receiver> {
+/** `port`: listen there (a receiver coming back where it was); 0 picks a free one. */
+export async function startReceiver(script: number[] = [200], path = '/hook', port = 0): Promise<Receiver> {
   const received: Received[] = [];
   const receiver: Receiver = { url: '', received, script, delayMs: 0, close: async () => {} };
   const server = http.createServer((req, res) => {
@@ -33,7 +34,7 @@ export async function startReceiver(script: number[] = [200], path = '/hook'): P
       else answer();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
   receiver.close = async () => {
     server.closeAllConnections();

@@ -1,0 +1,63 @@
+// A platform entry point as its own process, exactly as production starts it (`node --import tsx <file>`), with
+// the environment of a test platform (`startPlatform().config`): the same database, Redis prefix and secrets key.
+import { spawn } from 'node:child_process';
+import type { Config } from '../../shared/config.ts';
+
+export interface EntryProcess {
+  pid: number;
+  /** Everything it printed so far (JSON log lines). */
+  output(): string;
+  /** Resolves once a log line with this `msg` is printed; rejects if the process exits first or after `ms`. */
+  logged(msg: string, ms?: number): Promise<void>;
+  /** SIGTERM, SIGKILL after `ms`; answers the exit code. */
+  stop(ms?: number): Promise<number | null>;
+}
+
+export function envOf(config: Config, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
+  for (const [k, v] of Object.entries(config)) {
+    if (v === undefined) continue;
+    env[k] = Array.isArray(v) ? v.join(',') : String(v);
+  }
+  return { ...env, ...extra };
+}
+
+export function startEntry(file: string, config: Config, extra: Record<string, string> = {}): EntryProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', file], { env: envOf(config, { LOG_LEVEL: 'info', ...extra }), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const listeners = new Set<() => void>();
+  const changed = () => listeners.forEach((l) => l());
+  child.stdout.on('data', (d) => ((out += d), changed()));
+  child.stderr.on('data', (d) => ((out += d), changed()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => (resolve(code), changed())));
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
+  return {
+    pid: child.pid ?? -1,
+    output: () => out,
+    logged(msg, ms = 30_000) {
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => done(new Error(`${file}: no "${msg}" within ${ms} ms:\n${out.slice(-2000)}`)), ms);
+        const check = () => {
+          if (out.includes(`"msg":"${msg}"`)) done();
+          else if (gone()) done(new Error(`${file} exited (${child.exitCode}) before "${msg}":\n${out.slice(-2000)}`));
+        };
+        const done = (err?: Error) => {
+          clearTimeout(timer);
+          listeners.delete(check);
+          if (err) reject(err);
+          else resolve();
+        };
+        listeners.add(check);
+        check();
+      });
+    },
+    async stop(ms = 10_000) {
+      if (gone()) return child.exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
