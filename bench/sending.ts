@@ -42,6 +42,8 @@ interface Row {
   rss?: string;
   /** CPU of our processes over the row, % of one core. */
   cpu?: string;
+  /** CPU time of our processes over the row per message, ms. */
+  cpuMs?: string;
   machineCpu?: number;
   errors?: number;
   /** The Postfix rate this row is compared with. */
@@ -136,18 +138,27 @@ export async function runSendingBench(o: SendingBenchOptions): Promise<void> {
 
     const measured = async (label: string, go: () => Promise<AcceptResult>) => {
       const base = sink.count();
+      const t0 = performance.now();
       const api = startWindow(o2.api.pid);
       const mta = startWindow(o2.mta.pid);
       const mtaAccept = startWindow(o2.mta.pid);
       const r = await go();
       const apiAtAccept = api.end();
       const mtaAtAccept = mtaAccept.end();
+      const t1 = performance.now();
       const apiW = startWindow(o2.api.pid);
       const at = await delivered(sink, base + r.ok, o, label);
       const mtaStats = mta.end();
       const apiAll = apiW.end();
+      const t2 = performance.now();
+      // CPU ms per message: % of a core x the window's length / the messages.
+      const ms = (w: WindowStats, from: number, to: number) => ((w.cpuPercent ?? NaN) / 100) * (to - from);
+      const perMessage = (apiMs: number, mtaMs: number, n: number) => `api ${fixed(apiMs / n, 1)} / mta ${fixed(mtaMs / n, 1)}`;
+      const seen = sink.count() - base;
       return {
-        r, at, seen: sink.count() - base, rss: oursRss(apiAtAccept, mtaStats), machineCpu: apiAtAccept.machineCpuPercent,
+        acceptMsPerMessage: perMessage(ms(apiAtAccept, t0, t1), ms(mtaAtAccept, t0, t1), r.ok),
+        deliveredMsPerMessage: perMessage(ms(apiAtAccept, t0, t1) + ms(apiAll, t1, t2), ms(mtaStats, t0, t2), seen),
+        r, at, seen, rss: oursRss(apiAtAccept, mtaStats), machineCpu: apiAtAccept.machineCpuPercent,
         acceptCpu: oursCpu(apiAtAccept, mtaAtAccept), deliveredCpu: mtaStats.machineCpuPercent,
         // Over the whole row (accept and drain): the api's CPU after the accepts is ~0, so weigh it by time.
         drainCpu: oursCpu({ cpuPercent: ((apiAtAccept.cpuPercent ?? 0) * r.wallMs + (apiAll.cpuPercent ?? 0) * ((at ?? performance.now()) - r.startedAt - r.wallMs)) / ((at ?? performance.now()) - r.startedAt) }, mtaStats),
@@ -157,25 +168,25 @@ export async function runSendingBench(o: SendingBenchOptions): Promise<void> {
     {
       console.error(`bench: sending: POST /emails x${n}, ${o.sessions} connections, full speed`);
       const m = await measured('API', () => apiAccept(o2, n, o.sessions, o.bytes));
-      rows.push({ name: `(a) ours API accepted (POST /emails, ${o.sessions} conns)`, side: 'ours', messages: m.r.ok, rate: m.r.rate, p50: m.r.p50, p99: m.r.p99, rss: m.rss, cpu: m.acceptCpu, machineCpu: m.machineCpu, errors: m.r.failed, vs: 'accepted' });
+      rows.push({ name: `(a) ours API accepted (POST /emails, ${o.sessions} conns)`, side: 'ours', messages: m.r.ok, rate: m.r.rate, p50: m.r.p50, p99: m.r.p99, rss: m.rss, cpu: m.acceptCpu, cpuMs: m.acceptMsPerMessage, machineCpu: m.machineCpu, errors: m.r.failed, vs: 'accepted' });
       rows.push({
         name: '(b) ours delivered after API (1st accept → last at sink)', side: 'ours', messages: m.seen,
-        rate: m.at === undefined ? undefined : m.seen / ((m.at - m.r.startedAt) / 1000), rss: m.rss, cpu: m.drainCpu, machineCpu: m.deliveredCpu, errors: m.r.ok - m.seen, vs: 'delivered',
+        rate: m.at === undefined ? undefined : m.seen / ((m.at - m.r.startedAt) / 1000), rss: m.rss, cpu: m.drainCpu, cpuMs: m.deliveredMsPerMessage, machineCpu: m.deliveredCpu, errors: m.r.ok - m.seen, vs: 'delivered',
       });
     }
     {
       const count = Math.round(o.rate * o.rateSeconds);
       console.error(`bench: sending: POST /emails x${count} at ${o.rate}/s`);
       const m = await measured('API fixed rate', () => apiAccept(o2, count, o.sessions, o.bytes, o.rate));
-      rows.push({ name: `(a) ours API accepted at a fixed ${o.rate}/s`, side: 'ours', messages: m.r.ok, rate: m.r.rate, p50: m.r.p50, p99: m.r.p99, rss: m.rss, cpu: m.acceptCpu, machineCpu: m.machineCpu, errors: m.r.failed + (m.r.ok - m.seen) });
+      rows.push({ name: `(a) ours API accepted at a fixed ${o.rate}/s`, side: 'ours', messages: m.r.ok, rate: m.r.rate, p50: m.r.p50, p99: m.r.p99, rss: m.rss, cpu: m.acceptCpu, cpuMs: m.acceptMsPerMessage, machineCpu: m.machineCpu, errors: m.r.failed + (m.r.ok - m.seen) });
     }
     {
       console.error(`bench: sending: SMTP submission x${n}, ${o.sessions} pooled sessions`);
       const m = await measured('SMTP', () => smtpAccept(o2, n, o.sessions, o.bytes));
-      rows.push({ name: `(a) ours SMTP accepted (${o.sessions} pooled STARTTLS sessions)`, side: 'ours', messages: m.r.ok, rate: m.r.rate, p50: m.r.p50, p99: m.r.p99, rss: m.rss, cpu: m.acceptCpu, machineCpu: m.machineCpu, errors: m.r.failed, vs: 'accepted' });
+      rows.push({ name: `(a) ours SMTP accepted (${o.sessions} pooled STARTTLS sessions)`, side: 'ours', messages: m.r.ok, rate: m.r.rate, p50: m.r.p50, p99: m.r.p99, rss: m.rss, cpu: m.acceptCpu, cpuMs: m.acceptMsPerMessage, machineCpu: m.machineCpu, errors: m.r.failed, vs: 'accepted' });
       rows.push({
         name: '(b) ours delivered after SMTP (1st accept → last at sink)', side: 'ours', messages: m.seen,
-        rate: m.at === undefined ? undefined : m.seen / ((m.at - m.r.startedAt) / 1000), rss: m.rss, cpu: m.drainCpu, machineCpu: m.deliveredCpu, errors: m.r.ok - m.seen, vs: 'delivered',
+        rate: m.at === undefined ? undefined : m.seen / ((m.at - m.r.startedAt) / 1000), rss: m.rss, cpu: m.drainCpu, cpuMs: m.deliveredMsPerMessage, machineCpu: m.deliveredCpu, errors: m.r.ok - m.seen, vs: 'delivered',
       });
     }
   } catch (err) {
@@ -204,15 +215,16 @@ function report(rows: Row[], o: SendingBenchOptions, recipients: Record<string, 
     `our mta: MTA_CONCURRENCY ${o.mtaConcurrency}, MTA_MAX_PER_DESTINATION ${o.maxPerDestination}, DKIM RSA-2048`);
   console.log('');
   console.log(renderTable(
-    ['measurement', 'side', 'messages', 'msgs/s', 'vs Postfix', 'p50 ms', 'p99 ms', 'peak RSS MB', 'our CPU %', 'machine CPU %', 'errors'],
-    rows.map((r) => [r.name, r.side, r.messages, fixed(r.rate, 0), ratio(r), fixed(r.p50, 1), fixed(r.p99, 1), r.rss, r.cpu, fixed(r.machineCpu, 0),
+    ['measurement', 'side', 'messages', 'msgs/s', 'vs Postfix', 'p50 ms', 'p99 ms', 'peak RSS MB', 'our CPU %', 'our CPU ms/msg', 'machine CPU %', 'errors'],
+    rows.map((r) => [r.name, r.side, r.messages, fixed(r.rate, 0), ratio(r), fixed(r.p50, 1), fixed(r.p99, 1), r.rss, r.cpu, r.cpuMs, fixed(r.machineCpu, 0),
       `${r.errors ?? '-'}${r.note ? ` (${r.note})` : ''}`]),
   ));
   console.log('');
   console.log('vs Postfix: accepted rows / Postfix accepted, delivered rows / Postfix delivered. p50/p99: per request (API,');
   console.log('autocannon, whole ms) or per message (SMTP, client-side from sendMail to 250); smtp-source reports none. Peak RSS:');
   console.log('ours per process (VmHWM over the row); Postfix: highest sum of VmRSS over master + children (shared pages');
-  console.log('counted in each). our CPU: api / mta process, % of one core. machine CPU: every process, % of one core. errors: not accepted, or accepted and not at the sink.');
+  console.log('counted in each). our CPU: api / mta process, % of one core; ms/msg: the same as CPU time per message (accepted');
+  console.log('rows: over the accepting; delivered rows: from the first accept to the last at the sink). machine CPU: every process, % of one core. errors: not accepted, or accepted and not at the sink.');
   console.log(`load average (1, 5, 15 min): ${load}; above ~2 on this machine, something else competed for the CPU.`);
   if (recipients) console.log(`our email_recipients at the end: ${JSON.stringify(recipients)}`);
 
