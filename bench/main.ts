@@ -15,6 +15,7 @@ import { measure, type LoadOptions, type Measurement, type Target } from './load
 import { fixed, renderTable } from './table.ts';
 import { runDomainBench } from './domains.ts';
 import { runSendingBench } from './sending.ts';
+import { runInboundBench } from './inbound.ts';
 import { runWebhookBench } from './webhooks.ts';
 
 function envNumber(name: string, fallback: number, min: number): number {
@@ -173,11 +174,11 @@ function report(results: Measurement[]): boolean {
 
 const results: Measurement[] = [];
 let exitCode = 1;
-// BENCH_ONLY=sending (or webhooks) runs that suite alone.
+// BENCH_ONLY=sending (or inbound, webhooks) runs that suite alone.
 const only = process.env.BENCH_ONLY;
 try {
   exitCode = 0;
-  if (only !== 'sending' && only !== 'webhooks') {
+  if (only === undefined || only === '') {
     await run(results);
     exitCode = report(results) ? 0 : 1;
     // The domains suite (bench/domains.ts), on a database and api process of its own.
@@ -194,7 +195,7 @@ try {
   }
   // The sending suite (bench/sending.ts): its own sink, Postfix instance, database, api and mta. Its targets print
   // PASS/FAIL without failing the run; only a suite that could not run does.
-  if (only !== 'webhooks') await runSendingBench({
+  if (!only || only === 'sending') await runSendingBench({
     messages: envNumber('BENCH_SEND_MESSAGES', 2000, 1),
     rate: envNumber('BENCH_SEND_RATE', 200, 1),
     rateSeconds: envNumber('BENCH_SEND_RATE_SECONDS', 5, 1),
@@ -207,6 +208,19 @@ try {
     onCleanup: (step) => undo.push(step),
   }).catch((err) => {
     console.error(`bench: sending: ${(err as Error).stack ?? err}`);
+    exitCode = 1;
+  });
+  // The inbound suite (bench/inbound.ts): Postfix and our MX accepting the same smtp-source streams; PASS/FAIL lines.
+  if (!only || only === 'inbound') await runInboundBench({
+    messages: envNumber('BENCH_INBOUND_MESSAGES', 2000, 1),
+    bigMessages: envNumber('BENCH_INBOUND_BIG_MESSAGES', 200, 1),
+    latencyMessages: envNumber('BENCH_INBOUND_LATENCY_MESSAGES', 400, 1),
+    sessions: envNumber('BENCH_INBOUND_SESSIONS', 20, 1),
+    drainSeconds: envNumber('BENCH_INBOUND_DRAIN_SECONDS', 120, 1),
+    redisUrl,
+    onCleanup: (step) => undo.push(step),
+  }).catch((err) => {
+    console.error(`bench: inbound: ${(err as Error).stack ?? err}`);
     exitCode = 1;
   });
   // The webhooks suite (bench/webhooks.ts): the real worker delivering to a loopback receiver; PASS/FAIL lines.

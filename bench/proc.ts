@@ -23,7 +23,7 @@ function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
 }
 
 /** CPU seconds (user + system, all threads) the process has used so far. */
-function cpuSeconds(pid: number): number | undefined {
+export function cpuSeconds(pid: number): number | undefined {
   try {
     // The command name in field 2 may hold spaces; fields after its closing parenthesis are plain.
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

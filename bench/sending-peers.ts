@@ -101,12 +101,15 @@ export interface SourceOptions {
   /** Reuse each connection for many messages (smtp-source -d). */
   reuse: boolean;
   bytes: number;
+  /** Envelope sender and recipient (smtp-source -f / -t); a@example.com and b@example.net unless given. */
+  from?: string;
+  to?: string;
 }
 
 /** Runs smtp-source to completion; answers its wall time in ms. smtp-source exits non-zero on an SMTP error. */
 export async function smtpSource(o: SourceOptions): Promise<number> {
   const args = [...(o.reuse ? ['-d'] : []), '-s', String(o.sessions), '-l', String(o.bytes), '-m', String(o.messages),
-    '-f', 'a@example.com', '-t', 'b@example.net', `127.0.0.1:${o.port}`];
+    '-f', o.from ?? 'a@example.com', '-t', o.to ?? 'b@example.net', `127.0.0.1:${o.port}`];
   const t0 = performance.now();
   await run(SMTP_SOURCE, args, { maxBuffer: 16 * 1024 * 1024 });
   return performance.now() - t0;
@@ -116,16 +119,21 @@ export async function smtpSource(o: SourceOptions): Promise<number> {
 export interface PostfixRelay {
   port: number;
   dir: string;
+  /** The master process: every other Postfix process of the instance is its child. */
+  masterPid: number;
   /** Sum of VmRSS over the master and its children right now, in kB (shared pages counted in each). */
   rssKb(): number;
-  /** Files left in incoming/active/maildrop/deferred: 0 once the queue has drained. */
+  /** Files left in incoming/active/maildrop/deferred/hold: 0 once the queue has drained. */
   queued(): Promise<number>;
   log(): Promise<string>;
   close(): Promise<void>;
 }
 
-/** Postfix 3.7 as a relay: everything from 127.0.0.0/8 to relayhost=[127.0.0.1]:<sink>, 20 sessions to it. */
-export async function startPostfixRelay(sinkPort: number): Promise<PostfixRelay> {
+/**
+ * Postfix 3.7 as a relay: everything from 127.0.0.0/8 to relayhost=[127.0.0.1]:<sink>, 20 sessions to it.
+ * `extraMainCf`: more main.cf lines (parameters not set above), e.g. the inbound suite's hold on every message.
+ */
+export async function startPostfixRelay(sinkPort: number, extraMainCf: string[] = []): Promise<PostfixRelay> {
   const port = await freePort();
   const dir = await mkdtemp(path.join(tmpdir(), 'pw-bench-postfix-'));
   const close = async () => {
@@ -154,6 +162,7 @@ export async function startPostfixRelay(sinkPort: number): Promise<PostfixRelay>
       'alias_maps =',
       'alias_database =',
       'local_recipient_maps =',
+      ...extraMainCf,
       '',
     ].join('\n'));
     await writeFile(path.join(dir, 'master.cf'), MASTER_CF(`127.0.0.1:${port}`));
@@ -170,10 +179,11 @@ export async function startPostfixRelay(sinkPort: number): Promise<PostfixRelay>
   return {
     port,
     dir,
+    masterPid: master,
     rssKb: () => postfixRssKb(master),
     async queued() {
       let n = 0;
-      for (const q of ['incoming', 'active', 'maildrop', 'deferred']) n += await countFiles(path.join(dir, 'spool', q));
+      for (const q of ['incoming', 'active', 'maildrop', 'deferred', 'hold']) n += await countFiles(path.join(dir, 'spool', q));
       return n;
     },
     log: () => readFile(path.join(dir, 'maillog'), 'utf8').catch(() => ''),
