@@ -2,8 +2,8 @@
 // email. The job carries only the message id; the row's status moves stored → processed in the same
 // transaction that writes the email, its attachments and its event, so a duplicate or a retry is harmless.
 // The stages, each in its own file: mailbox rules (here), limits (limits.ts), clamd (scan.ts), mailparser
-// (parse.ts), SPF/DKIM/DMARC/ARC (authenticate.ts). Bounce parsing (RFC 3464/5965): a bounce-kind message is
-// only marked processed and never becomes an email.
+// (parse.ts), SPF/DKIM/DMARC/ARC (authenticate.ts). A bounce-kind message goes to bounce.ts (RFC 3464 DSNs,
+// RFC 5965 reports, common non-standard bounces) and never becomes an email.
 //
 // A dropped message is recorded with its header fields but no body and no attachments, and announces nothing
 // (no email.received: a webhook consumer would fetch a body that is not there). Its raw source is deleted after
@@ -16,6 +16,7 @@ import { newId } from '../../shared/ids.ts';
 import { recordEvent } from '../../shared/events.ts';
 import { findRecipient } from '../mx/recipients.ts';
 import { parseMessage, type ParsedEmail } from './parse.ts';
+import { processBounce } from './bounce.ts';
 import { scanMessage } from './scan.ts';
 import { limitVerdict } from './limits.ts';
 import { withoutForgedResults, type Authentication, type Authenticator } from './authenticate.ts';
@@ -78,9 +79,8 @@ async function authenticated(deps: ReceiveDeps, row: MessageRow, raw: Buffer): P
 export async function processReceived(deps: ReceiveDeps, messageId: string): Promise<'processed' | 'skipped'> {
   const row: MessageRow | undefined = await deps.db('received_messages').where({ id: messageId }).first();
   if (!row || row.status !== 'stored') return 'skipped';
-  if (row.kind === 'bounce') {
-    return (await deps.db.transaction((trx) => claim(trx, row.id))) ? 'processed' : 'skipped';
-  }
+  // A DSN or feedback report about one of our emails (bounce.ts): never a received email.
+  if (row.kind === 'bounce') return processBounce(deps, row.id, claim);
 
   let dropped: DroppedReason | null = null;
   let parsed = empty;

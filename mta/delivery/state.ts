@@ -1,7 +1,7 @@
-// Pure decisions of the record stage: a recipient's next row state after an outcome, the events it records,
-// and the email's last_event from its recipients.
+// Pure decisions of the record stage: a recipient's next row state after an outcome and the events it records.
 import { decideDeferral } from './schedule.ts';
-import type { BounceSubType, BounceType } from './bounce-rules.ts';
+import type { BounceSubType, BounceType } from '../../shared/bounces/rules.ts';
+import { bounceMessage } from '../../shared/bounces/messages.ts';
 import type { LeasedRecipient, Outcome } from './types.ts';
 
 export type RecipientEvent = 'delivered' | 'bounced' | 'delivery_delayed' | 'suppressed' | 'failed' | 'complained';
@@ -27,22 +27,11 @@ export interface NextState {
   attempt: 'delivered' | 'deferred' | 'bounced' | null;
 }
 
-const bounceMessages: Record<string, string> = {
-  'Permanent/NoEmail': "The recipient's mail server says the address does not exist.",
-  'Permanent/General': "The recipient's mail server permanently rejected the email.",
-  'Transient/MailboxFull': "The recipient's mailbox is full.",
-  'Transient/MessageTooLarge': "The email is larger than the recipient's mail server accepts.",
-  'Transient/ContentRejected': "The recipient's mail server rejected the content of the email.",
-  'Transient/AttachmentRejected': "The recipient's mail server rejected an attachment of the email.",
-  'Transient/General': "The recipient's mail server refused the email for a reason that is not the address (such as the sender's reputation).",
-  'Undetermined/Undetermined': 'The email could not be delivered, and the reason could not be determined.',
-};
-
 function bounced(o: Outcome, type: BounceType, subType: BounceSubType, message?: string): NextState {
   return {
     columns: { status: 'bounced', last_response: o.response, enhanced_code: o.enhanced, next_attempt_at: null, bounce_type: type, bounce_sub_type: subType },
     events: ['bounced'],
-    bounce: { type, subType, message: message ?? bounceMessages[`${type}/${subType}`] ?? bounceMessages['Undetermined/Undetermined'], diagnosticCode: [`smtp; ${o.response}`] },
+    bounce: { type, subType, message: message ?? bounceMessage(type, subType), diagnosticCode: [`smtp; ${o.response}`] },
     suppress: type === 'Permanent' && !o.simulated,
     attempt: 'bounced',
   };
@@ -80,34 +69,5 @@ export function nextState(r: LeasedRecipient, o: Outcome, now: Date): NextState 
   }
 }
 
-/**
- * last_event of an email, from its recipients: the most significant state among them, in this order (most
- * significant last): sent (handed to the MTA, still in flight) < suppressed < delivered < delivery_delayed (a
- * recipient still late) < failed < bounced. A late recipient thus outranks delivered ones until it is delivered,
- * and one bounce shows even when others were delivered. Engagement that other areas record on the email
- * (opened, clicked, complained) is kept unless a delivery state outranks it: opened < clicked < failed < bounced
- * < complained.
- */
-export const LAST_EVENT_RANK = ['queued', 'scheduled', 'sent', 'suppressed', 'delivered', 'delivery_delayed', 'opened', 'clicked', 'failed', 'bounced', 'complained'];
-const ENGAGEMENT = new Set(['opened', 'clicked', 'complained']);
-
-export function recipientEvent(r: { status: string; delay_notified: boolean }): string | null {
-  switch (r.status) {
-    case 'delivered': case 'bounced': case 'failed': case 'suppressed':
-      return r.status;
-    case 'deferred':
-      return r.delay_notified ? 'delivery_delayed' : 'sent';
-    case 'queued':
-      return 'sent';
-    default:
-      return null;
-  }
-}
-
-export function lastEvent(current: string, recipients: { status: string; delay_notified: boolean }[]): string {
-  const rank = (e: string) => LAST_EVENT_RANK.indexOf(e);
-  const candidates = recipients.map(recipientEvent).filter((e): e is string => e !== null);
-  if (ENGAGEMENT.has(current)) candidates.push(current);
-  if (candidates.length === 0) return current;
-  return candidates.reduce((best, e) => (rank(e) > rank(best) ? e : best));
-}
+// last_event from the recipients is shared with the inbound bounce reader.
+export { LAST_EVENT_RANK, lastEvent, recipientEvent } from '../../shared/emails/last-event.ts';

@@ -117,6 +117,15 @@ export async function addSuppression(db: Knex, teamId: string, input: AddSuppres
   });
 }
 
+/**
+ * The suppression an email's recipient earns by a hard bounce (origin `bounce`) or a complaint (`complaint`),
+ * naming the email as its source. An address the list cannot hold (no dot in its domain) is skipped: the bounce
+ * or complaint stands all the same. Used by the MTA (a 5xx during delivery) and the inbound MX (a DSN or ARF).
+ */
+export async function suppressRecipient(db: Knex, teamId: string, address: string, origin: 'bounce' | 'complaint', emailId: string): Promise<void> {
+  if (addressProblem(address) === null) await addSuppression(db, teamId, { email: address, origin, source_id: emailId });
+}
+
 /** Several addresses in one transaction (all or none); one result per input, in order. */
 export async function addSuppressions(db: Knex, teamId: string, inputs: AddSuppressionInput[]): Promise<{ row: SuppressionRow; changed: boolean }[]> {
   return db.transaction(async (trx) => {

@@ -22,6 +22,10 @@ export interface PostfixOptions {
   access?: Record<string, string>;
   relayTo: { host: string; port: number };
   messageSizeLimit?: number;
+  /** More transport_maps entries: a domain or address → `smtp:[host]:port` (where its own bounces go, say). */
+  transports?: Record<string, string>;
+  /** More main.cf lines (`delay_warning_time = 1s`). */
+  mainCf?: string[];
 }
 
 export interface Postfix {
@@ -111,7 +115,8 @@ export async function startPostfix(o: PostfixOptions): Promise<Postfix> {
   await writeFile(path.join(dir, 'cert.pem'), pems.cert);
   await writeFile(path.join(dir, 'recipients'), o.known.map((a) => `${a} ok`).join('\n') + '\n');
   await writeFile(path.join(dir, 'access'), Object.entries(o.access ?? {}).map(([a, r]) => `${a} ${r}`).join('\n') + '\n');
-  await writeFile(path.join(dir, 'transport'), `${o.domain} smtp:[${o.relayTo.host}]:${o.relayTo.port}\n`);
+  const transports = { [o.domain]: `smtp:[${o.relayTo.host}]:${o.relayTo.port}`, ...o.transports };
+  await writeFile(path.join(dir, 'transport'), Object.entries(transports).map(([k, v]) => `${k} ${v}`).join('\n') + '\n');
   await writeFile(path.join(dir, 'main.cf'), [
     ...instanceMainCf(dir),
     `myhostname = mx.${o.domain}`,
@@ -134,6 +139,7 @@ export async function startPostfix(o: PostfixOptions): Promise<Postfix> {
     'alias_maps =',
     'alias_database =',
     'local_recipient_maps =',
+    ...(o.mainCf ?? []),
     '',
   ].join('\n'));
   await writeFile(path.join(dir, 'master.cf'), MASTER_CF(`${o.host}:${o.port}`));
