@@ -74,8 +74,11 @@ test('npm start creates and migrates the database, prints the first key once, ru
   t.is(ready.status, 'ok');
   const team = await fetch(`http://127.0.0.1:${port}/team`, { headers: { 'user-agent': 't', authorization: `Bearer ${key}` } });
   t.is(team.status, 200);
-  for (const proc of ['api', 'mta', 'inbound', 'worker']) {
-    await waitFor(`${proc} to start`, async () => (first.output().includes(`"process":"${proc}"`) ? true : undefined));
+  // Each process says when it has finished starting (a SIGTERM before that is not a clean stop to test).
+  const startedMsg = { api: 'api.listening', mta: 'mta.started', inbound: 'mx.listening', worker: 'worker.started' };
+  for (const [proc, msg] of Object.entries(startedMsg)) {
+    const started = new RegExp(`"process":"${proc}"[^\\n]*"msg":"${msg.replace('.', '\\.')}"`);
+    await waitFor(`${proc} to start`, async () => (started.test(first.output()) ? true : undefined));
   }
   first.child.kill('SIGTERM');
   t.is(await first.exited, 0);
