@@ -13,6 +13,8 @@ import type { Platform, TestTeam } from './platform.ts';
 export interface TestMx {
   /** The job's base dependencies; a test adds a scanner or an authenticator. */
   deps: ReceiveDeps;
+  /** The MX's loopback port, for tests that speak SMTP themselves. */
+  port: number;
   receivingTeam(domain: string): Promise<{ team: TestTeam; domain: { id: string; name: string } }>;
   /** Sends through the MX; answers the stored message's id. */
   send(to: string[], mail: Record<string, unknown>, envelopeFrom?: string): Promise<string>;
@@ -26,6 +28,7 @@ export async function startTestMx(p: Platform): Promise<TestMx> {
   const port = (mx.server.address() as AddressInfo).port;
   return {
     deps,
+    port,
     async receivingTeam(name) {
       const team = await p.createTeam();
       const id = newId();
