@@ -22,6 +22,10 @@ export function createFsBlobStore(root: string): BlobStore {
     return path.join(base, key);
   };
 
+  // Directories this process made (or found): a put into one skips mkdir. One removed behind our back makes
+  // that put fail once (ENOENT), forgets it and retries.
+  const made = new Set<string>();
+
   async function fsyncDir(dir: string) {
     const handle = await open(dir, 'r');
     try {
@@ -35,9 +39,19 @@ export function createFsBlobStore(root: string): BlobStore {
     async put(key, data) {
       const target = file(key);
       const dir = path.dirname(target);
-      await mkdir(dir, { recursive: true });
+      if (!made.has(dir)) {
+        await mkdir(dir, { recursive: true });
+        if (made.size > 10_000) made.clear();
+        made.add(dir);
+      }
       const tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
-      const handle = await open(tmp, 'w');
+      let handle;
+      try {
+        handle = await open(tmp, 'w');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !made.delete(dir)) throw err;
+        return store.put(key, data);
+      }
       try {
         await handle.writeFile(data);
         await handle.sync();

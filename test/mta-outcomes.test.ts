@@ -44,6 +44,8 @@ test('4xx defers on the schedule (1 minute first), and the next attempt delivers
   t.is(r.last_response, '450 4.2.1 Mailbox busy, try later');
   t.is(r.enhanced_code, '4.2.1');
   t.is((await processDelivery(w.deps, id, at(t0, 30_000))).leased, 0, 'not due yet');
+  const { raw_blob_key: rawKey } = await w.p.db('emails').where({ id }).first();
+  t.regex(rawKey, new RegExp(`^emails/.+/${id}\\.[0-9a-f]{8}\\.eml$`), 'stored for the retry once deferred');
 
   w.sink.script('sam@soft.net', {});
   await processDelivery(w.deps, id, at(t0, MIN));

@@ -1,8 +1,11 @@
-// The message to send, composed once: an API send is built with nodemailer's MailComposer from the email row
-// and its attachment blobs, stored as `emails/<team>/<id>.<random>.eml` and named by raw_blob_key, so every later attempt
-// (and every copy of the mta) sends the same bytes. An SMTP-submitted email already has its raw message.
-// Signing happens per attempt on top of these bytes (sign.ts).
-import { randomBytes } from 'node:crypto';
+// The message to send: an API send is built with nodemailer's MailComposer from the email row and its attachment
+// blobs. The build is deterministic (Message-ID and Date from the row, MIME boundaries derived from the email id),
+// so a job that composes again after a crash sends the bytes an earlier one sent. A first attempt sends from
+// memory; only when a recipient is deferred is the message stored as `emails/<team>/<id>.<random>.eml` and named
+// by raw_blob_key, so every later attempt (and every copy of the mta) sends those bytes even across an upgrade
+// of the composer. An SMTP-submitted email already has its raw message. Signing happens per attempt on top of
+// these bytes (sign.ts).
+import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { BlobStore } from '../../shared/blobs.ts';
@@ -44,6 +47,9 @@ export function listHeaders(deps: Pick<ComposeDeps, 'secrets' | 'publicBaseUrl'>
   return { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
 }
 
+/** The shared part of the message's MIME boundaries: a function of the email, so a recomposition is identical. */
+const boundaryOf = (emailId: string) => createHash('sha256').update(`boundary:${emailId}`).digest('hex').slice(0, 16);
+
 export async function composeMessage(deps: ComposeDeps, db: Knex, email: EmailRow): Promise<Buffer> {
   const attachments: AttachmentRow[] = await db('email_attachments').where({ email_id: email.id }).orderBy('position');
   const composer = new MailComposer({
@@ -57,6 +63,7 @@ export async function composeMessage(deps: ComposeDeps, db: Knex, email: EmailRo
     headers: { ...email.headers, ...listHeaders(deps, email) },
     messageId: email.message_id,
     date: email.created_at,
+    baseBoundary: boundaryOf(email.id),
     attachments: await Promise.all(attachments.map(async (a) => ({
       content: await readBlob(deps.blobs, a.blob_key),
       contentType: a.content_type,
@@ -89,21 +96,27 @@ export function finishHeaders(raw: Buffer, email: Pick<EmailRow, 'message_id' | 
   return Buffer.concat([Buffer.from(added.join('') + kept.join(''), 'latin1'), raw.subarray(end)]);
 }
 
+export interface Message {
+  raw: Buffer;
+  /** Composed by this job and not stored yet (storeMessage stores it when a retry will need it). */
+  composed: boolean;
+}
+
+/** The bytes to sign and send for `email`: its stored message, or a new (deterministic) composition. */
+export async function messageOf(deps: ComposeDeps, email: EmailRow): Promise<Message> {
+  if (email.raw_blob_key) return { raw: finishHeaders(await readBlob(deps.blobs, email.raw_blob_key), email), composed: false };
+  return { raw: await composeMessage(deps, deps.db, email), composed: true };
+}
+
 /**
- * The bytes to sign and send for `email`: its stored message, or a new composition stored first. Storing is
- * one conditional update (raw_blob_key still null) after the blob is durable, under a name of its own; should
- * two jobs of one email ever compose at once, the one whose update lost drops its copy and sends the winner's
- * bytes, so every attempt still sends what is stored.
+ * Stores a composed message for the retries, once a recipient was deferred: the blob is durable, then one
+ * conditional update (raw_blob_key still null) names it; should two jobs ever store at once, the loser drops its
+ * copy (the bytes are the same). A crash before this leaves the retry to compose the same bytes again.
  */
-export async function messageOf(deps: ComposeDeps, email: EmailRow, now: Date): Promise<Buffer> {
-  if (email.raw_blob_key) return finishHeaders(await readBlob(deps.blobs, email.raw_blob_key), email);
-  const raw = await composeMessage(deps, deps.db, email);
+export async function storeMessage(deps: Pick<ComposeDeps, 'db' | 'blobs'>, email: EmailRow, raw: Buffer, now: Date): Promise<void> {
   const key = `emails/${email.team_id}/${email.id}.${randomBytes(4).toString('hex')}.eml`;
   await deps.blobs.put(key, raw);
   const [stored] = await deps.db('emails').where({ id: email.id }).whereNull('raw_blob_key')
     .update({ raw_blob_key: key, size_bytes: raw.length, updated_at: now }).returning('id');
-  if (stored) return raw;
-  await deps.blobs.delete(key);
-  const row = await deps.db('emails').where({ id: email.id }).first('raw_blob_key');
-  return finishHeaders(await readBlob(deps.blobs, row.raw_blob_key), email);
+  if (!stored) await deps.blobs.delete(key);
 }

@@ -5,7 +5,7 @@
 import type { EmailRow } from '../../shared/emails/present.ts';
 import { emailEventData } from '../../shared/emails/present.ts';
 import { classify, type Answer } from './classify.ts';
-import { messageOf } from './compose.ts';
+import { messageOf, storeMessage } from './compose.ts';
 import type { DeliveryDeps } from './deps.ts';
 import { envelopeSender } from './envelope.ts';
 import { recordAttempt } from './record.ts';
@@ -21,6 +21,8 @@ interface Job {
   lease: Lease;
   /** Some recipient was deferred: the job schedules its next attempt. */
   deferred: boolean;
+  /** The message this job composed (not stored yet): stored for the retries once someone is deferred. */
+  composed?: Buffer;
 }
 
 /** Records under the job's current lease token (lease.ts keeps renewals and records from overlapping). */
@@ -73,10 +75,12 @@ async function deliverDomain(deps: DeliveryDeps, ctx: Job, prepared: Prepared, d
   deps.log.info({ emailId: ctx.email.id, domain, mx: attempt.mxHost, tls: attempt.tls, ms: attempt.durationMs, ...counts }, 'delivery.attempted');
 }
 
-async function prepare(deps: DeliveryDeps, email: EmailRow, now: Date): Promise<Prepared | null> {
+async function prepare(deps: DeliveryDeps, ctx: Job): Promise<Prepared | null> {
+  const { email, now } = ctx;
   const sending = email.domain_id ? await deps.domains.get(email.domain_id) : null;
   if (!sending) return null;
-  const raw = await messageOf({ ...deps, publicBaseUrl: deps.config.PUBLIC_BASE_URL }, email, now);
+  const { raw, composed } = await messageOf({ ...deps, publicBaseUrl: deps.config.PUBLIC_BASE_URL }, email);
+  if (composed) ctx.composed = raw;
   const signatures = await deps.signer.sign(raw, sending.keys, now);
   return { from: envelopeSender(deps.secrets, email.id, sending.domain), message: signatures ? Buffer.concat([Buffer.from(signatures), raw]) : raw };
 }
@@ -84,7 +88,7 @@ async function prepare(deps: DeliveryDeps, email: EmailRow, now: Date): Promise<
 async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRecipient[]): Promise<void> {
   let prepared: Prepared | null;
   try {
-    prepared = await prepare(deps, ctx.email, ctx.now);
+    prepared = await prepare(deps, ctx);
   } catch (err) {
     deps.log.error({ err, emailId: ctx.email.id }, 'delivery.prepare_failed');
     const outcome = classify(localError(err));
@@ -123,6 +127,10 @@ export async function processDelivery(deps: DeliveryDeps, emailId: string, now =
     ]);
   } finally {
     lease.release();
+  }
+  if (job.deferred && job.composed) {
+    // Not under the lease: a crash before this only makes the retry compose the same bytes again.
+    await storeMessage(deps, email, job.composed, now).catch((err) => deps.log.warn({ err, emailId }, 'delivery.store_failed'));
   }
   // Only a job that deferred someone has a next attempt to schedule (a recipient another job deferred is that job's).
   if (!job.deferred || !deps.scheduleRetry) return { leased: leased.length };
