@@ -7,9 +7,11 @@ import { operations } from './routes/index.ts';
 import type { Operation } from './routes/operation.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { requestId, requireUserAgent, securityHeaders } from './middleware/basics.ts';
+import { requestLogWriter } from '../shared/logs/writer.ts';
 
 /** `ops` defaults to every operation the api serves; tests pass their own list to mount test-only routes. */
-export function createApp(deps: ApiDeps, ops: Operation[] = operations): Koa {
+export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
+  const deps: ApiDeps = { ...given, requestLogs: given.requestLogs ?? requestLogWriter(given.db, given.log) };
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true;
   const router = buildRouter(ops, deps);

@@ -5,6 +5,7 @@ import type { Logger } from '../shared/logger.ts';
 import type { BlobStore } from '../shared/blobs.ts';
 import type { DnsResolver } from '../shared/dns/resolver.ts';
 import type { EnqueueDelivery } from '../shared/emails/enqueue.ts';
+import type { RequestLogWriter } from '../shared/logs/writer.ts';
 
 /** Everything a route or middleware may use; created once in api/main.ts (or by a test) and passed down. */
 export interface ApiDeps {
@@ -18,4 +19,10 @@ export interface ApiDeps {
   /** Puts accepted emails on the deliver queue (after their commit). */
   enqueueDelivery: EnqueueDelivery;
   version: string;
+  /**
+   * Where request logs go. api/main.ts passes a batching writer (flushed every 50 ms and on shutdown); without
+   * one, createApp makes one that writes each request's row before its answer (rows of concurrent requests share
+   * a statement). Reads of request logs call its flush() first, so this process reads its own writes.
+   */
+  requestLogs?: RequestLogWriter;
 }

@@ -10,6 +10,7 @@ import { createApp } from './app.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
 import { createQueue, queues } from '../shared/queue.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
+import { requestLogWriter } from '../shared/logs/writer.ts';
 
 const config = loadConfig();
 const log = createLogger(config, 'api');
@@ -20,7 +21,9 @@ const blobs = createFsBlobStore(config.BLOB_DIR);
 const dns = createResolver({ servers: config.DNS_SERVERS });
 const deliverQueue = createQueue(config, queues.deliver);
 const enqueueDelivery = deliveryEnqueuer(deliverQueue, log);
-const app = createApp({ config, db, redis, blobs, log, version, dns, enqueueDelivery });
+// Request logs go out in one statement per 50 ms (or 100 rows); a crash loses at most the last 50 ms of them.
+const requestLogs = requestLogWriter(db, log, { delayMs: 50, maxRows: 100 });
+const app = createApp({ config, db, redis, blobs, log, version, dns, enqueueDelivery, requestLogs });
 
 const server = app.listen(config.PORT, config.HOST, () => {
   log.info({ host: config.HOST, port: config.PORT }, 'api.listening');
@@ -31,5 +34,6 @@ server.requestTimeout = 120_000;
 
 onShutdown(log, async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  await requestLogs.close();
   await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close()]);
 });

@@ -4,7 +4,6 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { newId } from '../shared/ids.ts';
 import { ServiceError } from '../shared/errors.ts';
-import { recordRequest } from '../shared/logs/logs.ts';
 import type { ApiDeps } from './deps.ts';
 import type { Auth, Operation } from './routes/operation.ts';
 import { checkPermission, identify } from './middleware/auth.ts';
@@ -76,7 +75,7 @@ function handlerFor(op: Operation, deps: ApiDeps) {
     }
     const logId = newId();
     ctx.set('X-Request-Log-Id', logId);
-    await recordRequest(deps.db, {
+    await deps.requestLogs?.record({
       id: logId,
       team_id: auth.team.id,
       api_key_id: auth.key.id,
@@ -87,7 +86,7 @@ function handlerFor(op: Operation, deps: ApiDeps) {
       duration_ms: Math.round(performance.now() - started),
       request_body: ctx.state.requestBody,
       response_body: ctx.body,
-    }).catch((err) => deps.log.error({ err, requestId: ctx.state.requestId }, 'request_log.write_failed'));
+    });
   };
 }
 

@@ -73,6 +73,7 @@ export const apiKeyOperations = [
     query: listQuery,
     response: listEnvelope(apiKey),
     handler: async ({ auth, query, deps }) => {
+      await deps.requestLogs?.flush();
       const page = await keys.listKeys(deps.db, auth.team.id, query);
       return toList(page, (r) => present(r, auth.team));
     },
@@ -86,7 +87,10 @@ export const apiKeyOperations = [
     scope: 'api-keys:read',
     params: idParams,
     response: apiKey,
-    handler: async ({ auth, params, deps }) => present(await keys.getKey(deps.db, auth.team.id, params.id), auth.team),
+    handler: async ({ auth, params, deps }) => {
+      await deps.requestLogs?.flush();
+      return present(await keys.getKey(deps.db, auth.team.id, params.id), auth.team);
+    },
   }),
   defineOperation({
     ...base,

@@ -49,6 +49,7 @@ export const logOperations = [
     query: listQuery,
     response: listEnvelope(logItem),
     handler: async ({ auth, query, deps }) => {
+      await deps.requestLogs?.flush();
       const page = await listLogs(deps.db, auth.team.id, query);
       return toList(page, item);
     },
@@ -62,6 +63,7 @@ export const logOperations = [
     params: idParams,
     response: log,
     handler: async ({ auth, params, deps }) => {
+      await deps.requestLogs?.flush();
       const row = await getLog(deps.db, auth.team.id, params.id);
       return { object: 'log' as const, ...item(row), request_body: row.request_body, response_body: row.response_body };
     },

@@ -18,12 +18,10 @@ function walk(value: unknown, depth: number): unknown {
   return value;
 }
 
-/** A JSON-safe, redacted copy of `body`, or null when there is none. */
-export function redactBody(body: unknown): unknown {
-  if (body === undefined || body === null || body === '') return null;
-  const copy = walk(body, 0);
-  const text = JSON.stringify(copy);
-  if (text === undefined) return null;
-  if (text.length > MAX_JSON) return { truncated: true, bytes: text.length };
-  return copy;
+/** The redacted body as the JSON text a log row stores (`null` for none), serialised once. */
+export function redactJson(body: unknown): string {
+  if (body === undefined || body === null || body === '') return 'null';
+  const text = JSON.stringify(walk(body, 0));
+  if (text === undefined) return 'null';
+  return text.length > MAX_JSON ? JSON.stringify({ truncated: true, bytes: text.length }) : text;
 }
