@@ -6,7 +6,11 @@ import { ServiceError } from '../../shared/errors.ts';
 import type { Knex } from 'knex';
 
 export interface IdempotencyHandle {
+  key: string;
+  token: string;
   complete(trx: Knex, status: number, answer: unknown): Promise<void>;
+  /** Set by a handler whose own statement stored the answer (persistEmails): nothing is left to store after it. */
+  stored: boolean;
 }
 import type { ApiDeps } from '../deps.ts';
 import type { Auth } from '../routes/operation.ts';
@@ -35,9 +39,13 @@ export async function withIdempotency(ctx: Context, deps: ApiDeps, auth: Auth, b
   }
   const { token } = claimed;
   // A handler that commits its own work may store the answer in that same transaction (see persistEmails).
-  ctx.state.idempotency = {
+  const handle: IdempotencyHandle = {
+    key,
+    token,
     complete: (trx: Knex, status: number, answer: unknown) => store.complete(trx, teamId, key, token, status, answer),
-  } satisfies IdempotencyHandle;
+    stored: false,
+  };
+  ctx.state.idempotency = handle;
   try {
     await next();
   } catch (err) {
@@ -51,5 +59,5 @@ export async function withIdempotency(ctx: Context, deps: ApiDeps, auth: Auth, b
     throw err;
   }
   if (ctx.status >= 500) await store.release(deps.db, teamId, key, token);
-  else await store.complete(deps.db, teamId, key, token, ctx.status, ctx.body);
+  else if (!handle.stored) await store.complete(deps.db, teamId, key, token, ctx.status, ctx.body);
 }

@@ -72,9 +72,11 @@ function sender(auth: Auth): Sender {
 /** Commit, then enqueue: the answer never precedes the commit, and the sweep covers a lost enqueue. */
 async function send(deps: ApiDeps, ctx: Context, auth: Auth, prepared: PreparedEmail[], now: Date, answer: (ids: string[]) => unknown) {
   const idem = ctx.state.idempotency as IdempotencyHandle | undefined;
-  const rows = await persistEmails(deps.db, deps, sender(auth), prepared, now, async (trx, rows) => {
-    await idem?.complete(trx, 200, answer(rows.map((r) => r.id)));
-  });
+  // The Idempotency-Key answer is stored by the email's own statement: a crash can never leave an accepted email
+  // whose key would let a retry send it again.
+  const rows = await persistEmails(deps.db, deps, sender(auth), prepared, now, undefined,
+    idem ? { key: idem.key, token: idem.token, status: 200, answer } : undefined);
+  if (idem) idem.stored = true;
   await deps.enqueueDelivery(rows.filter((r) => r.status === 'queued').map((r) => r.id));
   return answer(rows.map((r) => r.id));
 }

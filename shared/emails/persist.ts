@@ -1,13 +1,16 @@
 // Step two of accepting a send: write the email, its recipients, its attachments and its first events in ONE
-// transaction. Attachment bytes go to the blob store first (durably); a rolled-back send leaves only
-// unreferenced blobs, never a row without its bytes.
+// statement (atomic on its own: one send is one autocommitted statement, no BEGIN/COMMIT round trips; a batch,
+// a team with send quotas or a caller with work of its own runs the statements in one transaction). Attachment
+// bytes go to the blob store first (durably); a refused or rolled-back send leaves only unreferenced blobs,
+// never a row without its bytes. The commit keeps the server's synchronous_commit: the answer follows the WAL
+// flush.
 import type { Knex } from 'knex';
 import type { BlobStore } from '../blobs.ts';
 import type { Config } from '../config.ts';
 import { newId } from '../ids.ts';
-import { eventRow, insertEvents, type EventRow } from '../events.ts';
+import { eventRow, type EventRow } from '../events.ts';
 import { formatMailbox } from './addresses.ts';
-import { bulkCounterUpsert, checkBulk, checkQuota, contentHash } from './rules.ts';
+import { bulkRefusal, checkQuota, contentHash } from './rules.ts';
 import { emailEventData, type EmailRow } from './present.ts';
 import type { PreparedEmail, Sender } from './prepare.ts';
 
@@ -25,14 +28,122 @@ async function writeAttachments(blobs: BlobStore, teamId: string, emailId: strin
   }));
 }
 
+/** The Idempotency-Key answer to store with the email(s), in the same statement (see api/middleware/idempotency.ts). */
+export interface StoredAnswer {
+  key: string;
+  token: string;
+  status: number;
+  answer(ids: string[]): unknown;
+}
+
+const EMAIL_COLUMNS = ['id', 'team_id', 'domain_id', 'api_key_id', 'source', 'from', 'from_address', 'to', 'cc', 'bcc', 'reply_to', 'subject',
+  'html', 'text', 'headers', 'tags', 'message_id', 'raw_blob_key', 'status', 'last_event', 'scheduled_at', 'size_bytes', 'created_at', 'updated_at'] as const;
+// Every parameter typed: in INSERT ... SELECT an untyped parameter would be read as text.
+const CASTS: Record<(typeof EMAIL_COLUMNS)[number], string> = {
+  id: 'uuid', team_id: 'uuid', domain_id: 'uuid', api_key_id: 'uuid', source: 'text', from: 'text', from_address: 'text',
+  to: 'text[]', cc: 'text[]', bcc: 'text[]', reply_to: 'text[]', subject: 'text', html: 'text', text: 'text', headers: 'jsonb', tags: 'jsonb',
+  message_id: 'text', raw_blob_key: 'text', status: 'text', last_event: 'text', scheduled_at: 'timestamptz', size_bytes: 'int',
+  created_at: 'timestamptz', updated_at: 'timestamptz',
+};
+const EMAIL_INSERT = `insert into emails (${EMAIL_COLUMNS.map((c) => `"${c}"`).join(', ')}) select ${EMAIL_COLUMNS.map((c) => `?::${CASTS[c]}`).join(', ')}`;
+
+/** A text[] literal: knex would spread a JS array binding into a list of parameters. */
+function textArray(list: string[]): string {
+  return `{${list.map((v) => `"${v.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`;
+}
+
+interface Statement {
+  sql: string;
+  bindings: Knex.RawBinding[];
+  row: EmailRow;
+  bulk: boolean;
+}
+
 /**
- * Persists prepared sends (one, or a batch) together; answers their rows in order. `inTransaction` runs last,
- * inside the same transaction (the send routes store their Idempotency-Key answer there, so a crash can never
- * leave an accepted email whose key would let a retry send it again).
+ * One email as one statement: its row, recipients, attachments and first events, the bulk rule's counter and,
+ * last in a send, the Idempotency-Key answer. The bulk rule is decided inside: the counter is raised only while
+ * the day's count stays within the limit, and every insert depends on that raise, so a refused send writes
+ * nothing (the statement answers no row and the caller refuses it).
+ */
+function emailStatement(ctx: PersistContext, sender: Sender, p: PreparedEmail, id: string, attachments: object[], rawKey: string | null, now: Date, stored?: { answer: StoredAnswer; ids: string[] }): Statement {
+  const teamId = sender.team.id;
+  const queued = p.recipients.filter((r) => r.status === 'queued');
+  const scheduled = p.scheduled_at !== null && p.scheduled_at.getTime() > now.getTime();
+  const allSuppressed = queued.length === 0;
+  const row: EmailRow = {
+    id, team_id: teamId, domain_id: p.domain.id, api_key_id: sender.key?.id ?? null, source: sender.source,
+    from: formatMailbox(p.from), from_address: p.from.address, to: p.to, cc: p.cc, bcc: p.bcc, reply_to: p.reply_to,
+    subject: p.subject, html: p.html, text: p.text, headers: p.headers, tags: p.tags, topic_id: null,
+    message_id: p.raw?.messageId ?? `<${id}@${p.domain.name}>`,
+    raw_blob_key: rawKey,
+    status: allSuppressed ? 'done' : scheduled ? 'scheduled' : 'queued',
+    last_event: allSuppressed ? (p.recipients.some((r) => r.status === 'suppressed') ? 'suppressed' : 'failed') : scheduled ? 'scheduled' : 'queued',
+    scheduled_at: p.scheduled_at, size_bytes: p.size, created_at: now, updated_at: now,
+  };
+  // What the events say of the email, from the values written (emailEventData reads only these).
+  const events: EventRow[] = [];
+  if (scheduled) events.push(eventRow(teamId, 'email.scheduled', emailEventData(row)));
+  for (const r of p.recipients.filter((x) => x.status === 'suppressed')) {
+    const reason = r.suppression?.origin === 'complaint' ? 'previous_complaint' : 'previous_bounce';
+    events.push(eventRow(teamId, 'email.suppressed', emailEventData(row, {
+      to: [r.address],
+      suppressed: { type: 'OnAccountSuppressionList', reason, message: `${r.address} is on the team's suppression list.` },
+    })));
+  }
+  const recipients = p.recipients.map((r) => ({
+    id: newId(), email_id: id, team_id: teamId, address: r.address, domain: r.domain, kind: r.kind, status: r.status,
+    last_response: r.reason, next_attempt_at: r.status === 'queued' ? (scheduled ? p.scheduled_at : now) : null, updated_at: now,
+  }));
+
+  const ctes: string[] = [];
+  const bindings: Knex.RawBinding[] = [];
+  const bulk = !p.unsubscribe && queued.length > 0;
+  if (bulk) {
+    // The day's counter for this content, raised only while it stays within the limit (a first send above the
+    // limit inserts nothing either). ON CONFLICT ... WHERE locks the row even when it does not update it.
+    const limit = ctx.config.BULK_DAILY_LIMIT;
+    ctes.push(`bulk as (insert into bulk_counters (team_id, day, content_hash, recipients) select ?::uuid, ?::date, ?::text, ?::int where ?::int <= ?::int
+      on conflict (team_id, day, content_hash) do update set recipients = bulk_counters.recipients + excluded.recipients
+      where bulk_counters.recipients + excluded.recipients <= ?::int returning recipients)`);
+    bindings.push(teamId, now.toISOString().slice(0, 10), contentHash(p.from.address, p.subject, p.html, p.text), queued.length, queued.length, limit, limit);
+  }
+  ctes.push(`email as (${EMAIL_INSERT}${bulk ? ' where exists (select 1 from bulk)' : ''} returning id)`);
+  for (const c of EMAIL_COLUMNS) {
+    const v = row[c] as Knex.RawBinding;
+    bindings.push(c === 'headers' || c === 'tags' ? JSON.stringify(v) : Array.isArray(v) ? textArray(v as string[]) : v);
+  }
+  ctes.push(`recipient_rows as (insert into email_recipients (id, email_id, team_id, address, domain, kind, status, last_response, next_attempt_at, updated_at)
+    select r.id, r.email_id, r.team_id, r.address, r.domain, r.kind, r.status, r.last_response, r.next_attempt_at, r.updated_at
+    from email, json_populate_recordset(null::email_recipients, ?::json) r)`);
+  bindings.push(JSON.stringify(recipients));
+  if (attachments.length) {
+    ctes.push(`attachment_rows as (insert into email_attachments (id, email_id, team_id, position, filename, content_type, content_id, content_disposition, size, blob_key)
+      select a.id, a.email_id, a.team_id, a.position, a.filename, a.content_type, a.content_id, a.content_disposition, a.size, a.blob_key
+      from email, json_populate_recordset(null::email_attachments, ?::json) a)`);
+    bindings.push(JSON.stringify(attachments));
+  }
+  if (events.length) {
+    ctes.push(`first_events as (insert into events (id, team_id, type, data) select e.id, e.team_id, e.type, e.data
+      from email, json_populate_recordset(null::events, ?::json) e)`);
+    bindings.push(`[${events.map((e) => `{"id":${JSON.stringify(e.id)},"team_id":${JSON.stringify(e.team_id)},"type":${JSON.stringify(e.type)},"data":${e.data}}`).join(',')}]`);
+  }
+  if (stored) {
+    ctes.push(`answer as (update idempotency_keys set status = 'done', response_status = ?::int, response_body = ?::jsonb
+      where team_id = ?::uuid and key = ? and status = 'in_flight' and claim_token = ? and exists (select 1 from email))`);
+    bindings.push(stored.answer.status, JSON.stringify(stored.answer.answer(stored.ids)), teamId, stored.answer.key, stored.answer.token);
+  }
+  return { sql: `with ${ctes.join(',\n')}\nselect count(*)::int as written from email`, bindings, row, bulk };
+}
+
+/**
+ * Persists prepared sends (one, or a batch) together; answers their rows in order. `answer`: the
+ * Idempotency-Key answer stored by the same statement as the (last) email. `inTransaction` runs last, inside
+ * the same transaction (SMTP submission stores its Idempotency-Key answer there).
  */
 export async function persistEmails(
   db: Knex, ctx: PersistContext, sender: Sender, prepared: PreparedEmail[], now: Date,
   inTransaction?: (trx: Knex, rows: EmailRow[]) => Promise<void>,
+  answer?: StoredAnswer,
 ): Promise<EmailRow[]> {
   const ids = prepared.map(() => newId());
   const attachmentRows = await Promise.all(prepared.map((p, i) => writeAttachments(ctx.blobs, sender.team.id, ids[i], p)));
@@ -42,58 +153,25 @@ export async function persistEmails(
     await ctx.blobs.put(key, p.raw.bytes);
     return key;
   }));
+  const statements = prepared.map((p, i) => emailStatement(ctx, sender, p, ids[i], attachmentRows[i], rawKeys[i], now,
+    answer && i === prepared.length - 1 ? { answer, ids } : undefined));
+  const run = async (q: Knex, s: Statement) => {
+    const { rows } = await q.raw(s.sql, s.bindings) as { rows: { written: number }[] };
+    // Past the bulk rule's limit nothing was written; in a transaction, the emails before it roll back.
+    if (rows[0].written === 0 && s.bulk) throw bulkRefusal(ctx.config.BULK_DAILY_LIMIT, ctx.config.BULK_DOCS_URL);
+    return s.row;
+  };
+  const hasQuota = sender.team.daily_send_limit != null || sender.team.monthly_send_limit != null;
+  if (statements.length === 1 && !hasQuota && !inTransaction) return [await run(db, statements[0])];
   return db.transaction(async (trx) => {
     // Quotas are counted under the team's row lock, so two concurrent sends cannot both slip under the limit. A
     // team without limits (as its key's lookup saw it a moment ago) skips the lock and the counting.
-    if (sender.team.daily_send_limit != null || sender.team.monthly_send_limit != null) {
+    if (hasQuota) {
       const limits = await trx('teams').where({ id: sender.team.id }).select('daily_send_limit', 'monthly_send_limit').forUpdate().first();
       await checkQuota(trx, { id: sender.team.id, ...limits }, prepared.length, now);
     }
     const rows: EmailRow[] = [];
-    for (const [i, p] of prepared.entries()) {
-      // One statement per email (its row, recipients, attachments, bulk counter and first events), so a send
-      // costs BEGIN, this and COMMIT.
-      const id = ids[i];
-      const queued = p.recipients.filter((r) => r.status === 'queued');
-      const scheduled = p.scheduled_at !== null && p.scheduled_at.getTime() > now.getTime();
-      const allSuppressed = queued.length === 0;
-      const values = {
-        id, team_id: sender.team.id, domain_id: p.domain.id, api_key_id: sender.key?.id ?? null, source: sender.source,
-        from: formatMailbox(p.from), from_address: p.from.address, to: p.to, cc: p.cc, bcc: p.bcc, reply_to: p.reply_to,
-        subject: p.subject, html: p.html, text: p.text, headers: JSON.stringify(p.headers) as never, tags: JSON.stringify(p.tags) as never,
-        message_id: p.raw?.messageId ?? `<${id}@${p.domain.name}>`,
-        raw_blob_key: rawKeys[i],
-        status: allSuppressed ? 'done' : scheduled ? 'scheduled' : 'queued',
-        last_event: allSuppressed ? (p.recipients.some((r) => r.status === 'suppressed') ? 'suppressed' : 'failed') : scheduled ? 'scheduled' : 'queued',
-        scheduled_at: p.scheduled_at, size_bytes: p.size, created_at: now, updated_at: now,
-      };
-      // What the events say of the email, from the values written (emailEventData reads only these).
-      const shown = { ...values, tags: p.tags } as unknown as EmailRow;
-      const events: EventRow[] = [];
-      if (scheduled) events.push(eventRow(sender.team.id, 'email.scheduled', emailEventData(shown)));
-      for (const r of p.recipients.filter((x) => x.status === 'suppressed')) {
-        const reason = r.suppression?.origin === 'complaint' ? 'previous_complaint' : 'previous_bounce';
-        events.push(eventRow(sender.team.id, 'email.suppressed', emailEventData(shown, {
-          to: [r.address],
-          suppressed: { type: 'OnAccountSuppressionList', reason, message: `${r.address} is on the team's suppression list.` },
-        })));
-      }
-      let q = trx.queryBuilder()
-        .with('email', trx('emails').insert(values).returning('*'))
-        .with('recipient_rows', trx('email_recipients').insert(p.recipients.map((r) => ({
-          id: newId(), email_id: id, team_id: sender.team.id, address: r.address, domain: r.domain, kind: r.kind, status: r.status,
-          last_response: r.reason, next_attempt_at: r.status === 'queued' ? (scheduled ? p.scheduled_at : now) : null, updated_at: now,
-        }))));
-      if (attachmentRows[i].length) q = q.with('attachment_rows', trx('email_attachments').insert(attachmentRows[i]));
-      if (events.length) q = q.with('first_events', insertEvents(trx, events));
-      const bulk = !p.unsubscribe && queued.length > 0;
-      if (bulk) q = q.with('bulk', bulkCounterUpsert(trx, sender.team.id, contentHash(p.from.address, p.subject, p.html, p.text), queued.length, now));
-      const [row] = await q.from('email').select('email.*', bulk ? trx.raw('(select recipients from bulk) as bulk_recipients') : trx.raw('null as bulk_recipients'));
-      const { bulk_recipients: bulkCount, ...email } = row as EmailRow & { bulk_recipients: number | null };
-      // Past the bulk rule's limit the send is refused, and the transaction (the counter with it) rolls back.
-      if (bulk) checkBulk(bulkCount!, ctx.config.BULK_DAILY_LIMIT, ctx.config.BULK_DOCS_URL);
-      rows.push(email as EmailRow);
-    }
+    for (const s of statements) rows.push(await run(trx, s));
     await inTransaction?.(trx, rows);
     return rows;
   });

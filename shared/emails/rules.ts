@@ -110,30 +110,9 @@ export function contentHash(from: string, subject: string, html: string | null, 
   return createHash('sha256').update(`${from}\n${subject}\n${html ?? ''}\n${text ?? ''}`).digest('hex');
 }
 
-/** The upsert of the bulk rule's counter for today, answering the day's count (for a WITH clause). */
-export function bulkCounterUpsert(db: Knex, teamId: string, hash: string, recipients: number, now: Date): Knex.QueryBuilder {
-  const day = now.toISOString().slice(0, 10);
-  return db('bulk_counters')
-    .insert({ team_id: teamId, day, content_hash: hash, recipients })
-    .onConflict(['team_id', 'day', 'content_hash'])
-    .merge({ recipients: db.raw('bulk_counters.recipients + excluded.recipients') })
-    .returning('recipients');
-}
-
-/** The refusal of the bulk rule once the day's count is past `limit` (the transaction that counted rolls back). */
-export function checkBulk(count: number, limit: number, docsUrl: string): void {
-  if (count > limit) {
-    throw new ServiceError('validation_error', `This message has reached ${limit} people today without an unsubscribe link. Add one (or a List-Unsubscribe header) to keep sending it.`, {
-      details: { reason: 'bulk_requires_unsubscribe', docs_url: docsUrl },
-    });
-  }
-}
-
-/**
- * The bulk rule: the same message without an unsubscribe link may reach at most `limit` people a day; past it
- * the send is refused (422 bulk_requires_unsubscribe). Counted inside the accepting transaction.
- */
-export async function countBulk(db: Knex, teamId: string, hash: string, recipients: number, limit: number, docsUrl: string, now: Date): Promise<void> {
-  const [row] = await bulkCounterUpsert(db, teamId, hash, recipients, now);
-  checkBulk(row.recipients, limit, docsUrl);
+/** The refusal of the bulk rule: the day's count for this content would pass `limit` (persist.ts decides it). */
+export function bulkRefusal(limit: number, docsUrl: string): ServiceError {
+  return new ServiceError('validation_error', `This message has reached ${limit} people today without an unsubscribe link. Add one (or a List-Unsubscribe header) to keep sending it.`, {
+    details: { reason: 'bulk_requires_unsubscribe', docs_url: docsUrl },
+  });
 }
