@@ -15,6 +15,12 @@ export interface RateWindow {
   exceeded: boolean;
 }
 
+/**
+ * INCR, and the window's expiry set by its first request: one command (the script is cached by Redis) where
+ * MULTI/INCR/EXPIRE/EXEC were four. The key outlives its second by a second at most.
+ */
+const COUNT_SCRIPT = "local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('EXPIRE', KEYS[1], 2) end return n";
+
 /** Counts one request of `team` in the current window. Throws when Redis does not answer (callers fail open). */
 export async function countRequest(
   redis: Redis,
@@ -25,8 +31,7 @@ export async function countRequest(
   const limit = team.rate_limit_rps ?? config.RATE_LIMIT_RPS;
   const second = Math.floor(now / 1000);
   const key = redisKey(config, 'rl', team.id, String(second));
-  const results = await redis.multi().incr(key).expire(key, 2).exec();
-  const count = Number(results?.[0]?.[1] ?? 0);
+  const count = Number(await redis.eval(COUNT_SCRIPT, 1, key));
   const reset = Math.max(1, Math.ceil(((second + 1) * 1000 - now) / 1000));
   return { limit, count, remaining: Math.max(0, limit - count), reset, exceeded: count > limit };
 }

@@ -10,6 +10,7 @@ import type { Config } from '../config.ts';
 import { newId } from '../ids.ts';
 import { eventRow, type EventRow } from '../events.ts';
 import { formatMailbox } from './addresses.ts';
+import { textArray } from './sql.ts';
 import { bulkRefusal, checkQuota, contentHash } from './rules.ts';
 import { emailEventData, type EmailRow } from './present.ts';
 import type { PreparedEmail, Sender } from './prepare.ts';
@@ -46,11 +47,6 @@ const CASTS: Record<(typeof EMAIL_COLUMNS)[number], string> = {
   created_at: 'timestamptz', updated_at: 'timestamptz',
 };
 const EMAIL_INSERT = `insert into emails (${EMAIL_COLUMNS.map((c) => `"${c}"`).join(', ')}) select ${EMAIL_COLUMNS.map((c) => `?::${CASTS[c]}`).join(', ')}`;
-
-/** A text[] literal: knex would spread a JS array binding into a list of parameters. */
-function textArray(list: string[]): string {
-  return `{${list.map((v) => `"${v.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`;
-}
 
 interface Statement {
   sql: string;

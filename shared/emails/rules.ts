@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ServiceError } from '../errors.ts';
+import { textArray } from './sql.ts';
 import type { DomainRow } from '../domains/store.ts';
 import type { TeamRow } from '../teams/teams.ts';
 import type { ApiKeyRow } from '../api-keys/keys.ts';
@@ -32,16 +33,19 @@ export interface SenderLookups {
   dead: Set<string>;
 }
 
+// Raw SQL: it runs on every send, and building it with knex cost more than running it.
+const SENDER_LOOKUPS_SQL = `select d.*, (select coalesce(json_agg(json_build_object('email', s.email, 'origin', s.origin, 'own', s.team_id = d.team_id)), '[]'::json)
+  from suppressions s where s.email = any(?::text[]) and (s.team_id = d.team_id or s.origin = 'bounce')) as suppression_hits
+  from domains d where d.team_id = ?::uuid and d.name = ? limit 1`;
+
 /**
  * The sender's domain (checked as senderDomain does) and, in the same query, what the suppression lists say of
  * `addresses` (lower case): the team's own entries and the platform-wide hard bounces. One round trip where a
  * send used to make three.
  */
 export async function senderLookups(db: Knex, team: Pick<TeamRow, 'id'>, key: Pick<ApiKeyRow, 'domain_id'> | null, domainName: string, addresses: string[]): Promise<SenderLookups> {
-  const row: (DomainRow & { suppression_hits: { email: string; origin: string; own: boolean }[] }) | undefined = await db('domains as d')
-    .where({ 'd.team_id': team.id, 'd.name': domainName })
-    .first('d.*', db.raw(`(select coalesce(json_agg(json_build_object('email', s.email, 'origin', s.origin, 'own', s.team_id = d.team_id)), '[]'::json)
-      from suppressions s where s.email = any(?::text[]) and (s.team_id = d.team_id or s.origin = 'bounce')) as suppression_hits`, [addresses]));
+  const { rows: [row] } = await db.raw(SENDER_LOOKUPS_SQL, [textArray(addresses), team.id, domainName]) as
+    { rows: (DomainRow & { suppression_hits: { email: string; origin: string; own: boolean }[] })[] };
   const { suppression_hits: hits = [], ...domain } = row ?? {};
   const checked = checkSenderDomain(row ? (domain as DomainRow) : undefined, key, domainName);
   return {
