@@ -62,6 +62,8 @@ test.serial('mail to a receiving domain at @ is stored (blob and row) when the 2
   t.truthy(raw);
   t.is(raw!.length, row.size);
   t.regex(raw!.toString(), /Subject: Hi/);
+  // RFC 5321 §4.4: our Received field first, naming the client, us, ESMTPS (STARTTLS), the copy's id and its recipient.
+  t.regex(raw!.toString(), new RegExp(`^Received: from \\S+ \\(\\[(::ffff:)?127\\.0\\.0\\.1\\]\\)\r\n\tby ${p.config.MTA_HOSTNAME.replace(/\./g, '\\.')} with ESMTPS id ${id}\r\n\tfor <Bob@acme-at\\.test>;\r\n\t\\w{3}, \\d{2} \\w{3} \\d{4} \\d{2}:\\d{2}:\\d{2} \\+0000\r\n`));
   t.true(enqueued.includes(id), 'the receive job was enqueued after the commit');
 });
 

@@ -99,6 +99,7 @@ export function createMxServer(deps: MxDeps): SMTPServer {
               remoteIp: session.remoteAddress ?? '',
               helo: session.hostNameAppearsAs ?? '',
               tls: Boolean(session.secure),
+              byHost: deps.config.MTA_HOSTNAME,
             });
           } catch (err) {
             deps.log.error({ err, sessionId: session.id }, 'mx.store_failed');

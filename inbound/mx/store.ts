@@ -8,6 +8,10 @@
 // blob: deleting a received email, the retention window and a team's storage allowance then act on that
 // team's copy alone, with no reference counting across tenants. The cost (one more write) only falls on the
 // rare message addressed to several teams.
+//
+// Each copy starts with our trace field (RFC 5321 §4.4: a receiving SMTP server MUST insert a Received line),
+// naming the client's HELO and address, our host, the protocol (RFC 3848 ESMTP/ESMTPS), the copy's id and, when
+// the copy has one recipient, `for` it. The bytes after it are the client's, unchanged.
 import type { Knex } from 'knex';
 import type { BlobStore } from '../../shared/blobs.ts';
 import { newId } from '../../shared/ids.ts';
@@ -20,6 +24,22 @@ export interface StoredMessageInput {
   remoteIp: string;
   helo: string;
   tls: boolean;
+  /** Our host name, the `by` of the Received field. */
+  byHost: string;
+}
+
+/** Only printable ASCII without parentheses or angle brackets survives from what the client said. */
+const clean = (text: string) => text.replace(/[^\x21-\x7e]|[()<>\\]/g, '').slice(0, 255);
+
+/** RFC 5322 date-time in UTC: `Sun, 22 Nov 2026 07:20:00 +0000`. */
+function rfc5322Date(d: Date): string {
+  return d.toUTCString().replace('GMT', '+0000');
+}
+
+export function receivedField(input: Pick<StoredMessageInput, 'helo' | 'remoteIp' | 'tls' | 'byHost'>, id: string, rcpt: string[], at: Date): string {
+  const from = `from ${clean(input.helo) || 'unknown'} ([${clean(input.remoteIp)}])`;
+  const forClause = rcpt.length === 1 ? `\r\n\tfor <${clean(rcpt[0])}>` : '';
+  return `Received: ${from}\r\n\tby ${input.byHost} with ${input.tls ? 'ESMTPS' : 'ESMTP'} id ${id}${forClause};\r\n\t${rfc5322Date(at)}\r\n`;
 }
 
 export async function storeMessage(db: Knex, blobs: BlobStore, input: StoredMessageInput): Promise<string[]> {
@@ -33,16 +53,17 @@ export async function storeMessage(db: Knex, blobs: BlobStore, input: StoredMess
   const now = new Date();
   const rows = [...groups.values()].map(({ recipient, rcpt }) => {
     const id = newId();
+    const raw = Buffer.concat([Buffer.from(receivedField(input, id, rcpt, now), 'latin1'), input.raw]);
     return {
-      id, team_id: recipient.teamId, domain_id: recipient.domainId, raw_blob_key: `received/${recipient.teamId}/${id}/raw.eml`,
-      size: input.raw.length, envelope_from: input.envelopeFrom, rcpt_to: rcpt, remote_ip: input.remoteIp,
+      raw, id, team_id: recipient.teamId, domain_id: recipient.domainId, raw_blob_key: `received/${recipient.teamId}/${id}/raw.eml`,
+      size: raw.length, envelope_from: input.envelopeFrom, rcpt_to: rcpt, remote_ip: input.remoteIp,
       helo: input.helo, tls: input.tls, status: 'stored', kind: recipient.kind,
       email_id: recipient.kind === 'bounce' ? recipient.emailId : null, received_at: now,
     };
   });
-  await Promise.all(rows.map((r) => blobs.put(r.raw_blob_key, input.raw)));
+  await Promise.all(rows.map((r) => blobs.put(r.raw_blob_key, r.raw)));
   // One INSERT statement for every row: atomic and committed on its own (autocommit, the WAL flushed under the
   // default synchronous_commit) before it returns, without the BEGIN and COMMIT round trips of a transaction.
-  await db('received_messages').insert(rows);
+  await db('received_messages').insert(rows.map(({ raw: _raw, ...row }) => row));
   return rows.map((r) => r.id);
 }

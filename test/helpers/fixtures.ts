@@ -142,7 +142,7 @@ const receivedEmail: Fixture = async (p, team) => {
   ].join('\r\n'));
   const [email_id] = await storeMessage(p.db, p.deps.blobs, {
     raw, envelopeFrom: 'fixture@sender.test', recipients: [{ address: `inbox@${name}`, recipient: { kind: 'mail', teamId: team.id, domainId } }],
-    remoteIp: '127.0.0.1', helo: 'sender.test', tls: false,
+    remoteIp: '127.0.0.1', helo: 'sender.test', tls: false, byHost: 'mx.test',
   });
   await processReceived({ db: p.db, blobs: p.deps.blobs, log: p.deps.log, secrets: secretsKey(p.config) }, email_id);
   const attachment = await p.db('received_attachments').where({ email_id }).first('id');
