@@ -13,6 +13,7 @@ import { createThrottle, type Throttle } from './throttle.ts';
 import { retryJobId } from './sweep.ts';
 import { createSigningDomains, DOMAIN_CACHE_MS, type SigningDomains } from './signing-domain.ts';
 import { cachingResolver } from './dns-cache.ts';
+import { createGroupCommit, type RecordFn } from './group-commit.ts';
 
 export type DeliveryConfig = Pick<Config, 'SIMULATOR_DOMAIN' | 'PUBLIC_BASE_URL' | 'SMTP_DELIVERY_PORT' | 'MTA_HOSTNAME'>;
 
@@ -28,6 +29,8 @@ export interface DeliveryDeps {
   domains: SigningDomains;
   pool: SessionPool;
   throttle: Throttle;
+  /** Writes an attempt's outcome, batched with the others that arrive meanwhile (group-commit.ts). */
+  record: RecordFn;
   /** SMTP_DELIVERY_PORT, under the name transmit.ts takes it. */
   port: number;
   /** Enqueues the next attempt of a deferred email; without it, the sweep finds the email when it is due. */
@@ -60,6 +63,7 @@ export function createDeliveryDeps(
     domains: createSigningDomains(clients.db, secrets, options.domainCacheMs ?? DOMAIN_CACHE_MS),
     pool: createSessionPool({ name: config.MTA_HOSTNAME, timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts } }),
     throttle: createThrottle(options.maxPerDestination ?? config.MTA_MAX_PER_DESTINATION),
+    record: createGroupCommit(clients),
     port: config.SMTP_DELIVERY_PORT,
     scheduleRetry: queue
       ? async (emailId, at) => {

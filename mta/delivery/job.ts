@@ -8,7 +8,6 @@ import { classify, type Answer } from './classify.ts';
 import { messageOf, storeMessage } from './compose.ts';
 import type { DeliveryDeps } from './deps.ts';
 import { envelopeSender } from './envelope.ts';
-import { recordAttempt } from './record.ts';
 import { routeDomain } from './route.ts';
 import { simulate } from './simulator.ts';
 import { transmit } from './transmit.ts';
@@ -28,7 +27,7 @@ interface Job {
 /** Records under the job's current lease token (lease.ts keeps renewals and records from overlapping). */
 const record = (deps: DeliveryDeps, job: Job, attempt: Attempt) => {
   if (attempt.outcomes.some((o) => o.outcome.action === 'defer')) job.deferred = true;
-  return job.lease.use((token) => recordAttempt(deps, { email: job.email, now: job.now, lease: token }, attempt));
+  return job.lease.use((token) => deps.record({ ctx: { email: job.email, now: job.now, lease: token }, attempt }));
 };
 
 const elapsed = (since: number) => Math.round(performance.now() - since);

@@ -1,10 +1,12 @@
-// The record stage: one transaction per attempt outcome. It moves the recipients (only those this job still
-// holds the lease of), writes the delivery_attempts row with its transcript, records the events, adds the
-// suppressions of hard bounces, and recomputes the email's last_event and status. A crash before the commit
-// leaves the lease to expire and the sweep to try again; after it, everything is known at once.
+// The record stage: the outcomes of attempts written in one transaction. It moves the recipients (only those
+// their job still holds the lease of), writes the delivery_attempts rows with their transcripts, records the
+// events, adds the suppressions of hard bounces, and recomputes each email's last_event and status. Several
+// attempts (of any emails) can share the transaction: group-commit.ts batches the ones that arrive while the
+// previous transaction is committing. A crash before the commit leaves the leases to expire and the sweep to try
+// again; after it, everything is known at once.
 import type { Knex } from 'knex';
 import type { Logger } from '../../shared/logger.ts';
-import { eventRow, insertEvents, type EventRow, type EventType } from '../../shared/events.ts';
+import { eventRow, type EventRow, type EventType } from '../../shared/events.ts';
 import { newId } from '../../shared/ids.ts';
 import { emailEventData, type EmailRow } from '../../shared/emails/present.ts';
 import { addSuppression, addressProblem } from '../../shared/suppressions/suppressions.ts';
@@ -48,77 +50,123 @@ function eventRows(email: EmailRow, applied: Applied[]): EventRow[] {
   return [...groups.values()].map((g) => eventRow(email.team_id, g.type, emailEventData(email, { to: g.to, ...g.extra })));
 }
 
-type RecipientState = { id: string; status: string; delay_notified: boolean; moved: boolean };
+export interface PendingRecord {
+  ctx: RecordContext;
+  attempt: Attempt;
+}
+
+interface RecipientState { id: string; email_id: string; status: string; delay_notified: boolean; moved: boolean }
 
 /**
- * Moves this job's recipients, each only if it still holds the lease, in one statement that also answers every
- * recipient of the email as it now is (the outer select reads the rows as they were before the statement, so a
- * moved one takes its new state from the update's RETURNING).
+ * Moves the recipients of every record, each only if it still holds its job's lease, in one statement that also
+ * answers every recipient of the emails concerned as it now is (the outer select reads the rows as they were
+ * before the statement, so a moved one takes its new state from the update's RETURNING). Columns a state leaves
+ * out (first_deferred_at, delay_notified, delivered_at, the bounce type) keep their value.
  */
-async function moveRecipients(trx: Knex, ctx: RecordContext, attempt: Attempt, states: NextState[]): Promise<RecipientState[]> {
-  let q = trx.queryBuilder();
-  attempt.outcomes.forEach(({ recipient }, i) => {
-    q = q.with(`m${i}`, trx('email_recipients').where({ id: recipient.id, leased_until: ctx.lease }).update({
-      ...states[i].columns, attempts: trx.raw('attempts + 1'), leased_until: null, mx_host: attempt.mxHost, updated_at: ctx.now,
-    }).returning(['id', 'status', 'delay_notified']));
-  });
-  const moved = attempt.outcomes.map((_, i) => `select * from m${i}`).join(' union all ');
-  return q.with('moved', trx.raw(moved))
-    .from('email_recipients as r').leftJoin('moved as m', 'm.id', 'r.id').where('r.email_id', ctx.email.id)
-    .select('r.id', trx.raw('coalesce(m.status, r.status) as status'), trx.raw('coalesce(m.delay_notified, r.delay_notified) as delay_notified'),
-      trx.raw('m.id is not null as moved'));
+async function moveRecipients(trx: Knex, records: PendingRecord[], states: NextState[][], emailIds: string[]): Promise<RecipientState[]> {
+  const rows = records.flatMap(({ ctx, attempt }, i) => attempt.outcomes.map(({ recipient }, j) => {
+    const c = states[i][j].columns;
+    return {
+      id: recipient.id, lease: ctx.lease, status: c.status, last_response: c.last_response, enhanced_code: c.enhanced_code,
+      next_attempt_at: c.next_attempt_at, first_deferred_at: c.first_deferred_at ?? null, delay_notified: c.delay_notified ?? null,
+      delivered_at: c.delivered_at ?? null, bounce_type: c.bounce_type ?? null, bounce_sub_type: c.bounce_sub_type ?? null,
+      mx_host: attempt.mxHost, now: ctx.now,
+    };
+  }));
+  const { rows: out } = await trx.raw(`
+    with moved as (
+      update email_recipients r set status = v.status, last_response = v.last_response, enhanced_code = v.enhanced_code,
+        next_attempt_at = v.next_attempt_at, first_deferred_at = coalesce(v.first_deferred_at, r.first_deferred_at),
+        delay_notified = coalesce(v.delay_notified, r.delay_notified), delivered_at = coalesce(v.delivered_at, r.delivered_at),
+        bounce_type = coalesce(v.bounce_type, r.bounce_type), bounce_sub_type = coalesce(v.bounce_sub_type, r.bounce_sub_type),
+        attempts = r.attempts + 1, leased_until = null, mx_host = v.mx_host, updated_at = v.now
+      from jsonb_to_recordset(?::jsonb) as v(id uuid, lease timestamptz, status text, last_response text, enhanced_code text,
+        next_attempt_at timestamptz, first_deferred_at timestamptz, delay_notified boolean, delivered_at timestamptz,
+        bounce_type text, bounce_sub_type text, mx_host text, now timestamptz)
+      where r.id = v.id and r.leased_until = v.lease
+      returning r.id, r.status, r.delay_notified)
+    select r.id, r.email_id, coalesce(m.status, r.status) as status, coalesce(m.delay_notified, r.delay_notified) as delay_notified,
+      m.id is not null as moved
+    from email_recipients r left join moved m on m.id = r.id
+    where r.email_id in (select jsonb_array_elements_text(?::jsonb)::uuid)`, [JSON.stringify(rows), JSON.stringify(emailIds)]);
+  return out;
+}
+
+function attemptRow(record: PendingRecord, attempted: Applied[]) {
+  const { ctx: { email }, attempt } = record;
+  const kinds = [...new Set(attempted.map((a) => a.state.attempt))];
+  return {
+    id: newId(), email_id: email.id, team_id: email.team_id, domain: attempt.domain, recipients: attempted.map((a) => a.address),
+    mx_host: attempt.mxHost, outcome: kinds.length === 1 ? kinds[0] : 'partial', response: attempted[0].state.columns.last_response,
+    transcript: attempt.transcript, tls: attempt.tls, duration_ms: attempt.durationMs, started_at: attempt.startedAt,
+  };
 }
 
 /**
- * The attempt as one transaction of four statements: lock the email (one writer per email at a time, so
- * concurrent domain groups each see the others' results), move the recipients and read them all back, add the
- * suppressions of hard bounces (rare), then write the attempt row and the events and refresh the email's
- * last_event and status in one statement.
+ * The records as one transaction of four statements, however many: lock their emails (in id order, so two
+ * transactions never wait on each other in a circle; one writer per email at a time, so concurrent domain groups
+ * each see the others' results), move the recipients and read them all back, add the suppressions of hard
+ * bounces (rare), then write the attempt rows and the events and refresh each email's last_event and status in
+ * one statement.
  */
-export async function recordAttempt(deps: { db: Knex; log: Logger }, ctx: RecordContext, attempt: Attempt): Promise<void> {
-  const { email, now } = ctx;
+export async function recordAttempts(deps: { db: Knex; log: Logger }, records: PendingRecord[]): Promise<void> {
+  const emailIds = [...new Set(records.map((r) => r.ctx.email.id))].sort();
   await deps.db.transaction(async (trx) => {
-    const locked: { last_event: string; status: string } = await trx('emails').where({ id: email.id }).forUpdate().first('last_event', 'status');
-    const states = attempt.outcomes.map(({ recipient, outcome }) => nextState(recipient, outcome, now));
-    const recipients = attempt.outcomes.length ? await moveRecipients(trx, ctx, attempt, states) : [];
+    const locked: { id: string; last_event: string; status: string }[] = await trx('emails').whereIn('id', emailIds).orderBy('id').forUpdate()
+      .select('id', 'last_event', 'status');
+    const states = records.map(({ ctx, attempt }) => attempt.outcomes.map(({ recipient, outcome }) => nextState(recipient, outcome, ctx.now)));
+    const recipients = records.some((r) => r.attempt.outcomes.length) ? await moveRecipients(trx, records, states, emailIds) : [];
     const moved = new Set(recipients.filter((r) => r.moved).map((r) => r.id));
-    const applied: Applied[] = [];
-    attempt.outcomes.forEach(({ recipient, outcome }, i) => {
-      if (!moved.has(recipient.id)) {
-        // Another job took over after our lease ran out: it owns the recipient's state now.
-        deps.log.warn({ emailId: email.id, recipient: recipient.address }, 'delivery.lease_lost');
-        return;
+    const attempts = [];
+    const events: EventRow[] = [];
+    const complained = new Set<string>();
+    for (const [i, record] of records.entries()) {
+      const { email } = record.ctx;
+      const applied: Applied[] = [];
+      record.attempt.outcomes.forEach(({ recipient, outcome }, j) => {
+        if (!moved.has(recipient.id)) {
+          // Another job took over after our lease ran out: it owns the recipient's state now.
+          deps.log.warn({ emailId: email.id, recipient: recipient.address }, 'delivery.lease_lost');
+          return;
+        }
+        const suppressedMessage = outcome.simulated
+          ? `${recipient.address} is a simulator address that behaves as if on the suppression list.`
+          : `${recipient.address} is on the team's suppression list.`;
+        applied.push({ address: recipient.address, state: states[i][j], suppressedMessage });
+      });
+      for (const a of applied) {
+        // An address the suppression list cannot hold (no dot in its domain) bounced all the same.
+        if (a.state.suppress && addressProblem(a.address) === null) {
+          await addSuppression(trx, email.team_id, { email: a.address, origin: 'bounce', source_id: email.id });
+        }
       }
-      const suppressedMessage = outcome.simulated
-        ? `${recipient.address} is a simulator address that behaves as if on the suppression list.`
-        : `${recipient.address} is on the team's suppression list.`;
-      applied.push({ address: recipient.address, state: states[i], suppressedMessage });
-    });
-    for (const a of applied) {
-      // An address the suppression list cannot hold (no dot in its domain) bounced all the same.
-      if (a.state.suppress && addressProblem(a.address) === null) {
-        await addSuppression(trx, email.team_id, { email: a.address, origin: 'bounce', source_id: email.id });
-      }
+      if (applied.some((a) => a.state.events.includes('complained'))) complained.add(email.id);
+      const attempted = applied.filter((a) => a.state.attempt !== null);
+      if (attempted.length) attempts.push(attemptRow(record, attempted));
+      events.push(...eventRows(email, applied));
     }
     // last_event and status from the recipients as they now are (state.ts explains the order).
-    const complained = applied.some((a) => a.state.events.includes('complained'));
-    const pending = recipients.some((r) => r.status === 'queued' || r.status === 'deferred');
-    let q = trx('emails').where({ id: email.id });
-    const attempted = applied.filter((a) => a.state.attempt !== null);
-    if (attempted.length) {
-      const kinds = [...new Set(attempted.map((a) => a.state.attempt))];
-      q = q.with('attempt', trx('delivery_attempts').insert({
-        id: newId(), email_id: email.id, team_id: email.team_id, domain: attempt.domain, recipients: attempted.map((a) => a.address),
-        mx_host: attempt.mxHost, outcome: kinds.length === 1 ? kinds[0] : 'partial', response: attempted[0].state.columns.last_response,
-        transcript: attempt.transcript, tls: attempt.tls, duration_ms: attempt.durationMs, started_at: attempt.startedAt,
-      }));
-    }
-    const events = eventRows(email, applied);
-    if (events.length) q = q.with('recorded_events', insertEvents(trx, events));
-    await q.update({
-      last_event: lastEvent(complained ? 'complained' : locked.last_event, recipients),
-      status: pending ? locked.status : 'done',
-      updated_at: now,
+    const emails = locked.map((e) => {
+      const mine = recipients.filter((r) => r.email_id === e.id);
+      const pending = mine.some((r) => r.status === 'queued' || r.status === 'deferred');
+      const now = records.find((r) => r.ctx.email.id === e.id)!.ctx.now;
+      return { id: e.id, last_event: lastEvent(complained.has(e.id) ? 'complained' : e.last_event, mine), status: pending ? e.status : 'done', now };
     });
+    // The events' insert only when there are some: its NOTIFY trigger fires per statement, rows or not.
+    const ctes = [`attempt as (
+        insert into delivery_attempts (id, email_id, team_id, domain, recipients, mx_host, outcome, response, transcript, tls, duration_ms, started_at)
+        select * from jsonb_to_recordset(?::jsonb) as a(id uuid, email_id uuid, team_id uuid, domain text, recipients text[], mx_host text,
+          outcome text, response text, transcript text, tls boolean, duration_ms integer, started_at timestamptz))`];
+    const bindings = [JSON.stringify(attempts)];
+    if (events.length) {
+      ctes.push(`recorded_events as (
+        insert into events (id, team_id, type, data)
+        select id, team_id, type, data::jsonb from jsonb_to_recordset(?::jsonb) as e(id uuid, team_id uuid, type text, data text))`);
+      bindings.push(JSON.stringify(events));
+    }
+    await trx.raw(`with ${ctes.join(', ')}
+      update emails set last_event = v.last_event, status = v.status, updated_at = v.now
+      from jsonb_to_recordset(?::jsonb) as v(id uuid, last_event text, status text, now timestamptz)
+      where emails.id = v.id`, [...bindings, JSON.stringify(emails)]);
   });
 }
