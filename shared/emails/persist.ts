@@ -10,7 +10,7 @@ import type { Config } from '../config.ts';
 import { newId } from '../ids.ts';
 import { eventRow, type EventRow } from '../events.ts';
 import { formatMailbox } from './addresses.ts';
-import { textArray } from './sql.ts';
+import { prepared as preparedQuery, textArray } from './sql.ts';
 import { bulkRefusal, checkQuota, contentHash } from './rules.ts';
 import { emailEventData, type EmailRow } from './present.ts';
 import type { PreparedEmail, Sender } from './prepare.ts';
@@ -49,6 +49,8 @@ const CASTS: Record<(typeof EMAIL_COLUMNS)[number], string> = {
 const EMAIL_INSERT = `insert into emails (${EMAIL_COLUMNS.map((c) => `"${c}"`).join(', ')}) select ${EMAIL_COLUMNS.map((c) => `?::${CASTS[c]}`).join(', ')}`;
 
 interface Statement {
+  /** The prepared statement's name: one per shape of the SQL text. */
+  name: string;
   sql: string;
   bindings: Knex.RawBinding[];
   row: EmailRow;
@@ -128,7 +130,8 @@ function emailStatement(ctx: PersistContext, sender: Sender, p: PreparedEmail, i
       where team_id = ?::uuid and key = ? and status = 'in_flight' and claim_token = ? and exists (select 1 from email))`);
     bindings.push(stored.answer.status, JSON.stringify(stored.answer.answer(stored.ids)), teamId, stored.answer.key, stored.answer.token);
   }
-  return { sql: `with ${ctes.join(',\n')}\nselect count(*)::int as written from email`, bindings, row, bulk };
+  const name = `pw_email_${[bulk, attachments.length > 0, events.length > 0, !!stored].map(Number).join('')}`;
+  return { name, sql: `with ${ctes.join(',\n')}\nselect count(*)::int as written from email`, bindings, row, bulk };
 }
 
 /**
@@ -152,7 +155,7 @@ export async function persistEmails(
   const statements = prepared.map((p, i) => emailStatement(ctx, sender, p, ids[i], attachmentRows[i], rawKeys[i], now,
     answer && i === prepared.length - 1 ? { answer, ids } : undefined));
   const run = async (q: Knex, s: Statement) => {
-    const { rows } = await q.raw(s.sql, s.bindings) as { rows: { written: number }[] };
+    const rows = await preparedQuery<{ written: number }>(q, s.name, s.sql, s.bindings);
     // Past the bulk rule's limit nothing was written; in a transaction, the emails before it roll back.
     if (rows[0].written === 0 && s.bulk) throw bulkRefusal(ctx.config.BULK_DAILY_LIMIT, ctx.config.BULK_DOCS_URL);
     return s.row;
