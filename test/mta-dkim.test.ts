@@ -77,7 +77,10 @@ test('RSA and Ed25519 signatures, each verified by mailauth, dkimpy and opendkim
   // Each signature alone, so one good signature cannot cover for the other.
   t.deepEqual((await opendkimVerify(message.raw, records)).map((v) => v.output), ['', '']);
   // The same checks fail on a tampered body, and without the keys in DNS: the verifiers are really checking.
-  const tampered = Buffer.from(message.raw.toString().replace('Gr', 'Xr'));
+  // (In the body: a 'Gr' inside a signature's base64 would break that signature alone.)
+  const text = message.raw.toString();
+  const bodyAt = text.indexOf('\r\n\r\n');
+  const tampered = Buffer.from(text.slice(0, bodyAt) + text.slice(bodyAt).replace('Gr', 'Xr'));
   t.deepEqual(await dkimpy(tampered, records, 2), [false, false]);
   t.deepEqual((await opendkimVerify(tampered, records)).map((v) => [v.pass, v.output]), [[false, 'opendkim-testmsg: dkim_eom(): Bad signature'], [false, 'opendkim-testmsg: dkim_eom(): Bad signature']]);
   t.deepEqual((await opendkimVerify(message.raw, {})).map((v) => v.output), ['opendkim-testmsg: dkim_eom(): Key retrieval failed', 'opendkim-testmsg: dkim_eom(): Key retrieval failed']);
