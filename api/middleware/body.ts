@@ -42,12 +42,14 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
     req.on('close', onClose);
   });
   ctx.state.rawBody = raw;
-  if (raw.length === 0 || raw.toString('utf8').trim() === '') return {};
+  // Decoded once: the emptiness check and the parse share the text.
+  const text = raw.toString('utf8');
+  if (text.trim() === '') return {};
   if (!ctx.request.is('application/json', '+json')) {
     throw new ServiceError('validation_error', 'The request body must be JSON, sent with `Content-Type: application/json`.', { status: 400 });
   }
   try {
-    return JSON.parse(raw.toString('utf8'));
+    return JSON.parse(text);
   } catch {
     throw new ServiceError('validation_error', 'The request body is not valid JSON.', { status: 400 });
   }

@@ -10,6 +10,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../logger.ts';
 import { redactJson } from './redact.ts';
+import { prepared } from '../emails/sql.ts';
 import type { NewRequestLog } from './logs.ts';
 
 export interface RequestLogWriter {
@@ -66,7 +67,7 @@ export function requestLogWriter(db: Knex, log: Logger, options: WriterOptions =
 
   const write = async (rows: string[]) => {
     try {
-      await db.raw(BATCH_SQL, [`[${rows.join(',')}]`]);
+      await prepared(db, 'pw_request_logs', BATCH_SQL, [`[${rows.join(',')}]`]);
     } catch (err) {
       log.error({ err, rows: rows.length }, 'request_log.write_failed');
     }
