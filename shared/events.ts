@@ -34,11 +34,6 @@ export function insertEvents(db: Knex, rows: EventRow[]): Knex.QueryBuilder {
   return db('events').insert(rows);
 }
 
-/** The insert of `row` once per row of `source` (a WITH query's name): recorded only when `source` has a row. */
-export function insertEventPer(db: Knex, row: EventRow, source: string): Knex.Raw {
-  return db.raw('insert into events (id, team_id, type, data) select ?, ?, ?, ? from ??', [row.id, row.team_id, row.type, row.data, source]);
-}
-
 export async function recordEvent(db: Knex, teamId: string, type: EventType, data: Record<string, unknown>): Promise<string> {
   const row = eventRow(teamId, type, data);
   await insertEvents(db, [row]);

@@ -51,7 +51,7 @@ export function listHeaders(deps: Pick<ComposeDeps, 'secrets' | 'publicBaseUrl'>
 const boundaryOf = (emailId: string) => createHash('sha256').update(`boundary:${emailId}`).digest('hex').slice(0, 16);
 
 export async function composeMessage(deps: ComposeDeps, db: Knex, email: EmailRow): Promise<Buffer> {
-  const attachments: AttachmentRow[] = await db('email_attachments').where({ email_id: email.id }).orderBy('position');
+  const { rows: attachments }: { rows: AttachmentRow[] } = await db.raw('select * from email_attachments where email_id = ? order by position', [email.id]);
   const composer = new MailComposer({
     from: email.from,
     to: email.to,

@@ -109,7 +109,7 @@ export interface DeliverySummary {
 }
 
 export async function processDelivery(deps: DeliveryDeps, emailId: string, now = new Date()): Promise<DeliverySummary> {
-  const email = await deps.db<EmailRow>('emails').where({ id: emailId }).first();
+  const { rows: [email] }: { rows: EmailRow[] } = await deps.db.raw('select * from emails where id = ?', [emailId]);
   if (!email || (email.status !== 'queued' && email.status !== 'sending')) return { leased: 0 };
   // The first job to lease moves the email queued → sending and records email.sent in the same statement.
   const firstSend = email.status === 'queued' ? { teamId: email.team_id, data: emailEventData(email) } : undefined;

@@ -88,7 +88,7 @@ async function moveRecipients(trx: Knex, records: PendingRecord[], states: NextS
     select r.id, r.email_id, coalesce(m.status, r.status) as status, coalesce(m.delay_notified, r.delay_notified) as delay_notified,
       m.id is not null as moved
     from email_recipients r left join moved m on m.id = r.id
-    where r.email_id in (select jsonb_array_elements_text(?::jsonb)::uuid)`, [JSON.stringify(rows), JSON.stringify(emailIds)]);
+    where r.email_id = any(?::uuid[])`, [JSON.stringify(rows), `{${emailIds.join(',')}}`]);
   return out;
 }
 
@@ -112,8 +112,8 @@ function attemptRow(record: PendingRecord, attempted: Applied[]) {
 export async function recordAttempts(deps: { db: Knex; log: Logger }, records: PendingRecord[]): Promise<void> {
   const emailIds = [...new Set(records.map((r) => r.ctx.email.id))].sort();
   await deps.db.transaction(async (trx) => {
-    const locked: { id: string; last_event: string; status: string }[] = await trx('emails').whereIn('id', emailIds).orderBy('id').forUpdate()
-      .select('id', 'last_event', 'status');
+    const { rows: locked }: { rows: { id: string; last_event: string; status: string }[] } = await trx.raw(
+      'select id, last_event, status from emails where id = any(?::uuid[]) order by id for update', [`{${emailIds.join(',')}}`]);
     const states = records.map(({ ctx, attempt }) => attempt.outcomes.map(({ recipient, outcome }) => nextState(recipient, outcome, ctx.now)));
     const recipients = records.some((r) => r.attempt.outcomes.length) ? await moveRecipients(trx, records, states, emailIds) : [];
     const moved = new Set(recipients.filter((r) => r.moved).map((r) => r.id));
@@ -146,10 +146,13 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
       events.push(...eventRows(email, applied));
     }
     // last_event and status from the recipients as they now are (state.ts explains the order).
+    const byEmail = new Map<string, RecipientState[]>();
+    for (const r of recipients) byEmail.set(r.email_id, [...(byEmail.get(r.email_id) ?? []), r]);
+    const nowOf = new Map(records.map((r) => [r.ctx.email.id, r.ctx.now]));
     const emails = locked.map((e) => {
-      const mine = recipients.filter((r) => r.email_id === e.id);
+      const mine = byEmail.get(e.id) ?? [];
       const pending = mine.some((r) => r.status === 'queued' || r.status === 'deferred');
-      const now = records.find((r) => r.ctx.email.id === e.id)!.ctx.now;
+      const now = nowOf.get(e.id)!;
       return { id: e.id, last_event: lastEvent(complained.has(e.id) ? 'complained' : e.last_event, mine), status: pending ? e.status : 'done', now };
     });
     // The events' insert only when there are some: its NOTIFY trigger fires per statement, rows or not.
