@@ -20,7 +20,7 @@ export interface ComposeDeps {
   publicBaseUrl: string;
 }
 
-interface AttachmentRow {
+export interface AttachmentRow {
   filename: string | null;
   content_type: string;
   content_id: string | null;
@@ -50,8 +50,22 @@ export function listHeaders(deps: Pick<ComposeDeps, 'secrets' | 'publicBaseUrl'>
 /** The shared part of the message's MIME boundaries: a function of the email, so a recomposition is identical. */
 const boundaryOf = (emailId: string) => createHash('sha256').update(`boundary:${emailId}`).digest('hex').slice(0, 16);
 
-export async function composeMessage(deps: ComposeDeps, db: Knex, email: EmailRow): Promise<Buffer> {
-  const { rows: attachments }: { rows: AttachmentRow[] } = await db.raw('select * from email_attachments where email_id = ? order by position', [email.id]);
+/** An email row as the deliver job loads it: with its attachment rows when it has no stored message yet. */
+export type LoadedEmail = EmailRow & { attachments?: AttachmentRow[] | null };
+
+/** The job's one read of the email: the row, and the attachment rows a composition needs, in one statement. */
+export async function loadEmail(db: Knex, emailId: string): Promise<LoadedEmail | undefined> {
+  const { rows: [email] } = await db.raw(`select e.*, case when e.raw_blob_key is null then (
+      select coalesce(json_agg(json_build_object('filename', a.filename, 'content_type', a.content_type, 'content_id', a.content_id,
+        'content_disposition', a.content_disposition, 'blob_key', a.blob_key) order by a.position), '[]'::json)
+      from email_attachments a where a.email_id = e.id) end as attachments
+    from emails e where e.id = ?`, [emailId]);
+  return email;
+}
+
+export async function composeMessage(deps: ComposeDeps, db: Knex, email: LoadedEmail): Promise<Buffer> {
+  const attachments: AttachmentRow[] = email.attachments
+    ?? (await db.raw('select * from email_attachments where email_id = ? order by position', [email.id])).rows;
   const composer = new MailComposer({
     from: email.from,
     to: email.to,
@@ -103,7 +117,7 @@ export interface Message {
 }
 
 /** The bytes to sign and send for `email`: its stored message, or a new (deterministic) composition. */
-export async function messageOf(deps: ComposeDeps, email: EmailRow): Promise<Message> {
+export async function messageOf(deps: ComposeDeps, email: LoadedEmail): Promise<Message> {
   if (email.raw_blob_key) return { raw: finishHeaders(await readBlob(deps.blobs, email.raw_blob_key), email), composed: false };
   return { raw: await composeMessage(deps, deps.db, email), composed: true };
 }

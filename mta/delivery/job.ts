@@ -2,10 +2,9 @@
 // the email sent (email.sent, once), then deliver: simulator recipients without the network, the others grouped
 // by domain, one SMTP transaction per domain (route → throttle → transmit → classify → record), in parallel.
 // A duplicate or retried job is harmless: it leases nothing that another job holds or that is not due.
-import type { EmailRow } from '../../shared/emails/present.ts';
 import { emailEventData } from '../../shared/emails/present.ts';
 import { classify, type Answer } from './classify.ts';
-import { messageOf, storeMessage } from './compose.ts';
+import { loadEmail, messageOf, storeMessage, type LoadedEmail } from './compose.ts';
 import type { DeliveryDeps } from './deps.ts';
 import { envelopeSender } from './envelope.ts';
 import { routeDomain } from './route.ts';
@@ -15,7 +14,7 @@ import type { Attempt, LeasedRecipient, Outcome } from './types.ts';
 import { takeLease, type Lease } from './lease.ts';
 
 interface Job {
-  email: EmailRow;
+  email: LoadedEmail;
   now: Date;
   lease: Lease;
   /** Some recipient was deferred: the job schedules its next attempt. */
@@ -109,7 +108,7 @@ export interface DeliverySummary {
 }
 
 export async function processDelivery(deps: DeliveryDeps, emailId: string, now = new Date()): Promise<DeliverySummary> {
-  const { rows: [email] }: { rows: EmailRow[] } = await deps.db.raw('select * from emails where id = ?', [emailId]);
+  const email = await loadEmail(deps.db, emailId);
   if (!email || (email.status !== 'queued' && email.status !== 'sending')) return { leased: 0 };
   // The first job to lease moves the email queued → sending and records email.sent in the same statement.
   const firstSend = email.status === 'queued' ? { teamId: email.team_id, data: emailEventData(email) } : undefined;
