@@ -20,7 +20,9 @@ redis.on('error', (err) => log.warn({ err: err.message }, 'redis.error'));
 const blobs = createFsBlobStore(config.BLOB_DIR);
 const dns = createResolver({ servers: config.DNS_SERVERS });
 const deliverQueue = createQueue(config, queues.deliver);
-const enqueueDelivery = deliveryEnqueuer(deliverQueue, log);
+// Deliver jobs go to Redis in one pipeline per 20 ms (BullMQ costs a quarter as much per job in fours as alone);
+// the answer does not wait for them: a crash in that window loses only enqueues, which the mta's sweep redoes.
+const enqueueDelivery = deliveryEnqueuer(deliverQueue, log, { delayMs: 20 });
 // Request logs go out in one statement per 50 ms (or 100 rows); a crash loses at most the last 50 ms of them.
 const requestLogs = requestLogWriter(db, log, { delayMs: 50, maxRows: 100 });
 const app = createApp({ config, db, redis, blobs, log, version, dns, enqueueDelivery, requestLogs });
@@ -34,6 +36,6 @@ server.requestTimeout = 120_000;
 
 onShutdown(log, async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  await requestLogs.close();
+  await Promise.allSettled([requestLogs.close(), enqueueDelivery.flush()]);
   await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close()]);
 });

@@ -7,7 +7,8 @@
 //   API_PROFILE_MESSAGES=3000 API_PROFILE_CPU_PROF=/tmp/prof npx tsx bench/api-accept-profile.ts
 //
 // API_PROFILE_CPU_PROF=<dir> writes a .cpuprofile of the api (bench/sending-cpuprofile.ts summarises it).
-// API_PROFILE_RUNS (default 3) repeats the measured batch; each run prints its own line.
+// API_PROFILE_RUNS (default 3) repeats the measured batch; each run prints its own line. API_PROFILE_RATE=<n>: a
+// fixed rate (requests per second overall) instead of as fast as the connections go.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,6 +30,7 @@ import { apiAccept, RECIPIENT_DOMAIN, SENDER_DOMAIN, type Ours } from './sending
 const messages = Number(process.env.API_PROFILE_MESSAGES ?? 2000);
 const runs = Number(process.env.API_PROFILE_RUNS ?? 3);
 const connections = Number(process.env.API_PROFILE_CONNECTIONS ?? 20);
+const rate = process.env.API_PROFILE_RATE ? Number(process.env.API_PROFILE_RATE) : undefined;
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ticks = 100;
 
@@ -131,7 +133,7 @@ try {
   const dbName = new URL(database.url).pathname.slice(1);
   for (let i = 0; i < runs; i++) {
     const a = { api: cpuOf(api.pid), pg: cpuOfAll(/^postgres/, ` ${dbName} `), redis: cpuOfAll(/^redis-server/) };
-    const r = await apiAccept(ours, messages, connections, 10240);
+    const r = await apiAccept(ours, messages, connections, 10240, rate);
     const b = { api: cpuOf(api.pid), pg: cpuOfAll(/^postgres/, ` ${dbName} `), redis: cpuOfAll(/^redis-server/) };
     const per = (x: number) => ((x * 1000) / r.ok).toFixed(2);
     console.log(`n=${r.ok} failed=${r.failed} ${r.rate.toFixed(0)}/s p50 ${r.p50} p99 ${r.p99} | ms CPU/msg: api ${per(b.api - a.api)} ` +

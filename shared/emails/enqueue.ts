@@ -9,19 +9,30 @@ export type EnqueueDelivery = (emailIds: string[]) => Promise<void>;
 /** Jobs per addBulk: one Redis pipeline each. */
 const MAX_BATCH = 500;
 
-/**
- * Enqueues of concurrent sends share one addBulk (one Redis pipeline, one socket write): ids handed over while a
- * pipeline is in flight, or in the same turn of the event loop, go out together in the next one. Each caller's
- * promise resolves once its own ids are in Redis (or the attempt failed and was logged), as before batching.
- */
-export function deliveryEnqueuer(queue: Queue, log: Logger): EnqueueDelivery {
-  const waiting: { ids: string[]; done: () => void }[] = [];
-  let busy = false;
-  let scheduled = false;
+export interface Enqueuer extends EnqueueDelivery {
+  /** Hands over whatever is waiting and waits for it (shutdown). */
+  flush(): Promise<void>;
+}
 
+/**
+ * Enqueues share one addBulk (one Redis pipeline, one socket write; BullMQ's cost per job falls from ~0.15 ms
+ * alone to ~0.04 ms in fours). `delayMs = 0` (the default): ids handed over in the same turn of the event loop,
+ * or while a pipeline is in flight, go out together in the next one, and each caller resolves once its own ids
+ * are in Redis (or the failure is logged). `delayMs > 0` (the api, api/main.ts): a caller does not wait; its ids
+ * go out within `delayMs`, together with everyone else's. A crash in that window loses only the enqueue: the
+ * email is committed and the mta's sweep enqueues it (CONTRACT: a lost enqueue is recovered after 10 s).
+ */
+export function deliveryEnqueuer(queue: Queue, log: Logger, options: { delayMs?: number } = {}): Enqueuer {
+  const delayMs = options.delayMs ?? 0;
+  const waiting: { ids: string[]; done: () => void }[] = [];
+  let busy: Promise<void> | null = null;
+  let scheduled = false;
+  let timer: NodeJS.Timeout | null = null;
+
+  // Drains until nothing waits; `busy` is cleared in the same synchronous step as the last check, so an id handed
+  // over at any moment is either taken by this loop or starts the next one.
   const run = async () => {
-    scheduled = false;
-    busy = true;
+    await null;
     while (waiting.length > 0) {
       const batch: typeof waiting = [];
       let n = 0;
@@ -38,16 +49,36 @@ export function deliveryEnqueuer(queue: Queue, log: Logger): EnqueueDelivery {
       }
       for (const b of batch) b.done();
     }
-    busy = false;
+    busy = null;
+  };
+  const start = () => {
+    scheduled = false;
+    if (timer) clearTimeout(timer);
+    timer = null;
+    if (!busy) busy = run();
+    return busy;
   };
 
-  return (emailIds) => {
+  const enqueue = (emailIds: string[]) => {
     if (emailIds.length === 0) return Promise.resolve();
     const done = new Promise<void>((resolve) => waiting.push({ ids: emailIds, done: resolve }));
-    if (!busy && !scheduled) {
-      scheduled = true;
-      setImmediate(() => void run());
+    if (delayMs === 0) {
+      if (!busy && !scheduled) {
+        scheduled = true;
+        setImmediate(start);
+      }
+      return done;
     }
-    return done;
+    // While a pipeline is in flight its loop takes these ids too.
+    if (!timer && !busy) {
+      timer = setTimeout(start, delayMs);
+      timer.unref();
+    }
+    return Promise.resolve();
   };
+  return Object.assign(enqueue, {
+    async flush() {
+      while (waiting.length > 0 || busy) await start();
+    },
+  });
 }
