@@ -3,10 +3,9 @@ import { z } from 'zod';
 import { getEmail } from '../../shared/emails/store.ts';
 import { presentEmail } from '../../shared/emails/present.ts';
 import { notFound, ServiceError } from '../../shared/errors.ts';
-import { isUuid } from '../../shared/ids.ts';
 import { listEnvelope, listQuery, paginateByPosition } from '../../shared/pagination.ts';
 import {
-  issueLink, linkKey, linkRefused, linkUrl, nowSeconds, openLink, parseExpires, sealLink, serveDownload, verifyLink,
+  issueLink, linkKey, linkRefused, linkUrl, liveLinkExpiry, nowSeconds, openLink, sealLink, serveSignedDownload,
 } from '../../shared/links/signed.ts';
 import { defineOperation } from './operation.ts';
 import { timestamp } from './schemas.ts';
@@ -153,16 +152,9 @@ export const emailAttachmentOperations = [
     response: z.string().optional().describe('The file, served as a download'),
     raw: true,
     handler: async ({ params, query, deps, ctx }) => {
-      const expires = parseExpires(query.expires);
-      if (expires === null || !query.token || !isUuid(params.email_id) || !isUuid(params.attachment_id)) throw linkRefused();
-      // Expired links are refused before any lookup; the signature is checked against the row's own team.
-      if (expires <= nowSeconds()) throw linkRefused();
-      const row = await deps.db<AttachmentRow>('email_attachments').where({ id: params.attachment_id, email_id: params.email_id }).first();
-      if (!row) throw linkRefused();
-      if (!verifyLink(linkKey(deps.config), { kind: ATTACHMENT_LINK, teamId: row.team_id, objectId: row.id, expires }, query.token)) throw linkRefused();
-      const data = await deps.blobs.get(row.blob_key);
-      if (!data) throw linkRefused();
-      serveDownload(ctx, { data, filename: row.filename, contentType: row.content_type });
+      const expires = liveLinkExpiry(query, params.email_id, params.attachment_id);
+      const object = await deps.db<AttachmentRow>('email_attachments').where({ id: params.attachment_id, email_id: params.email_id }).first();
+      await serveSignedDownload(ctx, { key: linkKey(deps.config), kind: ATTACHMENT_LINK, expires, token: query.token, blobs: deps.blobs, object });
       return undefined;
     },
   }),

@@ -3,9 +3,8 @@
 // a sent email, and the `/emails/{email_id}` routes never find a received one.
 import { z } from 'zod';
 import { notFound } from '../../shared/errors.ts';
-import { isUuid } from '../../shared/ids.ts';
 import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
-import { linkKey, linkRefused, nowSeconds, parseExpires, serveDownload, verifyLink } from '../../shared/links/signed.ts';
+import { linkKey, liveLinkExpiry, serveSignedDownload } from '../../shared/links/signed.ts';
 import * as query from '../../shared/receiving/query.ts';
 import * as present from '../../shared/receiving/present.ts';
 import { deleteReceived } from '../../shared/receiving/delete.ts';
@@ -73,12 +72,6 @@ const linkQuery = z.object({
   token: z.string().catch('').describe('The signature, as in `download_url`'),
 });
 
-/** The expiry of a link that can still be valid, or the one refusal every bad link gets. */
-function liveExpiry(q: { expires: string; token: string }, ...ids: string[]): number {
-  const expires = parseExpires(q.expires);
-  if (expires === null || !q.token || !ids.every(isUuid) || expires <= nowSeconds()) throw linkRefused();
-  return expires;
-}
 
 const base = { tag: 'receiving', permission: 'full_access' } as const;
 const download = { tag: 'receiving', permission: 'none', scope: null, raw: true, response: z.string().optional().describe('The file, served as a download') } as const;
@@ -173,15 +166,9 @@ export const receivingOperations = [
     params: z.object({ email_id: z.string(), attachment_id: z.string() }),
     query: linkQuery,
     handler: async ({ params, query: q, deps, ctx }) => {
-      const expires = liveExpiry(q, params.email_id, params.attachment_id);
-      const row = await query.attachmentForLink(deps.db, params.email_id, params.attachment_id);
-      if (!row) throw linkRefused();
-      // Checked against the row's own team: a link signed for another team's object fits nothing here.
-      const claims = { kind: present.RECEIVED_ATTACHMENT_LINK, teamId: row.team_id, objectId: row.id, expires };
-      if (!verifyLink(linkKey(deps.config), claims, q.token)) throw linkRefused();
-      const data = await deps.blobs.get(row.blob_key);
-      if (!data) throw linkRefused();
-      serveDownload(ctx, { data, filename: row.filename, contentType: row.content_type });
+      const expires = liveLinkExpiry(q, params.email_id, params.attachment_id);
+      const object = await query.attachmentForLink(deps.db, params.email_id, params.attachment_id);
+      await serveSignedDownload(ctx, { key: linkKey(deps.config), kind: present.RECEIVED_ATTACHMENT_LINK, expires, token: q.token, blobs: deps.blobs, object });
       return undefined;
     },
   }),
@@ -194,14 +181,10 @@ export const receivingOperations = [
     params: z.object({ email_id: z.string() }),
     query: linkQuery,
     handler: async ({ params, query: q, deps, ctx }) => {
-      const expires = liveExpiry(q, params.email_id);
+      const expires = liveLinkExpiry(q, params.email_id);
       const row = await query.rawForLink(deps.db, params.email_id);
-      if (!row) throw linkRefused();
-      const claims = { kind: present.RECEIVED_RAW_LINK, teamId: row.team_id, objectId: row.id, expires };
-      if (!verifyLink(linkKey(deps.config), claims, q.token)) throw linkRefused();
-      const data = await deps.blobs.get(row.raw_blob_key);
-      if (!data) throw linkRefused();
-      serveDownload(ctx, { data, filename: present.RAW_FILENAME, contentType: 'message/rfc822' });
+      const object = row && { id: row.id, team_id: row.team_id, blob_key: row.raw_blob_key, filename: present.RAW_FILENAME, content_type: 'message/rfc822' };
+      await serveSignedDownload(ctx, { key: linkKey(deps.config), kind: present.RECEIVED_RAW_LINK, expires, token: q.token, blobs: deps.blobs, object });
       return undefined;
     },
   }),

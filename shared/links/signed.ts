@@ -8,6 +8,8 @@ import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
 import { secretsKey } from '../secrets.ts';
 import { safeEqual } from '../tokens.ts';
+import { isUuid } from '../ids.ts';
+import type { BlobStore } from '../blobs.ts';
 
 /** A download link is valid for fifteen minutes (spec, Receiving 1). */
 export const DOWNLOAD_LINK_TTL_SECONDS = 15 * 60;
@@ -119,6 +121,44 @@ export function openLink(key: Buffer, kind: string, token: unknown, now: Date = 
 /** Every refused link, whatever the reason (bad or missing signature, expired, unknown or deleted object, another team's). */
 export function linkRefused(): ServiceError {
   return new ServiceError('not_found', 'This link is invalid or has expired.');
+}
+
+/** The query of a signed download, as the route's schema hands it on ('' for a missing or malformed value). */
+export interface LinkQuery {
+  expires: string;
+  token: string;
+}
+
+/** The expiry of a link that can still be valid (the path ids well formed, not yet expired), or the one refusal:
+ * checked before any lookup. */
+export function liveLinkExpiry(q: LinkQuery, ...ids: string[]): number {
+  const expires = parseExpires(q.expires);
+  if (expires === null || !q.token || !ids.every(isUuid) || expires <= nowSeconds()) throw linkRefused();
+  return expires;
+}
+
+/** The object a download link opens: its own team (the link is checked against it, so a link signed for another
+ * team's object fits nothing) and where its bytes are. */
+export interface DownloadObject {
+  id: string;
+  team_id: string;
+  blob_key: string;
+  filename: string | null;
+  content_type: string | null;
+}
+
+/** The rest of every signed download once the object is looked up: the token must fit this kind, the object's
+ * team and id and the expiry, the bytes must exist; then they are served. Any miss is the one 404. */
+export async function serveSignedDownload(
+  ctx: Context,
+  o: { key: Buffer; kind: string; expires: number; token: string; blobs: BlobStore; object: DownloadObject | undefined },
+): Promise<void> {
+  const { object } = o;
+  if (!object) throw linkRefused();
+  if (!verifyLink(o.key, { kind: o.kind, teamId: object.team_id, objectId: object.id, expires: o.expires }, o.token)) throw linkRefused();
+  const data = await o.blobs.get(object.blob_key);
+  if (!data) throw linkRefused();
+  serveDownload(ctx, { data, filename: object.filename, contentType: object.content_type });
 }
 
 // Serving a download (spec, Receiving 3): always as an attachment, never sniffed, and with a content type only
