@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import type { Logger } from '../../shared/logger.ts';
 import type { LeasedRecipient } from './types.ts';
 import { eventRow } from '../../shared/events.ts';
+import { runPrepared } from '../../shared/db/prepared.ts';
 
 export const LEASE_MS = 10 * 60_000;
 
@@ -39,22 +40,21 @@ export interface FirstSend {
  */
 export async function takeLease(db: Knex, log: Logger, emailId: string, now: Date, renewEveryMs = LEASE_MS / 3, firstSend?: FirstSend): Promise<Lease | null> {
   let current = token(new Date(now.getTime() + LEASE_MS));
-  // Plain SQL: this runs once per job, and building it with knex cost more CPU than PostgreSQL spent on it.
-  const lease = `update email_recipients set leased_until = ?
-    where email_id = ? and status in ('queued', 'deferred') and (next_attempt_at is null or next_attempt_at <= ?)
-      and (leased_until is null or leased_until < ?)
+  // Prepared statements: they run once per job (shared/db/prepared.ts).
+  const lease = `update email_recipients set leased_until = $1
+    where email_id = $2 and status in ('queued', 'deferred') and (next_attempt_at is null or next_attempt_at <= $3)
+      and (leased_until is null or leased_until < $3)
     returning ${COLUMNS.join(', ')}`;
-  const bindings = [current, emailId, now, now];
   let recipients: LeasedRecipient[];
   if (firstSend) {
     const sent = eventRow(firstSend.teamId, 'email.sent', firstSend.data);
-    ({ rows: recipients } = await db.raw(`with leased as (${lease}),
-      moved as (update emails set status = 'sending', last_event = case when last_event = 'queued' then 'sent' else last_event end, updated_at = ?
-        where id = ? and status = 'queued' and exists (select 1 from leased) returning id),
-      sent as (insert into events (id, team_id, type, data) select ?, ?, ?, ?::jsonb from moved)
-      select ${COLUMNS.join(', ')} from leased`, [...bindings, now, emailId, sent.id, sent.team_id, sent.type, sent.data]));
+    recipients = await runPrepared(db, 'mta_lease_first', `with leased as (${lease}),
+      moved as (update emails set status = 'sending', last_event = case when last_event = 'queued' then 'sent' else last_event end, updated_at = $3
+        where id = $2 and status = 'queued' and exists (select 1 from leased) returning id),
+      sent as (insert into events (id, team_id, type, data) select $4, $5, $6, $7::jsonb from moved)
+      select ${COLUMNS.join(', ')} from leased`, [current, emailId, now, sent.id, sent.team_id, sent.type, sent.data]);
   } else {
-    ({ rows: recipients } = await db.raw(lease, bindings));
+    recipients = await runPrepared(db, 'mta_lease', lease, [current, emailId, now]);
   }
   if (recipients.length === 0) return null;
 
