@@ -198,7 +198,7 @@ try {
   if (!only || only === 'sending') await runSendingBench({
     messages: envNumber('BENCH_SEND_MESSAGES', 2000, 1),
     rate: envNumber('BENCH_SEND_RATE', 200, 1),
-    rateSeconds: envNumber('BENCH_SEND_RATE_SECONDS', 5, 1),
+    rateSeconds: envNumber('BENCH_SEND_RATE_SECONDS', 10, 1),
     sessions: envNumber('BENCH_SEND_SESSIONS', 20, 1),
     bytes: envNumber('BENCH_SEND_BYTES', 10240, 1),
     drainSeconds: envNumber('BENCH_SEND_DRAIN_SECONDS', 120, 1),

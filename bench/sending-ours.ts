@@ -3,6 +3,7 @@
 // bench process (the sending domain's records, the recipient domain's MX → 127.0.0.1) and delivering to the
 // sink's port. The accept loads: autocannon POSTing to /emails, and nodemailer submitting over SMTP.
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -177,6 +178,49 @@ export async function apiAccept(ours: Ours, n: number, connections: number, byte
     sent: n, ok: r['2xx'], failed: r.non2xx + r.errors, wallMs, startedAt,
     rate: r['2xx'] / (wallMs / 1000), p50: r.latency.p50, p99: r.latency.p99,
   };
+}
+
+/**
+ * POST /emails `n` times at a steady `rate` per second, open loop: request i is due at start + i/rate whatever the
+ * earlier ones are doing, and its latency is counted from when it was due (so a stalled client or server is not
+ * hidden: no coordinated omission). autocannon's `overallRate` is not used here: it lets each connection send
+ * its share of a second back to back at the start of the second, a burst at full concurrency every second.
+ */
+export async function apiPaced(ours: Ours, n: number, rate: number, bytes: number): Promise<AcceptResult> {
+  const tag = randomBytes(4).toString('hex');
+  const text = body(bytes, tag);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 100 });
+  const url = new URL(`${ours.api.url}/emails`);
+  const post = (i: number) => new Promise<number>((resolve) => {
+    const payload = JSON.stringify({ from: `Bench <bench@${SENDER_DOMAIN}>`, to: [`user-${tag}@${RECIPIENT_DOMAIN}`], subject: `Bench ${tag} ${i}`, text });
+    const req = http.request({
+      agent, host: url.hostname, port: url.port, path: url.pathname, method: 'POST',
+      headers: { 'user-agent': USER_AGENT, authorization: `Bearer ${ours.key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+    }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', () => resolve(0));
+    req.end(payload);
+  });
+  const ms: number[] = [];
+  let failed = 0;
+  const startedAt = performance.now();
+  const all: Promise<void>[] = [];
+  for (let i = 0; i < n; i++) {
+    const due = startedAt + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    all.push(post(i).then((status) => {
+      if (status === 200) ms.push(performance.now() - due);
+      else failed++;
+    }));
+  }
+  await Promise.all(all);
+  agent.destroy();
+  const wallMs = performance.now() - startedAt;
+  ms.sort((a, b) => a - b);
+  return { sent: n, ok: ms.length, failed, wallMs, startedAt, rate: ms.length / (wallMs / 1000), p50: percentile(ms, 50), p99: percentile(ms, 99) };
 }
 
 function percentile(sorted: number[], p: number): number {
