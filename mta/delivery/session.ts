@@ -89,6 +89,86 @@ function once<T>(conn: SMTPConnection, ms: number, run: (done: (v: T | SmtpError
 
 const isError = (v: unknown): v is SmtpError => v instanceof Error;
 
+const CR = 0x0d;
+const LF = 0x0a;
+const DOT = 0x2e;
+
+/**
+ * The DATA payload of a message, as nodemailer's data stream would send it: a bare LF becomes CRLF, each line that
+ * starts with a dot gets a second one (RFC 5321 §4.5.2), and the payload ends with `.<CRLF>` on a line of its
+ * own. Null when the message has a bare CR (rare; that stream then handles it).
+ */
+export function dataPayload(message: Buffer): Buffer | null {
+  for (let at = message.indexOf(CR); at !== -1; at = message.indexOf(CR, at + 2)) {
+    if (message[at + 1] !== LF) return null;
+  }
+  // Byte offsets before which one byte is inserted, in order: CR before a bare LF, a dot before a line's dot.
+  const at: number[] = [];
+  const insert: number[] = [];
+  if (message[0] === DOT) {
+    at.push(0);
+    insert.push(DOT);
+  }
+  for (let lf = message.indexOf(LF); lf !== -1; lf = message.indexOf(LF, lf + 1)) {
+    if (message[lf - 1] !== CR) {
+      at.push(lf);
+      insert.push(CR);
+    }
+    if (message[lf + 1] === DOT) {
+      at.push(lf + 1);
+      insert.push(DOT);
+    }
+  }
+  const end = message.length && message[message.length - 1] === LF ? '.\r\n' : '\r\n.\r\n';
+  const out = Buffer.allocUnsafe(message.length + at.length + end.length);
+  let from = 0;
+  let to = 0;
+  for (let i = 0; i < at.length; i++) {
+    to += message.copy(out, to, from, at[i]);
+    out[to++] = insert[i];
+    from = at[i];
+  }
+  to += message.copy(out, to, from);
+  out.write(end, to, 'latin1');
+  return out;
+}
+
+interface ConnectionInternals {
+  _socket: import('node:net').Socket;
+  _responseActions: ((reply: string) => void)[];
+  _actionSMTPStream(reply: string, callback: (err: Error | null, reply?: string) => void): void;
+  _createSendStream(callback: (err: Error | null, reply?: string) => void): { write(chunk: unknown): unknown; end(): unknown; outByteCount: number };
+}
+
+/**
+ * nodemailer streams every message through a Transform that inspects it byte by byte (dot-stuffing, line ends)
+ * and pipes the result to the socket. A message already in CRLF form goes instead as one prepared payload in
+ * one socket write, the same bytes that stream would produce; `payload` is handed over for the next DATA only.
+ */
+function sendPayloadDirectly(conn: SMTPConnection, lines: () => string[]) {
+  const internals = conn as unknown as ConnectionInternals;
+  const streamed = internals._createSendStream.bind(conn);
+  let next: { payload: Buffer; source: number } | null = null;
+  internals._createSendStream = (callback) => {
+    const data = next;
+    next = null;
+    if (!data) return streamed(callback);
+    internals._responseActions.push((reply) => internals._actionSMTPStream(reply, callback));
+    return {
+      outByteCount: data.payload.length,
+      write: () => true,
+      end: () => {
+        internals._socket.write(data.payload);
+        lines().push(`* <${data.payload.length} bytes encoded mime message (source size ${data.source} bytes)>`);
+      },
+    };
+  };
+  return (message: Buffer) => {
+    const payload = dataPayload(message);
+    next = payload ? { payload, source: message.length } : null;
+  };
+}
+
 export async function openSession(target: Target, options: { name: string; timeouts: Timeouts; ignoreTLS: boolean }): Promise<Opened> {
   const t = options.timeouts;
   let dead = false;
@@ -102,6 +182,7 @@ export async function openSession(target: Target, options: { name: string; timeo
   // Errors reach the caller through once(); these listeners keep an 'error' with nobody waiting from throwing.
   conn.on('error', () => { dead = true; });
   conn.on('end', () => { dead = true; });
+  const prepareData = sendPayloadDirectly(conn, () => lines.current);
   lines.current.push(`* connecting to ${target.host} [${target.ip}]:${target.port}${options.ignoreTLS ? ' without STARTTLS' : ''}`);
   const connected = await once<true>(conn, t.connect + t.greeting + t.socket, (done) => conn.connect((err) => done(err ?? true)));
   if (isError(connected)) {
@@ -120,6 +201,7 @@ export async function openSession(target: Target, options: { name: string; timeo
     set transcript(v: string[]) { lines.current = v; },
     async send(from, to, message) {
       session.messages++;
+      prepareData(message);
       const sent = await once<SMTPConnection.SentMessageInfo>(conn, t.transaction, (done) =>
         conn.send({ from, to, size: message.length }, message, (err, info) => done(err ?? (info as SMTPConnection.SentMessageInfo))));
       // nodemailer keeps the transaction's per-recipient answers on `_envelope` until the next RSET; a failed DATA
