@@ -10,7 +10,7 @@
 // API_PROFILE_RUNS (default 3) repeats the measured batch; each run prints its own line. API_PROFILE_RATE=<n>: a
 // fixed rate (requests per second overall) instead of as fast as the connections go.
 import { mkdtemp, rm } from 'node:fs/promises';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -24,6 +24,7 @@ import { createResolver } from '../shared/dns/resolver.ts';
 import { createTestDatabase } from '../test/helpers/db.ts';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
 import { startServer } from './servers.ts';
+import { cpuOf, cpuOfAll } from './proc.ts';
 import { USER_AGENT } from './load.ts';
 import { apiAccept, RECIPIENT_DOMAIN, SENDER_DOMAIN, type Ours } from './sending-ours.ts';
 
@@ -32,32 +33,8 @@ const runs = Number(process.env.API_PROFILE_RUNS ?? 3);
 const connections = Number(process.env.API_PROFILE_CONNECTIONS ?? 20);
 const rate = process.env.API_PROFILE_RATE ? Number(process.env.API_PROFILE_RATE) : undefined;
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const ticks = 100;
 
-function cpuOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / ticks;
-  } catch {
-    return 0;
-  }
-}
 
-function cpuOfAll(comm: RegExp, cmdline?: string): number {
-  let total = 0;
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      if (!comm.test(name)) continue;
-      if (cmdline && !readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(cmdline)) continue;
-      total += cpuOf(Number(d));
-    } catch { /* gone */ }
-  }
-  return total;
-}
 
 const undo: (() => Promise<unknown>)[] = [];
 const cleanup = async () => {

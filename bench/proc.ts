@@ -1,7 +1,7 @@
 // Memory and CPU of a server process, read from the outside through Linux's /proc, so the servers carry no
 // measuring code of their own and both are measured the same way. Elsewhere every figure is `undefined`
 // and the table prints "-".
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 
 /** Clock ticks per second for /proc/<pid>/stat's utime and stime (100 on every common Linux build). */
@@ -45,6 +45,30 @@ function machineBusySeconds(): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** CPU seconds of a process, 0 once it is gone. */
+export function cpuOf(pid: number): number {
+  return cpuSeconds(pid) ?? 0;
+}
+
+/**
+ * CPU seconds of every process whose command name matches `comm` and, with `cmdline`, whose command line holds it
+ * (a PostgreSQL backend's names its database: other sessions' databases on the same server are not counted).
+ */
+export function cpuOfAll(comm: RegExp, cmdline?: string): number {
+  let total = 0;
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (!comm.test(name)) continue;
+      if (cmdline && !readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(cmdline)) continue;
+      total += cpuOf(Number(d));
+    } catch { /* gone */ }
+  }
+  return total;
 }
 
 export interface WindowStats {

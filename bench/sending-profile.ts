@@ -9,45 +9,18 @@
 // PROFILE_CPU_PROF=<dir> profiles the api and mta (a .cpuprofile each, written when they stop, for Chrome's
 // DevTools or `npx tsx bench/cpuprofile-top.ts`): NODE_OPTIONS refuses --cpu-prof, so a preloaded module runs
 // the inspector's profiler instead.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startSink } from './sending-peers.ts';
+import { cpuOf, cpuOfAll } from './proc.ts';
 import { apiAccept, smtpAccept, startOurs } from './sending-ours.ts';
 
 const messages = Number(process.env.PROFILE_MESSAGES ?? 1000);
 const sessions = Number(process.env.PROFILE_SESSIONS ?? 20);
 const bytes = 10240;
-const ticks = 100;
 
-function cpuOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / ticks;
-  } catch {
-    return 0;
-  }
-}
 
-/**
- * CPU seconds of every process whose command name matches `comm` and, with `cmdline`, whose command line holds it
- * (a PostgreSQL backend's names its database: other sessions' databases on the same server are not counted).
- */
-function cpuOfAll(comm: RegExp, cmdline?: string): number {
-  let total = 0;
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      if (!comm.test(name)) continue;
-      if (cmdline && !readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(cmdline)) continue;
-      total += cpuOf(Number(d));
-    } catch { /* gone */ }
-  }
-  return total;
-}
 
 const undo: (() => Promise<unknown>)[] = [];
 const cleanup = async () => {
