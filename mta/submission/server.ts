@@ -62,9 +62,9 @@ async function accept(deps: SubmissionDeps, authed: Authed, session: SMTPServerS
   try {
     const prepared = await prepareEmail(deps.db, deps, sender, submitted.input, now);
     prepared.raw = { bytes: submitted.raw, messageId: submitted.messageId ? `<${submitted.messageId.replace(/^<|>$/g, '')}>` : null };
-    const [row] = await persistEmails(deps.db, deps, sender, [prepared], now, async (trx, rows) => {
-      if (token) await idempotency.complete(trx, authed.team.id, submitted.idempotencyKey!, token, 200, { id: rows[0].id });
-    });
+    // One autocommitted statement, as the API's send: the Idempotency-Key answer (when given) is stored by it.
+    const answer = token ? { key: submitted.idempotencyKey!, token, status: 200, answer: (ids: string[]) => ({ id: ids[0] }) } : undefined;
+    const [row] = await persistEmails(deps.db, deps, sender, [prepared], now, undefined, answer);
     if (row.status === 'queued') await deps.enqueueDelivery([row.id]);
     return row.id;
   } catch (err) {
