@@ -17,16 +17,11 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../shared/config.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createRedis } from '../shared/redis.ts';
-import { createTeamWithKey } from '../shared/cli/commands.ts';
-import { liftSandbox, setRateLimit } from '../shared/teams/teams.ts';
-import { checkDomain } from '../shared/domains/verify.ts';
-import { createResolver } from '../shared/dns/resolver.ts';
 import { createTestDatabase } from '../test/helpers/db.ts';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
 import { startServer } from './servers.ts';
 import { cpuOf, cpuOfAll } from './proc.ts';
-import { USER_AGENT } from './load.ts';
-import { apiAccept, RECIPIENT_DOMAIN, SENDER_DOMAIN, type Ours } from './sending-ours.ts';
+import { apiAccept, readySender, type Ours } from './sending-ours.ts';
 
 const messages = Number(process.env.API_PROFILE_MESSAGES ?? 2000);
 const runs = Number(process.env.API_PROFILE_RUNS ?? 3);
@@ -82,26 +77,9 @@ try {
   const config = loadConfig(env);
   const db = createDb(config, { min: 0, max: 2 });
   undo.push(() => db.destroy());
-  const { team, api_key: key } = await createTeamWithKey(db, 'Bench api accept');
-  await setRateLimit(db, team.id, 100_000);
-  await liftSandbox(db, team.id, 'us-east-1');
   const api = await startServer('api (accept)', 'api/main.ts', env);
   undo.push(() => api.stop());
-  const res = await fetch(`${api.url}/domains`, {
-    method: 'POST',
-    headers: { 'user-agent': USER_AGENT, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: SENDER_DOMAIN, region: 'us-east-1' }),
-  });
-  const domain = await res.json() as { id: string; records: { type: string; name: string; value: string; priority?: number }[] };
-  if (res.status !== 201) throw new Error(`POST /domains answered ${res.status}: ${JSON.stringify(domain)}`);
-  for (const r of domain.records) {
-    const name = r.name === '@' ? SENDER_DOMAIN : `${r.name}.${SENDER_DOMAIN}`;
-    if (r.type === 'MX') dns.set(name, 'MX', [{ exchange: r.value, priority: r.priority ?? 10 }]);
-    else if (r.type === 'TXT') dns.set(name, 'TXT', [r.value]);
-  }
-  const checked = await checkDomain(db, createResolver({ servers: [dns.address] }), config, domain.id);
-  if (checked?.status !== 'verified') throw new Error(`${SENDER_DOMAIN} did not verify: ${checked?.status}`);
-  dns.set(RECIPIENT_DOMAIN, 'MX', [{ exchange: `mx.${RECIPIENT_DOMAIN}`, priority: 10 }]);
+  const key = await readySender({ db, config, dns, apiUrl: api.url, teamName: 'Bench api accept' });
   await db.destroy();
 
   const ours = { api, key } as unknown as Ours;

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import nodemailer from 'nodemailer';
-import { loadConfig } from '../shared/config.ts';
+import { loadConfig, type Config } from '../shared/config.ts';
 import { createDb, type Db } from '../shared/db/knex.ts';
 import { createRedis } from '../shared/redis.ts';
 import { createTeamWithKey } from '../shared/cli/commands.ts';
@@ -19,7 +19,7 @@ import { liftSandbox, setRateLimit } from '../shared/teams/teams.ts';
 import { checkDomain } from '../shared/domains/verify.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
 import { createTestDatabase } from '../test/helpers/db.ts';
-import { startDnsServer } from '../test/helpers/dns-server.ts';
+import { startDnsServer, type DnsServer } from '../test/helpers/dns-server.ts';
 import { repoRoot, startServer, type ChildServer } from './servers.ts';
 import { USER_AGENT } from './load.ts';
 import { exited, freePort, listening } from './sending-peers.ts';
@@ -88,28 +88,9 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
   const db = createDb(config, { min: 0, max: 4 });
   o.onCleanup(() => db.destroy());
 
-  // A team out of the sandbox, its rate limit far above the load, and a sending domain verified for real.
-  const { team, api_key: key } = await createTeamWithKey(db, 'Bench sending');
-  await setRateLimit(db, team.id, 100_000);
-  await liftSandbox(db, team.id, 'us-east-1');
   const api = await startServer('api (sending)', 'api/main.ts', env);
   o.onCleanup(() => api.stop());
-  const res = await fetch(`${api.url}/domains`, {
-    method: 'POST',
-    headers: { 'user-agent': USER_AGENT, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: SENDER_DOMAIN, region: 'us-east-1' }),
-  });
-  const domain = await res.json() as { id: string; records: { type: string; name: string; value: string; priority?: number }[] };
-  if (res.status !== 201) throw new Error(`POST /domains answered ${res.status}: ${JSON.stringify(domain)}`);
-  for (const r of domain.records) {
-    const name = r.name === '@' ? SENDER_DOMAIN : `${r.name}.${SENDER_DOMAIN}`;
-    if (r.type === 'MX') dns.set(name, 'MX', [{ exchange: r.value, priority: r.priority ?? 10 }]);
-    else if (r.type === 'TXT') dns.set(name, 'TXT', [r.value]);
-  }
-  const checked = await checkDomain(db, createResolver({ servers: [dns.address] }), config, domain.id);
-  if (checked?.status !== 'verified') throw new Error(`${SENDER_DOMAIN} did not verify: ${checked?.status}`);
-  dns.set(RECIPIENT_DOMAIN, 'MX', [{ exchange: `mx.${RECIPIENT_DOMAIN}`, priority: 10 }]);
-  dns.set(`mx.${RECIPIENT_DOMAIN}`, 'A', ['127.0.0.1']);
+  const key = await readySender({ db, config, dns, apiUrl: api.url, teamName: 'Bench sending' });
 
   // The mta has no HTTP listener: it is up once its submission port accepts connections.
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'mta/main.ts')], {
@@ -135,6 +116,35 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
       return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
     },
   };
+}
+
+/**
+ * A team out of the sandbox with its rate limit far above the load, SENDER_DOMAIN created through the api and
+ * verified for real against the loopback DNS server, and RECIPIENT_DOMAIN's MX pointing at 127.0.0.1. Answers
+ * the team's key.
+ */
+export async function readySender(o: { db: Db; config: Config; dns: DnsServer; apiUrl: string; teamName: string }): Promise<string> {
+  const { db, dns } = o;
+  const { team, api_key: key } = await createTeamWithKey(db, o.teamName);
+  await setRateLimit(db, team.id, 100_000);
+  await liftSandbox(db, team.id, 'us-east-1');
+  const res = await fetch(`${o.apiUrl}/domains`, {
+    method: 'POST',
+    headers: { 'user-agent': USER_AGENT, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: SENDER_DOMAIN, region: 'us-east-1' }),
+  });
+  const domain = await res.json() as { id: string; records: { type: string; name: string; value: string; priority?: number }[] };
+  if (res.status !== 201) throw new Error(`POST /domains answered ${res.status}: ${JSON.stringify(domain)}`);
+  for (const r of domain.records) {
+    const name = r.name === '@' ? SENDER_DOMAIN : `${r.name}.${SENDER_DOMAIN}`;
+    if (r.type === 'MX') dns.set(name, 'MX', [{ exchange: r.value, priority: r.priority ?? 10 }]);
+    else if (r.type === 'TXT') dns.set(name, 'TXT', [r.value]);
+  }
+  const checked = await checkDomain(db, createResolver({ servers: [dns.address] }), o.config, domain.id);
+  if (checked?.status !== 'verified') throw new Error(`${SENDER_DOMAIN} did not verify: ${checked?.status}`);
+  dns.set(RECIPIENT_DOMAIN, 'MX', [{ exchange: `mx.${RECIPIENT_DOMAIN}`, priority: 10 }]);
+  dns.set(`mx.${RECIPIENT_DOMAIN}`, 'A', ['127.0.0.1']);
+  return key;
 }
 
 export interface AcceptResult {
