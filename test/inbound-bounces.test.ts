@@ -3,46 +3,38 @@
 // real MX over SMTP and the receive job reads it. Postfix writes the RFC 3464 DSNs of the first two tests itself
 // (a relay it accepted for refuses the recipient, or defers it long enough for a delay warning); the others are
 // hand-written after the RFCs (3464, 5965) and after the wording of qmail, Exchange and Gmail bounces.
+// Feedback reports and non-standard bounces: test/inbound-reports.test.ts.
 import test from 'ava';
-import type { AddressInfo } from 'node:net';
-import nodemailer from 'nodemailer';
-import type { SMTPServer } from 'smtp-server';
-import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
+import type { MtaWorld } from './helpers/mta.ts';
 import { startPostfix, type Postfix } from './helpers/postfix.ts';
 import { eventsOf, insertEmail, recipientsOf } from './helpers/emails.ts';
 import type { TestTeam } from './helpers/platform.ts';
+import { RCPT, dsn, startBounceWorld, type BounceWorld } from './helpers/bounce-world.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
-import { createMxServer } from '../inbound/mx/server.ts';
 import { processReceived, type ReceiveDeps } from '../inbound/receive/job.ts';
 import { RecipientInFlight } from '../inbound/receive/bounce.ts';
 import { readReport } from '../inbound/receive/report.ts';
-import { tlsCredentials } from '../shared/tls/certificate.ts';
-import { secretsKey } from '../shared/secrets.ts';
 import { returnPathAddress } from '../shared/emails/mail-tokens.ts';
 
-const RCPT = 'rcpt-bounces.net';
 const PF = 'pf-dsn.net';
 const PF_SENDER = 'pf-dsn-sender.com';
 
+let b: BounceWorld;
 let w: MtaWorld;
-let postfix: Postfix;
-let mx: SMTPServer;
-let mxPort: number;
 let deps: ReceiveDeps;
 let team: TestTeam;
+const deliver = (to: string[], options: { cc?: string[] } = {}) => b.deliver(to, options);
+const report = (returnPath: string, raw: string, from = '') => b.report(returnPath, raw, from);
+const typesOf = (id: string) => b.typesOf(id);
+const suppression = (t: TestTeam, email: string) => b.suppression(t, email);
 let domain: { id: string; name: string };
+let postfix: Postfix;
 let pfTeam: TestTeam;
 let pfDomain: { id: string; name: string };
 
 test.before(async () => {
-  w = await startMtaWorld();
-  deps = { db: w.p.db, blobs: w.p.deps.blobs, log: w.p.deps.log, secrets: secretsKey(w.p.config) };
-  mx = createMxServer({ ...deps, config: w.p.config, tls: await tlsCredentials({}, 'mx.test'), enqueueReceive: async () => {} });
-  await new Promise<void>((resolve) => mx.listen(0, '127.0.0.1', () => resolve()));
-  mxPort = (mx.server.address() as AddressInfo).port;
-  w.mx(RCPT);
-  team = await w.p.createTeam();
-  domain = await w.sendingDomain(team, `bounce-sender-${process.pid}.com`);
+  b = await startBounceWorld();
+  ({ w, deps, team, domain } = b);
   pfTeam = await w.p.createTeam();
   pfDomain = await w.sendingDomain(pfTeam, PF_SENDER);
   // Postfix is the MX of pf-dsn.net and relays to the sink, which refuses gone@ and defers slow@; Postfix's
@@ -52,7 +44,7 @@ test.before(async () => {
   postfix = await startPostfix({
     host: '127.0.0.8', port: w.sink.port, domain: PF, relayTo: { host: '127.0.0.1', port: w.sink.port },
     known: [`gone@${PF}`, `slow@${PF}`],
-    transports: { [`send.${PF_SENDER}`]: `smtp:[127.0.0.1]:${mxPort}` },
+    transports: { [`send.${PF_SENDER}`]: `smtp:[127.0.0.1]:${b.mxPort}` },
     // A delay warning at the first deferral instead of after 4 hours (qmgr warns once the time has passed).
     mainCf: ['delay_warning_time = 1s', 'bounce_size_limit = 50000'],
   });
@@ -60,27 +52,8 @@ test.before(async () => {
 });
 test.after.always(async () => {
   await postfix?.close();
-  await new Promise<void>((resolve) => (mx ? mx.close(() => resolve()) : resolve()));
-  await w?.close();
+  await b?.close();
 });
-
-/** Sends an email through the MTA to the sink; its envelope sender is the return path with the real token. */
-async function deliver(to: string[], options: { cc?: string[] } = {}): Promise<{ id: string; returnPath: string }> {
-  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to, cc: options.cc });
-  await processDelivery(w.deps, id);
-  const rs = await recipientsOf(w.p.db, id);
-  for (const [address, r] of rs) if (r.status !== 'delivered') throw new Error(`${address} was not delivered: ${r.status}`);
-  const copy = w.sink.messages.find((m) => m.raw.toString().includes(`<${id}@`));
-  if (!copy) throw new Error('the sink did not receive the email');
-  return { id, returnPath: copy.from };
-}
-
-/** Delivers `raw` to our MX from the null sender (RFC 3464 §2: a DSN's MAIL FROM is <>); the stored id. */
-async function report(returnPath: string, raw: string, from = ''): Promise<string> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: mxPort, secure: false, tls: { rejectUnauthorized: false } });
-  const info = await transport.sendMail({ envelope: { from, to: [returnPath] }, raw: raw.replace(/\r?\n/g, '\r\n') });
-  return /stored as (\S+)/.exec(info.response)![1];
-}
 
 async function waitForReport(emailId: string, ms = 30_000): Promise<string> {
   const deadline = Date.now() + ms;
@@ -92,52 +65,6 @@ async function waitForReport(emailId: string, ms = 30_000): Promise<string> {
   }
 }
 
-const typesOf = async (id: string) => (await eventsOf(w.p.db, id)).map((e) => e.type);
-const suppression = (t: TestTeam, email: string) => w.p.db('suppressions').where({ team_id: t.id, email }).first();
-
-const dsn = (o: { rcpt: string; action: string; status: string; diagnostic: string; original?: string; to?: string; messageId?: string }) => `From: Mail Delivery System <MAILER-DAEMON@mx.${RCPT}>
-To: bounces@example.com
-Subject: Undelivered Mail Returned to Sender
-Date: Sat, 22 Nov 2026 10:00:00 +0000
-Message-ID: <dsn-${Math.random().toString(36).slice(2)}@mx.${RCPT}>
-MIME-Version: 1.0
-Content-Type: multipart/report; report-type=delivery-status; boundary="dsn-boundary"
-
-This is a MIME-encapsulated message.
-
---dsn-boundary
-Content-Description: Notification
-Content-Type: text/plain; charset=us-ascii
-
-This is the mail system at host mx.${RCPT}.
-
-I'm sorry to have to inform you that your message could not
-be delivered to one or more recipients.
-
---dsn-boundary
-Content-Description: Delivery report
-Content-Type: message/delivery-status
-
-Reporting-MTA: dns; mx.${RCPT}
-Arrival-Date: Sat, 22 Nov 2026 09:59:58 +0000
-
-${o.original ? `Original-Recipient: rfc822;${o.original}\n` : ''}Final-Recipient: rfc822; ${o.rcpt}
-Action: ${o.action}
-Status: ${o.status}
-Remote-MTA: dns; store.${RCPT}
-Diagnostic-Code: ${o.diagnostic}
-
---dsn-boundary
-Content-Description: Undelivered Message Headers
-Content-Type: text/rfc822-headers
-
-From: Sender <hello@example.com>
-To: ${o.to ?? o.rcpt}
-Subject: Hello
-Message-ID: ${o.messageId ?? '<x@example.com>'}
-
---dsn-boundary--
-`;
 
 test.serial('Postfix refuses at its relay: its own RFC 3464 DSN comes back to our MX and bounces the recipient Permanent/NoEmail with a suppression', async (t) => {
   const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: pfTeam.id, domain: pfDomain, to: [`gone@${PF}`] });
@@ -220,186 +147,6 @@ test('a delayed DSN (4.4.7) is logged and records nothing; a later failed one fo
   t.is(await processReceived(deps, failed), 'processed');
   t.like((await recipientsOf(w.p.db, id)).get(`later@${RCPT}`), { status: 'bounced', bounce_type: 'Undetermined', bounce_sub_type: 'Undetermined' });
   t.falsy(await suppression(team, `later@${RCPT}`));
-});
-
-const arf = (o: { rcpt?: string; type?: string; to: string }) => `From: Feedback Loop <fbl@isp.example>
-To: bounces@example.com
-Subject: FW: Hello
-Date: Sat, 22 Nov 2026 10:00:00 +0000
-Message-ID: <arf-${Math.random().toString(36).slice(2)}@isp.example>
-MIME-Version: 1.0
-Content-Type: multipart/report; report-type=feedback-report; boundary="arf-boundary"
-
---arf-boundary
-Content-Type: text/plain; charset="US-ASCII"
-Content-Transfer-Encoding: 7bit
-
-This is an email abuse report for an email message received from IP 192.0.2.1 on Sat, 22 Nov 2026 09:58:00 +0000.
-For more information about this format please see http://www.mipassoc.org/arf/.
-
---arf-boundary
-Content-Type: message/feedback-report
-
-Feedback-Type: ${o.type ?? 'abuse'}
-User-Agent: SomeGenerator/1.0
-Version: 1
-Original-Mail-From: <bounces@example.com>
-${o.rcpt ? `Original-Rcpt-To: <${o.rcpt}>\n` : ''}Arrival-Date: Sat, 22 Nov 2026 09:58:00 +0000
-Reporting-MTA: dns; mail.isp.example
-Source-IP: 192.0.2.1
-Authentication-Results: mail.isp.example; spf=pass smtp.mail=bounces@example.com
-
---arf-boundary
-Content-Type: message/rfc822
-Content-Disposition: inline
-
-From: Sender <hello@example.com>
-To: ${o.to}
-Subject: Hello
-Message-ID: <orig@example.com>
-Date: Sat, 22 Nov 2026 09:57:00 +0000
-
-Hello there
-
---arf-boundary--
-`;
-
-test('an RFC 5965 abuse report records email.complained and a complaint suppression, once; last_event complained', async (t) => {
-  const { id, returnPath } = await deliver([`angry@${RCPT}`, `calm@${RCPT}`]);
-  const raw = arf({ rcpt: `angry@${RCPT}`, to: `angry@${RCPT}, calm@${RCPT}` });
-  const first = await report(returnPath, raw, 'fbl@isp.example');
-  t.is(await processReceived(deps, first), 'processed');
-  t.is(await processReceived(deps, await report(returnPath, raw, 'fbl@isp.example')), 'processed');
-  const events = await eventsOf(w.p.db, id);
-  t.deepEqual(events.map((e) => e.type), ['email.sent', 'email.delivered', 'email.complained']);
-  t.deepEqual(events[2].data.to, [`angry@${RCPT}`]);
-  t.is(events[2].data.email_id, id);
-  t.like(await suppression(team, `angry@${RCPT}`), { origin: 'complaint', source_id: id });
-  t.falsy(await suppression(team, `calm@${RCPT}`));
-  const rs = await recipientsOf(w.p.db, id);
-  t.is(rs.get(`angry@${RCPT}`)?.status, 'delivered', 'a complaint is no delivery state');
-  t.is((await w.p.db('emails').where({ id }).first()).last_event, 'complained');
-  t.falsy(await w.p.db('received_emails').where({ id: first }).first());
-});
-
-test('a complaint without Original-Rcpt-To is matched by the reported message To when it names one recipient; not-spam is ignored', async (t) => {
-  const { id, returnPath } = await deliver([`redacted@${RCPT}`]);
-  t.is(await processReceived(deps, await report(returnPath, arf({ type: 'not-spam', rcpt: `redacted@${RCPT}`, to: `redacted@${RCPT}` }))), 'processed');
-  t.deepEqual(await typesOf(id), ['email.sent', 'email.delivered']);
-  t.is(await processReceived(deps, await report(returnPath, arf({ to: `Someone <redacted@${RCPT}>` }))), 'processed');
-  t.deepEqual(await typesOf(id), ['email.sent', 'email.delivered', 'email.complained']);
-  t.like(await suppression(team, `redacted@${RCPT}`), { origin: 'complaint' });
-});
-
-test('a complaint about a recipient that bounced asynchronously after delivery still counts and outranks the bounce', async (t) => {
-  const { id, returnPath } = await deliver([`both@${RCPT}`]);
-  await processReceived(deps, await report(returnPath, dsn({ rcpt: `both@${RCPT}`, action: 'failed', status: '5.1.1', diagnostic: 'smtp; 550 5.1.1 user unknown' })));
-  t.like(await suppression(team, `both@${RCPT}`), { origin: 'bounce' });
-  await processReceived(deps, await report(returnPath, arf({ rcpt: `both@${RCPT}`, to: `both@${RCPT}` })));
-  t.deepEqual(await typesOf(id), ['email.sent', 'email.delivered', 'email.bounced', 'email.complained']);
-  t.like(await suppression(team, `both@${RCPT}`), { origin: 'complaint', source_id: id }, 'the stronger origin replaces the bounce');
-  t.is((await w.p.db('emails').where({ id }).first()).last_event, 'complained');
-});
-
-test('a qmail-send bounce ("Hi. This is the qmail-send program") bounces the address of its block', async (t) => {
-  const { id, returnPath } = await deliver([`qgone@${RCPT}`, `qfine@${RCPT}`]);
-  const raw = `From: MAILER-DAEMON@mail.${RCPT}
-To: bounces@example.com
-Subject: failure notice
-Date: 22 Nov 2026 10:00:00 -0000
-Message-ID: <q-${Date.now()}@mail.${RCPT}>
-
-Hi. This is the qmail-send program at mail.${RCPT}.
-I'm afraid I wasn't able to deliver your message to the following addresses.
-This is a permanent error; I've given up. Sorry it didn't work out.
-
-<qgone@${RCPT}>:
-192.0.2.25 does not like recipient.
-Remote host said: 550 5.1.1 <qgone@${RCPT}>... User unknown
-Giving up on 192.0.2.25.
-
---- Below this line is a copy of the message.
-
-Return-Path: <${returnPath}>
-Received: (qmail 1234 invoked from network); 22 Nov 2026 10:00:00 -0000
-From: Sender <hello@example.com>
-To: qgone@${RCPT}, qfine@${RCPT}
-Subject: Hello
-
-Hello there
-`;
-  t.is(await processReceived(deps, await report(returnPath, raw)), 'processed');
-  const rs = await recipientsOf(w.p.db, id);
-  t.like(rs.get(`qgone@${RCPT}`), { status: 'bounced', bounce_type: 'Permanent', bounce_sub_type: 'NoEmail' });
-  t.is(rs.get(`qfine@${RCPT}`)?.status, 'delivered');
-  const bounced = (await eventsOf(w.p.db, id)).find((e) => e.type === 'email.bounced');
-  t.deepEqual((bounced?.data.bounce as { diagnosticCode: string[] }).diagnosticCode, [`smtp; 550 5.1.1 <qgone@${RCPT}>... User unknown`]);
-  t.like(await suppression(team, `qgone@${RCPT}`), { origin: 'bounce' });
-});
-
-test('plain-text bounces in the Exchange and Gmail styles: the address and the quoted reply in the body', async (t) => {
-  const exchange = await deliver([`exgone@${RCPT}`]);
-  const exchangeRaw = `From: postmaster@${RCPT}
-To: bounces@example.com
-Subject: Undeliverable: Hello
-Date: Sat, 22 Nov 2026 10:00:00 +0000
-Message-ID: <ex-${Date.now()}@${RCPT}>
-Content-Type: text/plain; charset="us-ascii"
-
-Delivery has failed to these recipients or groups:
-
-exgone@${RCPT}
-The e-mail address you entered couldn't be found. Please check the recipient's e-mail address and try to resend the message.
-
-Diagnostic information for administrators:
-
-Generating server: EX01.${RCPT}
-
-exgone@${RCPT}
-Remote Server returned '550 5.1.1 RESOLVER.ADR.RecipNotFound; not found'
-
-Original message headers:
-
-From: Sender <hello@example.com>
-To: exgone@${RCPT}
-Subject: Hello
-`;
-  t.is(await processReceived(deps, await report(exchange.returnPath, exchangeRaw)), 'processed');
-  t.like((await recipientsOf(w.p.db, exchange.id)).get(`exgone@${RCPT}`), { status: 'bounced', bounce_type: 'Permanent', bounce_sub_type: 'NoEmail', last_response: '550 5.1.1 RESOLVER.ADR.RecipNotFound; not found' });
-  t.like(await suppression(team, `exgone@${RCPT}`), { origin: 'bounce', source_id: exchange.id });
-
-  const gmail = await deliver([`gfull@${RCPT}`]);
-  const gmailRaw = `From: Mail Delivery Subsystem <mailer-daemon@googlemail.com>
-To: bounces@example.com
-Subject: Delivery Status Notification (Failure)
-Date: Sat, 22 Nov 2026 10:00:00 +0000
-Message-ID: <g-${Date.now()}@mail.gmail.com>
-MIME-Version: 1.0
-Content-Type: multipart/mixed; boundary="g-boundary"
-
---g-boundary
-Content-Type: text/plain; charset="UTF-8"
-
-** Message not delivered **
-
-Your message wasn't delivered to gfull@${RCPT} because the recipient's inbox is full.
-
-The response from the remote server was:
-552 5.2.2 The email account that you tried to reach is over quota.
-
---g-boundary
-Content-Type: message/rfc822
-
-From: Sender <hello@example.com>
-To: gfull@${RCPT}
-Subject: Hello
-
-Hello there
---g-boundary--
-`;
-  t.is(await processReceived(deps, await report(gmail.returnPath, gmailRaw)), 'processed');
-  t.like((await recipientsOf(w.p.db, gmail.id)).get(`gfull@${RCPT}`), { status: 'bounced', bounce_type: 'Transient', bounce_sub_type: 'MailboxFull', enhanced_code: '5.2.2' });
-  t.falsy(await suppression(team, `gfull@${RCPT}`), 'a full mailbox is no reason to stop sending');
 });
 
 test('a forged or altered token is refused at RCPT with 550 5.1.1', async (t) => {
