@@ -5,6 +5,7 @@
 //
 //   npx tsx bench/sending-profile.ts                 # 1000 messages each way
 //   PROFILE_MESSAGES=500 PROFILE_CPU_PROF=/tmp/prof npx tsx bench/sending-profile.ts
+//   PROFILE_WAYS=API npx tsx bench/sending-profile.ts   # only one way (API or SMTP)
 //
 // PROFILE_CPU_PROF=<dir> profiles the api and mta (a .cpuprofile each, written when they stop, for Chrome's
 // DevTools or `npx tsx bench/cpuprofile-top.ts`): NODE_OPTIONS refuses --cpu-prof, so a preloaded module runs
@@ -19,6 +20,8 @@ import { apiAccept, smtpAccept, startOurs } from './sending-ours.ts';
 const messages = Number(process.env.PROFILE_MESSAGES ?? 1000);
 const sessions = Number(process.env.PROFILE_SESSIONS ?? 20);
 const bytes = 10240;
+// PROFILE_PG_STATEMENTS=1: the statements per message from pg_stat_statements (the server must preload it).
+const pgss = process.env.PROFILE_PG_STATEMENTS === '1';
 
 
 
@@ -55,16 +58,20 @@ try {
   await sink.waitFor(base0 + 140, 60_000);
 
   const database = new URL(ours.databaseUrl).pathname.slice(1);
+  if (pgss) await ours.db.raw('create extension if not exists pg_stat_statements');
   const snapshot = () => ({
     api: cpuOf(ours.api.pid), mta: cpuOf(ours.mta.pid), postgres: cpuOfAll(/^postgres/, ` ${database} `), redis: cpuOfAll(/^redis-server/),
     sink: cpuOf(sink.pid), client: process.cpuUsage(), at: performance.now(),
   });
   const rows: string[] = [];
+  const ways = (process.env.PROFILE_WAYS ?? 'API,SMTP').split(',');
   for (const [label, go] of [
     ['API', () => apiAccept(ours, messages, sessions, bytes)],
     ['SMTP', () => smtpAccept(ours, messages, sessions, bytes)],
   ] as const) {
+    if (!ways.includes(label)) continue;
     const base = sink.count();
+    if (pgss) await ours.db.raw('select pg_stat_statements_reset()');
     const a = snapshot();
     const r = await go();
     await sink.waitFor(base + r.ok, 300_000);
@@ -75,6 +82,14 @@ try {
     rows.push(`${label.padEnd(5)} n=${r.ok} accept ${r.rate.toFixed(0)}/s p50 ${r.p50.toFixed(0)} p99 ${r.p99.toFixed(0)} delivered ${(r.ok / wall).toFixed(0)}/s | ms CPU/msg: ` +
       `api ${per(b.api - a.api)} mta ${per(b.mta - a.mta)} postgres ${per(b.postgres - a.postgres)} redis* ${per(b.redis - a.redis)} ` +
       `sink ${per(b.sink - a.sink)} client ${per(client)} | total ${per(b.api - a.api + b.mta - a.mta + b.postgres - a.postgres + b.redis - a.redis)} (ours+pg+redis)`);
+    if (pgss) {
+      // Which statements our database ran per message, and their execution time (PostgreSQL's own measure).
+      const top = await ours.db.raw(`select calls, total_exec_time, rows, regexp_replace(query, '\\s+', ' ', 'g') as query from pg_stat_statements
+        where dbid = (select oid from pg_database where datname = ?) order by total_exec_time desc limit 25`, [database]);
+      for (const s of top.rows as { calls: string; total_exec_time: number; rows: string; query: string }[]) {
+        rows.push(`  ${(Number(s.calls) / r.ok).toFixed(2).padStart(6)} calls/msg ${((s.total_exec_time * 1000) / r.ok).toFixed(0).padStart(5)} µs/msg  ${s.query.slice(0, 140)}`);
+      }
+    }
   }
   console.log(rows.join('\n'));
   console.log('postgres: the backends of our database (WAL writer and checkpointer not counted); redis*: the whole server, other users included.');

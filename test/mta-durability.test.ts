@@ -6,7 +6,7 @@ import type { Queue, Worker } from 'bullmq';
 import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
 import { insertEmail, recipientsOf } from './helpers/emails.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
-import { takeLease } from '../mta/delivery/lease.ts';
+import { claim } from '../mta/delivery/lease.ts';
 import { findDue, sweepDeliveries, sweepJobId, STUCK_QUEUED_MS } from '../mta/delivery/sweep.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
 
@@ -129,14 +129,14 @@ test.serial('the per-destination cap: with one session allowed per MX host, para
 test.serial('a living job keeps its lease: the heartbeat moves leased_until on, and its record still lands', async (t) => {
   const id = await email('heartbeat.net', ['hb@heartbeat.net']);
   const now = new Date();
-  const lease = await takeLease(w.p.db, w.deps.log, id, now, 20);
+  const lease = (await claim(w.p.db, w.deps.log, id, now, 20))?.lease;
   t.truthy(lease);
   const first = (await w.p.db('email_recipients').where({ email_id: id }).first()).leased_until as Date;
   await waitUntil(async () => ((await w.p.db('email_recipients').where({ email_id: id }).first()).leased_until as Date).getTime() > first.getTime());
   const moved = await lease!.use((token) => w.p.db('email_recipients').where({ email_id: id, leased_until: token }).update({ leased_until: null }));
   lease!.release();
   t.is(moved, 1, 'the current token matches the row, renewals included');
-  const again = await takeLease(w.p.db, w.deps.log, id, new Date(now.getTime() + 1));
+  const again = (await claim(w.p.db, w.deps.log, id, new Date(now.getTime() + 1)))?.lease;
   again?.release();
   t.is(again?.recipients.length, 1, 'released rows are free again');
 });

@@ -4,9 +4,9 @@ import test from 'ava';
 import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
 import { eventsOf, insertEmail, recipientsOf } from './helpers/emails.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
-import { takeLease } from '../mta/delivery/lease.ts';
+import { claim } from '../mta/delivery/lease.ts';
 import { createGroupCommit } from '../mta/delivery/group-commit.ts';
-import type { EmailRow } from '../shared/emails/present.ts';
+import { emailEventData, type EmailRow } from '../shared/emails/present.ts';
 
 let w: MtaWorld;
 test.before(async () => {
@@ -45,7 +45,7 @@ test('a record that cannot be written fails alone; the others of its batch land'
   for (const id of [good, bad]) {
     const email: EmailRow = await w.p.db('emails').where({ id }).first();
     const now = new Date();
-    const lease = (await takeLease(w.p.db, w.deps.log, id, now))!;
+    const { lease } = (await claim(w.p.db, w.deps.log, id, now))!;
     lease.release();
     prepared.push({ id, email, now, lease, token: await lease.use(async (token) => token) });
   }
@@ -59,6 +59,29 @@ test('a record that cannot be written fails alone; the others of its batch land'
   t.is(ok.status, 'fulfilled');
   t.is(failed.status, 'rejected');
   t.is((await w.p.db('emails').where({ id: good }).first()).status, 'done');
-  t.is((await w.p.db('emails').where({ id: bad }).first()).status, 'queued', 'nothing of the failed record was written');
+  t.is((await w.p.db('emails').where({ id: bad }).first()).status, 'sending', 'as its claim left it');
   t.truthy((await w.p.db('email_recipients').where({ email_id: bad }).first()).leased_until, 'its lease stays for the sweep');
+});
+
+test('the claim reads the email as stored and records email.sent with the data emailEventData gives', async (t) => {
+  const team = await w.p.createTeam();
+  const managed = await w.p.db('domains').where({ team_id: team.id, managed: true }).first();
+  for (const tags of [[], [{ name: 'kind', value: 'welcome' }, { name: 'tier', value: 'gold' }]]) {
+    const id = await insertEmail(w.p.db, w.p.deps.blobs, {
+      teamId: team.id, domain: managed, to: [sim('delivered'), sim('bounced')], subject: 'Ünïcode "quoted" subject', tags,
+      attachments: [{ filename: 'a.txt', content: Buffer.from('x'), contentType: 'text/plain' }], now: new Date('2026-11-23T10:11:12.345Z'),
+    });
+    const row: EmailRow = await w.p.db('emails').where({ id }).first();
+    const claimed = (await claim(w.p.db, w.deps.log, id, new Date()))!;
+    claimed.lease.release();
+    const { attachments, ...email } = claimed.email;
+    t.deepEqual(email, { ...row, status: 'queued' }, 'the row as knex reads it, dates included');
+    t.deepEqual(attachments?.map((a) => a.filename), ['a.txt']);
+    t.deepEqual(claimed.lease.recipients.map((r) => r.address).sort(), [sim('bounced'), sim('delivered')]);
+    const [sent] = await eventsOf(w.p.db, id);
+    t.is(sent.type, 'email.sent');
+    t.deepEqual(sent.data, emailEventData(row));
+    t.is((await w.p.db('emails').where({ id }).first()).status, 'sending');
+    t.is(await claim(w.p.db, w.deps.log, id, new Date()), null, 'nothing left to lease');
+  }
 });

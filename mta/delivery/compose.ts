@@ -9,7 +9,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { BlobStore } from '../../shared/blobs.ts';
-import { runPrepared } from '../../shared/db/prepared.ts';
 import type { EmailRow } from '../../shared/emails/present.ts';
 import { unsubscribeToken } from '../../shared/emails/mail-tokens.ts';
 
@@ -54,21 +53,11 @@ const boundaryOf = (emailId: string) => createHash('sha256').update(`boundary:${
 /** An email row as the deliver job loads it: with its attachment rows when it has no stored message yet. */
 export type LoadedEmail = EmailRow & { attachments?: AttachmentRow[] | null };
 
-// Named, not e.*: a prepared statement whose result columns change (a migration adding one) fails until the
+// The columns the deliver job reads (lease.ts claim). Named, not e.*: a prepared statement whose result columns change (a migration adding one) fails until the
 // connection closes, while one that names its columns is simply planned again.
-const EMAIL_COLUMNS = ['id', 'team_id', 'domain_id', 'api_key_id', 'source', 'from', 'from_address', 'to', 'cc', 'bcc', 'reply_to', 'subject',
+export const EMAIL_COLUMNS = ['id', 'team_id', 'domain_id', 'api_key_id', 'source', 'from', 'from_address', 'to', 'cc', 'bcc', 'reply_to', 'subject',
   'html', 'text', 'headers', 'tags', 'topic_id', 'message_id', 'status', 'last_event', 'scheduled_at', 'raw_blob_key', 'size_bytes',
   'created_at', 'updated_at'].map((c) => `e."${c}"`).join(', ');
-
-/** The job's one read of the email: the row, and the attachment rows a composition needs, in one statement. */
-export async function loadEmail(db: Knex, emailId: string): Promise<LoadedEmail | undefined> {
-  const [email] = await runPrepared<LoadedEmail>(db, 'mta_load_email', `select ${EMAIL_COLUMNS}, case when e.raw_blob_key is null then (
-      select coalesce(json_agg(json_build_object('filename', a.filename, 'content_type', a.content_type, 'content_id', a.content_id,
-        'content_disposition', a.content_disposition, 'blob_key', a.blob_key) order by a.position), '[]'::json)
-      from email_attachments a where a.email_id = e.id) end as attachments
-    from emails e where e.id = $1`, [emailId]);
-  return email;
-}
 
 export async function composeMessage(deps: ComposeDeps, db: Knex, email: LoadedEmail): Promise<Buffer> {
   const attachments: AttachmentRow[] = email.attachments

@@ -1,17 +1,17 @@
-// The deliver job (queues.deliver, data {emailId}): refetch the email, lease the recipients that are due, mark
-// the email sent (email.sent, once), then deliver: simulator recipients without the network, the others grouped
-// by domain, one SMTP transaction per domain (route → throttle → transmit → classify → record), in parallel.
+// The deliver job (queues.deliver, data {emailId}): in one statement (lease.ts claim) refetch the email, lease the
+// recipients that are due and mark the email sent (email.sent, once); then deliver: simulator recipients without
+// the network, the others grouped by domain, one SMTP transaction per domain (route → throttle → transmit →
+// classify → record), in parallel.
 // A duplicate or retried job is harmless: it leases nothing that another job holds or that is not due.
-import { emailEventData } from '../../shared/emails/present.ts';
 import { classify, type Answer } from './classify.ts';
-import { loadEmail, messageOf, storeMessage, type LoadedEmail } from './compose.ts';
+import { messageOf, storeMessage, type LoadedEmail } from './compose.ts';
 import type { DeliveryDeps } from './deps.ts';
 import { envelopeSender } from './envelope.ts';
 import { routeDomain } from './route.ts';
 import { simulate } from './simulator.ts';
 import { transmit } from './transmit.ts';
 import type { Attempt, LeasedRecipient, Outcome } from './types.ts';
-import { takeLease, type Lease } from './lease.ts';
+import { claim, type Lease } from './lease.ts';
 
 interface Job {
   email: LoadedEmail;
@@ -108,12 +108,10 @@ export interface DeliverySummary {
 }
 
 export async function processDelivery(deps: DeliveryDeps, emailId: string, now = new Date()): Promise<DeliverySummary> {
-  const email = await loadEmail(deps.db, emailId);
-  if (!email || (email.status !== 'queued' && email.status !== 'sending')) return { leased: 0 };
-  // The first job to lease moves the email queued → sending and records email.sent in the same statement.
-  const firstSend = email.status === 'queued' ? { teamId: email.team_id, data: emailEventData(email) } : undefined;
-  const lease = await takeLease(deps.db, deps.log, emailId, now, undefined, firstSend);
-  if (!lease) return { leased: 0 };
+  // One statement: the email, the lease, and for the first job to lease, queued → sending with email.sent.
+  const claimed = await claim(deps.db, deps.log, emailId, now);
+  if (!claimed) return { leased: 0 };
+  const { email, lease } = claimed;
   const leased = lease.recipients;
   const job: Job = { email, now, lease, deferred: false };
   try {

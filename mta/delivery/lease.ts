@@ -1,5 +1,5 @@
 // The lease of a job on the recipients it delivers (email_recipients.leased_until). Taking it is one conditional
-// update, so two jobs never hold one recipient. While the job works, a heartbeat extends it every LEASE_MS / 3,
+// update, in the job's one statement that also reads the email (claim), so two jobs never hold one recipient. While the job works, a heartbeat extends it every LEASE_MS / 3,
 // so a slow destination (waiting for a throttle slot, a peer that answers at the last second of every timeout)
 // never lets it run out under a living job; it runs out only when the process dies. leased_until doubles as the
 // lease's identity: record.ts moves only rows that still hold the current token, and renewals and records take
@@ -8,8 +8,11 @@ import { randomInt } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from '../../shared/logger.ts';
 import type { LeasedRecipient } from './types.ts';
-import { eventRow } from '../../shared/events.ts';
 import { runPrepared } from '../../shared/db/prepared.ts';
+import { newId } from '../../shared/ids.ts';
+import { emailEventDataSql } from '../../shared/emails/present.ts';
+import { reviveDates } from '../../shared/emails/sql.ts';
+import { EMAIL_COLUMNS, type LoadedEmail } from './compose.ts';
 
 export const LEASE_MS = 10 * 60_000;
 
@@ -27,36 +30,42 @@ export interface Lease {
   release(): void;
 }
 
-/** The email.sent event to record when the lease moves the email queued → sending (its first job). */
-export interface FirstSend {
-  teamId: string;
-  data: Record<string, unknown>;
+/** What a job works on: the email (with its attachment rows when it has no stored message) and its lease. */
+export interface Claim {
+  email: LoadedEmail;
+  lease: Lease;
 }
 
+/** Rows through json: timestamps come back as strings. */
+const EMAIL_DATES = ['scheduled_at', 'created_at', 'updated_at'];
+
 /**
- * Leases the due recipients of an email at `now`; null when none is due and free. With `firstSend`, the same
- * statement moves the email queued → sending and records email.sent, when it leased something and the email is
- * still queued (conditional, so once): one round trip instead of a lease and a transaction of three.
+ * A job's one statement (a named prepared statement, shared/db/prepared.ts): reads the email, unless it is no
+ * longer queued or sending; leases its recipients that are due at `now` and free; and when it leased someone and
+ * the email is still queued (its first job), moves the email queued → sending and records email.sent, once.
+ * Null when there is nothing to do: no such email, not sendable, or nobody due and free.
  */
-export async function takeLease(db: Knex, log: Logger, emailId: string, now: Date, renewEveryMs = LEASE_MS / 3, firstSend?: FirstSend): Promise<Lease | null> {
+export async function claim(db: Knex, log: Logger, emailId: string, now: Date, renewEveryMs = LEASE_MS / 3): Promise<Claim | null> {
   let current = token(new Date(now.getTime() + LEASE_MS));
-  // Prepared statements: they run once per job (shared/db/prepared.ts).
-  const lease = `update email_recipients set leased_until = $1
-    where email_id = $2 and status in ('queued', 'deferred') and (next_attempt_at is null or next_attempt_at <= $3)
-      and (leased_until is null or leased_until < $3)
-    returning ${COLUMNS.join(', ')}`;
-  let recipients: LeasedRecipient[];
-  if (firstSend) {
-    const sent = eventRow(firstSend.teamId, 'email.sent', firstSend.data);
-    recipients = await runPrepared(db, 'mta_lease_first', `with leased as (${lease}),
-      moved as (update emails set status = 'sending', last_event = case when last_event = 'queued' then 'sent' else last_event end, updated_at = $3
-        where id = $2 and status = 'queued' and exists (select 1 from leased) returning id),
-      sent as (insert into events (id, team_id, type, data) select $4, $5, $6, $7::jsonb from moved)
-      select ${COLUMNS.join(', ')} from leased`, [current, emailId, now, sent.id, sent.team_id, sent.type, sent.data]);
-  } else {
-    recipients = await runPrepared(db, 'mta_lease', lease, [current, emailId, now]);
-  }
-  if (recipients.length === 0) return null;
+  const [row] = await runPrepared<{ email: LoadedEmail | null; recipients: LeasedRecipient[] }>(db, 'mta_claim', `with e as (
+      select ${EMAIL_COLUMNS}, case when e.raw_blob_key is null then (
+        select coalesce(json_agg(json_build_object('filename', a.filename, 'content_type', a.content_type, 'content_id', a.content_id,
+          'content_disposition', a.content_disposition, 'blob_key', a.blob_key) order by a.position), '[]'::json)
+        from email_attachments a where a.email_id = e.id) end as attachments
+      from emails e where e.id = $2 and e.status in ('queued', 'sending')),
+    leased as (update email_recipients set leased_until = $1
+      where email_id = $2 and exists (select 1 from e) and status in ('queued', 'deferred') and (next_attempt_at is null or next_attempt_at <= $3)
+        and (leased_until is null or leased_until < $3)
+      returning ${COLUMNS.join(', ')}),
+    moved as (update emails set status = 'sending', last_event = case when last_event = 'queued' then 'sent' else last_event end, updated_at = $3
+      where id = $2 and status = 'queued' and exists (select 1 from leased)
+      returning id, team_id, created_at, "from", "to", subject, message_id, tags),
+    sent as (insert into events (id, team_id, type, data) select $4, moved.team_id, 'email.sent', ${emailEventDataSql('moved')} from moved)
+    select (select row_to_json(e.*) from e) as email, (select coalesce(json_agg(leased.*), '[]'::json) from leased) as recipients`,
+  [current, emailId, now, newId()]);
+  if (!row?.email || row.recipients.length === 0) return null;
+  const email = reviveDates(row.email, EMAIL_DATES);
+  const recipients = row.recipients.map((r) => reviveDates(r, ['first_deferred_at']));
 
   const started = performance.now();
   let turn: Promise<unknown> = Promise.resolve();
@@ -74,5 +83,5 @@ export async function takeLease(db: Knex, log: Logger, emailId: string, now: Dat
     }).catch((err) => log.warn({ err, emailId }, 'delivery.lease_renewal_failed'));
   }, renewEveryMs);
   heartbeat.unref();
-  return { recipients, use, release: () => clearInterval(heartbeat) };
+  return { email, lease: { recipients, use, release: () => clearInterval(heartbeat) } };
 }
