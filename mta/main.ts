@@ -15,6 +15,7 @@ import { createResolver } from '../shared/dns/resolver.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import { tlsCredentials } from '../shared/tls/certificate.ts';
 import { createRedis } from '../shared/redis.ts';
+import { ensurePlatformKey, platformDkimRecord } from '../shared/domains/platform-dkim.ts';
 
 const config = loadConfig();
 const log = createLogger(config, 'mta');
@@ -27,6 +28,9 @@ const blobs = createFsBlobStore(config.BLOB_DIR);
 const deliverQueue = createQueue(config, queues.deliver);
 const sweepQueue = createQueue(config, queues.deliverySweep);
 const delivery = createDeliveryDeps(config, { db, blobs, log }, { queue: deliverQueue });
+// The record the operator publishes for the managed domains' signatures (also `npm run cli -- managed-dkim`).
+const managedDkim = platformDkimRecord(await ensurePlatformKey(db, delivery.secrets, config));
+log.info({ name: managedDkim.name, type: managedDkim.type, value: managedDkim.value }, 'mta.managed_dkim_record');
 // One schedule however many mta copies run: BullMQ keeps a single scheduler per id.
 await sweepQueue.upsertJobScheduler('sweep', { every: SWEEP_EVERY_MS }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
 

@@ -48,6 +48,9 @@ export const configSchema = z.object({
   SECRETS_KEY_FILE: z.string().default('.data/secrets.key'),
   /** Every team's managed sending domain is `<word>.<MANAGED_DOMAIN_HOST>`. */
   MANAGED_DOMAIN_HOST: z.string().regex(hostname).default('postwerk.localhost'),
+  /** DKIM selector of the platform key that signs the managed domains' mail (`d=` MANAGED_DOMAIN_HOST); its record
+   * is `<selector>._domainkey.<MANAGED_DOMAIN_HOST>` (`npm run cli -- managed-dkim`). A new selector makes a new key. */
+  MANAGED_DKIM_SELECTOR: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'expected one lowercase DNS label').default('pw1'),
   /** Platform host names the customers' DNS records point at (CONTRACT, "DNS records of a domain"). */
   PLATFORM_SPF_HOST: z.string().regex(hostname).default('_spf.postwerk.localhost'),
   PLATFORM_FEEDBACK_HOST: z.string().regex(hostname).default('feedback.postwerk.localhost'),

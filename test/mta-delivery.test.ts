@@ -142,13 +142,16 @@ test('an SMTP-submitted message is sent as submitted, with Message-ID and Date a
   t.is(email.raw_blob_key, `emails/${team.id}/${id}/submitted.eml`, 'the submitted message is never recomposed');
 });
 
-test('the managed domain has no DKIM key yet: its mail goes out unsigned', async (t) => {
+test('the managed domain signs with the platform key (d= MANAGED_DOMAIN_HOST; verified in mta-managed-dkim)', async (t) => {
   const team = await w.p.createTeam();
   const managed = await w.p.db('domains').where({ team_id: team.id, managed: true }).first();
   w.mx('zeta-rcpt.net');
   const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain: managed, to: ['zed@zeta-rcpt.net'] });
   await processDelivery(w.deps, id);
   const [message] = w.sink.deliveredTo('zed@zeta-rcpt.net');
-  t.notRegex(message.raw.toString(), /DKIM-Signature/i);
+  const { MANAGED_DOMAIN_HOST: host, MANAGED_DKIM_SELECTOR: selector } = w.p.config;
+  const signature = /^DKIM-Signature:.*?(?=\r\n\S)/ms.exec(message.raw.toString())?.[0] ?? '';
+  t.true(signature.includes(` d=${host};`), signature);
+  t.true(signature.includes(` s=${selector};`), signature);
   t.true(message.from.endsWith(`@send.${managed.name}`));
 });

@@ -6,6 +6,7 @@ import { Worker } from 'node:worker_threads';
 import type { Knex } from 'knex';
 import { dkimSign } from 'mailauth/lib/dkim/sign.js';
 import { open } from '../../shared/secrets.ts';
+import { ensurePlatformKey, type ManagedDkimConfig } from '../../shared/domains/platform-dkim.ts';
 
 export interface SigningKey {
   domain: string;
@@ -110,7 +111,7 @@ export function createSigner(options: { threads?: number } = {}): Signer {
 
 /**
  * The keys a domain signs with now: its active keys (one RSA, and an Ed25519 beside it when the domain has one,
- * RFC 8463 §4 "dual signing"). The managed domain has no key: its mail goes out unsigned.
+ * RFC 8463 §4 "dual signing"). A managed domain has none of its own: it signs with platformSigningKey.
  */
 export async function signingKeys(db: Knex, secrets: Buffer, domain: { id: string; name: string }): Promise<SigningKey[]> {
   const rows: { selector: string; algorithm: string; private_key_sealed: string }[] = await db('dkim_keys')
@@ -119,4 +120,10 @@ export async function signingKeys(db: Knex, secrets: Buffer, domain: { id: strin
     .select('selector', 'algorithm', 'private_key_sealed');
   const newestPerAlgorithm = rows.filter((r, i) => rows.findIndex((o) => o.algorithm === r.algorithm) === i);
   return newestPerAlgorithm.map((r) => ({ domain: domain.name, selector: r.selector, privateKey: open(secrets, r.private_key_sealed) }));
+}
+
+/** The managed domains' key: the platform's, `d=` MANAGED_DOMAIN_HOST (shared/domains/platform-dkim.ts), created if absent. */
+export async function platformSigningKey(db: Knex, secrets: Buffer, config: ManagedDkimConfig): Promise<SigningKey> {
+  const key = await ensurePlatformKey(db, secrets, config);
+  return { domain: key.domain, selector: key.selector, privateKey: open(secrets, key.private_key_sealed) };
 }

@@ -2,9 +2,11 @@
 // its active DKIM keys opened), kept for a few seconds per domain: a busy domain then costs no query and no key
 // unsealing per message. A key activated, retired or rotated, or a domain deleted, takes effect within the TTL
 // (DOMAIN_CACHE_MS); DNS keeps a retired key's record far longer than that, so a signature made in that window
-// still verifies.
+// still verifies. A managed domain has no keys of its own: it signs with the platform key (`d=`
+// MANAGED_DOMAIN_HOST, shared/domains/platform-dkim.ts), opened once per TTL for all the managed domains.
 import type { Knex } from 'knex';
-import { signingKeys, type SigningKey } from './sign.ts';
+import type { ManagedDkimConfig } from '../../shared/domains/platform-dkim.ts';
+import { platformSigningKey, signingKeys, type SigningKey } from './sign.ts';
 import type { SendingDomain } from './envelope.ts';
 
 export const DOMAIN_CACHE_MS = 10_000;
@@ -19,12 +21,33 @@ export interface SigningDomains {
   get(domainId: string): Promise<SigningDomain | null>;
 }
 
-export function createSigningDomains(db: Knex, secrets: Buffer, ttlMs = DOMAIN_CACHE_MS): SigningDomains {
+/** Without `managedDkim` (the platform key's host and selector), a managed domain's mail leaves unsigned. */
+export function createSigningDomains(db: Knex, secrets: Buffer, ttlMs = DOMAIN_CACHE_MS, managedDkim?: ManagedDkimConfig): SigningDomains {
   const cache = new Map<string, { at: number; value: Promise<SigningDomain | null> }>();
-  async function load(domainId: string): Promise<SigningDomain | null> {
-    const domain: SendingDomain | undefined = await db('domains').where({ id: domainId }).first('id', 'name', 'custom_return_path');
-    return domain ? { domain, keys: await signingKeys(db, secrets, domain) } : null;
+  let platform: { at: number; value: Promise<SigningKey> } | undefined;
+
+  // One lookup (and, the first time ever, one key generation) for however many managed domains ask at once.
+  function platformKey(config: ManagedDkimConfig): Promise<SigningKey> {
+    const now = Date.now();
+    if (platform && now - platform.at < ttlMs) return platform.value;
+    const value = platformSigningKey(db, secrets, config);
+    if (ttlMs <= 0) return value;
+    const entry = { at: now, value };
+    platform = entry;
+    value.catch(() => {
+      if (platform === entry) platform = undefined;
+    });
+    return value;
   }
+
+  async function load(domainId: string): Promise<SigningDomain | null> {
+    const row: (SendingDomain & { managed: boolean }) | undefined = await db('domains').where({ id: domainId }).first('id', 'name', 'custom_return_path', 'managed');
+    if (!row) return null;
+    const domain: SendingDomain = { id: row.id, name: row.name, custom_return_path: row.custom_return_path };
+    if (!row.managed) return { domain, keys: await signingKeys(db, secrets, domain) };
+    return { domain, keys: managedDkim ? [await platformKey(managedDkim)] : [] };
+  }
+
   return {
     get(domainId) {
       const now = Date.now();

@@ -6,6 +6,8 @@ import { createTeam, liftSandbox, setRateLimit, setReceiveLimits, setSendLimits,
 import { iso } from '../time.ts';
 import { createManagedDomain } from '../domains/managed.ts';
 import { verifyIdentity } from '../teams/identities.ts';
+import { ensurePlatformKey, platformDkimRecord } from '../domains/platform-dkim.ts';
+import { secretsKey } from '../secrets.ts';
 
 const DEFAULT_MANAGED_HOST = 'postwerk.localhost';
 
@@ -36,7 +38,9 @@ export async function createTeamWithKey(db: Knex, name: string, managedHost = DE
   });
 }
 
-export const commands: Record<string, (db: Knex, flags: Flags, config: Pick<Config, 'MANAGED_DOMAIN_HOST'>) => Promise<unknown>> = {
+export type CliConfig = Pick<Config, 'MANAGED_DOMAIN_HOST' | 'MANAGED_DKIM_SELECTOR' | 'SECRETS_KEY' | 'SECRETS_KEY_FILE'>;
+
+export const commands: Record<string, (db: Knex, flags: Flags, config: CliConfig) => Promise<unknown>> = {
   'team create': (db, f, config) => {
     const name = need(f, 'name');
     if (name.length > 200) throw new UsageError('--name is at most 200 characters');
@@ -78,6 +82,11 @@ export const commands: Record<string, (db: Knex, flags: Flags, config: Pick<Conf
   },
   'team suspend': async (db, f) => ({ team: teamJson(await suspendTeam(db, need(f, 'team'))) }),
   'team unsuspend': async (db, f) => ({ team: teamJson(await unsuspendTeam(db, need(f, 'team'))) }),
+  // The record to publish for the managed domains' signatures (d= MANAGED_DOMAIN_HOST); creates the key if absent.
+  'managed-dkim': async (db, _f, config) => {
+    const key = await ensurePlatformKey(db, secretsKey(config), config);
+    return { record: platformDkimRecord(key), created_at: iso(key.created_at) };
+  },
 };
 
 export function parseArgs(argv: string[]): { command: string; flags: Flags } {

@@ -1,5 +1,5 @@
 // `npm run cli -- <command> [--flags]`: JSON on stdout, errors as JSON on stderr with a non-zero exit.
-import { loadConfig } from '../config.ts';
+import { ConfigError, loadConfig } from '../config.ts';
 import { createDb } from '../db/knex.ts';
 import { migrateLatest } from '../db/migrate.ts';
 import { ServiceError } from '../errors.ts';
@@ -24,7 +24,7 @@ try {
   const result = await run(db, flags, config);
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
 } catch (err) {
-  const known = err instanceof UsageError || err instanceof ServiceError;
+  const known = err instanceof UsageError || err instanceof ServiceError || err instanceof ConfigError;
   process.stderr.write(JSON.stringify({ error: known ? (err as Error).message : `unexpected: ${(err as Error).message}` }) + '\n');
   process.exitCode = known ? 2 : 1;
 } finally {
