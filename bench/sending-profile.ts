@@ -49,7 +49,7 @@ try {
     env = { NODE_OPTIONS: `--import=${hook}` };
   }
   const ours = await startOurs({
-    sinkPort: sink.port, redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', mtaConcurrency: 20, maxPerDestination: 20,
+    sinkPort: sink.port, redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', mtaConcurrency: Number(process.env.PROFILE_MTA_CONCURRENCY ?? 20), maxPerDestination: 20,
     onCleanup: (s) => undo.push(s), extraEnv: env,
   });
   const base0 = sink.count();

@@ -7,8 +7,15 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
+// The derived keys, per SECRETS_KEY buffer: deriving is an HMAC of its own, and the mta tags every message.
+const derived = new WeakMap<Buffer, Map<string, Buffer>>();
+
 function derive(secrets: Buffer, purpose: string): Buffer {
-  return createHmac('sha256', secrets).update(`postwerk/${purpose}/v1`).digest();
+  let keys = derived.get(secrets);
+  if (!keys) derived.set(secrets, (keys = new Map()));
+  let key = keys.get(purpose);
+  if (!key) keys.set(purpose, (key = createHmac('sha256', secrets).update(`postwerk/${purpose}/v1`).digest()));
+  return key;
 }
 
 function uuidBytes(id: string): Buffer {
