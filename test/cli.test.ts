@@ -1,11 +1,8 @@
 // The operator CLI as operators run it: a real subprocess on the api's database, its effect read through the api.
 import test from 'ava';
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { startPlatform, type Platform } from './helpers/platform.ts';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
+import { runCli, type CliRun } from './helpers/cli.ts';
 
 let p: Platform;
 
@@ -17,27 +14,9 @@ test.after.always(async () => {
   await p?.close();
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
-function cli(...args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'shared/cli/main.ts', ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: p.config.DATABASE_URL },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (...args: string[]): Promise<Run> => runCli({ DATABASE_URL: p.config.DATABASE_URL }, ...args);
 
 /** A successful command: exit 0, one JSON document on stdout, nothing on stderr. */
 function ok(t: import('ava').ExecutionContext, run: Run) {

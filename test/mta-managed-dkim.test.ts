@@ -4,10 +4,9 @@
 // subprocess) prints, published on the loopback DNS: mailauth and opendkim-testmsg verify the signature and the
 // inbound's own authenticator finds it aligned with a DMARC pass. The key is created once and stored sealed.
 import test from 'ava';
-import { spawn } from 'node:child_process';
 import { createPublicKey, randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
+import { runCli } from './helpers/cli.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
 import { createAuthenticator } from '../inbound/receive/authenticate.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
@@ -15,7 +14,6 @@ import { ensurePlatformKey } from '../shared/domains/platform-dkim.ts';
 import { open, secretsKey } from '../shared/secrets.ts';
 import { verifyIdentity } from '../shared/teams/identities.ts';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 // Not the default host: the signature must follow the configuration.
 const HOST = 'managed-mail.net';
 const SELECTOR = 'pwtest7';
@@ -29,23 +27,11 @@ test.after.always(async () => {
 });
 
 /** `npm run cli -- <args>` as the operator runs it, on the world's database and secrets key; its JSON answer. */
-function cli(...args: string[]): Promise<{ code: number | null; out: unknown; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'shared/cli/main.ts', ...args], {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: w.p.config.DATABASE_URL,
-        SECRETS_KEY: w.p.config.SECRETS_KEY, MANAGED_DOMAIN_HOST: HOST, MANAGED_DKIM_SELECTOR: SELECTOR,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out: code === 0 ? JSON.parse(stdout) : stdout, stderr }));
-  });
+async function cli(...args: string[]): Promise<{ code: number | null; out: unknown; stderr: string }> {
+  const run = await runCli({
+    DATABASE_URL: w.p.config.DATABASE_URL, SECRETS_KEY: w.p.config.SECRETS_KEY!, MANAGED_DOMAIN_HOST: HOST, MANAGED_DKIM_SELECTOR: SELECTOR,
+  }, ...args);
+  return { code: run.code, out: run.code === 0 ? JSON.parse(run.stdout) : run.stdout, stderr: run.stderr };
 }
 
 test('mail from the managed domain is signed d=<MANAGED_DOMAIN_HOST> with the key of the record the CLI prints', async (t) => {
