@@ -124,3 +124,15 @@ export function startWindow(pid: number): Window {
     },
   };
 }
+
+/** Context switches (voluntary + involuntary) of every thread of a process: how often it slept and woke. */
+export function switchesOf(pid: number): number {
+  let total = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+      for (const m of status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)) total += Number(m[1]);
+    }
+  } catch { /* gone */ }
+  return total;
+}

@@ -14,7 +14,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startSink } from './sending-peers.ts';
-import { cpuOf, cpuOfAll } from './proc.ts';
+import { cpuOf, cpuOfAll, switchesOf } from './proc.ts';
 import { apiAccept, smtpAccept, startOurs } from './sending-ours.ts';
 
 const messages = Number(process.env.PROFILE_MESSAGES ?? 1000);
@@ -62,6 +62,7 @@ try {
   const snapshot = () => ({
     api: cpuOf(ours.api.pid), mta: cpuOf(ours.mta.pid), postgres: cpuOfAll(/^postgres/, ` ${database} `), redis: cpuOfAll(/^redis-server/),
     sink: cpuOf(sink.pid), client: process.cpuUsage(), at: performance.now(),
+    switches: { api: switchesOf(ours.api.pid), mta: switchesOf(ours.mta.pid) },
   });
   const rows: string[] = [];
   const ways = (process.env.PROFILE_WAYS ?? 'API,SMTP').split(',');
@@ -81,7 +82,7 @@ try {
     const wall = (b.at - a.at) / 1000;
     rows.push(`${label.padEnd(5)} n=${r.ok} accept ${r.rate.toFixed(0)}/s p50 ${r.p50.toFixed(0)} p99 ${r.p99.toFixed(0)} delivered ${(r.ok / wall).toFixed(0)}/s | ms CPU/msg: ` +
       `api ${per(b.api - a.api)} mta ${per(b.mta - a.mta)} postgres ${per(b.postgres - a.postgres)} redis* ${per(b.redis - a.redis)} ` +
-      `sink ${per(b.sink - a.sink)} client ${per(client)} | total ${per(b.api - a.api + b.mta - a.mta + b.postgres - a.postgres + b.redis - a.redis)} (ours+pg+redis)`);
+      `sink ${per(b.sink - a.sink)} client ${per(client)} | total ${per(b.api - a.api + b.mta - a.mta + b.postgres - a.postgres + b.redis - a.redis)} (ours+pg+redis) | context switches/msg: api ${((b.switches.api - a.switches.api) / r.ok).toFixed(1)} mta ${((b.switches.mta - a.switches.mta) / r.ok).toFixed(1)}`);
     if (pgss) {
       // Which statements our database ran per message, and their execution time (PostgreSQL's own measure).
       const top = await ours.db.raw(`select calls, total_exec_time, rows, regexp_replace(query, '\\s+', ' ', 'g') as query from pg_stat_statements

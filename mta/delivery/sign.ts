@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Knex } from 'knex';
 import { dkimSign } from 'mailauth/lib/dkim/sign.js';
+import './key-cache.ts';
 import { open } from '../../shared/secrets.ts';
 import { ensurePlatformKey, type ManagedDkimConfig } from '../../shared/domains/platform-dkim.ts';
 
