@@ -8,7 +8,7 @@ import { randomInt } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from '../../shared/logger.ts';
 import type { LeasedRecipient } from './types.ts';
-import { runPrepared } from '../../shared/db/prepared.ts';
+import { prepared } from '../../shared/db/prepared.ts';
 import { newId } from '../../shared/ids.ts';
 import { emailEventDataSql } from '../../shared/emails/present.ts';
 import { reviveDates } from '../../shared/emails/sql.ts';
@@ -47,7 +47,7 @@ const EMAIL_DATES = ['scheduled_at', 'created_at', 'updated_at'];
  */
 export async function claim(db: Knex, log: Logger, emailId: string, now: Date, renewEveryMs = LEASE_MS / 3): Promise<Claim | null> {
   let current = token(new Date(now.getTime() + LEASE_MS));
-  const [row] = await runPrepared<{ email: LoadedEmail | null; recipients: LeasedRecipient[] }>(db, 'mta_claim', `with e as (
+  const [row] = await prepared<{ email: LoadedEmail | null; recipients: LeasedRecipient[] }>(db, 'mta_claim', `with e as (
       select ${EMAIL_COLUMNS}, case when e.raw_blob_key is null then (
         select coalesce(json_agg(json_build_object('filename', a.filename, 'content_type', a.content_type, 'content_id', a.content_id,
           'content_disposition', a.content_disposition, 'blob_key', a.blob_key) order by a.position), '[]'::json)

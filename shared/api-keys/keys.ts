@@ -5,7 +5,8 @@ import { randomBase62, sha256Hex } from '../tokens.ts';
 import { notFound, ServiceError } from '../errors.ts';
 import { paginate, type ListQuery } from '../pagination.ts';
 import type { TeamRow } from '../teams/teams.ts';
-import { prepared, reviveDates } from '../emails/sql.ts';
+import { reviveDates } from '../emails/sql.ts';
+import { prepared } from '../db/prepared.ts';
 
 export const permissions = ['full_access', 'sending_access', 'store_access'] as const;
 export type KeyPermission = (typeof permissions)[number];

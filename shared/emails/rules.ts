@@ -3,7 +3,8 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ServiceError } from '../errors.ts';
-import { prepared, reviveDates, textArray } from './sql.ts';
+import { reviveDates, textArray } from './sql.ts';
+import { prepared } from '../db/prepared.ts';
 import type { DomainRow } from '../domains/store.ts';
 import type { TeamRow } from '../teams/teams.ts';
 import type { ApiKeyRow } from '../api-keys/keys.ts';

@@ -10,7 +10,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../logger.ts';
 import { redactJson } from './redact.ts';
-import { prepared } from '../emails/sql.ts';
+import { prepared } from '../db/prepared.ts';
 import type { NewRequestLog } from './logs.ts';
 
 export interface RequestLogWriter {
