@@ -4,7 +4,7 @@ import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createRedis } from '../shared/redis.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
-import { onShutdown } from '../shared/shutdown.ts';
+import { trapShutdown } from '../shared/shutdown.ts';
 import { version } from '../shared/version.ts';
 import { createApp } from './app.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
@@ -14,6 +14,8 @@ import { requestLogWriter } from '../shared/logs/writer.ts';
 
 const config = loadConfig();
 const log = createLogger(config, 'api');
+// From here on a SIGTERM stops the process cleanly, even one that comes while it is starting.
+const shutdown = trapShutdown(log);
 const db = createDb(config);
 const redis = createRedis(config);
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis.error'));
@@ -34,7 +36,7 @@ server.keepAliveTimeout = 65_000;
 server.headersTimeout = 66_000;
 server.requestTimeout = 120_000;
 
-onShutdown(log, async () => {
+shutdown.ready(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await Promise.allSettled([requestLogs.close(), enqueueDelivery.flush()]);
   await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close()]);

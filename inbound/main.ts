@@ -7,7 +7,7 @@ import { createFsBlobStore } from '../shared/blobs.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
 import { secretsKey } from '../shared/secrets.ts';
 import { tlsCredentials } from '../shared/tls/certificate.ts';
-import { onShutdown } from '../shared/shutdown.ts';
+import { trapShutdown } from '../shared/shutdown.ts';
 import { createMxServer } from './mx/server.ts';
 import { processReceived, type ReceiveDeps } from './receive/job.ts';
 import { createAuthenticator } from './receive/authenticate.ts';
@@ -17,6 +17,8 @@ import { enqueueReceive, sweepReceived, SWEEP_EVERY_MS } from './receive/sweep.t
 
 const config = loadConfig();
 const log = createLogger(config, 'inbound');
+// From here on a SIGTERM stops the process cleanly, even one that comes while it is starting.
+const shutdown = trapShutdown(log);
 const db = createDb(config, { min: 0, max: Math.max(10, config.INBOUND_CONCURRENCY) });
 await db.raw('select 1');
 const blobs = createFsBlobStore(config.BLOB_DIR);
@@ -46,7 +48,7 @@ await new Promise<void>((resolve, reject) => {
 });
 log.info({ mx: config.MX_PORT, host: config.MX_HOST, maxBytes: config.INBOUND_MAX_MESSAGE_BYTES }, 'mx.listening');
 
-onShutdown(log, async () => {
+shutdown.ready(async () => {
   // Stop taking mail first (sessions in progress finish and get their 250 or a retry), then stop claiming
   // receive jobs and let running ones finish, then close the clients.
   await new Promise<void>((resolve) => mx.close(() => resolve()));

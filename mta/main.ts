@@ -6,7 +6,7 @@ import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
-import { onShutdown } from '../shared/shutdown.ts';
+import { trapShutdown } from '../shared/shutdown.ts';
 import { closeDeliveryDeps, createDeliveryDeps } from './delivery/deps.ts';
 import { processDelivery } from './delivery/job.ts';
 import { sweepDeliveries, SWEEP_EVERY_MS } from './delivery/sweep.ts';
@@ -19,6 +19,8 @@ import { ensurePlatformKey, platformDkimRecord } from '../shared/domains/platfor
 
 const config = loadConfig();
 const log = createLogger(config, 'mta');
+// From here on a SIGTERM stops the process cleanly, even one that comes while it is starting.
+const shutdown = trapShutdown(log);
 // A running deliver job holds one connection at a time for most of its work (several while its domain groups
 // record at once), so the pool grows with the concurrency.
 const db = createDb(config, { min: 0, max: Math.max(10, config.MTA_CONCURRENCY) });
@@ -61,7 +63,7 @@ await Promise.all(listeners.map(({ server, port }) => new Promise<void>((resolve
 log.info({ submission: config.SMTP_SUBMISSION_PORT, submissionTls: config.SMTP_SUBMISSION_TLS_PORT, host: config.SMTP_HOST }, 'submission.listening');
 log.info({ concurrency: config.MTA_CONCURRENCY, perDestination: config.MTA_MAX_PER_DESTINATION, port: config.SMTP_DELIVERY_PORT }, 'mta.started');
 
-onShutdown(log, async () => {
+shutdown.ready(async () => {
   // Stop taking mail first (sessions in progress finish), then stop claiming jobs and let running deliveries finish (each records its outcome), then close the clients.
   await Promise.all(listeners.map(({ server }) => new Promise<void>((resolve) => server.close(() => resolve()))));
   await Promise.all(workers.map((w) => w.close()));

@@ -5,7 +5,7 @@ import { createDb } from '../../shared/db/knex.ts';
 import { createQueue, createWorker, queues } from '../../shared/queue.ts';
 import { createResolver } from '../../shared/dns/resolver.ts';
 import { secretsKey } from '../../shared/secrets.ts';
-import { onShutdown } from '../../shared/shutdown.ts';
+import { trapShutdown } from '../../shared/shutdown.ts';
 import { runMaintenance } from './maintenance.ts';
 import { refillKeyPool, sweepClaims, sweepDomains, SWEEP_EVERY_MS } from './domains.ts';
 import { releaseScheduled } from './sending.ts';
@@ -15,6 +15,8 @@ import { webhookService } from './webhooks.ts';
 
 const config = loadConfig();
 const log = createLogger(config, 'worker');
+// From here on a SIGTERM stops the process cleanly, even one that comes while it is starting.
+const shutdown = trapShutdown(log);
 // Room for the webhook pool's endpoints (each one query at a time) next to the fan-out and the other jobs.
 const db = createDb(config, { min: 0, max: 20 });
 const dns = createResolver({ servers: config.DNS_SERVERS });
@@ -59,7 +61,7 @@ for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.
 await webhooks.start();
 log.info({ queues: workers.map((w) => w.name) }, 'worker.started');
 
-onShutdown(log, async () => {
+shutdown.ready(async () => {
   // Stop claiming, let running jobs finish, then close the clients.
   await Promise.all(workers.map((w) => w.close()));
   await webhooks.stop();
