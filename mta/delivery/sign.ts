@@ -1,6 +1,10 @@
-// DKIM signing (RFC 6376) with mailauth, off the event loop: an RSA-2048 signature of a 10 KB message costs
-// ~2.6 ms of CPU (../shared/reference/benchmarks.md), which on the main thread would cap one mta near a few
-// hundred messages a second. A small pool of worker threads (sign-worker.ts) signs; `threads: 0` signs inline.
+// DKIM signing (RFC 6376) with mailauth. An RSA-2048 signature of a 10 KB message costs ~1.4 ms of CPU with the
+// parsed key kept (key-cache.ts; ~2.6 ms without, ../shared/reference/benchmarks.md). Where the mta has cores to
+// spare, a small pool of worker threads (sign-worker.ts) signs off the event loop; on a machine of two cores
+// or fewer, which the mta shares with the api, PostgreSQL and Redis, it signs on its main thread: the threads'
+// round trips and heaps cost more there than they free (the sending benchmark on two cores: the same delivered
+// rate, the api's p99 at a steady 200 sends/s ~50-70 ms instead of ~700-900 ms, the mta's RSS ~210 MB instead of
+// ~380 MB). MTA_SIGNING_THREADS sets it; `threads: 0` signs inline.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Knex } from 'knex';
@@ -52,8 +56,13 @@ interface Pending {
   reject: (err: Error) => void;
 }
 
+/** Cores beyond two, one thread each: none on a small machine (see above). */
+export function defaultSigningThreads(cores = availableParallelism()): number {
+  return Math.max(0, cores - 2);
+}
+
 export function createSigner(options: { threads?: number } = {}): Signer {
-  const size = options.threads ?? availableParallelism();
+  const size = options.threads ?? defaultSigningThreads();
   if (size <= 0) return { sign: (m, k, now) => signMessage(m, k, now.getTime()), close: async () => {} };
 
   const workers: (Worker | null)[] = Array.from({ length: size }, () => null);
