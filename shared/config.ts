@@ -70,7 +70,7 @@ export const configSchema = z.object({
   MTA_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
   /** SMTP sessions one mta process holds open at once to one MX host. */
   MTA_MAX_PER_DESTINATION: z.coerce.number().int().min(1).max(100).default(5),
-  /** DKIM signing threads of one mta process; unset: one per core; 0: sign on the main thread. */
+  /** DKIM signing threads of one mta process; unset: cores minus two (none on 2 cores); 0: sign on the main thread. */
   MTA_SIGNING_THREADS: z.coerce.number().int().min(0).max(64).optional(),
   /** The same message without an unsubscribe link may reach this many people a day (then 422). */
   BULK_DAILY_LIMIT: z.coerce.number().int().min(1).default(1000),
