@@ -4,13 +4,10 @@
 // concurrent jobs never keep more than the cap. And parse_failed for real: a message mailparser refuses
 // (over its MIME part limit) keeps its raw source.
 import test from 'ava';
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startTestMx, type TestMx } from './helpers/receive-job.ts';
+import { runCli } from './helpers/cli.ts';
 import { processReceived } from '../inbound/receive/job.ts';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
 
 let p: Platform;
 let mx: TestMx;
@@ -25,19 +22,7 @@ test.after.always(async () => {
 });
 
 /** The operator CLI as operators run it, on this test's database. */
-function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'shared/cli/main.ts', ...args], {
-      cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: p.config.DATABASE_URL }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (...args: string[]) => runCli({ DATABASE_URL: p.config.DATABASE_URL }, ...args);
 
 const mail = (subject: string, bytes = 10) => ({
   from: 'a@sender.test', subject, text: `body ${'x'.repeat(bytes)}`, html: '<p>body</p>', attachments: [{ filename: 'a.txt', content: 'attached' }],
