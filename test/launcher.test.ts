@@ -34,6 +34,7 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 3
 }
 
 test('npm start creates and migrates the database, prints the first key once, runs every process, stops cleanly', async (t) => {
+  t.timeout(300_000);
   const name = `pw_launch_${randomBytes(5).toString('hex')}`;
   const blobDir = await mkdtemp(path.join(tmpdir(), 'pw-launch-'));
   const port = await freePort();
@@ -74,11 +75,13 @@ test('npm start creates and migrates the database, prints the first key once, ru
   t.is(ready.status, 'ok');
   const team = await fetch(`http://127.0.0.1:${port}/team`, { headers: { 'user-agent': 't', authorization: `Bearer ${key}` } });
   t.is(team.status, 200);
-  // Each process says when it has finished starting (a SIGTERM before that is not a clean stop to test).
+  // Each process says when it has finished starting: a SIGTERM that reaches one still loading its modules (before
+  // it traps signals, shared/shutdown.ts) would not be a clean stop to test. Starting takes seconds alone and far
+  // longer while the rest of the suite runs on the same two cores.
   const startedMsg = { api: 'api.listening', mta: 'mta.started', inbound: 'mx.listening', worker: 'worker.started' };
   for (const [proc, msg] of Object.entries(startedMsg)) {
     const started = new RegExp(`"process":"${proc}"[^\\n]*"msg":"${msg.replace('.', '\\.')}"`);
-    await waitFor(`${proc} to start`, async () => (started.test(first.output()) ? true : undefined));
+    await waitFor(`${proc} to start`, async () => (started.test(first.output()) ? true : undefined), 120_000);
   }
   first.child.kill('SIGTERM');
   t.is(await first.exited, 0);
