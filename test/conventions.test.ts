@@ -46,7 +46,8 @@ test('every operation answers the same at / and under /api/v1', async (t) => {
     if (op.operationId === 'getReady') t.deepEqual(stable(v1).keys, stable(root).keys, `${op.method} ${op.path}`);
     else t.deepEqual(stable(v1), stable(root), `${op.method} ${op.path}`);
     t.deepEqual(leaks(root.text + v1.text), []);
-    if (root.status >= 400) t.is(root.body.statusCode, root.status);
+    // Errors have the Error shape; a degraded /ready answers 503 with its own documented report instead.
+    if (root.status >= 400 && op.operationId !== 'getReady') t.is(root.body.statusCode, root.status);
   }
   const health = await p.request('GET', '/health');
   t.deepEqual((await p.request('GET', '/api/v1/health')).body, health.body);
