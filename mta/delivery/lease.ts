@@ -1,9 +1,9 @@
 // The lease of a job on the recipients it delivers (email_recipients.leased_until). Taking it is one conditional
-// update, in the job's one statement that also reads the email (claim), so two jobs never hold one recipient. While the job works, a heartbeat extends it every LEASE_MS / 3,
-// so a slow destination (waiting for a throttle slot, a peer that answers at the last second of every timeout)
-// never lets it run out under a living job; it runs out only when the process dies. leased_until doubles as the
-// lease's identity: record.ts moves only rows that still hold the current token, and renewals and records take
-// turns (use()), so a record never races a renewal.
+// update, in the job's one statement that also reads the email (claim), so two jobs never hold one recipient.
+// While the job works, a heartbeat extends it every LEASE_MS / 3, so a slow destination (waiting for a throttle
+// slot, a peer that answers at the last second of every timeout) never lets it run out under a living job; it runs
+// out only when the process dies. leased_until doubles as the lease's identity: record.ts moves only rows that
+// still hold the current token, and renewals and records take turns (use()), so a record never races a renewal.
 import { randomInt } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from '../../shared/logger.ts';
