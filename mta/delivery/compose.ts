@@ -53,12 +53,6 @@ const boundaryOf = (emailId: string) => createHash('sha256').update(`boundary:${
 /** An email row as the deliver job loads it: with its attachment rows when it has no stored message yet. */
 export type LoadedEmail = EmailRow & { attachments?: AttachmentRow[] | null };
 
-// The columns the deliver job reads (lease.ts claim). Named, not e.*: a prepared statement whose result columns change (a migration adding one) fails until the
-// connection closes, while one that names its columns is simply planned again.
-export const EMAIL_COLUMNS = ['id', 'team_id', 'domain_id', 'api_key_id', 'source', 'from', 'from_address', 'to', 'cc', 'bcc', 'reply_to', 'subject',
-  'html', 'text', 'headers', 'tags', 'topic_id', 'message_id', 'status', 'last_event', 'scheduled_at', 'raw_blob_key', 'size_bytes',
-  'created_at', 'updated_at'].map((c) => `e."${c}"`).join(', ');
-
 export async function composeMessage(deps: ComposeDeps, db: Knex, email: LoadedEmail): Promise<Buffer> {
   const attachments: AttachmentRow[] = email.attachments
     ?? (await db.raw('select * from email_attachments where email_id = ? order by position', [email.id])).rows;

@@ -25,7 +25,7 @@ export interface DeliveryDeps {
   secrets: Buffer;
   dns: DnsResolver;
   signer: Signer;
-  /** Sending domains and their DKIM keys (a managed domain: the platform key), cached for a few seconds (signing-domain.ts). */
+  /** Sending domains and their DKIM keys (managed ones: the platform key), cached a few seconds (signing-domain.ts). */
   domains: SigningDomains;
   pool: SessionPool;
   throttle: Throttle;
@@ -60,7 +60,7 @@ export function createDeliveryDeps(
     secrets,
     dns: options.dns ?? cachingResolver(createResolver({ servers: config.DNS_SERVERS })),
     signer: createSigner({ threads: options.signingThreads ?? config.MTA_SIGNING_THREADS }),
-    domains: createSigningDomains(clients.db, secrets, options.domainCacheMs ?? DOMAIN_CACHE_MS, config),
+    domains: createSigningDomains(clients.db, secrets, config, options.domainCacheMs ?? DOMAIN_CACHE_MS),
     pool: createSessionPool({ name: config.MTA_HOSTNAME, timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts } }),
     throttle: createThrottle(options.maxPerDestination ?? config.MTA_MAX_PER_DESTINATION),
     record: createGroupCommit(clients),

@@ -12,7 +12,7 @@ import { prepared } from '../../shared/db/prepared.ts';
 import { newId } from '../../shared/ids.ts';
 import { emailEventDataSql } from '../../shared/emails/present.ts';
 import { reviveDates } from '../../shared/emails/sql.ts';
-import { EMAIL_COLUMNS, type LoadedEmail } from './compose.ts';
+import type { LoadedEmail } from './compose.ts';
 
 export const LEASE_MS = 10 * 60_000;
 
@@ -35,6 +35,12 @@ export interface Claim {
   email: LoadedEmail;
   lease: Lease;
 }
+
+// The email columns the claim reads. Named, not e.*: a prepared statement whose result columns change (a migration
+// adding one) fails until the connection closes, while one that names its columns is simply planned again.
+const EMAIL_COLUMNS = ['id', 'team_id', 'domain_id', 'api_key_id', 'source', 'from', 'from_address', 'to', 'cc', 'bcc', 'reply_to', 'subject',
+  'html', 'text', 'headers', 'tags', 'topic_id', 'message_id', 'status', 'last_event', 'scheduled_at', 'raw_blob_key', 'size_bytes',
+  'created_at', 'updated_at'].map((c) => `e."${c}"`).join(', ');
 
 /** Rows through json: timestamps come back as strings. */
 const EMAIL_DATES = ['scheduled_at', 'created_at', 'updated_at'];

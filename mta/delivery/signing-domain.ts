@@ -21,16 +21,16 @@ export interface SigningDomains {
   get(domainId: string): Promise<SigningDomain | null>;
 }
 
-/** Without `managedDkim` (the platform key's host and selector), a managed domain's mail leaves unsigned. */
-export function createSigningDomains(db: Knex, secrets: Buffer, ttlMs = DOMAIN_CACHE_MS, managedDkim?: ManagedDkimConfig): SigningDomains {
+/** `managedDkim`: the platform key's host and selector, which every managed domain signs with. */
+export function createSigningDomains(db: Knex, secrets: Buffer, managedDkim: ManagedDkimConfig, ttlMs = DOMAIN_CACHE_MS): SigningDomains {
   const cache = new Map<string, { at: number; value: Promise<SigningDomain | null> }>();
   let platform: { at: number; value: Promise<SigningKey> } | undefined;
 
   // One lookup (and, the first time ever, one key generation) for however many managed domains ask at once.
-  function platformKey(config: ManagedDkimConfig): Promise<SigningKey> {
+  function platformKey(): Promise<SigningKey> {
     const now = Date.now();
     if (platform && now - platform.at < ttlMs) return platform.value;
-    const value = platformSigningKey(db, secrets, config);
+    const value = platformSigningKey(db, secrets, managedDkim);
     if (ttlMs <= 0) return value;
     const entry = { at: now, value };
     platform = entry;
@@ -45,7 +45,7 @@ export function createSigningDomains(db: Knex, secrets: Buffer, ttlMs = DOMAIN_C
     if (!row) return null;
     const domain: SendingDomain = { id: row.id, name: row.name, custom_return_path: row.custom_return_path };
     if (!row.managed) return { domain, keys: await signingKeys(db, secrets, domain) };
-    return { domain, keys: managedDkim ? [await platformKey(managedDkim)] : [] };
+    return { domain, keys: [await platformKey()] };
   }
 
   return {

@@ -5,8 +5,8 @@
 // client hands out the transaction's connection).
 //
 // The SQL may use `?` placeholders (each becomes $1, $2... in order, once per text) or `$n` ones, never the `?`
-// operators of jsonb. Bindings go to node-postgres as they are: no arrays (pass a text[] literal, textArray in
-// shared/emails/sql.ts). The text under one name must never change, and its result columns must not depend on a
+// operators of jsonb. Bindings go to node-postgres as they are (a JS array becomes a PostgreSQL array, a Date a
+// timestamp, an object JSON). The text under one name must never change, and its result columns must not depend on a
 // table's column list (no `t.*`, use `row_to_json(t.*)`): a column added while the process runs would otherwise fail
 // the cached plan ("cached plan must not change result type").
 import type { Knex } from 'knex';

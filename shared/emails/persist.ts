@@ -10,7 +10,6 @@ import type { Config } from '../config.ts';
 import { newId } from '../ids.ts';
 import { eventRow, type EventRow } from '../events.ts';
 import { formatMailbox } from './addresses.ts';
-import { textArray } from './sql.ts';
 import { prepared as preparedQuery } from '../db/prepared.ts';
 import { bulkRefusal, checkQuota, contentHash } from './rules.ts';
 import { emailEventData, type EmailRow } from './present.ts';
@@ -53,7 +52,7 @@ interface Statement {
   /** The prepared statement's name: one per shape of the SQL text. */
   name: string;
   sql: string;
-  bindings: Knex.RawBinding[];
+  bindings: unknown[];
   row: EmailRow;
   bulk: boolean;
 }
@@ -95,7 +94,7 @@ function emailStatement(ctx: PersistContext, sender: Sender, p: PreparedEmail, i
   }));
 
   const ctes: string[] = [];
-  const bindings: Knex.RawBinding[] = [];
+  const bindings: unknown[] = [];
   const bulk = !p.unsubscribe && queued.length > 0;
   if (bulk) {
     // The day's counter for this content, raised only while it stays within the limit (a first send above the
@@ -108,8 +107,8 @@ function emailStatement(ctx: PersistContext, sender: Sender, p: PreparedEmail, i
   }
   ctes.push(`email as (${EMAIL_INSERT}${bulk ? ' where exists (select 1 from bulk)' : ''} returning id)`);
   for (const c of EMAIL_COLUMNS) {
-    const v = row[c] as Knex.RawBinding;
-    bindings.push(c === 'headers' || c === 'tags' ? JSON.stringify(v) : Array.isArray(v) ? textArray(v as string[]) : v);
+    const v = row[c];
+    bindings.push(c === 'headers' || c === 'tags' ? JSON.stringify(v) : v);
   }
   ctes.push(`recipient_rows as (insert into email_recipients (id, email_id, team_id, address, domain, kind, status, last_response, next_attempt_at, updated_at)
     select r.id, r.email_id, r.team_id, r.address, r.domain, r.kind, r.status, r.last_response, r.next_attempt_at, r.updated_at

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ServiceError } from '../errors.ts';
-import { reviveDates, textArray } from './sql.ts';
+import { reviveDates } from './sql.ts';
 import { prepared } from '../db/prepared.ts';
 import type { DomainRow } from '../domains/store.ts';
 import type { TeamRow } from '../teams/teams.ts';
@@ -47,7 +47,7 @@ const SENDER_LOOKUPS_SQL = `select row_to_json(d.*) as domain, (select coalesce(
  */
 export async function senderLookups(db: Knex, team: Pick<TeamRow, 'id'>, key: Pick<ApiKeyRow, 'domain_id'> | null, domainName: string, addresses: string[]): Promise<SenderLookups> {
   const [row] = await prepared<{ domain: DomainRow; suppression_hits: { email: string; origin: string; own: boolean }[] }>(
-    db, 'pw_sender_lookups', SENDER_LOOKUPS_SQL, [textArray(addresses), team.id, domainName]);
+    db, 'pw_sender_lookups', SENDER_LOOKUPS_SQL, [addresses, team.id, domainName]);
   const hits = row?.suppression_hits ?? [];
   const checked = checkSenderDomain(row ? reviveDates(row.domain, DOMAIN_DATES) : undefined, key, domainName);
   return {
