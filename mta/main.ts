@@ -16,11 +16,14 @@ import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import { tlsCredentials } from '../shared/tls/certificate.ts';
 import { createRedis } from '../shared/redis.ts';
 import { ensurePlatformKey, platformDkimRecord } from '../shared/domains/platform-dkim.ts';
+import { lowerPriority } from '../shared/priority.ts';
 
 const config = loadConfig();
 const log = createLogger(config, 'mta');
 // From here on a SIGTERM stops the process cleanly, even one that comes while it is starting.
 const shutdown = trapShutdown(log);
+// Delivery gives way to the api on a shared machine (its signing threads, made later, inherit this).
+lowerPriority(config.MTA_NICE, log);
 // A running deliver job holds one connection at a time for most of its work (several while its domain groups
 // record at once), so the pool grows with the concurrency.
 const db = createDb(config, { min: 0, max: Math.max(10, config.MTA_CONCURRENCY) });
@@ -61,7 +64,7 @@ await Promise.all(listeners.map(({ server, port }) => new Promise<void>((resolve
   server.listen(port, config.SMTP_HOST, () => resolve());
 })));
 log.info({ submission: config.SMTP_SUBMISSION_PORT, submissionTls: config.SMTP_SUBMISSION_TLS_PORT, host: config.SMTP_HOST }, 'submission.listening');
-log.info({ concurrency: config.MTA_CONCURRENCY, perDestination: config.MTA_MAX_PER_DESTINATION, port: config.SMTP_DELIVERY_PORT }, 'mta.started');
+log.info({ nice: config.MTA_NICE, concurrency: config.MTA_CONCURRENCY, perDestination: config.MTA_MAX_PER_DESTINATION, port: config.SMTP_DELIVERY_PORT }, 'mta.started');
 
 shutdown.ready(async () => {
   // Stop taking mail first (sessions in progress finish), then stop claiming jobs and let running deliveries finish (each records its outcome), then close the clients.

@@ -72,6 +72,11 @@ export const configSchema = z.object({
   MTA_MAX_PER_DESTINATION: z.coerce.number().int().min(1).max(100).default(5),
   /** DKIM signing threads of one mta process; unset: cores minus two (none on 2 cores); 0: sign on the main thread. */
   MTA_SIGNING_THREADS: z.coerce.number().int().min(0).max(64).optional(),
+  /**
+   * Nice value (0-19) the mta runs at: on a machine it shares with the api, accepting a send comes before delivering
+   * one when both want the CPU (delivery catches up when the api is idle). 0: the same priority as the api.
+   */
+  MTA_NICE: z.coerce.number().int().min(0).max(19).default(10),
   /** The same message without an unsubscribe link may reach this many people a day (then 422). */
   BULK_DAILY_LIMIT: z.coerce.number().int().min(1).default(1000),
   /** Where the bulk refusal points (details.docs_url). */
