@@ -10,6 +10,7 @@ import { eventRow, type EventRow, type EventType } from '../../shared/events.ts'
 import { newId } from '../../shared/ids.ts';
 import { emailEventData, type EmailRow } from '../../shared/emails/present.ts';
 import { addSuppression, addressProblem } from '../../shared/suppressions/suppressions.ts';
+import { prepared } from '../../shared/db/prepared.ts';
 import { lastEvent, nextState, type NextState } from './state.ts';
 import type { Attempt } from './types.ts';
 
@@ -73,7 +74,7 @@ async function moveRecipients(trx: Knex, records: PendingRecord[], states: NextS
       mx_host: attempt.mxHost, now: ctx.now,
     };
   }));
-  const { rows: out } = await trx.raw(`
+  return prepared<RecipientState>(trx, 'mta_record_move', `
     with moved as (
       update email_recipients r set status = v.status, last_response = v.last_response, enhanced_code = v.enhanced_code,
         next_attempt_at = v.next_attempt_at, first_deferred_at = coalesce(v.first_deferred_at, r.first_deferred_at),
@@ -88,8 +89,7 @@ async function moveRecipients(trx: Knex, records: PendingRecord[], states: NextS
     select r.id, r.email_id, coalesce(m.status, r.status) as status, coalesce(m.delay_notified, r.delay_notified) as delay_notified,
       m.id is not null as moved
     from email_recipients r left join moved m on m.id = r.id
-    where r.email_id = any(?::uuid[])`, [JSON.stringify(rows), `{${emailIds.join(',')}}`]);
-  return out;
+    where r.email_id = any(?::uuid[])`, [JSON.stringify(rows), emailIds]);
 }
 
 function attemptRow(record: PendingRecord, attempted: Applied[]) {
@@ -103,17 +103,17 @@ function attemptRow(record: PendingRecord, attempted: Applied[]) {
 }
 
 /**
- * The records as one transaction of four statements, however many: lock their emails (in id order, so two
- * transactions never wait on each other in a circle; one writer per email at a time, so concurrent domain groups
- * each see the others' results), move the recipients and read them all back, add the suppressions of hard
- * bounces (rare), then write the attempt rows and the events and refresh each email's last_event and status in
- * one statement.
+ * The records as one transaction of four statements (named prepared ones, shared/db/prepared.ts), however many:
+ * lock their emails (in id order, so two transactions never wait on each other in a circle; one writer per email
+ * at a time, so concurrent domain groups each see the others' results), move the recipients and read them all
+ * back, add the suppressions of hard bounces (rare), then write the attempt rows and the events and refresh each
+ * email's last_event and status in one statement.
  */
 export async function recordAttempts(deps: { db: Knex; log: Logger }, records: PendingRecord[]): Promise<void> {
   const emailIds = [...new Set(records.map((r) => r.ctx.email.id))].sort();
   await deps.db.transaction(async (trx) => {
-    const { rows: locked }: { rows: { id: string; last_event: string; status: string }[] } = await trx.raw(
-      'select id, last_event, status from emails where id = any(?::uuid[]) order by id for update', [`{${emailIds.join(',')}}`]);
+    const locked = await prepared<{ id: string; last_event: string; status: string }>(trx, 'mta_record_lock',
+      'select id, last_event, status from emails where id = any($1::uuid[]) order by id for update', [emailIds]);
     const states = records.map(({ ctx, attempt }) => attempt.outcomes.map(({ recipient, outcome }) => nextState(recipient, outcome, ctx.now)));
     const recipients = records.some((r) => r.attempt.outcomes.length) ? await moveRecipients(trx, records, states, emailIds) : [];
     const moved = new Set(recipients.filter((r) => r.moved).map((r) => r.id));
@@ -167,7 +167,7 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
         select id, team_id, type, data::jsonb from jsonb_to_recordset(?::jsonb) as e(id uuid, team_id uuid, type text, data text))`);
       bindings.push(JSON.stringify(events));
     }
-    await trx.raw(`with ${ctes.join(', ')}
+    await prepared(trx, events.length ? 'mta_record_write_events' : 'mta_record_write', `with ${ctes.join(', ')}
       update emails set last_event = v.last_event, status = v.status, updated_at = v.now
       from jsonb_to_recordset(?::jsonb) as v(id uuid, last_event text, status text, now timestamptz)
       where emails.id = v.id`, [...bindings, JSON.stringify(emails)]);
