@@ -179,6 +179,18 @@ export async function runSendingBench(o: SendingBenchOptions): Promise<void> {
       console.error(`bench: sending: POST /emails x${count} at ${o.rate}/s`);
       const m = await measured('API steady rate', () => apiPaced(o2, count, o.rate, o.bytes));
       rows.push({ name: `(a) ours API accepted at a steady ${o.rate}/s (open loop)`, side: 'ours', messages: m.r.ok, rate: m.r.rate, p50: m.r.p50, p99: m.r.p99, rss: m.rss, cpu: m.acceptCpu, cpuMs: m.acceptMsPerMessage, machineCpu: m.machineCpu, errors: m.r.failed + (m.r.ok - m.seen) });
+      // The same with the mta stopped until the last answer: the accept path alone, without delivery sharing the
+      // CPU. The mta then delivers the backlog (counted in errors if it does not).
+      console.error(`bench: sending: POST /emails x${count} at ${o.rate}/s, the mta stopped meanwhile`);
+      const held = await measured('API steady rate, mta stopped', async () => {
+        process.kill(o2.mta.pid, 'SIGSTOP');
+        try {
+          return await apiPaced(o2, count, o.rate, o.bytes);
+        } finally {
+          process.kill(o2.mta.pid, 'SIGCONT');
+        }
+      });
+      rows.push({ name: `(a) ours API at a steady ${o.rate}/s, mta stopped meanwhile`, side: 'ours', messages: held.r.ok, rate: held.r.rate, p50: held.r.p50, p99: held.r.p99, rss: held.rss, cpu: held.acceptCpu, cpuMs: held.acceptMsPerMessage, machineCpu: held.machineCpu, errors: held.r.failed + (held.r.ok - held.seen) });
     }
     {
       console.error(`bench: sending: SMTP submission x${n}, ${o.sessions} pooled sessions`);
@@ -246,5 +258,7 @@ function report(rows: Row[], o: SendingBenchOptions, recipients: Record<string, 
     if (fixedRate.rate !== undefined && fixedRate.rate < o.rate * 0.95) {
       console.log(`  (the api did not keep up: ${fixedRate.rate.toFixed(0)}/s achieved, so requests queued and the latencies include the wait)`);
     }
+    const alone = rows.find((r) => r.name.includes('mta stopped meanwhile'));
+    if (alone?.p99 !== undefined) console.log(`  (with the mta stopped meanwhile, the accept path alone: p99 ${alone.p99.toFixed(0)} ms)`);
   }
 }
