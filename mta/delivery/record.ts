@@ -11,7 +11,7 @@ import { newId } from '../../shared/ids.ts';
 import { emailEventData, type EmailRow } from '../../shared/emails/present.ts';
 import { addSuppression, addressProblem } from '../../shared/suppressions/suppressions.ts';
 import { prepared } from '../../shared/db/prepared.ts';
-import { lastEvent, nextState, type NextState } from './state.ts';
+import { ENGAGEMENT_EVENTS, LAST_EVENT_RANK, lastEvent, nextState, recipientEvent, type NextState } from './state.ts';
 import type { Attempt } from './types.ts';
 
 export interface RecordContext {
@@ -58,14 +58,9 @@ export interface PendingRecord {
 
 interface RecipientState { id: string; email_id: string; status: string; delay_notified: boolean; moved: boolean }
 
-/**
- * Moves the recipients of every record, each only if it still holds its job's lease, in one statement that also
- * answers every recipient of the emails concerned as it now is (the outer select reads the rows as they were
- * before the statement, so a moved one takes its new state from the update's RETURNING). Columns a state leaves
- * out (first_deferred_at, delay_notified, delivered_at, the bounce type) keep their value.
- */
-async function moveRecipients(trx: Knex, records: PendingRecord[], states: NextState[][], emailIds: string[]): Promise<RecipientState[]> {
-  const rows = records.flatMap(({ ctx, attempt }, i) => attempt.outcomes.map(({ recipient }, j) => {
+/** Each outcome's recipient row as the move statement takes it (MOVE_SQL's `v`). */
+function moveRows(records: PendingRecord[], states: NextState[][]) {
+  return records.flatMap(({ ctx, attempt }, i) => attempt.outcomes.map(({ recipient }, j) => {
     const c = states[i][j].columns;
     return {
       id: recipient.id, lease: ctx.lease, status: c.status, last_response: c.last_response, enhanced_code: c.enhanced_code,
@@ -74,8 +69,13 @@ async function moveRecipients(trx: Knex, records: PendingRecord[], states: NextS
       mx_host: attempt.mxHost, now: ctx.now,
     };
   }));
-  return prepared<RecipientState>(trx, 'mta_record_move', `
-    with moved as (
+}
+
+/**
+ * The move of the recipients (a CTE `moved`), each only if it still holds its job's lease. Columns a state leaves
+ * out (first_deferred_at, delay_notified, delivered_at, the bounce type) keep their value. One parameter: moveRows.
+ */
+const MOVE_SQL = `moved as (
       update email_recipients r set status = v.status, last_response = v.last_response, enhanced_code = v.enhanced_code,
         next_attempt_at = v.next_attempt_at, first_deferred_at = coalesce(v.first_deferred_at, r.first_deferred_at),
         delay_notified = coalesce(v.delay_notified, r.delay_notified), delivered_at = coalesce(v.delivered_at, r.delivered_at),
@@ -85,11 +85,29 @@ async function moveRecipients(trx: Knex, records: PendingRecord[], states: NextS
         next_attempt_at timestamptz, first_deferred_at timestamptz, delay_notified boolean, delivered_at timestamptz,
         bounce_type text, bounce_sub_type text, mx_host text, now timestamptz)
       where r.id = v.id and r.leased_until = v.lease
-      returning r.id, r.status, r.delay_notified)
+      returning r.id, r.status, r.delay_notified)`;
+
+/** The attempt rows and the events (CTEs `attempt`, `recorded_events`), each taking one parameter; `where` may hold them back. */
+const attemptsSql = (where = '') => `attempt as (
+        insert into delivery_attempts (id, email_id, team_id, domain, recipients, mx_host, outcome, response, transcript, tls, duration_ms, started_at)
+        select * from jsonb_to_recordset(?::jsonb) as a(id uuid, email_id uuid, team_id uuid, domain text, recipients text[], mx_host text,
+          outcome text, response text, transcript text, tls boolean, duration_ms integer, started_at timestamptz)${where})`;
+const eventsSql = (where = '') => `recorded_events as (
+        insert into events (id, team_id, type, data)
+        select id, team_id, type, data::jsonb from jsonb_to_recordset(?::jsonb) as e(id uuid, team_id uuid, type text, data text)${where})`;
+
+/**
+ * Moves the recipients of every record and answers every recipient of the emails concerned as it now is (the
+ * outer select reads the rows as they were before the statement, so a moved one takes its new state from the
+ * update's RETURNING).
+ */
+async function moveRecipients(trx: Knex, records: PendingRecord[], states: NextState[][], emailIds: string[]): Promise<RecipientState[]> {
+  return prepared<RecipientState>(trx, 'mta_record_move', `
+    with ${MOVE_SQL}
     select r.id, r.email_id, coalesce(m.status, r.status) as status, coalesce(m.delay_notified, r.delay_notified) as delay_notified,
       m.id is not null as moved
     from email_recipients r left join moved m on m.id = r.id
-    where r.email_id = any(?::uuid[])`, [JSON.stringify(rows), emailIds]);
+    where r.email_id = any(?::uuid[])`, [JSON.stringify(moveRows(records, states)), emailIds]);
 }
 
 function attemptRow(record: PendingRecord, attempted: Applied[]) {
@@ -102,19 +120,40 @@ function attemptRow(record: PendingRecord, attempted: Applied[]) {
   };
 }
 
+/** What a record applies: the outcomes of the recipients that moved (the others were taken over by another job). */
+function appliedOf(log: Logger, record: PendingRecord, states: NextState[], moved: (id: string) => boolean): Applied[] {
+  const applied: Applied[] = [];
+  record.attempt.outcomes.forEach(({ recipient, outcome }, j) => {
+    if (!moved(recipient.id)) {
+      // Another job took over after our lease ran out: it owns the recipient's state now.
+      log.warn({ emailId: record.ctx.email.id, recipient: recipient.address }, 'delivery.lease_lost');
+      return;
+    }
+    const suppressedMessage = outcome.simulated
+      ? `${recipient.address} is a simulator address that behaves as if on the suppression list.`
+      : `${recipient.address} is on the team's suppression list.`;
+    applied.push({ address: recipient.address, state: states[j], suppressedMessage });
+  });
+  return applied;
+}
+
+const statesOf = (records: PendingRecord[]) =>
+  records.map(({ ctx, attempt }) => attempt.outcomes.map(({ recipient, outcome }) => nextState(recipient, outcome, ctx.now)));
+
 /**
- * The records as one transaction of four statements (named prepared ones, shared/db/prepared.ts), however many:
- * lock their emails (in id order, so two transactions never wait on each other in a circle; one writer per email
- * at a time, so concurrent domain groups each see the others' results), move the recipients and read them all
- * back, add the suppressions of hard bounces (rare), then write the attempt rows and the events and refresh each
- * email's last_event and status in one statement.
+ * The records as one transaction, however many: lock their emails (in id order, so two transactions never wait
+ * on each other in a circle; one writer per email at a time, so concurrent domain groups each see the others'
+ * results), move the recipients and read them all back, add the suppressions of hard bounces (rare), then write
+ * the attempt rows and the events and refresh each email's last_event and status in one statement. A lone record
+ * of a one-recipient email takes one statement instead (recordSole).
  */
 export async function recordAttempts(deps: { db: Knex; log: Logger }, records: PendingRecord[]): Promise<void> {
+  const states = statesOf(records);
+  if (records.length === 1 && isSole(records[0], states[0])) return recordSole(deps, records[0], states[0]);
   const emailIds = [...new Set(records.map((r) => r.ctx.email.id))].sort();
   await deps.db.transaction(async (trx) => {
     const locked = await prepared<{ id: string; last_event: string; status: string }>(trx, 'mta_record_lock',
       'select id, last_event, status from emails where id = any($1::uuid[]) order by id for update', [emailIds]);
-    const states = records.map(({ ctx, attempt }) => attempt.outcomes.map(({ recipient, outcome }) => nextState(recipient, outcome, ctx.now)));
     const recipients = records.some((r) => r.attempt.outcomes.length) ? await moveRecipients(trx, records, states, emailIds) : [];
     const moved = new Set(recipients.filter((r) => r.moved).map((r) => r.id));
     const attempts = [];
@@ -122,18 +161,7 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
     const complained = new Set<string>();
     for (const [i, record] of records.entries()) {
       const { email } = record.ctx;
-      const applied: Applied[] = [];
-      record.attempt.outcomes.forEach(({ recipient, outcome }, j) => {
-        if (!moved.has(recipient.id)) {
-          // Another job took over after our lease ran out: it owns the recipient's state now.
-          deps.log.warn({ emailId: email.id, recipient: recipient.address }, 'delivery.lease_lost');
-          return;
-        }
-        const suppressedMessage = outcome.simulated
-          ? `${recipient.address} is a simulator address that behaves as if on the suppression list.`
-          : `${recipient.address} is on the team's suppression list.`;
-        applied.push({ address: recipient.address, state: states[i][j], suppressedMessage });
-      });
+      const applied = appliedOf(deps.log, record, states[i], (id) => moved.has(id));
       for (const a of applied) {
         // An address the suppression list cannot hold (no dot in its domain) bounced all the same.
         if (a.state.suppress && addressProblem(a.address) === null) {
@@ -156,15 +184,10 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
       return { id: e.id, last_event: lastEvent(complained.has(e.id) ? 'complained' : e.last_event, mine), status: pending ? e.status : 'done', now };
     });
     // The events' insert only when there are some: its NOTIFY trigger fires per statement, rows or not.
-    const ctes = [`attempt as (
-        insert into delivery_attempts (id, email_id, team_id, domain, recipients, mx_host, outcome, response, transcript, tls, duration_ms, started_at)
-        select * from jsonb_to_recordset(?::jsonb) as a(id uuid, email_id uuid, team_id uuid, domain text, recipients text[], mx_host text,
-          outcome text, response text, transcript text, tls boolean, duration_ms integer, started_at timestamptz))`];
+    const ctes = [attemptsSql()];
     const bindings = [JSON.stringify(attempts)];
     if (events.length) {
-      ctes.push(`recorded_events as (
-        insert into events (id, team_id, type, data)
-        select id, team_id, type, data::jsonb from jsonb_to_recordset(?::jsonb) as e(id uuid, team_id uuid, type text, data text))`);
+      ctes.push(eventsSql());
       bindings.push(JSON.stringify(events));
     }
     await prepared(trx, events.length ? 'mta_record_write_events' : 'mta_record_write', `with ${ctes.join(', ')}
@@ -172,4 +195,50 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
       from jsonb_to_recordset(?::jsonb) as v(id uuid, last_event text, status text, now timestamptz)
       where emails.id = v.id`, [...bindings, JSON.stringify(emails)]);
   });
+}
+
+/**
+ * A record the one-statement path can write: its email has one recipient (every recipient row comes from to, cc
+ * or bcc, so one address there is at most one row; no other job or domain group writes its recipients, nothing
+ * to lock against), and the outcome adds no suppression and no complaint (those take the transaction).
+ */
+function isSole(record: PendingRecord, states: NextState[]): boolean {
+  const { email } = record.ctx;
+  return email.to.length + email.cc.length + email.bcc.length === 1 && record.attempt.outcomes.length === 1
+    && !states[0].suppress && !states[0].events.includes('complained');
+}
+
+/**
+ * The record of a one-recipient email as one statement, committed on its own: the recipient moves if it still
+ * holds the lease, and only then are the attempt and the events written and the email refreshed. The email's
+ * last_event is the recipient's, unless engagement that another area recorded (opened, clicked) outranks it, as
+ * lastEvent decides; the email is done once the recipient is no longer pending.
+ */
+async function recordSole(deps: { db: Knex; log: Logger }, record: PendingRecord, states: NextState[]): Promise<void> {
+  const { email, now } = record.ctx;
+  const state = states[0];
+  // Written only if the recipient moves (the statement's conditions), so taken as moved here.
+  const applied = appliedOf(deps.log, record, states, () => true);
+  const attempted = applied.filter((a) => a.state.attempt !== null);
+  const events = eventRows(email, applied);
+  const latest = recipientEvent({ status: state.columns.status, delay_notified: state.columns.delay_notified ?? false })!;
+  const pending = state.columns.status === 'deferred';
+  const ctes = [MOVE_SQL, attemptsSql(' where exists (select 1 from moved)')];
+  const bindings: unknown[] = [JSON.stringify(moveRows([record], [states])), JSON.stringify(attempted.length ? [attemptRow(record, attempted)] : [])];
+  if (events.length) {
+    ctes.push(eventsSql(' where exists (select 1 from moved)'));
+    bindings.push(JSON.stringify(events));
+  }
+  const [{ moved }] = await prepared<{ moved: number }>(deps.db, events.length ? 'mta_record_sole_events' : 'mta_record_sole', `with ${ctes.join(', ')},
+    refreshed as (update emails set
+        last_event = case when last_event = any(?::text[]) and array_position(?::text[], last_event) > array_position(?::text[], ?::text)
+          then last_event else ?::text end,
+        status = case when ?::boolean then status else 'done' end, updated_at = ?
+      where id = ? and exists (select 1 from moved))
+    select count(*)::int as moved from moved`,
+  [...bindings, ENGAGEMENT_EVENTS, LAST_EVENT_RANK, LAST_EVENT_RANK, latest, latest, pending, now, email.id]);
+  if (moved === 0) {
+    // Another job took the recipient over after our lease ran out: it owns the recipient's state now.
+    deps.log.warn({ emailId: email.id, recipient: record.attempt.outcomes[0].recipient.address }, 'delivery.lease_lost');
+  }
 }

@@ -11,7 +11,9 @@ import type { Knex } from 'knex';
  * < complained.
  */
 export const LAST_EVENT_RANK = ['queued', 'scheduled', 'sent', 'suppressed', 'delivered', 'delivery_delayed', 'opened', 'clicked', 'failed', 'bounced', 'complained'];
-const ENGAGEMENT = new Set(['opened', 'clicked', 'complained']);
+/** Events other areas record on an email, kept by lastEvent unless a delivery state outranks them. */
+export const ENGAGEMENT_EVENTS = ['opened', 'clicked', 'complained'];
+const ENGAGEMENT = new Set(ENGAGEMENT_EVENTS);
 
 export function recipientEvent(r: { status: string; delay_notified: boolean }): string | null {
   switch (r.status) {
