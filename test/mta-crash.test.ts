@@ -5,6 +5,7 @@ import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
 import { insertEmail } from './helpers/emails.ts';
+import { envOf } from './helpers/processes.ts';
 import { createQueue, queues } from '../shared/queue.ts';
 import type { Config } from '../shared/config.ts';
 
@@ -19,12 +20,7 @@ test.after.always(async () => {
 const CONCURRENCY = 4;
 
 function startMta(config: Config): ChildProcess {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
-  for (const [k, v] of Object.entries(config)) {
-    if (v === undefined) continue;
-    env[k] = Array.isArray(v) ? v.join(',') : String(v);
-  }
-  env.MTA_CONCURRENCY = String(CONCURRENCY);
+  const env = envOf(config, { MTA_CONCURRENCY: String(CONCURRENCY) });
   const child = spawn(process.execPath, ['--import', 'tsx', 'mta/main.ts'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   child.stderr?.on('data', (d) => process.stderr.write(d));
   return child;
