@@ -97,7 +97,7 @@ test.before(async () => {
   team = { ...created, domain: (await w.sendingDomain(created, 'attach-sender.com')).name };
   strict = await startPlatform({ ...fetchEnv, DNS_SERVERS: w.dns.address });
   strictTeam = await sendingTeam(strict, w.dns);
-  resolver = createResolver({ servers: [w.dns.address], timeoutMs: 500, tries: 1 });
+  resolver = createResolver({ servers: [w.dns.address], timeoutMs: 2000, tries: 1 });
 });
 test.after.always(async () => {
   httpsServer?.closeAllConnections();

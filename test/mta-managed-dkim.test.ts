@@ -66,7 +66,7 @@ test('mail from the managed domain is signed d=<MANAGED_DOMAIN_HOST> with the ke
 
   // As a receiver's DMARC check sees it (RFC 7489 §3.1.1 relaxed alignment: same organizational domain).
   w.dns.set(`_dmarc.${HOST}`, 'TXT', ['v=DMARC1; p=reject']);
-  const authenticator = createAuthenticator({ dns: createResolver({ servers: [w.dns.address], timeoutMs: 500, tries: 1 }), authservId: 'mx.team-inbox.net' });
+  const authenticator = createAuthenticator({ dns: createResolver({ servers: [w.dns.address], timeoutMs: 2000, tries: 1 }), authservId: 'mx.team-inbox.net' });
   const { verdicts } = await authenticator.authenticate(message.raw, { ip: '127.0.0.1', helo: w.p.config.MTA_HOSTNAME, sender: message.from });
   t.deepEqual(verdicts.dkim, [{ result: 'pass', domain: HOST, selector: SELECTOR, aligned: true }]);
   // The policy found at the organizational domain (RFC 7489 §6.6.3), the From domain having none of its own.

@@ -37,7 +37,8 @@ export async function startMtaWorld(options: { sink?: SinkOptions; env?: Record<
   const dns = await startDnsServer();
   const p = await startPlatform({ DNS_SERVERS: dns.address, SMTP_DELIVERY_PORT: String(sink.port), MTA_SIGNING_THREADS: '1', ...options.env });
   const log = createLogger(p.config, 'mta');
-  const resolver = createResolver({ servers: [dns.address], timeoutMs: 500, tries: 1 });
+  // Every lookup of the tests is answered (or refused) at once; the budget is for a busy CI machine.
+  const resolver = createResolver({ servers: [dns.address], timeoutMs: 2000, tries: 1 });
   const all: DeliveryDeps[] = [];
   const moreDeps = (o: DeliveryOptions = {}) => {
     const d = createDeliveryDeps(p.config, { db: p.db, blobs: p.deps.blobs, log }, { timeouts: TEST_TIMEOUTS, dns: resolver, ...o });
