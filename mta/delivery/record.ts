@@ -2,8 +2,9 @@
 // their job still holds the lease of), writes the delivery_attempts rows with their transcripts, records the
 // events, adds the suppressions of hard bounces, and recomputes each email's last_event and status. Several
 // attempts (of any emails) can share the transaction: group-commit.ts batches the ones that arrive while the
-// previous transaction is committing. A crash before the commit leaves the leases to expire and the sweep to try
-// again; after it, everything is known at once.
+// previous transaction is committing; a lone attempt at a one-recipient email is one statement instead
+// (recordSole). A crash before the commit leaves the leases to expire and the sweep to try again; after it,
+// everything is known at once.
 import type { Knex } from 'knex';
 import type { Logger } from '../../shared/logger.ts';
 import { eventRow, type EventRow, type EventType } from '../../shared/events.ts';
