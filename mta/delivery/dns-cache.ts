@@ -4,21 +4,13 @@
 // never: it is asked again next time. A change of MX takes effect within DNS_CACHE_MS; record TTLs are not
 // visible through node's resolver, and a minute is below any MX TTL seen in practice.
 import type { DnsResolver } from '../../shared/dns/resolver.ts';
+import { ttlCache } from './ttl-cache.ts';
 
 export const DNS_CACHE_MS = 60_000;
 
 export function cachingResolver(dns: DnsResolver, ttlMs = DNS_CACHE_MS): DnsResolver {
-  const cache = new Map<string, { at: number; value: Promise<unknown> }>();
-  function cached<T extends { status: string }>(key: string, lookup: () => Promise<T>): Promise<T> {
-    const now = Date.now();
-    const hit = cache.get(key);
-    if (hit && now - hit.at < ttlMs) return hit.value as Promise<T>;
-    const value = lookup();
-    cache.set(key, { at: now, value });
-    value.then((v) => v.status === 'temporary' && cache.delete(key), () => cache.delete(key));
-    if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
-    return value;
-  }
+  const cache = ttlCache<{ status: string }>(ttlMs, (v) => v.status !== 'temporary');
+  const cached = <T extends { status: string }>(key: string, lookup: () => Promise<T>) => cache(key, lookup) as Promise<T>;
   return {
     ...dns,
     resolveMxHosts: (domain) => cached(`mx ${domain.toLowerCase()}`, () => dns.resolveMxHosts(domain)),

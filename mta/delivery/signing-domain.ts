@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import type { ManagedDkimConfig } from '../../shared/domains/platform-dkim.ts';
 import { platformSigningKey, signingKeys, type SigningKey } from './sign.ts';
 import type { SendingDomain } from './envelope.ts';
+import { ttlCache } from './ttl-cache.ts';
 
 export const DOMAIN_CACHE_MS = 10_000;
 
@@ -23,43 +24,18 @@ export interface SigningDomains {
 
 /** `managedDkim`: the platform key's host and selector, which every managed domain signs with. */
 export function createSigningDomains(db: Knex, secrets: Buffer, managedDkim: ManagedDkimConfig, ttlMs = DOMAIN_CACHE_MS): SigningDomains {
-  const cache = new Map<string, { at: number; value: Promise<SigningDomain | null> }>();
-  let platform: { at: number; value: Promise<SigningKey> } | undefined;
-
-  // One lookup (and, the first time ever, one key generation) for however many managed domains ask at once.
-  function platformKey(): Promise<SigningKey> {
-    const now = Date.now();
-    if (platform && now - platform.at < ttlMs) return platform.value;
-    const value = platformSigningKey(db, secrets, managedDkim);
-    if (ttlMs <= 0) return value;
-    const entry = { at: now, value };
-    platform = entry;
-    value.catch(() => {
-      if (platform === entry) platform = undefined;
-    });
-    return value;
-  }
+  // A missing domain is not remembered: the next message asks again.
+  const domains = ttlCache<SigningDomain | null>(ttlMs, (v) => v !== null);
+  // The platform key: one lookup (and, the first time ever, one key generation) for all the managed domains.
+  const platform = ttlCache<SigningKey>(ttlMs);
 
   async function load(domainId: string): Promise<SigningDomain | null> {
     const row: (SendingDomain & { managed: boolean }) | undefined = await db('domains').where({ id: domainId }).first('id', 'name', 'custom_return_path', 'managed');
     if (!row) return null;
     const domain: SendingDomain = { id: row.id, name: row.name, custom_return_path: row.custom_return_path };
     if (!row.managed) return { domain, keys: await signingKeys(db, secrets, domain) };
-    return { domain, keys: [await platformKey()] };
+    return { domain, keys: [await platform('platform', () => platformSigningKey(db, secrets, managedDkim))] };
   }
 
-  return {
-    get(domainId) {
-      const now = Date.now();
-      const hit = cache.get(domainId);
-      if (hit && now - hit.at < ttlMs) return hit.value;
-      const value = load(domainId);
-      if (ttlMs <= 0) return value;
-      cache.set(domainId, { at: now, value });
-      // Neither a failed lookup nor a missing domain is remembered: the next message asks again.
-      value.then((v) => v === null && cache.delete(domainId), () => cache.delete(domainId));
-      if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
-      return value;
-    },
-  };
+  return { get: (domainId) => domains(domainId, () => load(domainId)) };
 }

@@ -78,7 +78,7 @@ export function emailEventData(e: EmailRow, extra: Record<string, unknown> = {})
  * emailEventData(row) with no extra, as a jsonb expression over the emails row `alias`, for a statement that
  * records an event from a row it has not sent us (the mta's claim, mta/delivery/lease.ts). The same keys and
  * values: created_at as toISOString writes it (milliseconds, Z), tags as an object only when there are some.
- * test/email-event-data.test.ts holds the two equal.
+ * test/mta-group-commit.test.ts holds the two equal.
  */
 export function emailEventDataSql(alias: string): string {
   return `(jsonb_build_object('email_id', ${alias}.id, 'created_at', to_char(${alias}.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
