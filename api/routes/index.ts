@@ -10,6 +10,7 @@ import { notYetOperations } from './not-yet.ts';
 import { domainOperations } from './domains.ts';
 import { emailOperations } from './emails.ts';
 import { emailAttachmentOperations } from './email-attachments.ts';
+import { emailAttemptOperations } from './email-attempts.ts';
 import { domainAutoconfigureOperations } from './domain-autoconfigure.ts';
 import { domainClaimOperations } from './domain-claims.ts';
 import { domainBrandOperations } from './domain-brand.ts';
@@ -18,7 +19,7 @@ import { webhookOperations } from './webhooks.ts';
 import { receivingOperations } from './receiving.ts';
 import { buildOpenApi } from '../openapi.ts';
 
-const areaOperations: Operation[] = [...operationsOperations, ...apiKeyOperations, ...teamOperations, ...logOperations, ...domainOperations, ...emailOperations, ...emailAttachmentOperations, ...domainAutoconfigureOperations, ...domainClaimOperations, ...domainBrandOperations, ...suppressionOperations, ...webhookOperations, ...receivingOperations, ...notYetOperations];
+const areaOperations: Operation[] = [...operationsOperations, ...apiKeyOperations, ...teamOperations, ...logOperations, ...domainOperations, ...emailOperations, ...emailAttachmentOperations, ...emailAttemptOperations, ...domainAutoconfigureOperations, ...domainClaimOperations, ...domainBrandOperations, ...suppressionOperations, ...webhookOperations, ...receivingOperations, ...notYetOperations];
 
 export const API_VERSION = '1.0.0';
 

@@ -8,6 +8,8 @@ import { newId } from '../../shared/ids.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 import { storeMessage } from '../../inbound/mx/store.ts';
 import { processReceived } from '../../inbound/receive/job.ts';
+import { processDelivery } from '../../mta/delivery/job.ts';
+import { closeDeliveryDeps, createDeliveryDeps } from '../../mta/delivery/deps.ts';
 
 /**
  * The id of a new resource of the area, owned by `team`. An area whose paths carry several ids (a webhook's
@@ -127,6 +129,26 @@ const emailAttachment: Fixture = async (p, team) => {
   return { email_id: res.body.id, attachment_id: list.body.data[0].id };
 };
 /**
+ * An email with one delivery attempt, for both ids of its attempt routes: the managed domain to the simulator,
+ * delivered by the mta's own deliver job (the simulator needs no network, so no DNS or SMTP peer either).
+ */
+const emailAttempt: Fixture = async (p, team) => {
+  const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find((d: { managed: boolean }) => d.managed).name;
+  const res = await p.request('POST', '/emails', { key: team.key, body: {
+    from: `fixture@${managed}`, to: `delivered@${p.config.SIMULATOR_DOMAIN}`, subject: 'fixture', text: 'fixture',
+  } });
+  if (res.status !== 200) throw new Error(`email attempt fixture: POST /emails answered ${res.status} ${res.text}`);
+  const deps = createDeliveryDeps(p.config, { db: p.db, blobs: p.deps.blobs, log: p.deps.log }, { signingThreads: 0 });
+  try {
+    await processDelivery(deps, res.body.id);
+  } finally {
+    await closeDeliveryDeps(deps);
+  }
+  const attempt = await p.db('delivery_attempts').where({ email_id: res.body.id }).first('id');
+  if (!attempt) throw new Error('email attempt fixture: the deliver job recorded no attempt');
+  return { email_id: res.body.id, attempt_id: attempt.id };
+};
+/**
  * A received email with one attachment, for both ids of the receiving routes: a receiving domain of the team,
  * the message stored by the MX's own store and turned into a received email by the real receive job (only the
  * SMTP conversation is skipped; test/receiving-api.test.ts delivers over SMTP).
@@ -152,6 +174,7 @@ const receivedEmail: Fixture = async (p, team) => {
 export const operationFixtures: Record<string, Fixture> = {
   getDomainClaim: domainClaim, verifyDomainClaim: domainClaim,
   getEmailAttachment: emailAttachment,
+  getEmailAttempt: emailAttempt,
   getDomainBrandLogo: domainWithLogo, uploadDomainBrandLogo: domainWithLogo, deleteDomainBrandLogo: domainWithLogo,
 };
 

@@ -1,0 +1,148 @@
+// A sent email's delivery attempts through the API (GET /emails/{id}/attempts[/{attempt_id}]): sent with
+// POST /emails, delivered by the mta's deliver job to a scripted SMTP peer found through the loopback DNS, and
+// read back with each attempt's SMTP transcript; lists newest first with cursors; nothing of another team's.
+import test from 'ava';
+import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
+import { processDelivery } from '../mta/delivery/job.ts';
+import { liftSandbox } from '../shared/teams/teams.ts';
+
+let w: MtaWorld;
+test.before(async () => {
+  w = await startMtaWorld();
+});
+test.after.always(async () => {
+  await w?.close();
+});
+
+interface Attempt {
+  object: string;
+  id: string;
+  email_id: string;
+  domain: string;
+  recipients: string[];
+  mx_host: string | null;
+  tls: boolean;
+  outcome: string;
+  response: string | null;
+  started_at: string;
+  duration_ms: number;
+  transcript: string | null;
+}
+
+const MIN = 60_000;
+
+/** A team out of the sandbox with a verified sending domain; `send` posts through the API. */
+async function sender(name: string) {
+  const team = await w.p.createTeam();
+  await liftSandbox(w.p.db, team.id, 'us-east-1');
+  const domain = await w.sendingDomain(team, name);
+  const send = async (body: Record<string, unknown>) => {
+    const res = await w.p.request('POST', '/emails', { key: team.key, body: { from: `shop@${domain.name}`, subject: 'Attempts', ...body } });
+    if (res.status !== 200) throw new Error(`POST /emails answered ${res.status} ${res.text}`);
+    return res.body.id as string;
+  };
+  return { team, domain, send };
+}
+
+test('each attempt is readable with its SMTP transcript: a 450 deferral, then the delivery', async (t) => {
+  const { team, domain, send } = await sender('attempts-sender.com');
+  w.mx('attempts-inbox.net');
+  const secret = `body-marker-${Math.random().toString(36).slice(2)}`;
+  const id = await send({ to: 'sam@attempts-inbox.net', text: `Hello, ${secret}` });
+
+  const empty = await w.p.request('GET', `/emails/${id}/attempts`, { key: team.key });
+  t.is(empty.status, 200, empty.text);
+  t.deepEqual(empty.body, { object: 'list', has_more: false, data: [] }, 'no attempt before the mta tried');
+
+  w.sink.script('sam@attempts-inbox.net', { rcpt: '450 4.2.1 Mailbox busy, try later' });
+  const t0 = new Date();
+  await processDelivery(w.deps, id, t0);
+  w.sink.script('sam@attempts-inbox.net', {});
+  await processDelivery(w.deps, id, new Date(t0.getTime() + MIN));
+  t.is(w.sink.deliveredTo('sam@attempts-inbox.net').length, 1);
+
+  const list = await w.p.request('GET', `/emails/${id}/attempts`, { key: team.key });
+  t.is(list.status, 200, list.text);
+  t.false(list.body.has_more);
+  const [delivered, deferred] = list.body.data as Attempt[];
+  t.deepEqual(list.body.data.map((a: Attempt) => a.outcome), ['delivered', 'deferred'], 'newest first');
+  for (const a of [delivered, deferred]) {
+    t.like(a, { object: 'delivery_attempt', email_id: id, domain: 'attempts-inbox.net', recipients: ['sam@attempts-inbox.net'], mx_host: 'mx.attempts-inbox.net', tls: true });
+    t.true(Number.isInteger(a.duration_ms) && a.duration_ms >= 0);
+    t.regex(a.started_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    t.regex(a.transcript!, /^\* (connecting|reusing the session) to mx\.attempts-inbox\.net \[127\.0\.0\.1\]/m);
+    t.regex(a.transcript!, new RegExp(`^C: MAIL FROM:<bounces\\+[^@]+@send\\.${domain.name.replace('.', '\\.')}>`, 'm'));
+    t.regex(a.transcript!, /^C: RCPT TO:<sam@attempts-inbox\.net>/m);
+    t.false(a.transcript!.includes(secret), 'the transcript never holds the message');
+  }
+  t.is(deferred.started_at, t0.toISOString());
+  t.is(deferred.response, '450 4.2.1 Mailbox busy, try later');
+  t.regex(deferred.transcript!, /^S: 450 4\.2\.1 Mailbox busy, try later$/m);
+  t.regex(delivered.response!, /^250 /);
+  t.regex(delivered.transcript!, /^\* <\d+ bytes encoded mime message/m);
+
+  const one = await w.p.request('GET', `/emails/${id}/attempts/${deferred.id}`, { key: team.key });
+  t.is(one.status, 200, one.text);
+  t.deepEqual(one.body, deferred);
+
+  // Pages of one: the cursors are attempt ids, as in every list.
+  const first = await w.p.request('GET', `/emails/${id}/attempts?limit=1`, { key: team.key });
+  t.like(first.body, { has_more: true });
+  t.deepEqual(first.body.data.map((a: Attempt) => a.id), [delivered.id]);
+  const older = await w.p.request('GET', `/emails/${id}/attempts?limit=1&after=${delivered.id}`, { key: team.key });
+  t.like(older.body, { has_more: false });
+  t.deepEqual(older.body.data.map((a: Attempt) => a.id), [deferred.id]);
+  const newer = await w.p.request('GET', `/emails/${id}/attempts?limit=1&before=${deferred.id}`, { key: team.key });
+  t.deepEqual(newer.body.data.map((a: Attempt) => a.id), [delivered.id]);
+  const bad = await w.p.request('GET', `/emails/${id}/attempts?limit=0`, { key: team.key });
+  t.is(bad.status, 422);
+  t.is(bad.body.name, 'validation_error');
+});
+
+test('an attempt the DNS settled has no MX host; each recipient domain is its own attempt', async (t) => {
+  const { team, send } = await sender('attempts-dns-sender.com');
+  w.mx('attempts-ok.net');
+  w.mx('attempts-nullmx.net');
+  const id = await send({ to: ['ann@attempts-ok.net', 'bob@attempts-nullmx.net'], text: 'two domains' });
+  // After acceptance the domain publishes a null MX (RFC 7505): the DNS answer settles it, no connection.
+  w.dns.set('attempts-nullmx.net', 'MX', [{ exchange: '.', priority: 0 }]);
+  await processDelivery(w.deps, id);
+
+  const list = await w.p.request('GET', `/emails/${id}/attempts`, { key: team.key });
+  t.is(list.status, 200, list.text);
+  const byDomain = new Map((list.body.data as Attempt[]).map((a) => [a.domain, a]));
+  t.deepEqual([...byDomain.keys()].sort(), ['attempts-nullmx.net', 'attempts-ok.net']);
+  t.like(byDomain.get('attempts-ok.net'), { outcome: 'delivered', mx_host: 'mx.attempts-ok.net', recipients: ['ann@attempts-ok.net'] });
+  const dns = byDomain.get('attempts-nullmx.net')!;
+  t.like(dns, { outcome: 'bounced', mx_host: null, tls: false, recipients: ['bob@attempts-nullmx.net'] });
+  t.regex(dns.response!, /^550 5\.1\.10 /);
+  t.regex(dns.transcript!, /^\* DNS: /);
+});
+
+test('nothing of another team, of another email, or for a key that only sends', async (t) => {
+  const { team, send } = await sender('attempts-owner.com');
+  w.mx('attempts-private.net');
+  const id = await send({ to: 'eve@attempts-private.net', text: 'mine' });
+  const otherEmail = await send({ to: 'eve@attempts-private.net', text: 'also mine' });
+  await processDelivery(w.deps, id);
+  const [attempt] = (await w.p.request('GET', `/emails/${id}/attempts`, { key: team.key })).body.data as Attempt[];
+  t.truthy(attempt);
+
+  const stranger = await w.p.createTeam();
+  for (const path of [`/emails/${id}/attempts`, `/emails/${id}/attempts/${attempt.id}`]) {
+    const res = await w.p.request('GET', path, { key: stranger.key });
+    t.is(res.status, 404, path);
+    t.like(res.body, { statusCode: 404, name: 'not_found', message: 'Email not found.' });
+  }
+  const elsewhere = await w.p.request('GET', `/emails/${otherEmail}/attempts/${attempt.id}`, { key: team.key });
+  t.is(elsewhere.status, 404);
+  t.like(elsewhere.body, { name: 'not_found', message: 'Delivery attempt not found.' });
+  const malformed = await w.p.request('GET', `/emails/${id}/attempts/not-an-id`, { key: team.key });
+  t.is(malformed.status, 404);
+
+  const created = await w.p.request('POST', '/api-keys', { key: team.key, body: { name: 'sender only', permission: 'sending_access' } });
+  t.is(created.status, 201, created.text);
+  const restricted = await w.p.request('GET', `/emails/${id}/attempts`, { key: created.body.token });
+  t.is(restricted.status, 401);
+  t.is(restricted.body.name, 'restricted_api_key');
+});
