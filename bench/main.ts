@@ -204,6 +204,7 @@ try {
     drainSeconds: envNumber('BENCH_SEND_DRAIN_SECONDS', 120, 1),
     mtaConcurrency: envNumber('BENCH_MTA_CONCURRENCY', 20, 1),
     maxPerDestination: envNumber('BENCH_MTA_MAX_PER_DESTINATION', 20, 1),
+    rounds: envNumber('BENCH_SEND_ROUNDS', 3, 1),
     redisUrl,
     onCleanup: (step) => undo.push(step),
   }).catch((err) => {
