@@ -2,6 +2,7 @@ import test from 'ava';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
 import { mailDomain, sendingTeam } from './helpers/sending.ts';
+import { emailEventData } from '../shared/emails/present.ts';
 
 let p: Platform;
 let dns: DnsServer;
@@ -38,7 +39,10 @@ test('POST /emails commits the email, its recipients and attachments, then enque
   t.regex(res.body.id, /^[0-9a-f-]{36}$/);
 
   const email = await p.db('emails').where({ id: res.body.id }).first();
-  t.like(email, { team_id: team.id, status: 'queued', last_event: 'queued', from: `Acme Support <support@${team.domain}>`, from_address: `support@${team.domain}`, subject: 'Your receipt' });
+  t.like(email, { team_id: team.id, status: 'queued', last_event: 'sent', from: `Acme Support <support@${team.domain}>`, from_address: `support@${team.domain}`, subject: 'Your receipt' });
+  // Its first event is committed with it, before the answer and before any mta has seen it.
+  const events = await p.db('events').whereRaw(`data->>'email_id' = ?`, [res.body.id]).select('type', 'data', 'team_id');
+  t.deepEqual(events, [{ type: 'email.sent', team_id: team.id, data: emailEventData(email) }]);
   t.is(email.message_id, `<${res.body.id}@${team.domain}>`);
   t.is(email.text, 'Thanks! Receipt (https://acme.test/r/1)');
   const recipients = await p.db('email_recipients').where({ email_id: res.body.id }).orderBy('address');
@@ -54,7 +58,7 @@ test('POST /emails commits the email, its recipients and attachments, then enque
   t.deepEqual(job?.data, { emailId: res.body.id });
 
   const got = await p.request('GET', `/emails/${res.body.id}`, { key: team.key });
-  t.like(got.body, { object: 'email', id: res.body.id, last_event: 'queued', cc: ['carol@inbox-one.net'], reply_to: ['help@inbox-one.net'], scheduled_at: null });
+  t.like(got.body, { object: 'email', id: res.body.id, last_event: 'sent', cc: ['carol@inbox-one.net'], reply_to: ['help@inbox-one.net'], scheduled_at: null });
   const list = await p.request('GET', '/emails', { key: team.key });
   t.is(list.body.data[0].id, res.body.id);
   t.is(list.body.data[0].html, undefined);
@@ -185,8 +189,13 @@ test('scheduled sends: phrases in UTC, reschedule and cancel until released; the
   const at = new Date(new Date(email.scheduled_at).getTime() + 10);
   const released = await releaseScheduled(p.db, p.deps.enqueueDelivery, at);
   t.true(released >= 1);
-  t.is((await p.db('emails').where({ id: res.body.id }).first()).status, 'queued');
+  const releasedRow = await p.db('emails').where({ id: res.body.id }).first();
+  t.like(releasedRow, { status: 'queued', last_event: 'sent' });
+  const events = await p.db('events').whereRaw(`data->>'email_id' = ?`, [res.body.id]).orderBy('id').select('type', 'data');
+  t.deepEqual(events.map((e) => e.type), ['email.scheduled', 'email.scheduled', 'email.sent'], 'scheduled, rescheduled, then sent at its release');
+  t.deepEqual(events[2].data, emailEventData(releasedRow));
   t.truthy(await p.deliverQueue.getJob(res.body.id));
+  t.is(await releaseScheduled(p.db, p.deps.enqueueDelivery, at), 0, 'released once');
   const late = await p.request('POST', `/emails/${res.body.id}/cancel`, { key: team.key });
   t.is(late.status, 422);
 
@@ -252,4 +261,19 @@ test('POST /emails/batch: strict refuses the whole batch on one error; permissiv
   t.is(ok.body.errors, undefined);
   t.is((await p.request('POST', '/emails/batch', { key: team.key, body: [] })).status, 422);
   t.is((await p.request('POST', '/emails/batch', { key: team.key, body: Array.from({ length: 101 }, (_, i) => good(i)) })).status, 422);
+});
+
+test('the release takes every due email, a batch at a time', async (t) => {
+  const { releaseScheduled } = await import('../api/jobs/sending.ts');
+  const team = await sendingTeam(p, dns);
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const res = await p.request('POST', '/emails', { key: team.key, body: { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: `batch ${i}`, text: 'x', scheduled_at: 'in 3 hours' } });
+    t.is(res.status, 200, res.text);
+    ids.push(res.body.id);
+  }
+  const at = new Date(Date.now() + 4 * 3600_000);
+  t.true(await releaseScheduled(p.db, p.deps.enqueueDelivery, at, 2) >= 5, 'batches of 2 until none is left');
+  const rows = await p.db('emails').whereIn('id', ids).select('status');
+  t.deepEqual(rows.map((r) => r.status), ids.map(() => 'queued'));
 });

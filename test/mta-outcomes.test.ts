@@ -93,7 +93,7 @@ test('one transaction, mixed RCPT answers: each recipient gets its own outcome; 
   const [attempt] = await w.p.db('delivery_attempts').where({ email_id: id });
   t.is(attempt.outcome, 'partial');
   const email = await w.p.db('emails').where({ id }).first();
-  t.like(email, { status: 'sending', last_event: 'bounced' });
+  t.like(email, { status: 'queued', last_event: 'bounced' });
 });
 
 test('a dropped connection and a peer that never answers both defer', async (t) => {

@@ -93,5 +93,5 @@ test('a lost lease: the one statement writes nothing (no attempt, no event, the 
   t.is((await w.p.db('email_recipients').where({ id: recipient.id }).first()).status, 'queued');
   t.is((await w.p.db('delivery_attempts').where({ email_id: r.ctx.email.id })).length, 0);
   t.deepEqual((await eventsOf(w.p.db, r.ctx.email.id)).map((e) => e.type), ['email.sent']);
-  t.like(await w.p.db('emails').where({ id: r.ctx.email.id }).first(), { status: 'sending', last_event: 'sent' });
+  t.like(await w.p.db('emails').where({ id: r.ctx.email.id }).first(), { status: 'queued', last_event: 'sent' });
 });

@@ -31,7 +31,7 @@ test('send, get, list, batch, reschedule and cancel through the SDK', async (t) 
 
   const got = await resend.emails.get(id);
   t.is(got.error, null);
-  t.like(got.data, { id, subject: 'Hello', last_event: 'queued', to: ['ann@inbox-one.net'] });
+  t.like(got.data, { id, subject: 'Hello', last_event: 'sent', to: ['ann@inbox-one.net'] });
 
   const batch = await resend.batch.send([
     { from: `hi@${team.domain}`, to: ['b1@inbox-one.net'], subject: 'B1', text: 'one' },

@@ -3,8 +3,13 @@ import type { Knex } from 'knex';
 import { releaseDue } from '../../shared/emails/store.ts';
 import type { EnqueueDelivery } from '../../shared/emails/enqueue.ts';
 
-export async function releaseScheduled(db: Knex, enqueue: EnqueueDelivery, now = new Date()): Promise<number> {
-  const ids = await releaseDue(db, now);
-  await enqueue(ids);
-  return ids.length;
+/** Releases every email due at `now`, a batch at a time (a full batch means more may be waiting). */
+export async function releaseScheduled(db: Knex, enqueue: EnqueueDelivery, now = new Date(), batch = 500): Promise<number> {
+  let released = 0;
+  for (;;) {
+    const ids = await releaseDue(db, now, batch);
+    await enqueue(ids);
+    released += ids.length;
+    if (ids.length < batch) return released;
+  }
 }

@@ -9,8 +9,6 @@ import type { Knex } from 'knex';
 import type { Logger } from '../../shared/logger.ts';
 import type { LeasedRecipient } from './types.ts';
 import { prepared } from '../../shared/db/prepared.ts';
-import { newId } from '../../shared/ids.ts';
-import { emailEventDataSql } from '../../shared/emails/present.ts';
 import { reviveDates } from '../../shared/emails/sql.ts';
 import type { LoadedEmail } from './compose.ts';
 
@@ -47,9 +45,9 @@ const EMAIL_DATES = ['scheduled_at', 'created_at', 'updated_at'];
 
 /**
  * A job's one statement (a named prepared statement, shared/db/prepared.ts): reads the email, unless it is no
- * longer queued or sending; leases its recipients that are due at `now` and free; and when it leased someone and
- * the email is still queued (its first job), moves the email queued → sending and records email.sent, once.
- * Null when there is nothing to do: no such email, not sendable, or nobody due and free.
+ * longer queued or sending, and leases its recipients that are due at `now` and free. (email.sent is recorded by
+ * the accept statement, or by the release of a scheduled email.) Null when there is nothing to do: no such email,
+ * not sendable, or nobody due and free.
  */
 export async function claim(db: Knex, log: Logger, emailId: string, now: Date, renewEveryMs = LEASE_MS / 3): Promise<Claim | null> {
   let current = token(new Date(now.getTime() + LEASE_MS));
@@ -62,13 +60,9 @@ export async function claim(db: Knex, log: Logger, emailId: string, now: Date, r
     leased as (update email_recipients set leased_until = $1
       where email_id = $2 and exists (select 1 from e) and status in ('queued', 'deferred') and (next_attempt_at is null or next_attempt_at <= $3)
         and (leased_until is null or leased_until < $3)
-      returning ${COLUMNS.join(', ')}),
-    moved as (update emails set status = 'sending', last_event = case when last_event = 'queued' then 'sent' else last_event end, updated_at = $3
-      where id = $2 and status = 'queued' and exists (select 1 from leased)
-      returning id, team_id, created_at, "from", "to", subject, message_id, tags),
-    sent as (insert into events (id, team_id, type, data) select $4, moved.team_id, 'email.sent', ${emailEventDataSql('moved')} from moved)
+      returning ${COLUMNS.join(', ')})
     select (select row_to_json(e.*) from e) as email, (select coalesce(json_agg(leased.*), '[]'::json) from leased) as recipients`,
-  [current, emailId, now, newId()]);
+  [current, emailId, now]);
   if (!row?.email || row.recipients.length === 0) return null;
   const email = reviveDates(row.email, EMAIL_DATES);
   const recipients = row.recipients.map((r) => reviveDates(r, ['first_deferred_at']));

@@ -1,4 +1,5 @@
-// Step two of accepting a send: write the email, its recipients, its attachments and its first events in ONE
+// Step two of accepting a send: write the email, its recipients, its attachments and its first events (email.sent,
+// or email.scheduled; email.suppressed for each suppressed recipient) in ONE
 // statement (atomic on its own: one send is one autocommitted statement, no BEGIN/COMMIT round trips; a batch,
 // a team with send quotas or a caller with work of its own runs the statements in one transaction). Attachment
 // bytes go to the blob store first (durably); a refused or rolled-back send leaves only unreferenced blobs,
@@ -75,12 +76,15 @@ function emailStatement(ctx: PersistContext, sender: Sender, p: PreparedEmail, i
     message_id: p.raw?.messageId ?? `<${id}@${p.domain.name}>`,
     raw_blob_key: rawKey,
     status: allSuppressed ? 'done' : scheduled ? 'scheduled' : 'queued',
-    last_event: allSuppressed ? (p.recipients.some((r) => r.status === 'suppressed') ? 'suppressed' : 'failed') : scheduled ? 'scheduled' : 'queued',
+    last_event: allSuppressed ? (p.recipients.some((r) => r.status === 'suppressed') ? 'suppressed' : 'failed') : scheduled ? 'scheduled' : 'sent',
     scheduled_at: p.scheduled_at, size_bytes: p.size, created_at: now, updated_at: now,
   };
   // What the events say of the email, from the values written (emailEventData reads only these).
+  // email.sent as Resend has it: the request succeeded and delivery will be attempted (a scheduled send's comes at
+  // its release, shared/emails/store.ts releaseDue).
   const events: EventRow[] = [];
   if (scheduled) events.push(eventRow(teamId, 'email.scheduled', emailEventData(row)));
+  else if (!allSuppressed) events.push(eventRow(teamId, 'email.sent', emailEventData(row)));
   for (const r of p.recipients.filter((x) => x.status === 'suppressed')) {
     const reason = r.suppression?.origin === 'complaint' ? 'previous_complaint' : 'previous_bounce';
     events.push(eventRow(teamId, 'email.suppressed', emailEventData(row, {

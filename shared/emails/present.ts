@@ -73,16 +73,3 @@ export function emailEventData(e: EmailRow, extra: Record<string, unknown> = {})
     ...extra,
   };
 }
-
-/**
- * emailEventData(row) with no extra, as a jsonb expression over the emails row `alias`, for a statement that
- * records an event from a row it has not sent us (the mta's claim, mta/delivery/lease.ts). The same keys and
- * values: created_at as toISOString writes it (milliseconds, Z), tags as an object only when there are some.
- * test/mta-group-commit.test.ts holds the two equal.
- */
-export function emailEventDataSql(alias: string): string {
-  return `(jsonb_build_object('email_id', ${alias}.id, 'created_at', to_char(${alias}.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    'from', ${alias}."from", 'to', to_jsonb(${alias}."to"), 'subject', ${alias}.subject, 'message_id', ${alias}.message_id)
-    || case when jsonb_array_length(${alias}.tags) > 0 then jsonb_build_object('tags',
-      (select jsonb_object_agg(t->>'name', t->'value') from jsonb_array_elements(${alias}.tags) t)) else '{}'::jsonb end)`;
-}

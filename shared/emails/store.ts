@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { notFound, ServiceError } from '../errors.ts';
 import { paginate, type ListQuery } from '../pagination.ts';
-import { recordEvent } from '../events.ts';
+import { eventRow, insertEvents, recordEvent } from '../events.ts';
 import { emailEventData, type EmailRow } from './present.ts';
 
 export async function getEmail(db: Knex, teamId: string, id: string): Promise<EmailRow> {
@@ -43,11 +43,17 @@ export async function cancel(db: Knex, teamId: string, id: string): Promise<Emai
   });
 }
 
-/** The worker's release of scheduled emails whose time has come (conditional: a cancel in between wins). */
+/**
+ * The worker's release of up to `limit` scheduled emails whose time has come (conditional: a cancel in between
+ * wins), each with its email.sent in the same transaction: from here it is sent as an immediate send is.
+ */
 export async function releaseDue(db: Knex, now: Date, limit = 500): Promise<string[]> {
-  const rows = await db('emails')
-    .whereIn('id', db('emails').select('id').where({ status: 'scheduled' }).where('scheduled_at', '<=', now).orderBy('scheduled_at').limit(limit).forUpdate().skipLocked())
-    .update({ status: 'queued', last_event: 'queued', updated_at: now })
-    .returning('id');
-  return rows.map((r: { id: string }) => r.id);
+  return db.transaction(async (trx) => {
+    const rows: EmailRow[] = await trx('emails')
+      .whereIn('id', trx('emails').select('id').where({ status: 'scheduled' }).where('scheduled_at', '<=', now).orderBy('scheduled_at').limit(limit).forUpdate().skipLocked())
+      .update({ status: 'queued', last_event: 'sent', updated_at: now })
+      .returning('*');
+    if (rows.length) await insertEvents(trx, rows.map((row) => eventRow(row.team_id, 'email.sent', emailEventData(row))));
+    return rows.map((r) => r.id);
+  });
 }

@@ -1,9 +1,11 @@
 // Accepted emails for the MTA's tests, written as the accept path writes them (shared/emails/persist.ts):
-// status queued, last_event queued, every recipient queued and due now, attachments as blobs, and for an
-// SMTP-submitted email its raw message as a blob named by raw_blob_key.
+// status queued, last_event sent with its email.sent event, every recipient queued and due now, attachments as
+// blobs, and for an SMTP-submitted email its raw message as a blob named by raw_blob_key.
 import type { Knex } from 'knex';
 import type { BlobStore } from '../../shared/blobs.ts';
 import { newId } from '../../shared/ids.ts';
+import { eventRow, insertEvents } from '../../shared/events.ts';
+import { emailEventData, type EmailRow } from '../../shared/emails/present.ts';
 
 export interface TestEmail {
   teamId: string;
@@ -44,7 +46,7 @@ export async function insertEmail(db: Knex, blobs: BlobStore, input: TestEmail):
       subject: input.subject ?? 'Hello', html: input.html === undefined ? '<p>Hello there</p>' : input.html,
       text: input.text === undefined ? 'Hello there' : input.text, headers: JSON.stringify(input.headers ?? {}),
       tags: JSON.stringify(input.tags ?? []), topic_id: input.topicId ?? null,
-      message_id: `<${id}@${input.domain?.name ?? 'example.com'}>`, status: 'queued', last_event: 'queued',
+      message_id: `<${id}@${input.domain?.name ?? 'example.com'}>`, status: 'queued', last_event: 'sent',
       raw_blob_key: rawKey, size_bytes: input.raw?.length ?? 0, created_at: now, updated_at: now,
     });
     const all = [...input.to.map((a) => [a, 'to']), ...(input.cc ?? []).map((a) => [a, 'cc']), ...(input.bcc ?? []).map((a) => [a, 'bcc'])];
@@ -59,6 +61,8 @@ export async function insertEmail(db: Knex, blobs: BlobStore, input: TestEmail):
         content_id: a.contentId ?? null, content_disposition: a.contentId ? 'inline' : 'attachment', size: a.content.length, blob_key: blobKey,
       });
     }
+    const row: EmailRow = await trx('emails').where({ id }).first();
+    await insertEvents(trx, [eventRow(input.teamId, 'email.sent', emailEventData(row))]);
   });
   return id;
 }
