@@ -9,21 +9,59 @@ import type { DomainRow } from '../domains/store.ts';
 import type { TeamRow } from '../teams/teams.ts';
 import type { ApiKeyRow } from '../api-keys/keys.ts';
 
-function checkSenderDomain(domain: DomainRow | undefined, key: Pick<ApiKeyRow, 'domain_id'> | null, domainName: string): DomainRow {
-  if (!domain || domain.status !== 'verified') {
-    throw new ServiceError('validation_error', `The ${domainName} domain is not verified. Add and verify it on the domains page (POST /domains).`, { status: 403 });
-  }
+/** A record of the sender's domain as the send check reads it (domain_records). */
+export interface SendingRecord {
+  record: string;
+  name: string;
+  type: string;
+  status: string;
+}
+
+/**
+ * Whether the records sending needs are verified: the return-path MX and SPF TXT at `custom_return_path` and the
+ * DKIM record of every active (signing) key (CONTRACT, "DNS records of a domain"). Receiving, Tracking,
+ * TrackingCAA and BIMI records never decide it, nor does a rotation's pending or retiring key. A domain whose
+ * status is `verified` passes: that status counts every one of these records (domains/verify.ts counts()), and
+ * the managed domain, which publishes nothing of its own, is verified by the platform.
+ */
+export function sendingRecordsVerified(domain: Pick<DomainRow, 'status' | 'managed' | 'custom_return_path'>, records: SendingRecord[], signingSelectors: string[]): boolean {
+  if (domain.status === 'verified') return true;
+  if (domain.managed || signingSelectors.length === 0) return false;
+  const needed = [
+    { record: 'SPF', type: 'MX', name: domain.custom_return_path },
+    { record: 'SPF', type: 'TXT', name: domain.custom_return_path },
+    ...signingSelectors.map((s) => ({ record: 'DKIM', type: 'TXT', name: `${s}._domainkey` })),
+  ];
+  return needed.every((n) => {
+    const rows = records.filter((r) => r.record === n.record && r.type === n.type && r.name === n.name);
+    return rows.length > 0 && rows.every((r) => r.status === 'verified');
+  });
+}
+
+interface SenderDomain {
+  domain: DomainRow;
+  sending_records: SendingRecord[];
+  signing_selectors: string[];
+}
+
+function checkSenderDomain(found: SenderDomain | undefined, key: Pick<ApiKeyRow, 'domain_id'> | null, domainName: string): DomainRow {
+  const notVerified = () => new ServiceError('validation_error', `The ${domainName} domain is not verified. Add and verify it on the domains page (POST /domains).`, { status: 403 });
+  if (!found) throw notVerified();
+  const { domain } = found;
+  // Before the records: a domain that may not send says so, whatever its records say.
   if (domain.sending !== 'enabled') {
     throw new ServiceError('validation_error', `Sending is disabled for the ${domainName} domain.`, { status: 403 });
   }
+  if (!sendingRecordsVerified(domain, found.sending_records, found.signing_selectors)) throw notVerified();
   if (key?.domain_id && key.domain_id !== domain.id) {
     throw new ServiceError('validation_error', `This API key may only send from its own domain, not from ${domainName}.`, { status: 403 });
   }
   return domain;
 }
 
+/** The sender's domain, checked as senderLookups checks it. */
 export async function senderDomain(db: Knex, team: Pick<TeamRow, 'id'>, key: Pick<ApiKeyRow, 'domain_id'> | null, domainName: string): Promise<DomainRow> {
-  return checkSenderDomain(await db<DomainRow>('domains').where({ team_id: team.id, name: domainName }).first(), key, domainName);
+  return (await senderLookups(db, team, key, domainName, [])).domain;
 }
 
 export interface SenderLookups {
@@ -34,22 +72,27 @@ export interface SenderLookups {
   dead: Set<string>;
 }
 
-// A prepared statement: it runs on every send (building it with knex cost more than running it).
+// A prepared statement: it runs on every send (building it with knex cost more than running it). Its name changes
+// whenever its text does (shared/db/prepared.ts). A verified domain needs no record of its own read (the common
+// case costs nothing more); a partly verified one is decided by its sending records.
 const DOMAIN_DATES = ['created_at', 'updated_at', 'checking_since', 'last_checked_at', 'next_check_at', 'verified_at'] as const;
 const SENDER_LOOKUPS_SQL = `select row_to_json(d.*) as domain, (select coalesce(json_agg(json_build_object('email', s.email, 'origin', s.origin, 'own', s.team_id = d.team_id)), '[]'::json)
-  from suppressions s where s.email = any(?::text[]) and (s.team_id = d.team_id or s.origin = 'bounce')) as suppression_hits
+  from suppressions s where s.email = any(?::text[]) and (s.team_id = d.team_id or s.origin = 'bounce')) as suppression_hits,
+  case when d.status = 'verified' then '[]'::json else (select coalesce(json_agg(json_build_object('record', r.record, 'name', r.name, 'type', r.type, 'status', r.status)), '[]'::json)
+  from domain_records r where r.domain_id = d.id and r.record in ('SPF', 'DKIM')) end as sending_records,
+  case when d.status = 'verified' then '[]'::json else (select coalesce(json_agg(k.selector), '[]'::json) from dkim_keys k where k.domain_id = d.id and k.status = 'active') end as signing_selectors
   from domains d where d.team_id = ?::uuid and d.name = ? limit 1`;
 
 /**
- * The sender's domain (checked as senderDomain does) and, in the same query, what the suppression lists say of
- * `addresses` (lower case): the team's own entries and the platform-wide hard bounces. One round trip where a
- * send used to make three.
+ * The sender's domain (may it send: sending enabled, its sending records verified) and, in the same query, what
+ * the suppression lists say of `addresses` (lower case): the team's own entries and the platform-wide hard
+ * bounces. One round trip where a send used to make three.
  */
 export async function senderLookups(db: Knex, team: Pick<TeamRow, 'id'>, key: Pick<ApiKeyRow, 'domain_id'> | null, domainName: string, addresses: string[]): Promise<SenderLookups> {
-  const [row] = await prepared<{ domain: DomainRow; suppression_hits: { email: string; origin: string; own: boolean }[] }>(
-    db, 'pw_sender_lookups', SENDER_LOOKUPS_SQL, [addresses, team.id, domainName]);
+  const [row] = await prepared<SenderDomain & { suppression_hits: { email: string; origin: string; own: boolean }[] }>(
+    db, 'pw_sender_lookups_v3', SENDER_LOOKUPS_SQL, [addresses, team.id, domainName]);
   const hits = row?.suppression_hits ?? [];
-  const checked = checkSenderDomain(row ? reviveDates(row.domain, DOMAIN_DATES) : undefined, key, domainName);
+  const checked = checkSenderDomain(row ? { ...row, domain: reviveDates(row.domain, DOMAIN_DATES) } : undefined, key, domainName);
   return {
     domain: checked,
     suppressed: new Map(hits.filter((h) => h.own).map((h) => [h.email, h.origin])),
