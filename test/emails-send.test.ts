@@ -1,4 +1,6 @@
 import test from 'ava';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
 import { mailDomain, sendingTeam } from './helpers/sending.ts';
@@ -169,7 +171,8 @@ test('bad input is refused with a clear 422 and nothing is stored', async (t) =>
   t.deepEqual(await p.db('emails').where({ team_id: team.id }).count({ n: '*' }), before);
 });
 
-test('scheduled sends: phrases in UTC, reschedule and cancel until released; the release job frees them on time', async (t) => {
+// Serial: a release takes every team's due emails, so these two must not meet the other tests' scheduled sends.
+test.serial('scheduled sends: phrases in UTC, reschedule and cancel until released; the release job frees them on time', async (t) => {
   const { releaseScheduled } = await import('../api/jobs/sending.ts');
   const team = await sendingTeam(p, dns);
   const res = await p.request('POST', '/emails', { key: team.key, body: { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'later', text: 'x', scheduled_at: 'in 2 hours' } });
@@ -195,7 +198,8 @@ test('scheduled sends: phrases in UTC, reschedule and cancel until released; the
   t.deepEqual(events.map((e) => e.type), ['email.scheduled', 'email.scheduled', 'email.sent'], 'scheduled, rescheduled, then sent at its release');
   t.deepEqual(events[2].data, emailEventData(releasedRow));
   t.truthy(await p.deliverQueue.getJob(res.body.id));
-  t.is(await releaseScheduled(p.db, p.deps.enqueueDelivery, at), 0, 'released once');
+  await releaseScheduled(p.db, p.deps.enqueueDelivery, at);
+  t.is((await p.db('events').whereRaw(`data->>'email_id' = ?`, [res.body.id]).where({ type: 'email.sent' })).length, 1, 'released once');
   const late = await p.request('POST', `/emails/${res.body.id}/cancel`, { key: team.key });
   t.is(late.status, 422);
 
@@ -263,7 +267,7 @@ test('POST /emails/batch: strict refuses the whole batch on one error; permissiv
   t.is((await p.request('POST', '/emails/batch', { key: team.key, body: Array.from({ length: 101 }, (_, i) => good(i)) })).status, 422);
 });
 
-test('the release takes every due email, a batch at a time', async (t) => {
+test.serial('the release takes every due email, a batch at a time', async (t) => {
   const { releaseScheduled } = await import('../api/jobs/sending.ts');
   const team = await sendingTeam(p, dns);
   const ids: string[] = [];
@@ -276,4 +280,41 @@ test('the release takes every due email, a batch at a time', async (t) => {
   t.true(await releaseScheduled(p.db, p.deps.enqueueDelivery, at, 2) >= 5, 'batches of 2 until none is left');
   const rows = await p.db('emails').whereIn('id', ids).select('status');
   t.deepEqual(rows.map((r) => r.status), ids.map(() => 'queued'));
+});
+
+test('the bulk rule in a batch: permissive reports the refused email and sends the rest; strict refuses all, naming it; no blob is left', async (t) => {
+  const team = await sendingTeam(p, dns);
+  const news = (to: string[], attachment?: string) => ({
+    from: `news@${team.domain}`, to, subject: 'Batch news', html: '<p>Batch news</p>',
+    ...(attachment ? { attachments: [{ filename: 'n.txt', content: Buffer.from(attachment).toString('base64') }] } : {}),
+  });
+  const other = { from: `news@${team.domain}`, to: ['solo@inbox-one.net'], subject: 'Something else', text: 'hi' };
+  // The team's blobs (emails/<team>/<email>/...): only the refused item has an attachment.
+  const blobs = () => readdir(path.join(p.config.BLOB_DIR, 'emails', team.id), { recursive: true }).catch(() => []);
+
+  // Item 1 would reach 4 people with the same message: past BULK_DAILY_LIMIT (3).
+  const batch = [other, news(['n1@inbox-one.net', 'n2@inbox-one.net', 'n3@inbox-one.net', 'n4@inbox-one.net'], 'refused')];
+  const strict = await p.request('POST', '/emails/batch', { key: team.key, body: batch });
+  t.is(strict.status, 422, strict.text);
+  t.like(strict.body, { name: 'validation_error', details: { reason: 'bulk_requires_unsubscribe', index: 1 } });
+  t.regex(strict.body.message, /^Email 1: /);
+  t.is((await p.db('emails').where({ team_id: team.id })).length, 0, 'strict: nothing sent');
+  t.deepEqual((await blobs()).filter((f) => f.endsWith('attachment-0')), [], 'strict: no blob left');
+
+  const permissive = await p.request('POST', '/emails/batch', { key: team.key, body: batch, headers: { 'x-batch-validation': 'permissive', 'idempotency-key': 'bulk-batch' } });
+  t.is(permissive.status, 200, permissive.text);
+  t.is(permissive.body.data.length, 1);
+  t.like(permissive.body.errors, [{ index: 1 }]);
+  t.regex(permissive.body.errors[0].message, /unsubscribe/);
+  const sent = await p.db('emails').where({ team_id: team.id });
+  t.deepEqual(sent.map((e) => [e.id, e.subject]), [[permissive.body.data[0].id, 'Something else']]);
+  t.deepEqual((await blobs()).filter((f) => f.endsWith('attachment-0')), [], 'the refused email\'s attachment is gone');
+  const replay = await p.request('POST', '/emails/batch', { key: team.key, body: batch, headers: { 'x-batch-validation': 'permissive', 'idempotency-key': 'bulk-batch' } });
+  t.deepEqual(replay.body, permissive.body, 'the stored answer, errors included');
+  t.is((await p.db('emails').where({ team_id: team.id })).length, 1);
+
+  // One send refused the same way leaves no blob either.
+  const single = await p.request('POST', '/emails', { key: team.key, body: news(['s1@inbox-one.net', 's2@inbox-one.net', 's3@inbox-one.net', 's4@inbox-one.net'], 'single') });
+  t.is(single.status, 422, single.text);
+  t.deepEqual((await blobs()).filter((f) => f.endsWith('attachment-0')), []);
 });

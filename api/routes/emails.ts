@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Context } from 'koa';
 import { prepareEmail, type Sender, type SendInput, type PreparedEmail } from '../../shared/emails/prepare.ts';
-import { persistEmails } from '../../shared/emails/persist.ts';
+import { persistEmails, type OnRefused } from '../../shared/emails/persist.ts';
 import { cancel, getEmail, listEmails, reschedule } from '../../shared/emails/store.ts';
 import { lastEvents, presentEmail, presentListItem } from '../../shared/emails/present.ts';
 import { parseScheduledAt, ScheduleError } from '../../shared/emails/schedule-phrase.ts';
@@ -22,11 +22,14 @@ const attachment = z.object({
   content_id: z.string().nullish().describe('Makes the attachment inline, for `cid:` references'),
 });
 
+const valueOf = (body: unknown, field: string): unknown => (body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[field] : undefined);
+const hasTemplate = (body: unknown): boolean => valueOf(body, 'template') != null;
+
 export const sendBody = z
   .object({
-    from: z.string().max(1000),
+    from: z.string().max(1000).optional().describe('Required unless `template` is given'),
     to: addresses,
-    subject: z.string(),
+    subject: z.string().optional().describe('Required unless `template` is given'),
     cc: addresses.nullish(),
     bcc: addresses.nullish(),
     reply_to: addresses.nullish(),
@@ -39,6 +42,11 @@ export const sendBody = z
     topic_id: z.string().nullish(),
     template: z.object({ id: z.string(), variables: z.record(z.string(), z.unknown()).optional() }).nullish(),
   })
+  // from and subject may come from a template (resend-api.md §2); without one they are required, and say so as
+  // a missing field would (422 missing_required_field, api/middleware/validate.ts). `when`: checked even beside
+  // other issues, so every missing field is named at once; the input is then unparsed, hence the guards.
+  .refine((b) => hasTemplate(b) || valueOf(b, 'from') !== undefined, { path: ['from'], message: 'Required unless `template` is given', when: () => true })
+  .refine((b) => hasTemplate(b) || valueOf(b, 'subject') !== undefined, { path: ['subject'], message: 'Required unless `template` is given', when: () => true })
   .meta({ id: 'SendEmailRequest' });
 
 const email = z
@@ -70,16 +78,20 @@ function sender(auth: Auth): Sender {
 }
 
 /** Commit, then enqueue: the answer never precedes the commit, and the sweep covers a lost enqueue. */
-async function send(deps: ApiDeps, ctx: Context, auth: Auth, prepared: PreparedEmail[], now: Date, answer: (ids: string[]) => unknown) {
+async function send(deps: ApiDeps, ctx: Context, auth: Auth, prepared: PreparedEmail[], now: Date, answer: (ids: string[]) => unknown, onRefused?: OnRefused) {
   const idem = ctx.state.idempotency as IdempotencyHandle | undefined;
-  // The Idempotency-Key answer is stored by the email's own statement: a crash can never leave an accepted email
-  // whose key would let a retry send it again.
-  const rows = await persistEmails(deps.db, deps, sender(auth), prepared, now, undefined,
+  // The Idempotency-Key answer is stored with the emails (their statement, or their transaction): a crash can never
+  // leave an accepted email whose key would let a retry send it again.
+  const rows = await persistEmails(deps.db, deps, sender(auth), prepared, now, onRefused,
     idem ? { key: idem.key, token: idem.token, status: 200, answer } : undefined);
   if (idem) idem.stored = true;
   await deps.enqueueDelivery(rows.filter((r) => r.status === 'queued').map((r) => r.id));
   return answer(rows.map((r) => r.id));
 }
+
+/** A batch item's refusal as the whole batch's (strict mode): the item's index in the message and in details. */
+const itemRefusal = (err: ServiceError, index: number) =>
+  new ServiceError(err.errorName, `Email ${index}: ${err.message}`, { ...err.options, details: { ...err.options.details, index } });
 
 const base = { tag: 'emails', permission: 'full_access' } as const;
 
@@ -119,20 +131,26 @@ export const emailOperations = [
       if (mode !== 'strict' && mode !== 'permissive') throw new ServiceError('validation_error', '`x-batch-validation` is `strict` or `permissive`.', { status: 400 });
       const now = new Date();
       const prepared: PreparedEmail[] = [];
+      /** The batch index of each prepared email. */
+      const positions: number[] = [];
       const errors: { index: number; message: string }[] = [];
       for (const [index, item] of body.entries()) {
         try {
           prepared.push(await prepareEmail(deps.db, deps, sender(auth), parseBody(sendBody, item) as SendInput, now));
+          positions.push(index);
         } catch (err) {
-          if (!(err instanceof ServiceError) || mode === 'strict') {
-            if (err instanceof ServiceError) throw new ServiceError(err.errorName, `Email ${index}: ${err.message}`, { ...err.options, details: { ...err.options.details, index } });
-            throw err;
-          }
+          if (!(err instanceof ServiceError) || mode === 'strict') throw err instanceof ServiceError ? itemRefusal(err, index) : err;
           errors.push({ index, message: err.message });
         }
       }
       if (prepared.length === 0) return { data: [], errors };
-      return (await send(deps, ctx, auth, prepared, now, (ids) => ({ data: ids.map((id) => ({ id })), ...(mode === 'permissive' ? { errors } : {}) }))) as { data: { id: string }[] };
+      // The bulk rule decides as the emails are written: an email past it is refused there, as any invalid item.
+      const onRefused: OnRefused = (position, err) => {
+        if (mode === 'strict') throw itemRefusal(err, positions[position]);
+        errors.push({ index: positions[position], message: err.message });
+      };
+      const answer = (ids: string[]) => ({ data: ids.map((id) => ({ id })), ...(mode === 'permissive' ? { errors: [...errors].sort((a, b) => a.index - b.index) } : {}) });
+      return (await send(deps, ctx, auth, prepared, now, answer, onRefused)) as { data: { id: string }[] };
     },
   }),
   defineOperation({

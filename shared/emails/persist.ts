@@ -9,6 +9,8 @@ import type { Knex } from 'knex';
 import type { BlobStore } from '../blobs.ts';
 import type { Config } from '../config.ts';
 import { newId } from '../ids.ts';
+import { ServiceError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
 import { eventRow, type EventRow } from '../events.ts';
 import { formatMailbox } from './addresses.ts';
 import { prepared as preparedQuery } from '../db/prepared.ts';
@@ -19,6 +21,7 @@ import type { PreparedEmail, Sender } from './prepare.ts';
 export interface PersistContext {
   config: Config;
   blobs: BlobStore;
+  log?: Logger;
 }
 
 async function writeAttachments(blobs: BlobStore, teamId: string, emailId: string, p: PreparedEmail) {
@@ -139,13 +142,29 @@ function emailStatement(ctx: PersistContext, sender: Sender, p: PreparedEmail, i
 }
 
 /**
- * Persists prepared sends (one, or a batch) together; answers their rows in order. `answer`: the
- * Idempotency-Key answer stored by the same statement as the (last) email. `inTransaction` runs last, inside
- * the same transaction (SMTP submission stores its Idempotency-Key answer there).
+ * A send the bulk rule refused inside a batch, at its position in `prepared`: the caller's to decide (permissive
+ * batches report it and go on; throwing refuses the whole batch).
+ */
+export type OnRefused = (position: number, err: ServiceError) => void;
+
+/** The Idempotency-Key answer as its own statement, after a batch's emails in their transaction. */
+const STORE_ANSWER = `update idempotency_keys set status = 'done', response_status = ?::int, response_body = ?::jsonb
+  where team_id = ?::uuid and key = ? and status = 'in_flight' and claim_token = ?`;
+
+/** Blobs of sends that were refused or rolled back: no row names them, so nothing else would ever remove them. */
+async function dropBlobs(ctx: PersistContext, keys: (string | null)[], log: (err: unknown) => void): Promise<void> {
+  await Promise.all(keys.filter((k): k is string => k !== null).map((k) => ctx.blobs.delete(k).catch(log)));
+}
+
+/**
+ * Persists prepared sends (one, or a batch) together; answers the rows written, in order. `answer`: the
+ * Idempotency-Key answer, stored by the email's own statement (one send) or after the emails in their
+ * transaction (a batch, a team with quotas), for the ids written. `onRefused`: see OnRefused; without it a bulk
+ * refusal refuses everything. A refused or failed send leaves none of its blobs behind.
  */
 export async function persistEmails(
   db: Knex, ctx: PersistContext, sender: Sender, prepared: PreparedEmail[], now: Date,
-  inTransaction?: (trx: Knex, rows: EmailRow[]) => Promise<void>,
+  onRefused?: OnRefused,
   answer?: StoredAnswer,
 ): Promise<EmailRow[]> {
   const ids = prepared.map(() => newId());
@@ -156,26 +175,55 @@ export async function persistEmails(
     await ctx.blobs.put(key, p.raw.bytes);
     return key;
   }));
+  const blobsOf = (i: number) => [...attachmentRows[i].map((a) => a.blob_key), rawKeys[i]];
+  const logFailedDelete = (err: unknown) => ctx.log?.warn({ err }, 'emails.blob_cleanup_failed');
+  const hasQuota = sender.team.daily_send_limit != null || sender.team.monthly_send_limit != null;
+  // One send on its own is one autocommitted statement; a batch (even of one), or a team with quotas, a transaction.
+  const alone = prepared.length === 1 && !hasQuota && !onRefused;
   const statements = prepared.map((p, i) => emailStatement(ctx, sender, p, ids[i], attachmentRows[i], rawKeys[i], now,
-    answer && i === prepared.length - 1 ? { answer, ids } : undefined));
+    alone && answer ? { answer, ids } : undefined));
+  /** The email's row, or null when the bulk rule refused it (its statement then wrote nothing). */
   const run = async (q: Knex, s: Statement) => {
     const rows = await preparedQuery<{ written: number }>(q, s.name, s.sql, s.bindings);
-    // Past the bulk rule's limit nothing was written; in a transaction, the emails before it roll back.
-    if (rows[0].written === 0 && s.bulk) throw bulkRefusal(ctx.config.BULK_DAILY_LIMIT, ctx.config.BULK_DOCS_URL);
-    return s.row;
+    return rows[0].written === 0 && s.bulk ? null : s.row;
   };
-  const hasQuota = sender.team.daily_send_limit != null || sender.team.monthly_send_limit != null;
-  if (statements.length === 1 && !hasQuota && !inTransaction) return [await run(db, statements[0])];
-  return db.transaction(async (trx) => {
-    // Quotas are counted under the team's row lock, so two concurrent sends cannot both slip under the limit. A
-    // team without limits (as its key's lookup saw it a moment ago) skips the lock and the counting.
-    if (hasQuota) {
-      const limits = await trx('teams').where({ id: sender.team.id }).select('daily_send_limit', 'monthly_send_limit').forUpdate().first();
-      await checkQuota(trx, { id: sender.team.id, ...limits }, prepared.length, now);
+  const refusal = () => bulkRefusal(ctx.config.BULK_DAILY_LIMIT, ctx.config.BULK_DOCS_URL);
+  try {
+    if (alone) {
+      const row = await run(db, statements[0]);
+      if (!row) throw refusal();
+      return [row];
     }
-    const rows: EmailRow[] = [];
-    for (const s of statements) rows.push(await run(trx, s));
-    await inTransaction?.(trx, rows);
-    return rows;
-  });
+    return await db.transaction(async (trx) => {
+      // Quotas are counted under the team's row lock, so two concurrent sends cannot both slip under the limit. A
+      // team without limits (as its key's lookup saw it a moment ago) skips the lock and the counting.
+      if (hasQuota) {
+        const limits = await trx('teams').where({ id: sender.team.id }).select('daily_send_limit', 'monthly_send_limit').forUpdate().first();
+        await checkQuota(trx, { id: sender.team.id, ...limits }, prepared.length, now);
+      }
+      const rows: EmailRow[] = [];
+      for (const [i, s] of statements.entries()) {
+        const row = await run(trx, s);
+        if (row) {
+          rows.push(row);
+          continue;
+        }
+        // Past the bulk rule's limit: thrown, the emails before it roll back; reported, the batch goes on.
+        const err = refusal();
+        if (!onRefused) throw err;
+        onRefused(i, err);
+        await dropBlobs(ctx, blobsOf(i), logFailedDelete);
+      }
+      if (answer) {
+        const ids = rows.map((r) => r.id);
+        await trx.raw(STORE_ANSWER, [answer.status, JSON.stringify(answer.answer(ids)), sender.team.id, answer.key, answer.token]);
+      }
+      return rows;
+    });
+  } catch (err) {
+    // A refusal of ours is thrown before any COMMIT is sent, so nothing of these sends was written. Any other error
+    // (a connection lost during COMMIT, say) may come after a commit: their blobs stay, a leak rather than a loss.
+    if (err instanceof ServiceError) await dropBlobs(ctx, prepared.flatMap((_, i) => blobsOf(i)), logFailedDelete);
+    throw err;
+  }
 }

@@ -116,6 +116,13 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
   if (html === null && (input.text === undefined || input.text === null)) throw new ServiceError('missing_required_field', 'Missing `html` or `text` field.');
   // Text from HTML when none is given; `""` opts out (resend-api.md §2).
   const text = input.text === undefined || input.text === null ? (html ? htmlToText(html) : null) : input.text === '' ? null : input.text;
+  // `text: ""` opts out of the generated text, not of having a body: with no html left the email would be empty.
+  // A template brings its own body. An SMTP submission is delivered as its own MIME, whose body may be empty
+  // (RFC 5322 §3.5 makes the body optional).
+  if (!html && !text && !input.template && sender.source !== 'smtp') {
+    const path = input.text === '' ? 'text' : 'html';
+    throw fieldError(path, 'the email would have no body. Give `html`, or a `text` that is not empty (`text: ""` only turns off the text generated from `html`).');
+  }
   const headers = checkHeaders(input.headers ?? {});
   const tags = checkTags(input.tags ?? []);
   const given = input.attachments ?? [];

@@ -1,0 +1,134 @@
+// What a send body must carry (resend-api.md §2): from and subject unless a template is given; a body (html,
+// or a text that is not empty) unless a template is given.
+import test from 'ava';
+import { startPlatform, type Platform } from './helpers/platform.ts';
+import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
+import { mailDomain, sendingTeam, type SendingTeam } from './helpers/sending.ts';
+
+let p: Platform;
+let dns: DnsServer;
+test.before(async () => {
+  dns = await startDnsServer();
+  p = await startPlatform({ DNS_SERVERS: dns.address });
+  mailDomain(dns, 'inbox-one.net');
+});
+test.after.always(async () => {
+  await p?.close();
+  await dns?.close();
+});
+
+// Tests of a file run at once: each has a team of its own, so the counts of stored emails are its own.
+async function world() {
+  const team: SendingTeam = await sendingTeam(p, dns);
+  const post = (body: unknown, path = '/emails', headers: Record<string, string> = {}) => p.request('POST', path, { key: team.key, body, headers });
+  const count = async () => Number((await p.db('emails').where({ team_id: team.id }).count({ n: '*' }))[0].n);
+  return { team, post, count };
+}
+
+test('a template send needs no from or subject: the template answers (none exists yet)', async (t) => {
+  const { team, post, count } = await world();
+  const before = await count();
+  for (const body of [
+    { to: 'ann@inbox-one.net', template: { id: 'tmpl_welcome' } },
+    { to: 'ann@inbox-one.net', template: { id: 'tmpl_welcome', variables: { name: 'Ann' } }, subject: 'Hi' },
+    { from: `a@${team.domain}`, to: 'ann@inbox-one.net', template: { id: 'tmpl_welcome' } },
+  ]) {
+    const res = await post(body);
+    t.is(res.status, 422, res.text);
+    t.is(res.body.name, 'validation_error');
+    t.is(res.body.message, 'Template `tmpl_welcome` not found.');
+    t.deepEqual(res.body.errors, [{ path: 'template.id', message: 'not found' }]);
+  }
+  // In a batch too, item by item.
+  const batch = await post([{ to: 'ann@inbox-one.net', template: { id: 'tmpl_welcome' } }, { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' }],
+    '/emails/batch', { 'x-batch-validation': 'permissive' });
+  t.is(batch.status, 200, batch.text);
+  t.is(batch.body.data.length, 1);
+  t.deepEqual(batch.body.errors, [{ index: 0, message: 'Template `tmpl_welcome` not found.' }]);
+  t.is(await count(), before + 1);
+});
+
+test('without a template, from and subject are still required: 422 missing_required_field', async (t) => {
+  const { team, post, count } = await world();
+  const before = await count();
+  const noFrom = await post({ to: 'ann@inbox-one.net', subject: 'x', text: 'x' });
+  t.is(noFrom.status, 422, noFrom.text);
+  t.is(noFrom.body.name, 'missing_required_field');
+  t.is(noFrom.body.message, 'Missing `from` field.');
+  t.deepEqual(noFrom.body.errors.map((e: { path: string }) => e.path), ['from']);
+
+  const noSubject = await post({ from: `a@${team.domain}`, to: 'ann@inbox-one.net', text: 'x', template: null });
+  t.is(noSubject.status, 422, noSubject.text);
+  t.is(noSubject.body.name, 'missing_required_field');
+  t.is(noSubject.body.message, 'Missing `subject` field.');
+
+  // Every missing field is named at once.
+  const neither = await post({ to: 'ann@inbox-one.net', text: 'x' });
+  t.is(neither.body.name, 'missing_required_field');
+  t.deepEqual(neither.body.errors.map((e: { path: string }) => e.path).sort(), ['from', 'subject']);
+  const empty = await post({});
+  t.is(empty.status, 422);
+  t.is(empty.body.name, 'missing_required_field');
+  t.deepEqual(empty.body.errors.map((e: { path: string }) => e.path).sort(), ['from', 'subject', 'to']);
+
+  // A from of the wrong type is invalid, not missing.
+  const wrong = await post({ from: 42, to: 'ann@inbox-one.net', subject: 'x', text: 'x' });
+  t.is(wrong.status, 422);
+  t.is(wrong.body.name, 'validation_error');
+  t.is(wrong.body.errors[0].path, 'from');
+
+  const strict = await post([{ to: 'ann@inbox-one.net', subject: 'x', text: 'x' }], '/emails/batch');
+  t.is(strict.status, 422);
+  t.is(strict.body.name, 'missing_required_field');
+  t.regex(strict.body.message, /^Email 0: Missing `from` field\.$/);
+  t.is(await count(), before);
+});
+
+test('an email with no body is refused: text "" and no html, or an empty html alone', async (t) => {
+  const { team, post, count } = await world();
+  const before = await count();
+  const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x' };
+  const cases: [Record<string, unknown>, string][] = [
+    [{ ...base, text: '' }, 'text'],
+    [{ ...base, text: '', html: null }, 'text'],
+    [{ ...base, text: '', html: '' }, 'text'],
+    [{ ...base, html: '' }, 'html'],
+  ];
+  for (const [body, path] of cases) {
+    const res = await post(body);
+    t.is(res.status, 422, JSON.stringify(body));
+    t.is(res.body.name, 'validation_error', JSON.stringify(body));
+    t.is(res.body.errors?.[0]?.path, path, JSON.stringify(body));
+    t.regex(res.body.message, /no body.*`html`.*`text`/, JSON.stringify(body));
+  }
+  // Neither field at all: missing, as before.
+  const none = await post(base);
+  t.is(none.status, 422);
+  t.is(none.body.name, 'missing_required_field');
+  t.is(none.body.message, 'Missing `html` or `text` field.');
+
+  const batch = await post([{ ...base, text: 'fine' }, { ...base, text: '' }], '/emails/batch', { 'x-batch-validation': 'permissive' });
+  t.is(batch.status, 200, batch.text);
+  t.is(batch.body.data.length, 1);
+  t.is(batch.body.errors[0].index, 1);
+  t.regex(batch.body.errors[0].message, /no body/);
+  t.is(await count(), before + 1);
+});
+
+test('html with text "" is accepted and stores no text; html alone gets a generated text; text alone is kept', async (t) => {
+  const { team, post } = await world();
+  const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x' };
+  const optedOut = await post({ ...base, html: '<p>Hello <b>Ann</b></p>', text: '' });
+  t.is(optedOut.status, 200, optedOut.text);
+  t.like(await p.db('emails').where({ id: optedOut.body.id }).first(), { html: '<p>Hello <b>Ann</b></p>', text: null });
+
+  const generated = await post({ ...base, html: '<p>Hello <b>Ann</b></p>' });
+  t.is(generated.status, 200, generated.text);
+  const row = await p.db('emails').where({ id: generated.body.id }).first();
+  t.is(row.html, '<p>Hello <b>Ann</b></p>');
+  t.regex(row.text, /Hello Ann/i);
+
+  const textOnly = await post({ ...base, text: 'Plain', html: null });
+  t.is(textOnly.status, 200, textOnly.text);
+  t.like(await p.db('emails').where({ id: textOnly.body.id }).first(), { html: null, text: 'Plain' });
+});
