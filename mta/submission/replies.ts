@@ -1,11 +1,31 @@
 // The SMTP translator of ServiceError (STYLE 7): refusals keep their meaning as SMTP replies with enhanced
 // status codes (RFC 3463); anything unexpected is 451 4.3.0, so our own bug never becomes a permanent bounce.
+import type { SMTPServer } from 'smtp-server';
 import { ServiceError } from '../../shared/errors.ts';
 
+/** A reply of ours: `message` starts with its enhanced status code (`5.7.1 The ...`). */
 export class SmtpReply extends Error {
   constructor(readonly responseCode: number, message: string) {
     super(message);
   }
+}
+
+const OWN_CODE = /^[245]\.\d{1,3}\.\d{1,3} /;
+
+/**
+ * With ENHANCEDSTATUSCODES announced (RFC 2034), smtp-server writes a code before the text of every reply, ours
+ * too, choosing it from the reply code alone (550 → 5.1.1, so `550 5.1.1 5.7.1 ...`); an error handed to its
+ * callbacks has no way to name its own. Each connection of `server` is therefore told to add none to a reply
+ * whose text already starts with one: every reply carries exactly one code, ours where we chose it, the
+ * library's for its own replies (500 5.5.2, 530 5.7.0, ...).
+ */
+export function keepOwnEnhancedCodes(server: SMTPServer): void {
+  const add = server.connections.add.bind(server.connections);
+  server.connections.add = (connection) => {
+    const send = connection.send.bind(connection);
+    connection.send = (code, data, context) => send(code, data, typeof data === 'string' && OWN_CODE.test(data) ? false : context);
+    return add(connection);
+  };
 }
 
 export function toSmtpReply(err: unknown): SmtpReply {
