@@ -24,6 +24,7 @@ test('the backoff: 1, 2, 5, 10, 15, 30, 60 minutes, then hourly, ending exactly 
   t.deepEqual(nextCheckAt('pending', since, 50, at(CHECK_WINDOW_MS - 600_000)), at(CHECK_WINDOW_MS));
   t.is(nextCheckAt('pending', since, 51, at(CHECK_WINDOW_MS)), null);
   t.is(nextCheckAt('partially_failed', since, 51, at(CHECK_WINDOW_MS + 1)), null);
+  t.deepEqual(nextCheckAt('partially_failed', since, 51, at(CHECK_WINDOW_MS + 1), true), at(CHECK_WINDOW_MS + 1 + VERIFIED_RECHECK_MS), 'one that can send is watched daily');
   t.deepEqual(nextCheckAt('verified', since, 3, at(5000)), at(5000 + VERIFIED_RECHECK_MS));
 });
 

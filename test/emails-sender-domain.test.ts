@@ -9,6 +9,7 @@ import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
 import { mailDomain, sendingTeam, type SendingTeam } from './helpers/sending.ts';
 import { checkDomain } from '../shared/domains/verify.ts';
+import { CHECK_WINDOW_MS, VERIFIED_RECHECK_MS } from '../shared/domains/status.ts';
 import { createSubmissionServer } from '../mta/submission/server.ts';
 import { tlsCredentials } from '../shared/tls/certificate.ts';
 
@@ -183,4 +184,24 @@ test('SMTP submission takes the same rule: a partially verified domain with veri
   const err = await t.throwsAsync(transport.sendMail(mail));
   t.regex(String((err as { response?: string }).response), /^550 5\.7\.1 Sending is disabled for the /);
   transport.close();
+});
+
+test('a domain sending on its SPF and DKIM alone is re-checked daily once its window closes, and stops sending when its DKIM record goes', async (t) => {
+  const team = await sendingTeam(p, dns);
+  await patch(team, { click_tracking: true });
+  // The Tracking CNAME is never published: past the 72-hour window it has failed, and the domain still sends.
+  const after = new Date(Date.now() + CHECK_WINDOW_MS + 60_000);
+  let checked = (await checkDomain(p.db, p.deps.dns, p.config, team.domainId, after))!;
+  t.is(checked.status, 'partially_failed');
+  t.deepEqual(checked.next_check_at, new Date(after.getTime() + VERIFIED_RECHECK_MS), 'watched daily, as a verified domain is');
+  t.is((await send(team)).status, 200);
+
+  // The customer removes the DKIM record; the next daily check notices, and sending stops.
+  const dkim = (await domainOf(team)).records.find((r) => r.record === 'DKIM')!;
+  dns.remove(`${dkim.name}.${team.domain}`, 'TXT');
+  const nextDay = checked.next_check_at!;
+  checked = (await checkDomain(p.db, p.deps.dns, p.config, team.domainId, nextDay))!;
+  t.is((await domainOf(team)).records.find((r) => r.record === 'DKIM')?.status, 'failed');
+  isNotVerified(t, await send(team), team.domain);
+  t.deepEqual(checked.next_check_at, null, 'a domain that can no longer send waits for the customer (POST /domains/{id}/verify)');
 });

@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import { recordEvent } from '../events.ts';
 import { fqdn } from './names.ts';
 import { desiredRecords, type PlatformHosts } from './records.ts';
-import { domainStatus, nextCheckAt, recordStatus, CHECK_WINDOW_MS, type RecordStatus } from './status.ts';
+import { domainStatus, nextCheckAt, recordStatus, sendingRecordsVerified, CHECK_WINDOW_MS, type RecordStatus } from './status.ts';
 import { publishedKeys, recordsOf, syncRecords, type DkimKeyRow, type DomainRow, type RecordRow } from './store.ts';
 import { domainEventData } from './present.ts';
 import { logoUrlOf } from './brand-store.ts';
@@ -119,7 +119,8 @@ export async function checkDomain(db: Knex, resolver: VerifyResolver, hosts: Pla
     const lostVerification = locked.status === 'verified' && status !== 'verified';
     const since = lostVerification ? now : checkingSince;
     const count = lostVerification ? 1 : locked.check_count + 1;
-    let next = nextCheckAt(status, since, count, now);
+    const canSend = sendingRecordsVerified({ ...locked, status }, current, liveKeys.filter((k) => k.status === 'active').map((k) => k.selector));
+    let next = nextCheckAt(status, since, count, now, canSend);
     // A rotation's new key is looked for every few minutes for as long as the pending window lasts.
     const rotating = liveKeys.find((k) => k.status === 'pending');
     if (rotating && now.getTime() < rotating.created_at.getTime() + CHECK_WINDOW_MS) {

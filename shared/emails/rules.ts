@@ -6,37 +6,9 @@ import { ServiceError } from '../errors.ts';
 import { reviveDates } from './sql.ts';
 import { prepared } from '../db/prepared.ts';
 import type { DomainRow } from '../domains/store.ts';
+import { sendingRecordsVerified, type SendingRecord } from '../domains/status.ts';
 import type { TeamRow } from '../teams/teams.ts';
 import type { ApiKeyRow } from '../api-keys/keys.ts';
-
-/** A record of the sender's domain as the send check reads it (domain_records). */
-export interface SendingRecord {
-  record: string;
-  name: string;
-  type: string;
-  status: string;
-}
-
-/**
- * Whether the records sending needs are verified: the return-path MX and SPF TXT at `custom_return_path` and the
- * DKIM record of every active (signing) key (CONTRACT, "DNS records of a domain"). Receiving, Tracking,
- * TrackingCAA and BIMI records never decide it, nor does a rotation's pending or retiring key. A domain whose
- * status is `verified` passes: that status counts every one of these records (domains/verify.ts counts()), and
- * the managed domain, which publishes nothing of its own, is verified by the platform.
- */
-export function sendingRecordsVerified(domain: Pick<DomainRow, 'status' | 'managed' | 'custom_return_path'>, records: SendingRecord[], signingSelectors: string[]): boolean {
-  if (domain.status === 'verified') return true;
-  if (domain.managed || signingSelectors.length === 0) return false;
-  const needed = [
-    { record: 'SPF', type: 'MX', name: domain.custom_return_path },
-    { record: 'SPF', type: 'TXT', name: domain.custom_return_path },
-    ...signingSelectors.map((s) => ({ record: 'DKIM', type: 'TXT', name: `${s}._domainkey` })),
-  ];
-  return needed.every((n) => {
-    const rows = records.filter((r) => r.record === n.record && r.type === n.type && r.name === n.name);
-    return rows.length > 0 && rows.every((r) => r.status === 'verified');
-  });
-}
 
 interface SenderDomain {
   domain: DomainRow;
