@@ -1,5 +1,6 @@
-// The Idempotency-Key middleware (api/middleware/idempotency.ts, shared/idempotency/store.ts). No real route
-// declares `idempotent: true` yet, so a test operation is mounted next to the real ones with the real chain.
+// The Idempotency-Key middleware (api/middleware/idempotency.ts, shared/idempotency/store.ts). Its cases run on a
+// test operation mounted next to the real ones with the real chain, whose handler can be held, failed or refused
+// at will; the send routes that declare it are checked too (POST /emails in emails-send.test.ts, the batch here).
 import test, { type ExecutionContext } from 'ava';
 import { z } from 'zod';
 import { startPlatform, type Platform, type TestResponse } from './helpers/platform.ts';
@@ -309,4 +310,46 @@ test('a run whose claim was taken over cannot store its answer while the new run
   const replay = await post(key, { name }, name);
   t.deepEqual(replay.body, answer.body);
   t.is(replay.headers.get('idempotent-replayed'), 'true');
+});
+
+test('POST /emails/batch with an Idempotency-Key: the replay answers the same ids, nothing is sent twice, another body is 409', async (t) => {
+  const team = await p.createTeam();
+  const managed = await p.db('domains').where({ team_id: team.id, managed: true }).first();
+  const sim = (local: string) => `${local}@${p.config.SIMULATOR_DOMAIN}`;
+  const batch = [
+    { from: `Shop <shop@${managed.name}>`, to: sim('delivered'), subject: 'Batch one', text: 'One' },
+    { from: `Shop <shop@${managed.name}>`, to: [sim('delivered+two'), sim('bounced')], subject: 'Batch two', text: 'Two' },
+  ];
+  const idem = 'batch-order-7';
+  const send = (body: unknown) => p.request('POST', '/emails/batch', { key: team.key, body, headers: { 'idempotency-key': idem } });
+
+  const first = await send(batch);
+  t.is(first.status, 200, first.text);
+  t.is(first.body.data.length, 2);
+  t.is(first.headers.get('idempotent-replayed'), null);
+  const ids = first.body.data.map((d: { id: string }) => d.id);
+
+  // The same JSON value with other key order, at / and under /api/v1.
+  const reordered = batch.map((e) => Object.fromEntries(Object.entries(e).reverse()));
+  const again = await send(reordered);
+  const v1 = await p.request('POST', '/api/v1/emails/batch', { key: team.key, body: batch, headers: { 'idempotency-key': idem } });
+  for (const res of [again, v1]) {
+    t.is(res.status, 200, res.text);
+    t.deepEqual(res.body, first.body);
+    t.is(res.headers.get('idempotent-replayed'), 'true');
+  }
+
+  const emails = await p.db('emails').where({ team_id: team.id }).orderBy('created_at');
+  t.deepEqual(emails.map((e) => e.id).sort(), [...ids].sort(), 'one set of email rows');
+  t.deepEqual(emails.map((e) => e.subject).sort(), ['Batch one', 'Batch two']);
+  t.is(Number((await p.db('email_recipients').whereIn('email_id', ids).count({ n: '*' }))[0].n), 3);
+  t.like(await row(team.id, idem), { status: 'done', response_status: 200 });
+  t.deepEqual((await row(team.id, idem)).response_body, first.body);
+
+  // A different batch under the same key: refused, nothing stored.
+  for (const body of [[batch[0]], [batch[0], { ...batch[1], subject: 'Batch two, again' }], [...batch, batch[0]]]) {
+    isError(t, await send(body), 409, 'invalid_idempotent_request');
+  }
+  t.is(Number((await p.db('emails').where({ team_id: team.id }).count({ n: '*' }))[0].n), 2);
+  t.deepEqual((await send(batch)).body, first.body, 'the key still replays its answer');
 });

@@ -186,6 +186,9 @@ export async function openSession(target: Target, options: { name: string; timeo
   lines.current.push(`* connecting to ${target.host} [${target.ip}]:${target.port}${options.ignoreTLS ? ' without STARTTLS' : ''}`);
   const connected = await once<true>(conn, t.connect + t.greeting + t.socket, (done) => conn.connect((err) => done(err ?? true)));
   if (isError(connected)) {
+    // A STARTTLS handshake that failed is a TLS failure whatever nodemailer calls it (a broken handshake comes as
+    // ESOCKET while it is still upgrading): transmit.ts then tries once in the clear (RFC 7435 §3).
+    if ((conn as unknown as { upgrading?: boolean }).upgrading || connected.code === 'UPGRADE_TIMEOUT') connected.code = 'ETLS';
     conn.close();
     return { ok: false, error: connected, transcript: lines.current };
   }

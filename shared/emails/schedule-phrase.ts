@@ -52,13 +52,25 @@ function parsePhrase(phrase: string, now: Date): Date {
   return atTime(new Date(now.getTime() + ahead * 86_400_000), time);
 }
 
+/**
+ * Whether an ISO 8601 text names a real day and time: `new Date` rolls 2026-02-29 over to March 1st and takes
+ * 24:00, where a customer who wrote them made a mistake.
+ */
+function onTheCalendar(text: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?.*?(?:Z|[+-](\d{2}):?(\d{2}))$/i.exec(text);
+  if (!m) return false;
+  const [y, month, day, hour, minute, second = 0, zoneHours = 0, zoneMinutes = 0] = m.slice(1).map((v) => (v === undefined ? undefined : Number(v)));
+  const daysInMonth = new Date(Date.UTC(y!, month!, 0)).getUTCDate();
+  return month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysInMonth && hour! <= 23 && minute! <= 59 && second <= 59 && zoneHours <= 23 && zoneMinutes <= 59;
+}
+
 /** The instant `input` names, validated against `now`. */
 export function parseScheduledAt(input: string, now = new Date()): Date {
   const text = input.trim();
   let when: Date;
   if (ISO.test(text)) {
     when = new Date(text);
-    if (Number.isNaN(when.getTime())) throw new ScheduleError('is not a valid date');
+    if (Number.isNaN(when.getTime()) || !onTheCalendar(text)) throw new ScheduleError('is not a valid date');
   } else {
     when = parsePhrase(text.toLowerCase().replace(/\s+/g, ' '), now);
   }

@@ -1,11 +1,13 @@
 // The world the MTA's tests deliver in: the platform (PostgreSQL, Redis, blobs), a loopback DNS server that
 // answers MX and address records, an SMTP sink on SMTP_DELIVERY_PORT, and the delivery stages wired to them
-// with short timeouts.
+// with short timeouts. When the world closes, every message its sink accepted must carry a DKIM signature of its
+// From domain (or of a parent of it, as the managed domains' platform key signs) that mailauth and
+// opendkim-testmsg both pass; a test that delivers unsigned on purpose names the recipient with allowUnsigned.
 import { promises as dnsPromises } from 'node:dns';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { startPlatform, type Platform, type TestTeam } from './platform.ts';
 import { startDnsServer, type DnsServer } from './dns-server.ts';
-import { startSmtpSink, type SinkOptions, type SmtpSink } from './smtp-sink.ts';
+import { startSmtpSink, type SinkMessage, type SinkOptions, type SmtpSink } from './smtp-sink.ts';
 import { opendkimVerify, signatureKeys } from './opendkim.ts';
 import { createResolver } from '../../shared/dns/resolver.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -27,7 +29,40 @@ export interface MtaWorld {
   verifyDkim(raw: Buffer): Promise<{ status: string; domain: string; selector: string }[]>;
   /** Delivery stages with other options (a second mta copy); closed with the world. */
   moreDeps(options?: DeliveryOptions): DeliveryDeps;
+  /**
+   * Messages to `recipient` may reach the sink without a passing DKIM signature (a test delivers unsigned on
+   * purpose); every other message the sink accepted is verified by close(), which throws for any that fails.
+   */
+  allowUnsigned(recipient: string, why: string): void;
+  /** Verifies the DKIM signature of every message the sink accepted (see allowUnsigned), then closes; throws if one failed. */
   close(): Promise<void>;
+}
+
+/** The domain of the From header's address (RFC 5322 §3.6.2), lower-cased; '' when there is none. */
+function fromDomain(raw: Buffer): string {
+  const text = raw.toString('latin1');
+  const head = text.slice(0, Math.max(0, text.indexOf('\r\n\r\n')));
+  const field = head.split(/\r\n(?![ \t])/).find((f) => /^from:/i.test(f)) ?? '';
+  const value = field.slice(5).replace(/\r\n[ \t]/g, ' ');
+  const address = /<([^>]*)>/.exec(value)?.[1] ?? value;
+  return address.slice(address.lastIndexOf('@') + 1).trim().toLowerCase();
+}
+
+/** A signature of `signer` speaks for mail from `from`: the same domain, or a parent of it (DMARC relaxed alignment). */
+const alignedWith = (from: string, signer: string) => !!signer && signer.includes('.') && (from === signer || from.endsWith(`.${signer}`));
+
+const FUTURE_REFUSAL = 'pass by mailauth only; opendkim-testmsg: opendkim-testmsg: dkim_eom(): Unable to verify';
+
+/** `<d> <s>` of each DKIM-Signature whose t= is more than libopendkim's 5-minute clock drift ahead of now. */
+function futureSigned(raw: Buffer): Set<string> {
+  const text = raw.toString('latin1');
+  const fields = text.slice(0, text.indexOf('\r\n\r\n')).split(/\r\n(?![ \t])/).filter((f) => /^dkim-signature:/i.test(f));
+  const ahead = new Set<string>();
+  for (const f of fields) {
+    const tags = new Map(f.slice(f.indexOf(':') + 1).replace(/\s+/g, '').split(';').map((t) => [t.slice(0, t.indexOf('=')), t.slice(t.indexOf('=') + 1)]));
+    if (Number(tags.get('t')) * 1000 > Date.now() + 300_000) ahead.add(`${(tags.get('d') ?? '').toLowerCase()} ${tags.get('s') ?? ''}`);
+  }
+  return ahead;
 }
 
 export const TEST_TIMEOUTS = { connect: 2000, greeting: 2000, socket: 1500, transaction: 5000 };
@@ -48,9 +83,70 @@ export async function startMtaWorld(options: { sink?: SinkOptions; env?: Record<
   const deps = moreDeps();
   const verifier = new dnsPromises.Resolver();
   verifier.setServers([dns.address]);
+  const unsigned = new Map<string, string>();
+
+  const verifyDkim: MtaWorld['verifyDkim'] = async (raw) => {
+    const result = await dkimVerify(raw, { resolver: (name: string, rrtype: string) => verifier.resolve(name, rrtype) as Promise<string[][]> });
+    // opendkim-testmsg gets the same keys from a DNS server of its own (it can only ask port 53).
+    const keys = signatureKeys(raw);
+    const records: Record<string, string> = {};
+    for (const k of keys) {
+      const name = `${k.selector}._domainkey.${k.domain}`;
+      records[name] = (await verifier.resolveTxt(name).catch(() => [] as string[][])).map((chunks) => chunks.join(''))[0] ?? '';
+    }
+    const opendkim = await opendkimVerify(raw, records);
+    return result.results.map((r) => {
+      const index = keys.findIndex((k) => k.domain === (r.signingDomain ?? '').toLowerCase() && k.selector === r.selector);
+      const other = opendkim[index];
+      const status = r.status.result === 'pass' && !other?.pass ? `pass by mailauth only; opendkim-testmsg: ${other?.output ?? 'no verdict'}` : r.status.result;
+      return { status, domain: r.signingDomain ?? '', selector: r.selector ?? '' };
+    });
+  };
+
+  /** What is wrong with the DKIM of one accepted message, or null when a signature of its From domain passes. */
+  const dkimProblem = async (m: SinkMessage): Promise<string | null> => {
+    const from = fromDomain(m.raw);
+    const verdicts = await verifyDkim(m.raw);
+    const future = futureSigned(m.raw);
+    const passes = (v: { status: string; domain: string; selector: string }) => v.status === 'pass'
+      // A test that ran the job on a clock moved hours ahead (a retry "later") signs with that time; libopendkim
+      // refuses a t= more than its 5-minute clock drift ahead and can say nothing else of it, so mailauth judges alone.
+      || (v.status === FUTURE_REFUSAL && future.has(`${v.domain.toLowerCase()} ${v.selector}`));
+    if (verdicts.some((v) => passes(v) && alignedWith(from, v.domain.toLowerCase()))) return null;
+    const seen = verdicts.map((v) => `${v.status} (d=${v.domain} s=${v.selector})`).join('; ') || 'no DKIM-Signature';
+    return `message to ${m.to.join(', ')} (From domain ${from || 'missing'}, session ${m.sessionId}): ${seen}`;
+  };
+
+  /** The platform key that signs the managed domains' mail, published as the operator does (`npm run cli -- managed-dkim`) unless a test already did. */
+  const publishPlatformKeys = async () => {
+    const keys: { domain: string; selector: string; public_key: string }[] = await p.db('platform_dkim_keys').select('domain', 'selector', 'public_key');
+    for (const k of keys) {
+      const name = `${k.selector}._domainkey.${k.domain}`;
+      const published = await verifier.resolveTxt(name).then((r) => r.length > 0, () => false);
+      if (!published) dns.set(name, 'TXT', [`v=DKIM1; k=rsa; p=${k.public_key}`]);
+    }
+  };
+
+  /** Every accepted message not opted out, verified a few at a time; the problems found. */
+  const checkSink = async (): Promise<string[]> => {
+    const due = sink.messages.filter((m) => !m.to.some((a) => unsigned.has(a.toLowerCase())));
+    if (due.length === 0) return [];
+    await publishPlatformKeys();
+    const problems: string[] = [];
+    let next = 0;
+    const lane = async () => {
+      while (next < due.length) {
+        const m = due[next++];
+        const problem = await dkimProblem(m).catch((err: Error) => `message to ${m.to.join(', ')}: verification failed: ${err.message}`);
+        if (problem) problems.push(problem);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(4, due.length) }, lane));
+    return problems;
+  };
 
   return {
-    p, dns, sink, deps, moreDeps,
+    p, dns, sink, deps, moreDeps, verifyDkim,
     mx(domain, ips = ['127.0.0.1']) {
       dns.set(domain, 'MX', [{ exchange: `mx.${domain}`, priority: 10 }]);
       dns.set(`mx.${domain}`, 'A', ips);
@@ -63,28 +159,23 @@ export async function startMtaWorld(options: { sink?: SinkOptions; env?: Record<
       dns.set(`${dkim.name}.${name}`, 'TXT', [dkim.value]);
       return { id: res.body.id, name, selector: dkim.name.replace(/\._domainkey$/, '') };
     },
-    async verifyDkim(raw) {
-      const result = await dkimVerify(raw, { resolver: (name: string, rrtype: string) => verifier.resolve(name, rrtype) as Promise<string[][]> });
-      // opendkim-testmsg gets the same keys from a DNS server of its own (it can only ask port 53).
-      const keys = signatureKeys(raw);
-      const records: Record<string, string> = {};
-      for (const k of keys) {
-        const name = `${k.selector}._domainkey.${k.domain}`;
-        records[name] = (await verifier.resolveTxt(name).catch(() => [] as string[][])).map((chunks) => chunks.join(''))[0] ?? '';
-      }
-      const opendkim = await opendkimVerify(raw, records);
-      return result.results.map((r) => {
-        const index = keys.findIndex((k) => k.domain === (r.signingDomain ?? '').toLowerCase() && k.selector === r.selector);
-        const other = opendkim[index];
-        const status = r.status.result === 'pass' && !other?.pass ? `pass by mailauth only; opendkim-testmsg: ${other?.output ?? 'no verdict'}` : r.status.result;
-        return { status, domain: r.signingDomain ?? '', selector: r.selector ?? '' };
-      });
+    allowUnsigned(recipient, why) {
+      if (!why) throw new Error('allowUnsigned: say why the message goes unsigned');
+      unsigned.set(recipient.toLowerCase(), why);
     },
     async close() {
-      await Promise.all(all.map(closeDeliveryDeps));
-      await sink.close();
-      await dns.close();
-      await p.close();
+      let problems: string[] = [];
+      try {
+        problems = await checkSink();
+      } finally {
+        await Promise.all(all.map(closeDeliveryDeps));
+        await sink.close();
+        await dns.close();
+        await p.close();
+      }
+      if (problems.length) {
+        throw new Error(`${problems.length} of the ${sink.messages.length} messages the sink accepted have no passing DKIM signature of their From domain (w.allowUnsigned opts a recipient out):\n${problems.join('\n')}`);
+      }
     },
   };
 }

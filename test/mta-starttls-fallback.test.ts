@@ -1,0 +1,149 @@
+// Opportunistic STARTTLS whose handshake fails (a receiver that offers STARTTLS, answers 220 to it, then breaks
+// the handshake: garbage where the ServerHello belongs, or a hang-up): transmit.ts opens the session again in
+// the clear and delivers, and the attempt's transcript (GET /emails/{id}/attempts) shows the failed handshake
+// and the retry.
+import test from 'ava';
+import net from 'node:net';
+import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
+import { recipientsOf } from './helpers/emails.ts';
+import { processDelivery } from '../mta/delivery/job.ts';
+import { liftSandbox } from '../shared/teams/teams.ts';
+
+let w: MtaWorld;
+test.before(async () => {
+  w = await startMtaWorld();
+});
+test.after.always(async () => {
+  await w?.close();
+});
+
+/** A team out of the sandbox with a verified sending domain; `send` posts through the API. */
+async function sender(name: string) {
+  const team = await w.p.createTeam();
+  await liftSandbox(w.p.db, team.id, 'us-east-1');
+  const domain = await w.sendingDomain(team, name);
+  const send = async (to: string) => {
+    const res = await w.p.request('POST', '/emails', { key: team.key, body: { from: `Shop <shop@${domain.name}>`, to, subject: 'Routing', text: 'Hello' } });
+    if (res.status !== 200) throw new Error(`POST /emails answered ${res.status} ${res.text}`);
+    return res.body.id as string;
+  };
+  return { team, domain, send };
+}
+
+interface Attempt {
+  domain: string;
+  mx_host: string | null;
+  tls: boolean;
+  outcome: string;
+  response: string | null;
+  transcript: string | null;
+}
+
+async function attemptsOf(key: string, id: string): Promise<Attempt[]> {
+  const res = await w.p.request('GET', `/emails/${id}/attempts`, { key });
+  if (res.status !== 200) throw new Error(`GET attempts answered ${res.status} ${res.text}`);
+  return res.body.data;
+}
+
+/**
+ * A receiver at `host`:`port` whose first session offers STARTTLS, answers 220 to it and then, once the client's
+ * ClientHello arrives, breaks the handshake: `hangup` closes the connection, `garbage` sends bytes that are not a
+ * TLS record where the ServerHello belongs. Every later connection is handed to `sinkPort` on 127.0.0.1 (the
+ * world's sink).
+ */
+async function brokenTlsReceiver(host: string, port: number, sinkPort: number, mode: 'hangup' | 'garbage') {
+  const seen = { connections: 0, starttls: 0, handshakeBytes: 0 };
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    if (++seen.connections > 1) {
+      const backend = net.connect(sinkPort, '127.0.0.1');
+      sockets.add(backend);
+      backend.on('error', () => socket.destroy());
+      backend.on('close', () => sockets.delete(backend));
+      socket.pipe(backend).pipe(socket);
+      return;
+    }
+    let upgrading = false;
+    let buffered = '';
+    socket.write('220 broken-tls.test ESMTP\r\n');
+    socket.on('data', (chunk: Buffer) => {
+      if (upgrading) {
+        // The client's ClientHello (a TLS record, content type 22).
+        seen.handshakeBytes += chunk.length;
+        if (mode === 'garbage') socket.end('this is not a TLS ServerHello\r\n');
+        else socket.destroy();
+        return;
+      }
+      buffered += chunk.toString('latin1');
+      let end: number;
+      while ((end = buffered.indexOf('\r\n')) !== -1) {
+        const line = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        const verb = line.split(' ')[0].toUpperCase();
+        if (verb === 'EHLO') socket.write('250-broken-tls.test\r\n250-PIPELINING\r\n250-8BITMIME\r\n250 STARTTLS\r\n');
+        else if (verb === 'STARTTLS') {
+          seen.starttls++;
+          upgrading = true;
+          socket.write('220 2.0.0 Ready to start TLS\r\n');
+        } else if (verb === 'QUIT') socket.end('221 2.0.0 Bye\r\n');
+        else socket.write('502 5.5.2 Not in this test\r\n');
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return {
+    seen,
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+for (const [mode, ip] of [['garbage', '127.0.0.6'], ['hangup', '127.0.0.7']] as const) {
+  test(`a failed STARTTLS handshake (${mode}) is retried once in the clear: delivered, and the transcript shows both`, async (t) => {
+    const receiver = await brokenTlsReceiver(ip, w.sink.port, w.sink.port, mode);
+    t.teardown(receiver.close);
+    const { team, send } = await sender(`routing-${mode}-sender.com`);
+    w.dns.set(`${mode}-tls.net`, 'MX', [{ exchange: `mx.${mode}-tls.net`, priority: 10 }]);
+    w.dns.set(`mx.${mode}-tls.net`, 'A', [ip]);
+    const id = await send(`tia@${mode}-tls.net`);
+    await processDelivery(w.deps, id);
+    const [attempt, ...more] = await attemptsOf(team.key, id);
+    const transcript = attempt.transcript!;
+    t.log(transcript);
+
+    t.like((await recipientsOf(w.p.db, id)).get(`tia@${mode}-tls.net`), { status: 'delivered', mx_host: `mx.${mode}-tls.net` });
+    t.deepEqual(receiver.seen.connections, 2, 'the broken session, then one in the clear');
+    t.is(receiver.seen.starttls, 1, 'STARTTLS asked for once');
+    t.true(receiver.seen.handshakeBytes > 0, 'the client really began a handshake');
+    const delivered = w.sink.deliveredTo(`tia@${mode}-tls.net`);
+    t.is(delivered.length, 1);
+    t.false(delivered[0].secure, 'the retry does not ask for STARTTLS again');
+
+    t.is(more.length, 0, 'one attempt: the retry belongs to it');
+    t.like(attempt, { domain: `${mode}-tls.net`, mx_host: `mx.${mode}-tls.net`, tls: false, outcome: 'delivered' });
+    const lines = transcript.split('\n');
+    const connecting = `* connecting to mx.${mode}-tls.net [${ip}]:${w.sink.port}`;
+    const first = lines.indexOf(connecting);
+    const starttls = lines.indexOf('C: STARTTLS');
+    // How the handshake broke, whatever error code nodemailer gives it.
+    const failed = lines.findIndex((l, i) => i > starttls && /^\* E[A-Z_]+: .*(TLS|SSL)/.test(l));
+    const retry = lines.indexOf(`${connecting} without STARTTLS`);
+    const mail = lines.findIndex((l) => l.startsWith('C: MAIL FROM:'));
+    t.true(first >= 0 && starttls > first, 'the first session asked for STARTTLS');
+    t.regex(lines[starttls + 1] ?? '', /^S: 220 2\.0\.0 Ready to start TLS/);
+    t.true(failed > starttls, 'then the handshake failed');
+    t.true(retry > failed, 'then a session without STARTTLS');
+    t.true(mail > retry, 'and the transaction went over it');
+    t.is(lines.filter((l) => l === 'C: STARTTLS').length, 1);
+    t.regex(transcript, /^\* session in the clear \(no STARTTLS\)$/m);
+    t.regex(attempt.response ?? '', /^250 /);
+  });
+}
