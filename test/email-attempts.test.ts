@@ -2,9 +2,8 @@
 // POST /emails, delivered by the mta's deliver job to a scripted SMTP peer found through the loopback DNS, and
 // read back with each attempt's SMTP transcript; lists newest first with cursors; nothing of another team's.
 import test from 'ava';
-import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
+import { apiSender, startMtaWorld, type ApiAttempt, type MtaWorld } from './helpers/mta.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
-import { liftSandbox } from '../shared/teams/teams.ts';
 
 let w: MtaWorld;
 test.before(async () => {
@@ -14,41 +13,13 @@ test.after.always(async () => {
   await w?.close();
 });
 
-interface Attempt {
-  object: string;
-  id: string;
-  email_id: string;
-  domain: string;
-  recipients: string[];
-  mx_host: string | null;
-  tls: boolean;
-  outcome: string;
-  response: string | null;
-  started_at: string;
-  duration_ms: number;
-  transcript: string | null;
-}
-
 const MIN = 60_000;
 
-/** A team out of the sandbox with a verified sending domain; `send` posts through the API. */
-async function sender(name: string) {
-  const team = await w.p.createTeam();
-  await liftSandbox(w.p.db, team.id, 'us-east-1');
-  const domain = await w.sendingDomain(team, name);
-  const send = async (body: Record<string, unknown>) => {
-    const res = await w.p.request('POST', '/emails', { key: team.key, body: { from: `shop@${domain.name}`, subject: 'Attempts', ...body } });
-    if (res.status !== 200) throw new Error(`POST /emails answered ${res.status} ${res.text}`);
-    return res.body.id as string;
-  };
-  return { team, domain, send };
-}
-
 test('each attempt is readable with its SMTP transcript: a 450 deferral, then the delivery', async (t) => {
-  const { team, domain, send } = await sender('attempts-sender.com');
+  const { team, domain, send } = await apiSender(w, 'attempts-sender.com');
   w.mx('attempts-inbox.net');
   const secret = `body-marker-${Math.random().toString(36).slice(2)}`;
-  const id = await send({ to: 'sam@attempts-inbox.net', text: `Hello, ${secret}` });
+  const id = await send({ to: 'sam@attempts-inbox.net', subject: 'Attempts', text: `Hello, ${secret}` });
 
   const empty = await w.p.request('GET', `/emails/${id}/attempts`, { key: team.key });
   t.is(empty.status, 200, empty.text);
@@ -64,8 +35,8 @@ test('each attempt is readable with its SMTP transcript: a 450 deferral, then th
   const list = await w.p.request('GET', `/emails/${id}/attempts`, { key: team.key });
   t.is(list.status, 200, list.text);
   t.false(list.body.has_more);
-  const [delivered, deferred] = list.body.data as Attempt[];
-  t.deepEqual(list.body.data.map((a: Attempt) => a.outcome), ['delivered', 'deferred'], 'newest first');
+  const [delivered, deferred] = list.body.data as ApiAttempt[];
+  t.deepEqual(list.body.data.map((a: ApiAttempt) => a.outcome), ['delivered', 'deferred'], 'newest first');
   for (const a of [delivered, deferred]) {
     t.like(a, { object: 'delivery_attempt', email_id: id, domain: 'attempts-inbox.net', recipients: ['sam@attempts-inbox.net'], mx_host: 'mx.attempts-inbox.net', tls: true });
     t.true(Number.isInteger(a.duration_ms) && a.duration_ms >= 0);
@@ -88,19 +59,19 @@ test('each attempt is readable with its SMTP transcript: a 450 deferral, then th
   // Pages of one: the cursors are attempt ids, as in every list.
   const first = await w.p.request('GET', `/emails/${id}/attempts?limit=1`, { key: team.key });
   t.like(first.body, { has_more: true });
-  t.deepEqual(first.body.data.map((a: Attempt) => a.id), [delivered.id]);
+  t.deepEqual(first.body.data.map((a: ApiAttempt) => a.id), [delivered.id]);
   const older = await w.p.request('GET', `/emails/${id}/attempts?limit=1&after=${delivered.id}`, { key: team.key });
   t.like(older.body, { has_more: false });
-  t.deepEqual(older.body.data.map((a: Attempt) => a.id), [deferred.id]);
+  t.deepEqual(older.body.data.map((a: ApiAttempt) => a.id), [deferred.id]);
   const newer = await w.p.request('GET', `/emails/${id}/attempts?limit=1&before=${deferred.id}`, { key: team.key });
-  t.deepEqual(newer.body.data.map((a: Attempt) => a.id), [delivered.id]);
+  t.deepEqual(newer.body.data.map((a: ApiAttempt) => a.id), [delivered.id]);
   const bad = await w.p.request('GET', `/emails/${id}/attempts?limit=0`, { key: team.key });
   t.is(bad.status, 422);
   t.is(bad.body.name, 'validation_error');
 });
 
 test('an attempt the DNS settled has no MX host; each recipient domain is its own attempt', async (t) => {
-  const { team, send } = await sender('attempts-dns-sender.com');
+  const { team, send } = await apiSender(w, 'attempts-dns-sender.com');
   w.mx('attempts-ok.net');
   w.mx('attempts-nullmx.net');
   const id = await send({ to: ['ann@attempts-ok.net', 'bob@attempts-nullmx.net'], text: 'two domains' });
@@ -110,7 +81,7 @@ test('an attempt the DNS settled has no MX host; each recipient domain is its ow
 
   const list = await w.p.request('GET', `/emails/${id}/attempts`, { key: team.key });
   t.is(list.status, 200, list.text);
-  const byDomain = new Map((list.body.data as Attempt[]).map((a) => [a.domain, a]));
+  const byDomain = new Map((list.body.data as ApiAttempt[]).map((a) => [a.domain, a]));
   t.deepEqual([...byDomain.keys()].sort(), ['attempts-nullmx.net', 'attempts-ok.net']);
   t.like(byDomain.get('attempts-ok.net'), { outcome: 'delivered', mx_host: 'mx.attempts-ok.net', recipients: ['ann@attempts-ok.net'] });
   const dns = byDomain.get('attempts-nullmx.net')!;
@@ -120,12 +91,12 @@ test('an attempt the DNS settled has no MX host; each recipient domain is its ow
 });
 
 test('nothing of another team, of another email, or for a key that only sends', async (t) => {
-  const { team, send } = await sender('attempts-owner.com');
+  const { team, send } = await apiSender(w, 'attempts-owner.com');
   w.mx('attempts-private.net');
   const id = await send({ to: 'eve@attempts-private.net', text: 'mine' });
   const otherEmail = await send({ to: 'eve@attempts-private.net', text: 'also mine' });
   await processDelivery(w.deps, id);
-  const [attempt] = (await w.p.request('GET', `/emails/${id}/attempts`, { key: team.key })).body.data as Attempt[];
+  const [attempt] = (await w.p.request('GET', `/emails/${id}/attempts`, { key: team.key })).body.data as ApiAttempt[];
   t.truthy(attempt);
 
   const stranger = await w.p.createTeam();

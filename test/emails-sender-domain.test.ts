@@ -2,32 +2,28 @@
 // label and the DKIM record of the active key, with sending enabled. Tracking, receiving and a rotation's new
 // key do not. REST and SMTP submission take the same accept path.
 import test from 'ava';
-import type { AddressInfo } from 'node:net';
 import nodemailer from 'nodemailer';
-import type { SMTPServer } from 'smtp-server';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
 import { mailDomain, sendingTeam, type SendingTeam } from './helpers/sending.ts';
+import { startSubmission, type Submission } from './helpers/submission.ts';
 import { checkDomain } from '../shared/domains/verify.ts';
 import { CHECK_WINDOW_MS, VERIFIED_RECHECK_MS } from '../shared/domains/status.ts';
-import { createSubmissionServer } from '../mta/submission/server.ts';
-import { tlsCredentials } from '../shared/tls/certificate.ts';
 
 let p: Platform;
 let dns: DnsServer;
-let submission: SMTPServer;
+let submission: Submission;
 let submissionPort: number;
 
 test.before(async () => {
   dns = await startDnsServer();
   p = await startPlatform({ DNS_SERVERS: dns.address });
   mailDomain(dns, 'inbox-one.net');
-  submission = createSubmissionServer({ ...p.deps, tls: await tlsCredentials({}, 'localhost') }, { implicitTls: true });
-  await new Promise<void>((resolve) => submission.listen(0, '127.0.0.1', () => resolve()));
-  submissionPort = (submission.server.address() as AddressInfo).port;
+  submission = await startSubmission(p.deps, { implicitTls: true });
+  submissionPort = submission.port;
 });
 test.after.always(async () => {
-  await new Promise<void>((r) => (submission ? submission.close(() => r()) : r()));
+  await submission?.close();
   await p?.close();
   await dns?.close();
 });

@@ -4,10 +4,9 @@
 // and the retry.
 import test from 'ava';
 import net from 'node:net';
-import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
+import { apiSender, attemptsOf, startMtaWorld, type MtaWorld } from './helpers/mta.ts';
 import { recipientsOf } from './helpers/emails.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
-import { liftSandbox } from '../shared/teams/teams.ts';
 
 let w: MtaWorld;
 test.before(async () => {
@@ -16,34 +15,6 @@ test.before(async () => {
 test.after.always(async () => {
   await w?.close();
 });
-
-/** A team out of the sandbox with a verified sending domain; `send` posts through the API. */
-async function sender(name: string) {
-  const team = await w.p.createTeam();
-  await liftSandbox(w.p.db, team.id, 'us-east-1');
-  const domain = await w.sendingDomain(team, name);
-  const send = async (to: string) => {
-    const res = await w.p.request('POST', '/emails', { key: team.key, body: { from: `Shop <shop@${domain.name}>`, to, subject: 'Routing', text: 'Hello' } });
-    if (res.status !== 200) throw new Error(`POST /emails answered ${res.status} ${res.text}`);
-    return res.body.id as string;
-  };
-  return { team, domain, send };
-}
-
-interface Attempt {
-  domain: string;
-  mx_host: string | null;
-  tls: boolean;
-  outcome: string;
-  response: string | null;
-  transcript: string | null;
-}
-
-async function attemptsOf(key: string, id: string): Promise<Attempt[]> {
-  const res = await w.p.request('GET', `/emails/${id}/attempts`, { key });
-  if (res.status !== 200) throw new Error(`GET attempts answered ${res.status} ${res.text}`);
-  return res.body.data;
-}
 
 /**
  * A receiver at `host`:`port` whose first session offers STARTTLS, answers 220 to it and then, once the client's
@@ -110,12 +81,12 @@ for (const [mode, ip] of [['garbage', '127.0.0.6'], ['hangup', '127.0.0.7']] as 
   test(`a failed STARTTLS handshake (${mode}) is retried once in the clear: delivered, and the transcript shows both`, async (t) => {
     const receiver = await brokenTlsReceiver(ip, w.sink.port, w.sink.port, mode);
     t.teardown(receiver.close);
-    const { team, send } = await sender(`routing-${mode}-sender.com`);
+    const { team, send } = await apiSender(w, `routing-${mode}-sender.com`);
     w.dns.set(`${mode}-tls.net`, 'MX', [{ exchange: `mx.${mode}-tls.net`, priority: 10 }]);
     w.dns.set(`mx.${mode}-tls.net`, 'A', [ip]);
-    const id = await send(`tia@${mode}-tls.net`);
+    const id = await send({ to: `tia@${mode}-tls.net`, subject: 'Routing' });
     await processDelivery(w.deps, id);
-    const [attempt, ...more] = await attemptsOf(team.key, id);
+    const [attempt, ...more] = await attemptsOf(w, team.key, id);
     const transcript = attempt.transcript!;
     t.log(transcript);
 

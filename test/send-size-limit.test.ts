@@ -4,17 +4,15 @@
 // past SIZE after DATA (552 5.3.4), and one within SIZE whose content is over 40 MB with the same 552 5.3.4.
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import type { SMTPServer } from 'smtp-server';
 import { startPlatform, type Platform, type TestTeam } from './helpers/platform.ts';
 import { isError } from './helpers/http.ts';
 import { rawSmtp, type RawSmtp } from './helpers/smtp-client.ts';
-import { createSubmissionServer, MAX_SUBMISSION_BYTES } from '../mta/submission/server.ts';
+import { startSubmission, type Submission } from './helpers/submission.ts';
+import { MAX_SUBMISSION_BYTES } from '../mta/submission/server.ts';
 import { MAX_MESSAGE_BYTES } from '../shared/emails/content.ts';
-import { tlsCredentials } from '../shared/tls/certificate.ts';
 
 let p: Platform;
-let server: SMTPServer;
+let server: Submission;
 let port: number;
 let team: TestTeam;
 let from: string;
@@ -22,16 +20,15 @@ let to: string;
 
 test.before(async () => {
   p = await startPlatform();
-  server = createSubmissionServer({ ...p.deps, tls: await tlsCredentials({}, 'localhost') }, { implicitTls: true });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  port = (server.server.address() as AddressInfo).port;
+  server = await startSubmission(p.deps, { implicitTls: true });
+  port = server.port;
   team = await p.createTeam();
   const domains = (await p.request('GET', '/domains', { key: team.key })).body.data;
   from = `files@${domains.find((d: { managed: boolean }) => d.managed).name}`;
   to = `delivered@${p.config.SIMULATOR_DOMAIN}`;
 });
 test.after.always(async () => {
-  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  await server?.close();
   await p?.close();
 });
 

@@ -1,27 +1,23 @@
 // The whole sending path: a customer's app submits over SMTP and over REST; the MTA delivers both to the
 // recipient's MX (a loopback sink found through the loopback DNS) signed with the domain's DKIM key.
 import test from 'ava';
-import type { AddressInfo } from 'node:net';
 import nodemailer from 'nodemailer';
-import type { SMTPServer } from 'smtp-server';
 import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
+import { startSubmission, type Submission } from './helpers/submission.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
-import { createSubmissionServer } from '../mta/submission/server.ts';
-import { tlsCredentials } from '../shared/tls/certificate.ts';
 import { liftSandbox } from '../shared/teams/teams.ts';
 
 let w: MtaWorld;
-let submission: SMTPServer;
+let submission: Submission;
 let port: number;
 
 test.before(async () => {
   w = await startMtaWorld();
-  submission = createSubmissionServer({ ...w.p.deps, tls: await tlsCredentials({}, 'localhost') }, { implicitTls: false });
-  await new Promise<void>((resolve) => submission.listen(0, '127.0.0.1', () => resolve()));
-  port = (submission.server.address() as AddressInfo).port;
+  submission = await startSubmission(w.p.deps, { implicitTls: false });
+  port = submission.port;
 });
 test.after.always(async () => {
-  await new Promise<void>((r) => (submission ? submission.close(() => r()) : r()));
+  await submission?.close();
   await w?.close();
 });
 

@@ -2,21 +2,18 @@
 // given) that is one mailbox at a domain the key may send from, the sandbox, a key bound to one domain, the daily
 // quota and the bulk rule, which a List-Unsubscribe header satisfies. A refusal stores nothing: no row, no blob.
 import test from 'ava';
-import type { AddressInfo } from 'node:net';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { SMTPServer } from 'smtp-server';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
 import { mailDomain, sendingTeam, type SendingTeam } from './helpers/sending.ts';
 import { rawSmtp } from './helpers/smtp-client.ts';
-import { createSubmissionServer } from '../mta/submission/server.ts';
-import { tlsCredentials } from '../shared/tls/certificate.ts';
+import { startSubmission, type Submission } from './helpers/submission.ts';
 import { checkDomain } from '../shared/domains/verify.ts';
 
 let p: Platform;
 let dns: DnsServer;
-let server: SMTPServer;
+let server: Submission;
 let port: number;
 const BULK = 2;
 
@@ -24,12 +21,11 @@ test.before(async () => {
   dns = await startDnsServer();
   p = await startPlatform({ DNS_SERVERS: dns.address, BULK_DAILY_LIMIT: String(BULK) });
   mailDomain(dns, 'inbox-chk.net');
-  server = createSubmissionServer({ ...p.deps, tls: await tlsCredentials({}, 'localhost') }, { implicitTls: true });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  port = (server.server.address() as AddressInfo).port;
+  server = await startSubmission(p.deps, { implicitTls: true });
+  port = server.port;
 });
 test.after.always(async () => {
-  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  await server?.close();
   await p?.close();
   await dns?.close();
 });

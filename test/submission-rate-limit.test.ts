@@ -2,31 +2,27 @@
 // the same Redis window as the api's requests; over the limit the transaction gets 451 4.7.1 (retry later) and
 // nothing is stored.
 import test, { type ExecutionContext } from 'ava';
-import type { AddressInfo } from 'node:net';
-import type { SMTPServer } from 'smtp-server';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
 import { mailDomain, sendingTeam, type SendingTeam } from './helpers/sending.ts';
 import { rawSmtp, type RawSmtp } from './helpers/smtp-client.ts';
 import { startOfSecond } from './helpers/http.ts';
-import { createSubmissionServer } from '../mta/submission/server.ts';
-import { tlsCredentials } from '../shared/tls/certificate.ts';
+import { startSubmission, type Submission } from './helpers/submission.ts';
 
 let p: Platform;
 let dns: DnsServer;
-let server: SMTPServer;
+let server: Submission;
 let port: number;
 
 test.before(async () => {
   dns = await startDnsServer();
   p = await startPlatform({ DNS_SERVERS: dns.address });
   mailDomain(dns, 'inbox-rl.net');
-  server = createSubmissionServer({ ...p.deps, tls: await tlsCredentials({}, 'localhost') }, { implicitTls: true });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  port = (server.server.address() as AddressInfo).port;
+  server = await startSubmission(p.deps, { implicitTls: true });
+  port = server.port;
 });
 test.after.always(async () => {
-  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  await server?.close();
   await p?.close();
   await dns?.close();
 });

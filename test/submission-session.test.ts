@@ -3,41 +3,37 @@
 // enhanced status codes (ENHANCEDSTATUSCODES announced), exactly one each; the 51st recipient gets 452 4.5.3 and
 // the message goes to the other 50; a message past the size limit is refused after its final dot, nothing kept.
 import test from 'ava';
-import type { AddressInfo } from 'node:net';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { SMTPServer } from 'smtp-server';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
 import { mailDomain, sendingTeam, type SendingTeam } from './helpers/sending.ts';
 import { rawSmtp, type RawSmtp } from './helpers/smtp-client.ts';
-import { createSubmissionServer } from '../mta/submission/server.ts';
-import { tlsCredentials } from '../shared/tls/certificate.ts';
+import { startSubmission, type Submission } from './helpers/submission.ts';
 
 let p: Platform;
 let dns: DnsServer;
-let servers: SMTPServer[] = [];
+let servers: Submission[] = [];
 let port: number;
 /** A listener whose size limit is 64 KiB, so an oversized message stays cheap to send. */
 let smallPort: number;
 const SMALL = 64 * 1024;
 
-async function listen(server: SMTPServer): Promise<number> {
+async function listen(options: { maxBytes?: number } = {}): Promise<number> {
+  const server = await startSubmission(p.deps, { implicitTls: true, ...options });
   servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return (server.server.address() as AddressInfo).port;
+  return server.port;
 }
 
 test.before(async () => {
   dns = await startDnsServer();
   p = await startPlatform({ DNS_SERVERS: dns.address });
   mailDomain(dns, 'inbox-ses.net');
-  const deps = { ...p.deps, tls: await tlsCredentials({}, 'localhost') };
-  port = await listen(createSubmissionServer(deps, { implicitTls: true }));
-  smallPort = await listen(createSubmissionServer(deps, { implicitTls: true, maxBytes: SMALL }));
+  port = await listen();
+  smallPort = await listen({ maxBytes: SMALL });
 });
 test.after.always(async () => {
-  await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+  await Promise.all(servers.map((s) => s.close()));
   servers = [];
   await p?.close();
   await dns?.close();

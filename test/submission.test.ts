@@ -1,5 +1,4 @@
 import test from 'ava';
-import type { AddressInfo } from 'node:net';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
@@ -7,36 +6,27 @@ import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
 import { mailDomain, sendingTeam, type SendingTeam } from './helpers/sending.ts';
 import { rawSmtp } from './helpers/smtp-client.ts';
-import { createSubmissionServer } from '../mta/submission/server.ts';
-import { tlsCredentials } from '../shared/tls/certificate.ts';
-import type { SMTPServer } from 'smtp-server';
+import { startSubmission, type Submission } from './helpers/submission.ts';
 
 let p: Platform;
 let dns: DnsServer;
-let starttls: SMTPServer;
-let implicit: SMTPServer;
+let starttls: Submission;
+let implicit: Submission;
 let ports: { starttls: number; implicit: number };
 let team: SendingTeam;
-
-async function listen(server: SMTPServer): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return (server.server.address() as AddressInfo).port;
-}
 
 test.before(async () => {
   dns = await startDnsServer();
   p = await startPlatform({ DNS_SERVERS: dns.address });
   mailDomain(dns, 'inbox-one.net');
-  const tls = await tlsCredentials({}, 'localhost');
-  const deps = { ...p.deps, tls };
-  starttls = createSubmissionServer(deps, { implicitTls: false });
-  implicit = createSubmissionServer(deps, { implicitTls: true });
-  ports = { starttls: await listen(starttls), implicit: await listen(implicit) };
+  starttls = await startSubmission(p.deps, { implicitTls: false });
+  implicit = await startSubmission(p.deps, { implicitTls: true });
+  ports = { starttls: starttls.port, implicit: implicit.port };
   team = await sendingTeam(p, dns);
 });
 test.after.always(async () => {
-  await new Promise<void>((r) => (starttls ? starttls.close(() => r()) : r()));
-  await new Promise<void>((r) => (implicit ? implicit.close(() => r()) : r()));
+  await starttls?.close();
+  await implicit?.close();
   await p?.close();
   await dns?.close();
 });

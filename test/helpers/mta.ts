@@ -11,6 +11,7 @@ import { startSmtpSink, type SinkMessage, type SinkOptions, type SmtpSink } from
 import { opendkimVerify, signatureKeys } from './opendkim.ts';
 import { createResolver } from '../../shared/dns/resolver.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { liftSandbox } from '../../shared/teams/teams.ts';
 import { closeDeliveryDeps, createDeliveryDeps, type DeliveryDeps, type DeliveryOptions } from '../../mta/delivery/deps.ts';
 
 export interface MtaWorld {
@@ -178,4 +179,43 @@ export async function startMtaWorld(options: { sink?: SinkOptions; env?: Record<
       }
     },
   };
+}
+
+/** A delivery attempt as `GET /emails/{id}/attempts` answers it. */
+export interface ApiAttempt {
+  object: string;
+  id: string;
+  email_id: string;
+  domain: string;
+  recipients: string[];
+  mx_host: string | null;
+  tls: boolean;
+  outcome: string;
+  response: string | null;
+  started_at: string;
+  duration_ms: number;
+  transcript: string | null;
+}
+
+/**
+ * A team out of the sandbox with a verified sending domain `name` (DKIM key published), and `send`, which posts
+ * through the API (`from` shop@name, a subject and a text unless `body` says otherwise) and answers the email id.
+ */
+export async function apiSender(w: MtaWorld, name: string) {
+  const team = await w.p.createTeam();
+  await liftSandbox(w.p.db, team.id, 'us-east-1');
+  const domain = await w.sendingDomain(team, name);
+  const send = async (body: Record<string, unknown>) => {
+    const res = await w.p.request('POST', '/emails', { key: team.key, body: { from: `Shop <shop@${domain.name}>`, subject: 'Hello', text: 'Hello', ...body } });
+    if (res.status !== 200) throw new Error(`POST /emails answered ${res.status} ${res.text}`);
+    return res.body.id as string;
+  };
+  return { team, domain, send };
+}
+
+/** The email's delivery attempts through the API, newest first. */
+export async function attemptsOf(w: MtaWorld, key: string, emailId: string): Promise<ApiAttempt[]> {
+  const res = await w.p.request('GET', `/emails/${emailId}/attempts`, { key });
+  if (res.status !== 200) throw new Error(`GET /emails/${emailId}/attempts answered ${res.status} ${res.text}`);
+  return res.body.data;
 }
