@@ -6,10 +6,9 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
-import { mailDomain, sendingTeam, type SendingTeam } from './helpers/sending.ts';
+import { mailDomain, sendingTeam, verifiedDomain, type SendingTeam } from './helpers/sending.ts';
 import { rawSmtp } from './helpers/smtp-client.ts';
 import { startSubmission, type Submission } from './helpers/submission.ts';
-import { checkDomain } from '../shared/domains/verify.ts';
 
 let p: Platform;
 let dns: DnsServer;
@@ -49,17 +48,9 @@ async function submit(key: string, mailFrom: string, to: string, message: string
 const mime = (head: string, subject: string, body = 'hello') => `${head}To: ann@inbox-chk.net\r\nSubject: ${subject}\r\n\r\n${body}\r\n`;
 const QUEUED = /^250 2\.0\.0 OK: queued as [0-9a-f-]{36}$/;
 
-/** A second domain of the team, verified against the loopback DNS (as helpers/sending.ts verifies the first). */
-async function verifiedDomain(team: SendingTeam, name: string): Promise<string> {
-  const res = await p.request('POST', '/domains', { key: team.key, body: { name, region: 'us-east-1' } });
-  if (res.status !== 201) throw new Error(`POST /domains: ${res.status} ${res.text}`);
-  for (const r of res.body.records) {
-    const host = r.name === '@' ? name : `${r.name}.${name}`;
-    if (r.type === 'MX') dns.set(host, 'MX', [{ exchange: r.value, priority: r.priority }]);
-    else if (r.type === 'TXT') dns.set(host, 'TXT', [r.value]);
-  }
-  const checked = await checkDomain(p.db, p.deps.dns, p.config, res.body.id);
-  if (checked?.status !== 'verified') throw new Error(`domain ${name} did not verify: ${checked?.status}`);
+/** A second domain of the team, verified against the loopback DNS. */
+async function secondDomain(team: SendingTeam, name: string): Promise<string> {
+  await verifiedDomain(p, dns, team, name);
   return name;
 }
 
@@ -103,7 +94,7 @@ test('a Sender header must be one mailbox at a domain the key may send from; els
   t.deepEqual(await nothingStored(team), [0, []]);
 
   // A key bound to one domain: a Sender at the team's other verified domain is refused as a From there would be.
-  const second = await verifiedDomain(team, `second-${team.domain}`);
+  const second = await secondDomain(team, `second-${team.domain}`);
   const bound = await p.request('POST', '/api-keys', { key: team.key, body: { name: 'b', permission: 'sending_access', domain_id: team.domainId } });
   t.is(bound.status, 201, bound.text);
   const withSender = (key: string, sender: string) => submit(key, `a@${team.domain}`, 'ann@inbox-chk.net', mime(`${from}Sender: ${sender}\r\n`, 'bound sender'));

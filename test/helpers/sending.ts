@@ -11,21 +11,27 @@ export interface SendingTeam extends TestTeam {
 
 let counter = 0;
 
+/** A domain `name` of the team created through the API, its records published in `dns` and verified for real; its id. */
+export async function verifiedDomain(p: Platform, dns: DnsServer, team: TestTeam, name: string, region = 'us-east-1'): Promise<string> {
+  const res = await p.request('POST', '/domains', { key: team.key, body: { name, region } });
+  if (res.status !== 201) throw new Error(`POST /domains: ${res.status} ${res.text}`);
+  for (const r of res.body.records) {
+    const host = r.name === '@' ? name : `${r.name}.${name}`;
+    if (r.type === 'MX') dns.set(host, 'MX', [{ exchange: r.value, priority: r.priority }]);
+    else if (r.type === 'TXT') dns.set(host, 'TXT', [r.value]);
+  }
+  const checked = await checkDomain(p.db, p.deps.dns, p.config, res.body.id);
+  if (checked?.status !== 'verified') throw new Error(`domain ${name} did not verify: ${checked?.status}`);
+  return res.body.id;
+}
+
 export async function sendingTeam(p: Platform, dns: DnsServer, options: { sandbox?: boolean; region?: string } = {}): Promise<SendingTeam> {
   const team = await p.createTeam();
   const domain = `sender-${process.pid}-${++counter}.com`;
   const region = options.region ?? 'us-east-1';
-  const res = await p.request('POST', '/domains', { key: team.key, body: { name: domain, region } });
-  if (res.status !== 201) throw new Error(`POST /domains: ${res.status} ${res.text}`);
-  for (const r of res.body.records) {
-    const name = r.name === '@' ? domain : `${r.name}.${domain}`;
-    if (r.type === 'MX') dns.set(name, 'MX', [{ exchange: r.value, priority: r.priority }]);
-    else if (r.type === 'TXT') dns.set(name, 'TXT', [r.value]);
-  }
-  const checked = await checkDomain(p.db, p.deps.dns, p.config, res.body.id);
-  if (checked?.status !== 'verified') throw new Error(`domain ${domain} did not verify: ${checked?.status}`);
+  const domainId = await verifiedDomain(p, dns, team, domain, region);
   if (options.sandbox !== true) await liftSandbox(p.db, team.id, region);
-  return { ...team, domain, domainId: res.body.id };
+  return { ...team, domain, domainId };
 }
 
 /** A recipient domain that accepts mail (an MX in the loopback DNS). */
