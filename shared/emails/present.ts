@@ -60,8 +60,11 @@ export function presentListItem(e: EmailRow) {
   return rest;
 }
 
+/** The columns the email.* events' data is made of. */
+export const EMAIL_EVENT_COLUMNS = ['id', 'team_id', 'created_at', 'from', 'to', 'subject', 'message_id', 'tags'] as const;
+
 /** `data` of the email.* events: tags as an object, as the webhook payloads have them. */
-export function emailEventData(e: EmailRow, extra: Record<string, unknown> = {}) {
+export function emailEventData(e: Pick<EmailRow, (typeof EMAIL_EVENT_COLUMNS)[number]>, extra: Record<string, unknown> = {}) {
   return {
     email_id: e.id,
     created_at: isoRequired(e.created_at),

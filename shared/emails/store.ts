@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { notFound, ServiceError } from '../errors.ts';
 import { paginate, type ListQuery } from '../pagination.ts';
 import { eventRow, insertEvents, recordEvent } from '../events.ts';
-import { emailEventData, type EmailRow } from './present.ts';
+import { EMAIL_EVENT_COLUMNS, emailEventData, type EmailRow } from './present.ts';
 
 export async function getEmail(db: Knex, teamId: string, id: string): Promise<EmailRow> {
   const row = await db<EmailRow>('emails').where({ id, team_id: teamId }).first();
@@ -49,10 +49,10 @@ export async function cancel(db: Knex, teamId: string, id: string): Promise<Emai
  */
 export async function releaseDue(db: Knex, now: Date, limit = 500): Promise<string[]> {
   return db.transaction(async (trx) => {
-    const rows: EmailRow[] = await trx('emails')
+    const rows: Pick<EmailRow, (typeof EMAIL_EVENT_COLUMNS)[number]>[] = await trx('emails')
       .whereIn('id', trx('emails').select('id').where({ status: 'scheduled' }).where('scheduled_at', '<=', now).orderBy('scheduled_at').limit(limit).forUpdate().skipLocked())
       .update({ status: 'queued', last_event: 'sent', updated_at: now })
-      .returning('*');
+      .returning([...EMAIL_EVENT_COLUMNS]);
     if (rows.length) await insertEvents(trx, rows.map((row) => eventRow(row.team_id, 'email.sent', emailEventData(row))));
     return rows.map((r) => r.id);
   });
