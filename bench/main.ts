@@ -6,6 +6,7 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createDb } from '../shared/db/knex.ts';
+import { configSchema } from '../shared/config.ts';
 import { createRedis } from '../shared/redis.ts';
 import { createTeamWithKey } from '../shared/cli/commands.ts';
 import { setRateLimit } from '../shared/teams/teams.ts';
@@ -202,7 +203,7 @@ try {
     sessions: envNumber('BENCH_SEND_SESSIONS', 20, 1),
     bytes: envNumber('BENCH_SEND_BYTES', 10240, 1),
     drainSeconds: envNumber('BENCH_SEND_DRAIN_SECONDS', 120, 1),
-    mtaConcurrency: envNumber('BENCH_MTA_CONCURRENCY', 20, 1),
+    mtaConcurrency: envNumber('BENCH_MTA_CONCURRENCY', configSchema.shape.MTA_CONCURRENCY.parse(undefined), 1),
     maxPerDestination: envNumber('BENCH_MTA_MAX_PER_DESTINATION', 20, 1),
     rounds: envNumber('BENCH_SEND_ROUNDS', 3, 1),
     redisUrl,

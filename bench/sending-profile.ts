@@ -14,6 +14,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startSink } from './sending-peers.ts';
+import { configSchema } from '../shared/config.ts';
 import { cpuOf, cpuOfAll, switchesOf } from './proc.ts';
 import { apiAccept, smtpAccept, startOurs } from './sending-ours.ts';
 
@@ -49,7 +50,7 @@ try {
     env = { NODE_OPTIONS: `--import=${hook}` };
   }
   const ours = await startOurs({
-    sinkPort: sink.port, redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', mtaConcurrency: Number(process.env.PROFILE_MTA_CONCURRENCY ?? 20), maxPerDestination: 20,
+    sinkPort: sink.port, redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', mtaConcurrency: Number(process.env.PROFILE_MTA_CONCURRENCY ?? configSchema.shape.MTA_CONCURRENCY.parse(undefined)), maxPerDestination: 20,
     onCleanup: (s) => undo.push(s), extraEnv: env,
   });
   const base0 = sink.count();

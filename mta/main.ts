@@ -18,15 +18,19 @@ import { createRedis } from '../shared/redis.ts';
 import { ensurePlatformKey, platformDkimRecord } from '../shared/domains/platform-dkim.ts';
 import { lowerPriority } from '../shared/priority.ts';
 
+/** The mta's PostgreSQL connections (see below). */
+const MTA_DB_CONNECTIONS = 20;
+
 const config = loadConfig();
 const log = createLogger(config, 'mta');
 // From here on a SIGTERM stops the process cleanly, even one that comes while it is starting.
 const shutdown = trapShutdown(log);
 // Delivery gives way to the api on a shared machine (its signing threads, made later, inherit this).
 lowerPriority(config.MTA_NICE, log);
-// A running deliver job holds one connection at a time for most of its work (several while its domain groups
-// record at once), so the pool grows with the concurrency.
-const db = createDb(config, { min: 0, max: Math.max(10, config.MTA_CONCURRENCY) });
+// A deliver job holds a connection only for its statements (the claim, a lease renewal; its records go through one
+// group commit at a time), never while it waits on a peer: a pool far smaller than MTA_CONCURRENCY serves it, and
+// copies of the mta do not run PostgreSQL out of connections (max_connections is 100 by default).
+const db = createDb(config, { min: 0, max: MTA_DB_CONNECTIONS });
 await db.raw('select 1');
 const blobs = createFsBlobStore(config.BLOB_DIR);
 

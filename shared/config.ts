@@ -66,8 +66,12 @@ export const configSchema = z.object({
   MTA_HOSTNAME: z.string().regex(hostname).default('mta.postwerk.localhost'),
   /** Addresses at this domain behave as the simulator (delivered@, bounced@, complained@, delayed@, suppressed@). */
   SIMULATOR_DOMAIN: z.string().regex(hostname).default('simulator.postwerk.localhost'),
-  /** Deliver jobs one mta process runs at once. */
-  MTA_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
+  /**
+   * Deliver jobs one mta process runs at once. A job spends most of its time waiting (on the database, on a peer's
+   * reply, on a session slot), so this is well above MTA_MAX_PER_DESTINATION: the sessions never idle while their
+   * jobs claim, sign or record (as Postfix runs up to 100 smtp clients for 20 per destination).
+   */
+  MTA_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(100),
   /** SMTP sessions one mta process holds open at once to one MX host. */
   MTA_MAX_PER_DESTINATION: z.coerce.number().int().min(1).max(100).default(5),
   /** DKIM signing threads of one mta process; unset: cores minus two (none on 2 cores); 0: sign on the main thread. */

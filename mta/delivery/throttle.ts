@@ -19,7 +19,11 @@ export function createThrottle(max: number): Throttle {
       return;
     }
     // The slot is handed over by release(), which keeps the count as it is.
-    await new Promise<void>((resolve) => waiting.set(key, [...(waiting.get(key) ?? []), resolve]));
+    await new Promise<void>((resolve) => {
+      const queue = waiting.get(key);
+      if (queue) queue.push(resolve);
+      else waiting.set(key, [resolve]);
+    });
   }
 
   function release(key: string): void {
