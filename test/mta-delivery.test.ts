@@ -124,23 +124,29 @@ test('a topic send carries List-Unsubscribe with one-click (RFC 8058), covered b
   t.deepEqual((await w.verifyDkim(message.raw)).map((d) => d.status), ['pass']);
 });
 
-test('an SMTP-submitted message is sent as submitted, with Message-ID and Date added when missing and Bcc removed', async (t) => {
-  const team = await w.p.createTeam();
-  const domain = await w.sendingDomain(team, 'shop-eps.com');
-  w.mx('eps-rcpt.net');
-  const raw = Buffer.from('From: a@shop-eps.com\r\nTo: eve@eps-rcpt.net\r\nBcc: secret@eps-rcpt.net\r\nSubject: raw\r\n\r\nRaw body line\r\n');
-  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: ['eve@eps-rcpt.net'], raw });
-  await processDelivery(w.deps, id);
-  const [message] = w.sink.deliveredTo('eve@eps-rcpt.net');
-  const text = message.raw.toString();
-  t.regex(text, new RegExp(`Message-ID: <${id}@shop-eps.com>`));
-  t.regex(text, /^Date: /m);
-  t.notRegex(text, /^Bcc:/im);
-  t.regex(text, /Raw body line/);
-  t.deepEqual((await w.verifyDkim(message.raw)).map((d) => d.status), ['pass']);
-  const email = await w.p.db('emails').where({ id }).first();
-  t.is(email.raw_blob_key, `emails/${team.id}/${id}/submitted.eml`, 'the submitted message is never recomposed');
-});
+for (const rawInBlobStore of [false, true]) {
+  const where = rawInBlobStore ? 'the blob store (a large one)' : 'email_raw';
+  test(`an SMTP-submitted message kept in ${where} is sent as submitted, with Message-ID and Date added when missing and Bcc removed`, async (t) => {
+    const team = await w.p.createTeam();
+    const name = rawInBlobStore ? 'shop-epb.com' : 'shop-eps.com';
+    const rcptDomain = rawInBlobStore ? 'epb-rcpt.net' : 'eps-rcpt.net';
+    const domain = await w.sendingDomain(team, name);
+    w.mx(rcptDomain);
+    const raw = Buffer.from(`From: a@${name}\r\nTo: eve@${rcptDomain}\r\nBcc: secret@${rcptDomain}\r\nSubject: raw\r\n\r\nRaw body line\r\n`);
+    const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: [`eve@${rcptDomain}`], raw, rawInBlobStore });
+    await processDelivery(w.deps, id);
+    const [message] = w.sink.deliveredTo(`eve@${rcptDomain}`);
+    const text = message.raw.toString();
+    t.regex(text, new RegExp(`Message-ID: <${id}@${name}>`));
+    t.regex(text, /^Date: /m);
+    t.notRegex(text, /^Bcc:/im);
+    t.regex(text, /Raw body line/);
+    t.deepEqual((await w.verifyDkim(message.raw)).map((d) => d.status), ['pass']);
+    const email = await w.p.db('emails').where({ id }).first();
+    t.is(email.raw_blob_key, rawInBlobStore ? `emails/${team.id}/${id}/submitted.eml` : null, 'the submitted message is never recomposed (nor stored again)');
+    t.is((await w.p.db('email_raw').where({ email_id: id })).length, rawInBlobStore ? 0 : 1);
+  });
+}
 
 test('the managed domain signs with the platform key (d= MANAGED_DOMAIN_HOST; verified in mta-managed-dkim)', async (t) => {
   const team = await w.p.createTeam();

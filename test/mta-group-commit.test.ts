@@ -74,8 +74,9 @@ test('the claim reads the email as stored and leases its recipients, writing not
     const row: EmailRow = await w.p.db('emails').where({ id }).first();
     const claimed = (await claim(w.p.db, w.deps.log, id, new Date()))!;
     claimed.lease.release();
-    const { attachments, ...email } = claimed.email;
+    const { attachments, raw, ...email } = claimed.email;
     t.deepEqual(email, { ...row, status: 'queued' }, 'the row as knex reads it, dates included');
+    t.is(raw, null, 'an API send has no stored message');
     t.deepEqual(attachments?.map((a) => a.filename), ['a.txt']);
     t.deepEqual(claimed.lease.recipients.map((r) => r.address).sort(), [sim('bounced'), sim('delivered')]);
     t.deepEqual((await eventsOf(w.p.db, id)).map((e) => e.type), ['email.sent'], 'the accepted email\'s own; the claim adds none');

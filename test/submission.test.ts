@@ -7,6 +7,8 @@ import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
 import { mailDomain, sendingTeam, type SendingTeam } from './helpers/sending.ts';
 import { rawSmtp } from './helpers/smtp-client.ts';
 import { startSubmission, type Submission } from './helpers/submission.ts';
+import { storedMessage } from './helpers/emails.ts';
+import { RAW_INLINE_MAX_BYTES } from '../shared/emails/persist.ts';
 
 let p: Platform;
 let dns: DnsServer;
@@ -59,7 +61,8 @@ test('a message submitted with STARTTLS and AUTH takes the accept path and shows
   t.like(list.body.data.find((e: { id: string }) => e.id === id), { object: 'email', from: `Shop <orders@${team.domain}>`, subject: 'Order 42', message_id: info.messageId });
   const row = await p.db('emails').where({ id }).first();
   t.is(row.source, 'smtp');
-  const raw = (await p.deps.blobs.get(row.raw_blob_key))!.toString();
+  t.is(row.raw_blob_key, null, 'a message this small is kept in email_raw, not the blob store');
+  const raw = (await storedMessage(p.db, p.deps.blobs, id!))!.toString();
   t.false(/^bcc:/im.test(raw), 'the Bcc header is not delivered');
   t.true(raw.includes('Subject: Order 42'));
   const recipients = await p.db('email_recipients').where({ email_id: id }).orderBy('address');
@@ -98,6 +101,27 @@ test('refusals keep their meaning as SMTP replies: unverified sender 550 5.7.1, 
   t.regex((reserved as Error).message, /550 5\.1\.1/);
 });
 
+test('a submitted message over RAW_INLINE_MAX_BYTES goes to the blob store before the accept; a smaller one stays in email_raw', async (t) => {
+  const ids: string[] = [];
+  // Sizes of the body as given: line ends grow to CRLF on the way.
+  for (const size of [RAW_INLINE_MAX_BYTES * 0.9, RAW_INLINE_MAX_BYTES]) {
+    const text = `${'a line of a long message body, sixty-four characters wide ....\n'.padStart(64, '.').repeat(Math.ceil(size / 64))}`.slice(0, size) + 'END-OF-BODY';
+    const info = await transport(team.key).sendMail({ from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: `size ${size}`, text });
+    ids.push(/queued as (\S+)/.exec(info.response)![1]);
+  }
+  const [small, large] = await Promise.all(ids.map((id) => p.db('emails').where({ id }).first()));
+  t.is(small.raw_blob_key, null);
+  t.is((await p.db('email_raw').where({ email_id: small.id })).length, 1);
+  t.truthy(large.raw_blob_key);
+  t.is((await p.db('email_raw').where({ email_id: large.id })).length, 0);
+  const [smallRaw, largeRaw] = await Promise.all([small, large].map((row) => storedMessage(p.db, p.deps.blobs, row.id)));
+  t.true(smallRaw!.length <= RAW_INLINE_MAX_BYTES && largeRaw!.length > RAW_INLINE_MAX_BYTES);
+  for (const [row, raw] of [[small, smallRaw!], [large, largeRaw!]] as const) {
+    t.true(raw.toString().includes(`Subject: ${row.subject}`));
+    t.true(raw.toString().includes('END-OF-BODY'), 'the whole message is stored');
+  }
+});
+
 test('Idempotency-Key inside the message: a second submission gets the same id and sends nothing again', async (t) => {
   const mail = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'once over smtp', text: 'x', messageId: '<fixed-1@test>', date: new Date('2026-11-22T00:00:00Z'), headers: { 'Idempotency-Key': 'smtp-order-7' } };
   const first = await transport(team.key).sendMail(mail);
@@ -105,7 +129,7 @@ test('Idempotency-Key inside the message: a second submission gets the same id a
   const id = /queued as (\S+)/.exec(first.response)![1];
   t.is(/queued as (\S+)/.exec(second.response)![1], id);
   t.is((await p.db('emails').where({ team_id: team.id, subject: 'once over smtp' })).length, 1);
-  const raw = (await p.deps.blobs.get((await p.db('emails').where({ id }).first()).raw_blob_key))!.toString();
+  const raw = (await storedMessage(p.db, p.deps.blobs, id))!.toString();
   t.false(/idempotency-key/i.test(raw));
 });
 

@@ -3,7 +3,7 @@
 // so a job that composes again after a crash sends the bytes an earlier one sent. A first attempt sends from
 // memory; only when a recipient is deferred is the message stored as `emails/<team>/<id>.<random>.eml` and named
 // by raw_blob_key, so every later attempt (and every copy of the mta) sends those bytes even across an upgrade
-// of the composer. An SMTP-submitted email already has its raw message. Signing happens per attempt on top of
+// of the composer. An SMTP-submitted email already has its raw message (in email_raw, or a blob when large). Signing happens per attempt on top of
 // these bytes (sign.ts).
 import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -50,8 +50,11 @@ export function listHeaders(deps: Pick<ComposeDeps, 'secrets' | 'publicBaseUrl'>
 /** The shared part of the message's MIME boundaries: a function of the email, so a recomposition is identical. */
 const boundaryOf = (emailId: string) => createHash('sha256').update(`boundary:${emailId}`).digest('hex').slice(0, 16);
 
-/** An email row as the deliver job loads it: with its attachment rows when it has no stored message yet. */
-export type LoadedEmail = EmailRow & { attachments?: AttachmentRow[] | null };
+/**
+ * An email row as the deliver job loads it: with its submitted message when email_raw holds it, or its attachment
+ * rows when it has no stored message yet.
+ */
+export type LoadedEmail = EmailRow & { attachments?: AttachmentRow[] | null; raw?: Buffer | null };
 
 export async function composeMessage(deps: ComposeDeps, db: Knex, email: LoadedEmail): Promise<Buffer> {
   const attachments: AttachmentRow[] = email.attachments
@@ -108,6 +111,7 @@ export interface Message {
 
 /** The bytes to sign and send for `email`: its stored message, or a new (deterministic) composition. */
 export async function messageOf(deps: ComposeDeps, email: LoadedEmail): Promise<Message> {
+  if (email.raw) return { raw: finishHeaders(email.raw, email), composed: false };
   if (email.raw_blob_key) return { raw: finishHeaders(await readBlob(deps.blobs, email.raw_blob_key), email), composed: false };
   return { raw: await composeMessage(deps, deps.db, email), composed: true };
 }

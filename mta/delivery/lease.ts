@@ -28,7 +28,7 @@ export interface Lease {
   release(): void;
 }
 
-/** What a job works on: the email (with its attachment rows when it has no stored message) and its lease. */
+/** What a job works on: the email (with its stored message, or its attachment rows when it has none) and its lease. */
 export interface Claim {
   email: LoadedEmail;
   lease: Lease;
@@ -36,35 +36,38 @@ export interface Claim {
 
 // The email columns the claim reads. Named, not e.*: a prepared statement whose result columns change (a migration
 // adding one) fails until the connection closes, while one that names its columns is simply planned again.
-const EMAIL_COLUMNS = ['id', 'team_id', 'domain_id', 'api_key_id', 'source', 'from', 'from_address', 'to', 'cc', 'bcc', 'reply_to', 'subject',
+const EMAIL_NAMES = ['id', 'team_id', 'domain_id', 'api_key_id', 'source', 'from', 'from_address', 'to', 'cc', 'bcc', 'reply_to', 'subject',
   'html', 'text', 'headers', 'tags', 'topic_id', 'message_id', 'status', 'last_event', 'scheduled_at', 'raw_blob_key', 'size_bytes',
-  'created_at', 'updated_at'].map((c) => `e."${c}"`).join(', ');
+  'created_at', 'updated_at'];
+const EMAIL_COLUMNS = EMAIL_NAMES.map((c) => `e."${c}"`).join(', ');
+const EMAIL_FIELDS = EMAIL_NAMES.map((c) => `"${c}"`).join(', ');
 
 /** Rows through json: timestamps come back as strings. */
 const EMAIL_DATES = ['scheduled_at', 'created_at', 'updated_at'];
 
 /**
- * A job's one statement (a named prepared statement, shared/db/prepared.ts): reads the email, unless it is no
- * longer queued or sending, and leases its recipients that are due at `now` and free. (email.sent is recorded by
- * the accept statement, or by the release of a scheduled email.) Null when there is nothing to do: no such email,
- * not sendable, or nobody due and free.
+ * A job's one statement (a named prepared statement, shared/db/prepared.ts): reads the email (and its submitted
+ * message from email_raw, as bytes beside the JSON), unless it is no longer queued or sending, and leases its
+ * recipients that are due at `now` and free. (email.sent is recorded by the accept statement, or by the release of
+ * a scheduled email.) Null when there is nothing to do: no such email, not sendable, or nobody due and free.
  */
 export async function claim(db: Knex, log: Logger, emailId: string, now: Date, renewEveryMs = LEASE_MS / 3): Promise<Claim | null> {
   let current = token(new Date(now.getTime() + LEASE_MS));
-  const [row] = await prepared<{ email: LoadedEmail | null; recipients: LeasedRecipient[] }>(db, 'mta_claim', `with e as (
-      select ${EMAIL_COLUMNS}, case when e.raw_blob_key is null then (
+  const [row] = await prepared<{ email: LoadedEmail | null; raw: Buffer | null; recipients: LeasedRecipient[] }>(db, 'mta_claim', `with e as (
+      select ${EMAIL_COLUMNS}, r.bytes as raw, case when e.raw_blob_key is null and r.email_id is null then (
         select coalesce(json_agg(json_build_object('filename', a.filename, 'content_type', a.content_type, 'content_id', a.content_id,
           'content_disposition', a.content_disposition, 'blob_key', a.blob_key) order by a.position), '[]'::json)
         from email_attachments a where a.email_id = e.id) end as attachments
-      from emails e where e.id = $2 and e.status in ('queued', 'sending')),
+      from emails e left join email_raw r on r.email_id = e.id where e.id = $2 and e.status in ('queued', 'sending')),
     leased as (update email_recipients set leased_until = $1
       where email_id = $2 and exists (select 1 from e) and status in ('queued', 'deferred') and (next_attempt_at is null or next_attempt_at <= $3)
         and (leased_until is null or leased_until < $3)
       returning ${COLUMNS.join(', ')})
-    select (select row_to_json(e.*) from e) as email, (select coalesce(json_agg(leased.*), '[]'::json) from leased) as recipients`,
+    select (select row_to_json(x.*) from (select ${EMAIL_FIELDS}, attachments from e) x) as email, (select raw from e) as raw,
+      (select coalesce(json_agg(leased.*), '[]'::json) from leased) as recipients`,
   [current, emailId, now]);
   if (!row?.email || row.recipients.length === 0) return null;
-  const email = reviveDates(row.email, EMAIL_DATES);
+  const email: LoadedEmail = { ...reviveDates(row.email, EMAIL_DATES), raw: row.raw };
   const recipients = row.recipients.map((r) => reviveDates(r, ['first_deferred_at']));
 
   const started = performance.now();

@@ -1,9 +1,10 @@
 // Step two of accepting a send: write the email, its recipients, its attachments and its first events (email.sent,
 // or email.scheduled; email.suppressed for each suppressed recipient) in ONE
 // statement (atomic on its own: one send is one autocommitted statement, no BEGIN/COMMIT round trips; a batch,
-// a team with send quotas or a caller with work of its own runs the statements in one transaction). Attachment
-// bytes go to the blob store first (durably); a refused or rolled-back send leaves only unreferenced blobs,
-// never a row without its bytes. The commit keeps the server's synchronous_commit: the answer follows the WAL
+// a team with send quotas or a caller with work of its own runs the statements in one transaction). A submitted
+// message is written by the statement too (email_raw) unless it is over RAW_INLINE_MAX_BYTES. Attachment bytes
+// (and such a large message) go to the blob store first (durably); a refused or rolled-back send leaves no row
+// without its bytes, and its blobs are removed. The commit keeps the server's synchronous_commit: the answer follows the WAL
 // flush.
 import type { Knex } from 'knex';
 import type { BlobStore } from '../blobs.ts';
@@ -23,6 +24,13 @@ export interface PersistContext {
   blobs: BlobStore;
   log?: Logger;
 }
+
+/**
+ * A submitted message up to this size is kept in the email_raw table by the accept statement itself; a larger one
+ * goes to the blob store first (emails.raw_blob_key). Most mail is far below it, and a row this size is still a
+ * cheap parameter and a cheap read for the deliver job (migration 20261124010000 tells why).
+ */
+export const RAW_INLINE_MAX_BYTES = 512 * 1024;
 
 async function writeAttachments(blobs: BlobStore, teamId: string, emailId: string, p: PreparedEmail) {
   return Promise.all(p.attachments.map(async (a, position) => {
@@ -68,6 +76,8 @@ interface Statement {
  * nothing (the statement answers no row and the caller refuses it).
  */
 function emailStatement(ctx: PersistContext, sender: Sender, p: PreparedEmail, id: string, attachments: object[], rawKey: string | null, now: Date, stored?: { answer: StoredAnswer; ids: string[] }): Statement {
+  // The submitted message in the row's own table unless it went to the blob store.
+  const inlineRaw = p.raw && rawKey === null ? p.raw.bytes : null;
   const teamId = sender.team.id;
   const queued = p.recipients.filter((r) => r.status === 'queued');
   const scheduled = p.scheduled_at !== null && p.scheduled_at.getTime() > now.getTime();
@@ -127,6 +137,10 @@ function emailStatement(ctx: PersistContext, sender: Sender, p: PreparedEmail, i
       from email, json_populate_recordset(null::email_attachments, ?::json) a)`);
     bindings.push(JSON.stringify(attachments));
   }
+  if (inlineRaw) {
+    ctes.push('raw_row as (insert into email_raw (email_id, team_id, bytes) select email.id, ?::uuid, ?::bytea from email)');
+    bindings.push(teamId, inlineRaw);
+  }
   if (events.length) {
     ctes.push(`first_events as (insert into events (id, team_id, type, data) select e.id, e.team_id, e.type, e.data
       from email, json_populate_recordset(null::events, ?::json) e)`);
@@ -137,7 +151,7 @@ function emailStatement(ctx: PersistContext, sender: Sender, p: PreparedEmail, i
       where team_id = ?::uuid and key = ? and status = 'in_flight' and claim_token = ? and exists (select 1 from email))`);
     bindings.push(stored.answer.status, JSON.stringify(stored.answer.answer(stored.ids)), teamId, stored.answer.key, stored.answer.token);
   }
-  const name = `pw_email_${[bulk, attachments.length > 0, events.length > 0, !!stored].map(Number).join('')}`;
+  const name = `pw_email_${[bulk, attachments.length > 0, events.length > 0, !!stored, !!inlineRaw].map(Number).join('')}`;
   return { name, sql: `with ${ctes.join(',\n')}\nselect count(*)::int as written from email`, bindings, row, bulk };
 }
 
@@ -170,7 +184,7 @@ export async function persistEmails(
   const ids = prepared.map(() => newId());
   const attachmentRows = await Promise.all(prepared.map((p, i) => writeAttachments(ctx.blobs, sender.team.id, ids[i], p)));
   const rawKeys = await Promise.all(prepared.map(async (p, i) => {
-    if (!p.raw) return null;
+    if (!p.raw || p.raw.bytes.length <= RAW_INLINE_MAX_BYTES) return null;
     const key = `emails/${sender.team.id}/${ids[i]}/raw.eml`;
     await ctx.blobs.put(key, p.raw.bytes);
     return key;
