@@ -72,6 +72,11 @@ export const configSchema = z.object({
    * jobs claim, sign or record (as Postfix runs up to 100 smtp clients for 20 per destination).
    */
   MTA_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(100),
+  /**
+   * Message bytes (emails.size_bytes) one mta process holds at once across its deliver jobs (mta/delivery/memory.ts);
+   * a single larger message runs alone.
+   */
+  MTA_MESSAGE_MEMORY_MB: z.coerce.number().int().min(1).max(65536).default(512),
   /** SMTP sessions one mta process holds open at once to one MX host. */
   MTA_MAX_PER_DESTINATION: z.coerce.number().int().min(1).max(100).default(5),
   /** DKIM signing threads of one mta process; unset: cores minus two (none on 2 cores); 0: sign on the main thread. */

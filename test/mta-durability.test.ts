@@ -126,6 +126,28 @@ test.serial('the per-destination cap: with one session allowed per MX host, para
   t.is(w.sink.stats.connections - before, 1);
 });
 
+test.serial('the message memory budget: jobs whose messages do not fit together wait their turn, and all are delivered', async (t) => {
+  // A budget of one message: three parallel jobs run one after another, so one session carries them all (with room
+  // for all three they would open three: the per-destination cap is 5).
+  const budgeted = w.moreDeps({ messageMemoryBytes: 50_000 });
+  const ids = await Promise.all(['m1', 'm2', 'm3'].map((n) => email(`${n}-budget.net`, [`${n}@${n}-budget.net`])));
+  await w.p.db('emails').whereIn('id', ids).update({ size_bytes: 40_000 });
+  for (const n of ['m1', 'm2', 'm3']) w.dns.set(`${n}-budget.net`, 'MX', [{ exchange: 'mx.budget-provider.net', priority: 10 }]);
+  w.dns.set('mx.budget-provider.net', 'A', ['127.0.0.1']);
+  const before = w.sink.stats.connections;
+  let peak = 0;
+  const sampler = setInterval(() => { peak = Math.max(peak, budgeted.memory.inUse()); }, 1);
+  try {
+    await Promise.all(ids.map((id) => processDelivery(budgeted, id)));
+  } finally {
+    clearInterval(sampler);
+  }
+  for (const n of ['m1', 'm2', 'm3']) t.is(w.sink.deliveredTo(`${n}@${n}-budget.net`).length, 1);
+  t.is(w.sink.stats.connections - before, 1, 'one at a time: one session carried all three');
+  t.true(peak <= 50_000 && peak > 0, `in use at most the budget (peak ${peak})`);
+  t.is(budgeted.memory.inUse(), 0, 'every job gave its share back');
+});
+
 test.serial('a living job keeps its lease: the heartbeat moves leased_until on, and its record still lands', async (t) => {
   const id = await email('heartbeat.net', ['hb@heartbeat.net']);
   const now = new Date();

@@ -5,6 +5,7 @@ import { decideDeferral, GIVE_UP_AFTER_MS, retryDelayMs } from '../mta/delivery/
 import { lastEvent } from '../mta/delivery/state.ts';
 import { finishHeaders } from '../mta/delivery/compose.ts';
 import { createThrottle } from '../mta/delivery/throttle.ts';
+import { createByteBudget } from '../mta/delivery/memory.ts';
 import { readReturnPathAddress, readUnsubscribeToken, returnPathAddress, unsubscribeToken } from '../shared/emails/mail-tokens.ts';
 
 const MIN = 60_000;
@@ -85,4 +86,30 @@ test('throttle: at most N at once per key, others wait in order; keys do not blo
   await Promise.all(runs);
   t.is(peak, 2);
   t.is(throttle.active('mx.a'), 0);
+});
+
+test('byte budget: takes wait in arrival order until their bytes are free; one larger than the budget runs alone', async (t) => {
+  const budget = createByteBudget(100);
+  const order: string[] = [];
+  const take = (name: string, bytes: number) => budget.take(bytes).then((release) => {
+    order.push(name);
+    return release;
+  });
+  const a = await take('a', 60);
+  const pending = [take('b', 50), take('c', 10), take('huge', 1000)];
+  await new Promise((r) => setImmediate(r));
+  t.deepEqual(order, ['a'], 'b does not fit; c, small enough, still waits behind it (no starving b)');
+  a();
+  a();
+  await new Promise((r) => setImmediate(r));
+  t.deepEqual(order, ['a', 'b', 'c'], 'a released once, however often called');
+  t.is(budget.inUse(), 60);
+  const [b, c, huge] = [await pending[0], await pending[1], pending[2]];
+  b();
+  await new Promise((r) => setImmediate(r));
+  t.deepEqual(order, ['a', 'b', 'c'], 'the huge one needs the whole budget: c still holds 10');
+  c();
+  (await huge)();
+  t.deepEqual(order, ['a', 'b', 'c', 'huge']);
+  t.is(budget.inUse(), 0);
 });

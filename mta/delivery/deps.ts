@@ -14,6 +14,7 @@ import { retryJobId } from './sweep.ts';
 import { createSigningDomains, DOMAIN_CACHE_MS, type SigningDomains } from './signing-domain.ts';
 import { cachingResolver } from './dns-cache.ts';
 import { createGroupCommit, type RecordFn } from './group-commit.ts';
+import { createByteBudget, type ByteBudget } from './memory.ts';
 
 export type DeliveryConfig = Pick<Config, 'SIMULATOR_DOMAIN' | 'PUBLIC_BASE_URL' | 'SMTP_DELIVERY_PORT' | 'MTA_HOSTNAME'>;
 
@@ -29,6 +30,8 @@ export interface DeliveryDeps {
   domains: SigningDomains;
   pool: SessionPool;
   throttle: Throttle;
+  /** The message bytes the jobs hold at once (memory.ts). */
+  memory: ByteBudget;
   /** Writes an attempt's outcome, batched with the others that arrive meanwhile (group-commit.ts). */
   record: RecordFn;
   /** SMTP_DELIVERY_PORT, under the name transmit.ts takes it. */
@@ -44,6 +47,8 @@ export interface DeliveryOptions {
   /** Signing threads (0: sign on the main thread); default MTA_SIGNING_THREADS. */
   signingThreads?: number;
   maxPerDestination?: number;
+  /** Default MTA_MESSAGE_MEMORY_MB, in bytes. */
+  messageMemoryBytes?: number;
   dns?: DnsResolver;
   /** How long a sending domain and its keys are kept (signing-domain.ts); 0 reads them for every message. */
   domainCacheMs?: number;
@@ -63,6 +68,7 @@ export function createDeliveryDeps(
     domains: createSigningDomains(clients.db, secrets, config, options.domainCacheMs ?? DOMAIN_CACHE_MS),
     pool: createSessionPool({ name: config.MTA_HOSTNAME, timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts } }),
     throttle: createThrottle(options.maxPerDestination ?? config.MTA_MAX_PER_DESTINATION),
+    memory: createByteBudget(options.messageMemoryBytes ?? config.MTA_MESSAGE_MEMORY_MB * 1024 * 1024),
     record: createGroupCommit(clients),
     port: config.SMTP_DELIVERY_PORT,
     scheduleRetry: queue

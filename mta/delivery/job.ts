@@ -114,7 +114,10 @@ export async function processDelivery(deps: DeliveryDeps, emailId: string, now =
   const { email, lease } = claimed;
   const leased = lease.recipients;
   const job: Job = { email, now, lease, deferred: false };
+  let releaseMemory: (() => void) | undefined;
   try {
+    // Its bodies are in memory already (a few KB, mostly); the message it composes and signs comes under the budget.
+    releaseMemory = await deps.memory.take(email.size_bytes);
     const simulated = leased.filter((r) => r.domain.toLowerCase() === deps.config.SIMULATOR_DOMAIN);
     const remote = leased.filter((r) => r.domain.toLowerCase() !== deps.config.SIMULATOR_DOMAIN);
     await Promise.all([
@@ -122,6 +125,7 @@ export async function processDelivery(deps: DeliveryDeps, emailId: string, now =
       remote.length ? deliverRemote(deps, job, remote) : null,
     ]);
   } finally {
+    releaseMemory?.();
     lease.release();
   }
   if (job.deferred && job.composed) {
