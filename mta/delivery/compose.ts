@@ -3,8 +3,8 @@
 // so a job that composes again after a crash sends the bytes an earlier one sent. A first attempt sends from
 // memory; only when a recipient is deferred is the message stored as `emails/<team>/<id>.<random>.eml` and named
 // by raw_blob_key, so every later attempt (and every copy of the mta) sends those bytes even across an upgrade
-// of the composer. An SMTP-submitted email already has its raw message (in email_raw, or a blob when large). Signing happens per attempt on top of
-// these bytes (sign.ts).
+// of the composer. An SMTP-submitted email already has its raw message (in email_raw, or a blob when large).
+// Signing happens per attempt on top of these bytes (sign.ts).
 import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import MailComposer from 'nodemailer/lib/mail-composer';
