@@ -1,5 +1,6 @@
 // The blob store: raw messages, attachments, uploads. Filesystem by default; a write is durable (fsync of the
-// file and of its directory) before put() resolves, so "stored" means it survives a crash.
+// file, of its directory, and of the parent of every directory the put had to create) before put() resolves, so
+// "stored" means it survives a crash.
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -40,7 +41,17 @@ export function createFsBlobStore(root: string): BlobStore {
       const target = file(key);
       const dir = path.dirname(target);
       if (!made.has(dir)) {
-        await mkdir(dir, { recursive: true });
+        // A directory made here is itself an entry in its parent: without an fsync of that parent a crash may lose
+        // the directory, and the file in it with it, although the file and its directory were synced.
+        const first = await mkdir(dir, { recursive: true });
+        if (first) {
+          const parents: string[] = [];
+          for (let d = dir; ; d = path.dirname(d)) {
+            parents.push(path.dirname(d));
+            if (d === first || d === path.dirname(d)) break;
+          }
+          for (const parent of parents) await fsyncDir(parent);
+        }
         if (made.size > 10_000) made.clear();
         made.add(dir);
       }
