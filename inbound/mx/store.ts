@@ -55,12 +55,14 @@ export async function storeMessage(db: Knex, blobs: BlobStore, input: StoredMess
     const id = newId();
     const raw = Buffer.concat([Buffer.from(receivedField(input, id, rcpt, now), 'latin1'), input.raw]);
     return {
-      raw, id, team_id: recipient.teamId, domain_id: recipient.domainId, raw_blob_key: `received/${recipient.teamId}/${id}/raw.eml`,
+      raw, id, team_id: recipient.teamId, domain_id: recipient.domainId, raw_blob_key: `received/${recipient.teamId}/${id}.eml`,
       size: raw.length, envelope_from: input.envelopeFrom, rcpt_to: rcpt, remote_ip: input.remoteIp,
       helo: input.helo, tls: input.tls, status: 'stored', kind: recipient.kind,
       email_id: recipient.kind === 'bounce' ? recipient.emailId : null, received_at: now,
     };
   });
+  // One file per copy in the team's directory (received/<team>/<id>.eml), not a directory per message: a new
+  // directory would cost a mkdir and an fsync of its parent before the 250 (shared/blobs.ts).
   await Promise.all(rows.map((r) => blobs.put(r.raw_blob_key, r.raw)));
   // One INSERT statement for every row: atomic and committed on its own (autocommit, the WAL flushed under the
   // default synchronous_commit) before it returns, without the BEGIN and COMMIT round trips of a transaction.
