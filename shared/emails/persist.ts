@@ -34,7 +34,8 @@ export const RAW_INLINE_MAX_BYTES = 512 * 1024;
 
 async function writeAttachments(blobs: BlobStore, teamId: string, emailId: string, p: PreparedEmail) {
   return Promise.all(p.attachments.map(async (a, position) => {
-    const blob_key = `emails/${teamId}/${emailId}/attachment-${position}`;
+    // Files in the team's directory, not a directory per email: no mkdir and no parent fsync per send (blobs.ts).
+    const blob_key = `emails/${teamId}/${emailId}.attachment-${position}`;
     await blobs.put(blob_key, a.content);
     return { id: newId(), email_id: emailId, team_id: teamId, position, filename: a.filename, content_type: a.content_type,
       content_id: a.content_id, content_disposition: a.content_disposition, size: a.content.length, blob_key };
@@ -185,7 +186,7 @@ export async function persistEmails(
   const attachmentRows = await Promise.all(prepared.map((p, i) => writeAttachments(ctx.blobs, sender.team.id, ids[i], p)));
   const rawKeys = await Promise.all(prepared.map(async (p, i) => {
     if (!p.raw || p.raw.bytes.length <= RAW_INLINE_MAX_BYTES) return null;
-    const key = `emails/${sender.team.id}/${ids[i]}/raw.eml`;
+    const key = `emails/${sender.team.id}/${ids[i]}.raw.eml`;
     await ctx.blobs.put(key, p.raw.bytes);
     return key;
   }));
