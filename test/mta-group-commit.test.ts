@@ -16,8 +16,6 @@ test.after.always(async () => {
   await w?.close();
 });
 
-const sim = (local: string) => `${local}@${w.p.config.SIMULATOR_DOMAIN}`;
-
 async function simulatedEmail(to: string[]) {
   const team = await w.p.createTeam();
   const managed = await w.p.db('domains').where({ team_id: team.id, managed: true }).first();
@@ -25,7 +23,7 @@ async function simulatedEmail(to: string[]) {
 }
 
 test('many jobs at once: every outcome recorded, each email settled with its own events', async (t) => {
-  const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => simulatedEmail(i % 3 === 0 ? [sim('bounced'), sim('delivered')] : [sim('delivered')])));
+  const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => simulatedEmail(i % 3 === 0 ? [w.sim('bounced'), w.sim('delivered')] : [w.sim('delivered')])));
   await Promise.all(ids.map((id) => processDelivery(w.deps, id)));
   for (const [i, id] of ids.entries()) {
     const email = await w.p.db('emails').where({ id }).first();
@@ -40,7 +38,7 @@ test('many jobs at once: every outcome recorded, each email settled with its own
 
 test('a record that cannot be written fails alone; the others of its batch land', async (t) => {
   const record = createGroupCommit({ db: w.p.db, log: w.deps.log });
-  const [good, bad] = await Promise.all([simulatedEmail([sim('delivered')]), simulatedEmail([sim('delivered')])]);
+  const [good, bad] = await Promise.all([simulatedEmail([w.sim('delivered')]), simulatedEmail([w.sim('delivered')])]);
   const prepared = [];
   for (const id of [good, bad]) {
     const email: EmailRow = await w.p.db('emails').where({ id }).first();
@@ -68,7 +66,7 @@ test('the claim reads the email as stored and leases its recipients, writing not
   const managed = await w.p.db('domains').where({ team_id: team.id, managed: true }).first();
   for (const tags of [[], [{ name: 'kind', value: 'welcome' }, { name: 'tier', value: 'gold' }]]) {
     const id = await insertEmail(w.p.db, w.p.deps.blobs, {
-      teamId: team.id, domain: managed, to: [sim('delivered'), sim('bounced')], subject: 'Ünïcode "quoted" subject', tags,
+      teamId: team.id, domain: managed, to: [w.sim('delivered'), w.sim('bounced')], subject: 'Ünïcode "quoted" subject', tags,
       attachments: [{ filename: 'a.txt', content: Buffer.from('x'), contentType: 'text/plain' }], now: new Date('2026-11-23T10:11:12.345Z'),
     });
     const row: EmailRow = await w.p.db('emails').where({ id }).first();
@@ -78,7 +76,7 @@ test('the claim reads the email as stored and leases its recipients, writing not
     t.deepEqual(email, { ...row, status: 'queued' }, 'the row as knex reads it, dates included');
     t.is(raw, null, 'an API send has no stored message');
     t.deepEqual(attachments?.map((a) => a.filename), ['a.txt']);
-    t.deepEqual(claimed.lease.recipients.map((r) => r.address).sort(), [sim('bounced'), sim('delivered')]);
+    t.deepEqual(claimed.lease.recipients.map((r) => r.address).sort(), [w.sim('bounced'), w.sim('delivered')]);
     t.deepEqual((await eventsOf(w.p.db, id)).map((e) => e.type), ['email.sent'], 'the accepted email\'s own; the claim adds none');
     t.deepEqual(await w.p.db('emails').where({ id }).first(), row, 'the email untouched');
     t.is(await claim(w.p.db, w.deps.log, id, new Date()), null, 'nothing left to lease');

@@ -21,8 +21,6 @@ test.after.always(async () => {
   await w?.close();
 });
 
-const sim = (local: string) => `${local}@${w.p.config.SIMULATOR_DOMAIN}`;
-
 /** Inserts an email as the accept path does and enqueues its deliver job (job id = email id); waits until done. */
 async function send(to: string[]) {
   const team = await w.p.createTeam();
@@ -40,47 +38,47 @@ async function send(to: string[]) {
 }
 
 test('delivered@ and labelled addresses are delivered without a connection', async (t) => {
-  const { id } = await send([sim('delivered'), sim('delivered+signup')]);
+  const { id } = await send([w.sim('delivered'), w.sim('delivered+signup')]);
   const rs = await recipientsOf(w.p.db, id);
   t.true([...rs.values()].every((r) => r.status === 'delivered'));
   t.deepEqual((await eventsOf(w.p.db, id)).map((e) => e.type), ['email.sent', 'email.delivered']);
-  t.is(w.sink.deliveredTo(sim('delivered')).length, 0);
+  t.is(w.sink.deliveredTo(w.sim('delivered')).length, 0);
   const [attempt] = await w.p.db('delivery_attempts').where({ email_id: id });
   t.like(attempt, { outcome: 'delivered', mx_host: null, domain: w.p.config.SIMULATOR_DOMAIN });
   t.regex(attempt.transcript, /simulator: no network/);
 });
 
 test('bounced@ bounces 550 5.1.1 Permanent/General, without adding a suppression', async (t) => {
-  const { team, id } = await send([sim('bounced')]);
-  t.like((await recipientsOf(w.p.db, id)).get(sim('bounced')), { status: 'bounced', enhanced_code: '5.1.1', bounce_type: 'Permanent', bounce_sub_type: 'General' });
+  const { team, id } = await send([w.sim('bounced')]);
+  t.like((await recipientsOf(w.p.db, id)).get(w.sim('bounced')), { status: 'bounced', enhanced_code: '5.1.1', bounce_type: 'Permanent', bounce_sub_type: 'General' });
   const bounced = (await eventsOf(w.p.db, id)).find((e) => e.type === 'email.bounced');
-  t.like(bounced?.data, { to: [sim('bounced')], bounce: { type: 'Permanent', subType: 'General' } });
+  t.like(bounced?.data, { to: [w.sim('bounced')], bounce: { type: 'Permanent', subType: 'General' } });
   t.falsy(await w.p.db('suppressions').where({ team_id: team.id }).first());
   t.is((await w.p.db('emails').where({ id }).first()).last_event, 'bounced');
 });
 
 test('complained@ is delivered, then complains', async (t) => {
-  const { id } = await send([sim('complained')]);
+  const { id } = await send([w.sim('complained')]);
   t.deepEqual((await eventsOf(w.p.db, id)).map((e) => e.type), ['email.sent', 'email.delivered', 'email.complained']);
   t.is((await w.p.db('emails').where({ id }).first()).last_event, 'complained');
 });
 
 test('suppressed@ is suppressed with an email.suppressed event and no attempt', async (t) => {
-  const { id } = await send([sim('suppressed')]);
-  t.is((await recipientsOf(w.p.db, id)).get(sim('suppressed'))?.status, 'suppressed');
+  const { id } = await send([w.sim('suppressed')]);
+  t.is((await recipientsOf(w.p.db, id)).get(w.sim('suppressed'))?.status, 'suppressed');
   const event = (await eventsOf(w.p.db, id)).find((e) => e.type === 'email.suppressed');
-  t.like(event?.data, { to: [sim('suppressed')], suppressed: { type: 'OnAccountSuppressionList', reason: 'previous_bounce' } });
+  t.like(event?.data, { to: [w.sim('suppressed')], suppressed: { type: 'OnAccountSuppressionList', reason: 'previous_bounce' } });
   t.is((await w.p.db('delivery_attempts').where({ email_id: id })).length, 0);
   t.like(await w.p.db('emails').where({ id }).first(), { status: 'done', last_event: 'suppressed' });
 });
 
 test('delayed@ defers once with delivery_delayed at once, then is delivered at its retry', async (t) => {
-  const { id } = await send([sim('delayed')]);
-  const r = (await recipientsOf(w.p.db, id)).get(sim('delayed'))!;
+  const { id } = await send([w.sim('delayed')]);
+  const r = (await recipientsOf(w.p.db, id)).get(w.sim('delayed'))!;
   t.is(r.status, 'deferred');
   t.is((await w.p.db('emails').where({ id }).first()).last_event, 'delivery_delayed');
   await processDelivery(w.deps, id, r.next_attempt_at!);
-  t.is((await recipientsOf(w.p.db, id)).get(sim('delayed'))?.status, 'delivered');
+  t.is((await recipientsOf(w.p.db, id)).get(w.sim('delayed'))?.status, 'delivered');
   t.deepEqual((await eventsOf(w.p.db, id)).map((e) => e.type), ['email.sent', 'email.delivery_delayed', 'email.delivered']);
   t.is((await w.p.db('emails').where({ id }).first()).last_event, 'delivered');
 });
@@ -89,10 +87,10 @@ test('simulator and real recipients in one email each take their own path', asyn
   const team = await w.p.createTeam();
   const domain = await w.sendingDomain(team, 'sender-simmix.com');
   w.mx('simmix.net');
-  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: [sim('bounced'), 'real@simmix.net'] });
+  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: [w.sim('bounced'), 'real@simmix.net'] });
   await processDelivery(w.deps, id);
   const rs = await recipientsOf(w.p.db, id);
-  t.is(rs.get(sim('bounced'))?.status, 'bounced');
+  t.is(rs.get(w.sim('bounced'))?.status, 'bounced');
   t.is(rs.get('real@simmix.net')?.status, 'delivered');
   t.deepEqual(w.sink.deliveredTo('real@simmix.net')[0].to, ['real@simmix.net'], 'the simulator address never reaches the wire');
 });

@@ -15,8 +15,6 @@ test.after.always(async () => {
   await w?.close();
 });
 
-const sim = (local: string) => `${local}@${w.p.config.SIMULATOR_DOMAIN}`;
-
 /** A new team, left in the sandbox, sends from its managed domain to `to`; answers the email id. */
 async function sendFromSandbox(t: ExecutionContext, to: string) {
   const team = await w.p.createTeam();
@@ -49,9 +47,9 @@ function noNetwork(t: ExecutionContext) {
 }
 
 test('delivered@ is delivered', async (t) => {
-  const { team, id } = await sendFromSandbox(t, sim('delivered'));
+  const { team, id } = await sendFromSandbox(t, w.sim('delivered'));
   await processDelivery(w.deps, id);
-  t.is((await recipientsOf(w.p.db, id)).get(sim('delivered'))?.status, 'delivered');
+  t.is((await recipientsOf(w.p.db, id)).get(w.sim('delivered'))?.status, 'delivered');
   t.is(await lastEvent(team.key, id), 'delivered');
   t.deepEqual(await eventTypes(id), ['email.delivered']);
   const [attempt] = await w.p.db('delivery_attempts').where({ email_id: id });
@@ -60,33 +58,33 @@ test('delivered@ is delivered', async (t) => {
 });
 
 test('bounced@ bounces (Permanent/General) and adds no suppression', async (t) => {
-  const { team, id } = await sendFromSandbox(t, sim('bounced'));
+  const { team, id } = await sendFromSandbox(t, w.sim('bounced'));
   await processDelivery(w.deps, id);
-  t.like((await recipientsOf(w.p.db, id)).get(sim('bounced')), { status: 'bounced', enhanced_code: '5.1.1', bounce_type: 'Permanent', bounce_sub_type: 'General' });
+  t.like((await recipientsOf(w.p.db, id)).get(w.sim('bounced')), { status: 'bounced', enhanced_code: '5.1.1', bounce_type: 'Permanent', bounce_sub_type: 'General' });
   t.is(await lastEvent(team.key, id), 'bounced');
   t.deepEqual(await eventTypes(id), ['email.bounced']);
   const bounced = (await eventsOf(w.p.db, id)).find((e) => e.type === 'email.bounced');
-  t.like(bounced?.data, { email_id: id, to: [sim('bounced')], bounce: { type: 'Permanent', subType: 'General' } });
+  t.like(bounced?.data, { email_id: id, to: [w.sim('bounced')], bounce: { type: 'Permanent', subType: 'General' } });
   t.falsy(await w.p.db('suppressions').where({ team_id: team.id }).first(), 'it keeps bouncing on demand');
   noNetwork(t);
 });
 
 test('complained@ is delivered, then complains', async (t) => {
-  const { team, id } = await sendFromSandbox(t, sim('complained'));
+  const { team, id } = await sendFromSandbox(t, w.sim('complained'));
   await processDelivery(w.deps, id);
-  t.is((await recipientsOf(w.p.db, id)).get(sim('complained'))?.status, 'delivered');
+  t.is((await recipientsOf(w.p.db, id)).get(w.sim('complained'))?.status, 'delivered');
   t.is(await lastEvent(team.key, id), 'complained');
   t.deepEqual(await eventTypes(id), ['email.delivered', 'email.complained']);
   const complained = (await eventsOf(w.p.db, id)).find((e) => e.type === 'email.complained');
-  t.like(complained?.data, { email_id: id, to: [sim('complained')] });
+  t.like(complained?.data, { email_id: id, to: [w.sim('complained')] });
   noNetwork(t);
 });
 
 test('delayed@ is delayed at once, then delivered at its retry a minute later', async (t) => {
-  const { team, id } = await sendFromSandbox(t, sim('delayed'));
+  const { team, id } = await sendFromSandbox(t, w.sim('delayed'));
   const t0 = new Date();
   await processDelivery(w.deps, id, t0);
-  const r = (await recipientsOf(w.p.db, id)).get(sim('delayed'))!;
+  const r = (await recipientsOf(w.p.db, id)).get(w.sim('delayed'))!;
   t.is(r.status, 'deferred');
   t.is(r.next_attempt_at?.getTime(), t0.getTime() + 60_000, 'the first retry step: 1 minute');
   t.is(await lastEvent(team.key, id), 'delivery_delayed');
@@ -94,7 +92,7 @@ test('delayed@ is delayed at once, then delivered at its retry a minute later', 
   t.is((await processDelivery(w.deps, id, new Date(t0.getTime() + 30_000))).leased, 0, 'not before its retry');
 
   await processDelivery(w.deps, id, r.next_attempt_at!);
-  t.is((await recipientsOf(w.p.db, id)).get(sim('delayed'))?.status, 'delivered');
+  t.is((await recipientsOf(w.p.db, id)).get(w.sim('delayed'))?.status, 'delivered');
   t.is(await lastEvent(team.key, id), 'delivered');
   t.deepEqual(await eventTypes(id), ['email.delivery_delayed', 'email.delivered']);
   const attempts = await w.p.db('delivery_attempts').where({ email_id: id }).orderBy('id');
@@ -103,13 +101,13 @@ test('delayed@ is delayed at once, then delivered at its retry a minute later', 
 });
 
 test('suppressed@ is suppressed, with email.suppressed and no attempt', async (t) => {
-  const { team, id } = await sendFromSandbox(t, sim('suppressed'));
+  const { team, id } = await sendFromSandbox(t, w.sim('suppressed'));
   await processDelivery(w.deps, id);
-  t.is((await recipientsOf(w.p.db, id)).get(sim('suppressed'))?.status, 'suppressed');
+  t.is((await recipientsOf(w.p.db, id)).get(w.sim('suppressed'))?.status, 'suppressed');
   t.is(await lastEvent(team.key, id), 'suppressed');
   t.deepEqual(await eventTypes(id), ['email.suppressed']);
   const suppressed = (await eventsOf(w.p.db, id)).find((e) => e.type === 'email.suppressed');
-  t.like(suppressed?.data, { email_id: id, to: [sim('suppressed')] });
+  t.like(suppressed?.data, { email_id: id, to: [w.sim('suppressed')] });
   t.is((await w.p.db('delivery_attempts').where({ email_id: id })).length, 0);
   noNetwork(t);
 });

@@ -21,6 +21,8 @@ export interface MtaWorld {
   deps: DeliveryDeps;
   /** MX of `domain` → mx.<domain> → `ips` (the sink listens on 127.0.0.1). */
   mx(domain: string, ips?: string[]): void;
+  /** `local`@SIMULATOR_DOMAIN: a simulator address (delivered, bounced, complained, ...). */
+  sim(local: string): string;
   /** A verified sending domain of `team` with its DKIM key published in the DNS. */
   sendingDomain(team: TestTeam, name: string): Promise<{ id: string; name: string; selector: string }>;
   /**
@@ -148,6 +150,7 @@ export async function startMtaWorld(options: { sink?: SinkOptions; env?: Record<
 
   return {
     p, dns, sink, deps, moreDeps, verifyDkim,
+    sim: (local) => `${local}@${p.config.SIMULATOR_DOMAIN}`,
     mx(domain, ips = ['127.0.0.1']) {
       dns.set(domain, 'MX', [{ exchange: `mx.${domain}`, priority: 10 }]);
       dns.set(`mx.${domain}`, 'A', ips);
