@@ -13,7 +13,12 @@ let w: MtaWorld;
 test.before(async () => {
   w = await startMtaWorld({ sink: { dataDelayMs: 30 } });
 });
+// Every mta this file starts: killed at the end whatever happened, so a failed test cannot leave one running
+// (a live child keeps ava's worker, and the whole run, waiting).
+const children = new Set<ChildProcess>();
 test.after.always(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await Promise.all([...children].map(exited));
   await w?.close();
 });
 
@@ -23,10 +28,12 @@ function startMta(config: Config): ChildProcess {
   const env = envOf(config, { MTA_CONCURRENCY: String(CONCURRENCY) });
   const child = spawn(process.execPath, ['--import', 'tsx', 'mta/main.ts'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   child.stderr?.on('data', (d) => process.stderr.write(d));
+  children.add(child);
+  child.once('exit', () => children.delete(child));
   return child;
 }
 
-const exited = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
+const exited = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
 
 test('kill -9 mid-run, restart: every recipient delivered, duplicates only inside the 250-to-commit window', async (t) => {
   t.timeout(150_000);
@@ -41,7 +48,8 @@ test('kill -9 mid-run, restart: every recipient delivered, duplicates only insid
   await queue.addBulk(ids.map((emailId) => ({ name: 'deliver', data: { emailId }, opts: { jobId: emailId } })));
 
   let mta = startMta(w.p.config);
-  await w.sink.waitFor(() => w.sink.messages.length >= 8, 30_000);
+  // Generous: on a loaded machine the child's start (tsx) alone can take many seconds.
+  await w.sink.waitFor(() => w.sink.messages.length >= 8, 60_000);
   mta.kill('SIGKILL');
   await exited(mta);
   const atKill = w.sink.messages.length;

@@ -54,6 +54,20 @@ test('send, get, list, batch, reschedule and cancel through the SDK', async (t) 
   t.is((await resend.emails.get(scheduled.data!.id)).data?.last_event, 'canceled');
 });
 
+test('a send under a topic through the SDK (topicId), in a batch too', async (t) => {
+  const topic = await resend.topics.create({ name: 'SDK news', defaultSubscription: 'opt_in' });
+  t.is(topic.error, null, JSON.stringify(topic.error));
+  const topicId = topic.data!.id;
+  const sent = await resend.emails.send({ from: `hi@${team.domain}`, to: ['t@inbox-one.net'], subject: 'News', text: 'x', topicId });
+  t.is(sent.error, null, JSON.stringify(sent.error));
+  t.is((await resend.emails.get(sent.data!.id)).data?.topic_id, topicId);
+  const batch = await resend.batch.send([{ from: `hi@${team.domain}`, to: ['t2@inbox-one.net'], subject: 'News 2', text: 'x', topicId }]);
+  t.is(batch.error, null, JSON.stringify(batch.error));
+  t.is((await resend.emails.get(batch.data!.data[0].id)).data?.topic_id, topicId);
+  const unknown = await resend.emails.send({ from: `hi@${team.domain}`, to: ['t@inbox-one.net'], subject: 'News', text: 'x', topicId: '0190f3b2-0000-7000-8000-000000000001' });
+  t.like(unknown.error, { statusCode: 422, name: 'validation_error' });
+});
+
 test('errors come back in the shape the SDK expects', async (t) => {
   const res = await resend.emails.send({ from: 'hi@unverified-domain.com', to: ['ann@inbox-one.net'], subject: 'x', text: 'x' });
   t.is(res.data, null);

@@ -11,8 +11,11 @@ export async function requestId(ctx: Context, next: Next) {
 }
 
 /** Every request needs a User-Agent (spec, Endpoints); the signed downloads too. */
+const UNSUBSCRIBE_PATH = /^(\/api\/v1)?\/unsubscribe\//;
+
 export async function requireUserAgent(ctx: Context, next: Next) {
-  if (!ctx.get('user-agent').trim()) {
+  // An unsubscribe link must work for whatever posts to it (RFC 8058 one-click comes from the mailbox provider).
+  if (!ctx.get('user-agent').trim() && !UNSUBSCRIBE_PATH.test(ctx.path)) {
     throw new ServiceError('validation_error', 'The `User-Agent` header is required.', { status: 400 });
   }
   await next();

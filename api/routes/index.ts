@@ -17,9 +17,11 @@ import { domainBrandOperations } from './domain-brand.ts';
 import { suppressionOperations } from './suppressions.ts';
 import { webhookOperations } from './webhooks.ts';
 import { receivingOperations } from './receiving.ts';
+import { unsubscribeOperations } from './unsubscribe.ts';
+import { topicOperations } from './topics.ts';
 import { buildOpenApi } from '../openapi.ts';
 
-const areaOperations: Operation[] = [...operationsOperations, ...apiKeyOperations, ...teamOperations, ...logOperations, ...domainOperations, ...emailOperations, ...emailAttachmentOperations, ...emailAttemptOperations, ...domainAutoconfigureOperations, ...domainClaimOperations, ...domainBrandOperations, ...suppressionOperations, ...webhookOperations, ...receivingOperations, ...notYetOperations];
+const areaOperations: Operation[] = [...operationsOperations, ...apiKeyOperations, ...teamOperations, ...logOperations, ...domainOperations, ...emailOperations, ...emailAttachmentOperations, ...emailAttemptOperations, ...domainAutoconfigureOperations, ...domainClaimOperations, ...domainBrandOperations, ...suppressionOperations, ...webhookOperations, ...receivingOperations, ...topicOperations, ...unsubscribeOperations, ...notYetOperations];
 
 export const API_VERSION = '1.0.0';
 

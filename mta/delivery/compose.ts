@@ -15,8 +15,11 @@ import { unsubscribeToken } from '../../shared/emails/mail-tokens.ts';
 export interface ComposeDeps {
   db: Knex;
   blobs: BlobStore;
+}
+
+export interface UnsubscribeDeps {
   secrets: Buffer;
-  /** PUBLIC_BASE_URL: the api's address, where the unsubscribe page lives. */
+  /** PUBLIC_BASE_URL: the api's address, where the unsubscribe page lives (api/routes/unsubscribe.ts). */
   publicBaseUrl: string;
 }
 
@@ -37,14 +40,20 @@ async function readBlob(blobs: BlobStore, key: string): Promise<Buffer> {
 const hasHeader = (headers: Record<string, string>, name: string) => Object.keys(headers).some((h) => h.toLowerCase() === name);
 
 /**
- * List-Unsubscribe with RFC 8058 one-click for mail sent under a topic or as a broadcast, unless the customer
- * set their own. The URL names the email; the unsubscribe page resolves the recipient.
+ * List-Unsubscribe with RFC 8058 one-click, for mail sent under a topic or as a broadcast unless the customer set
+ * their own: the header fields to put in front of one recipient's copy, or '' when the email needs none. The URL
+ * names the recipient (RFC 8058 §3.1: the POST carries nothing else), so each such recipient gets a copy of its
+ * own (job.ts); the composed message, stored for retries, has none.
  */
-export function listHeaders(deps: Pick<ComposeDeps, 'secrets' | 'publicBaseUrl'>, email: EmailRow): Record<string, string> {
-  if (!email.topic_id && email.source !== 'broadcast') return {};
-  if (hasHeader(email.headers, 'list-unsubscribe')) return {};
-  const url = `${deps.publicBaseUrl}/unsubscribe/${unsubscribeToken(deps.secrets, email.id)}`;
-  return { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+export function unsubscribeHeader(deps: UnsubscribeDeps, email: EmailRow, recipientId: string): string {
+  if (!needsUnsubscribeHeader(email)) return '';
+  const url = `${deps.publicBaseUrl}/unsubscribe/${unsubscribeToken(deps.secrets, recipientId)}`;
+  return `List-Unsubscribe: <${url}>\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n`;
+}
+
+/** Does each recipient get a copy with its own List-Unsubscribe (unsubscribeHeader)? */
+export function needsUnsubscribeHeader(email: EmailRow): boolean {
+  return (email.topic_id !== null || email.source === 'broadcast') && !hasHeader(email.headers, 'list-unsubscribe');
 }
 
 /** The shared part of the message's MIME boundaries: a function of the email, so a recomposition is identical. */
@@ -67,7 +76,7 @@ export async function composeMessage(deps: ComposeDeps, db: Knex, email: LoadedE
     subject: email.subject,
     ...(email.text !== null ? { text: email.text } : {}),
     ...(email.html !== null ? { html: email.html } : {}),
-    headers: { ...email.headers, ...listHeaders(deps, email) },
+    headers: email.headers,
     messageId: email.message_id,
     date: email.created_at,
     baseBoundary: boundaryOf(email.id),

@@ -1,10 +1,12 @@
 // The deliver job (queues.deliver, data {emailId}): in one statement (lease.ts claim) refetch the email, lease the
 // recipients that are due and mark the email sent (email.sent, once); then deliver: simulator recipients without
 // the network, the others grouped by domain, one SMTP transaction per domain (route → throttle → transmit →
-// classify → record), in parallel.
+// classify → record), in parallel; a topic send's or a broadcast's recipients one by one, each with its own
+// List-Unsubscribe (compose.ts unsubscribeHeader).
 // A duplicate or retried job is harmless: it leases nothing that another job holds or that is not due.
 import { classify, type Answer } from './classify.ts';
-import { messageOf, storeMessage, type LoadedEmail } from './compose.ts';
+import { messageOf, needsUnsubscribeHeader, storeMessage, unsubscribeHeader, type LoadedEmail } from './compose.ts';
+import type { SigningKey } from './sign.ts';
 import type { DeliveryDeps } from './deps.ts';
 import { envelopeSender } from './envelope.ts';
 import { routeDomain } from './route.ts';
@@ -47,10 +49,19 @@ const localError = (err: unknown): Answer => ({ error: 'ELOCAL', message: (err a
 
 interface Prepared {
   from: string;
-  message: Buffer;
+  /** The message to sign: composed once for the email. */
+  raw: Buffer;
+  keys: SigningKey[];
 }
 
-async function deliverDomain(deps: DeliveryDeps, ctx: Job, prepared: Prepared, domain: string, recipients: LeasedRecipient[]): Promise<void> {
+/** The signed bytes for one SMTP transaction: DKIM-Signature fields, then `head` (a recipient's own header fields), then the message. */
+async function signed(deps: DeliveryDeps, ctx: Job, prepared: Prepared, head: string): Promise<Buffer> {
+  const message = head ? Buffer.concat([Buffer.from(head, 'latin1'), prepared.raw]) : prepared.raw;
+  const signatures = await deps.signer.sign(message, prepared.keys, ctx.now);
+  return signatures ? Buffer.concat([Buffer.from(signatures), message]) : message;
+}
+
+async function deliverDomain(deps: DeliveryDeps, ctx: Job, from: string, message: () => Promise<Buffer>, domain: string, recipients: LeasedRecipient[]): Promise<void> {
   const started = performance.now();
   let attempt: Attempt;
   try {
@@ -59,7 +70,7 @@ async function deliverDomain(deps: DeliveryDeps, ctx: Job, prepared: Prepared, d
       const outcome = classify(route.reply);
       attempt = { domain, mxHost: null, tls: false, transcript: `* DNS: ${route.reply.text}`, startedAt: ctx.now, durationMs: elapsed(started), outcomes: everyone(recipients, outcome) };
     } else {
-      const sent = await transmit(deps, route.hosts, prepared.from, recipients.map((r) => r.address), prepared.message);
+      const sent = await transmit(deps, route.hosts, from, recipients.map((r) => r.address), await message());
       const outcomes = recipients.map((recipient) => ({ recipient, outcome: classify(sent.answers.get(recipient.address) ?? localError('no answer recorded')) }));
       attempt = { domain, mxHost: sent.mxHost, tls: sent.tls, transcript: sent.transcript, startedAt: ctx.now, durationMs: elapsed(started), outcomes };
     }
@@ -74,13 +85,24 @@ async function deliverDomain(deps: DeliveryDeps, ctx: Job, prepared: Prepared, d
 }
 
 async function prepare(deps: DeliveryDeps, ctx: Job): Promise<Prepared | null> {
-  const { email, now } = ctx;
+  const { email } = ctx;
   const sending = email.domain_id ? await deps.domains.get(email.domain_id) : null;
   if (!sending) return null;
-  const { raw, composed } = await messageOf({ ...deps, publicBaseUrl: deps.config.PUBLIC_BASE_URL }, email);
+  const { raw, composed } = await messageOf(deps, email);
   if (composed) ctx.composed = raw;
-  const signatures = await deps.signer.sign(raw, sending.keys, now);
-  return { from: envelopeSender(deps.secrets, email.id, sending.domain), message: signatures ? Buffer.concat([Buffer.from(signatures), raw]) : raw };
+  return { from: envelopeSender(deps.secrets, email.id, sending.domain), raw, keys: sending.keys };
+}
+
+/** Copies of their own for the recipients of one email in flight at once: ~8 MB of them, at least one. */
+const OWN_COPY_BYTES = 8 * 1024 * 1024;
+
+/** Runs `tasks` at most `limit` at a time. */
+async function inTurns(tasks: (() => Promise<void>)[], limit: number): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < tasks.length) await tasks[next++]();
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, lane));
 }
 
 async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRecipient[]): Promise<void> {
@@ -97,9 +119,20 @@ async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRec
     const outcome: Outcome = { action: 'fail', rule: 'domain-removed', code: 554, enhanced: '5.7.0', response: '554 5.7.0 The sending domain no longer exists', failReason: 'domain_not_found' };
     return record(deps, ctx, { domain: recipients[0].domain, mxHost: null, tls: false, transcript: '', startedAt: ctx.now, durationMs: 0, outcomes: everyone(recipients, outcome) });
   }
+  const ready = prepared;
+  if (needsUnsubscribeHeader(ctx.email)) {
+    // A List-Unsubscribe URL names one recipient: each gets a copy signed with its own header, in one transaction
+    // of its own, a bounded number of copies at a time.
+    const unsubscribe = { secrets: deps.secrets, publicBaseUrl: deps.config.PUBLIC_BASE_URL };
+    const tasks = recipients.map((r) => () => deliverDomain(deps, ctx, ready.from, () => signed(deps, ctx, ready, unsubscribeHeader(unsubscribe, ctx.email, r.id)), r.domain.toLowerCase(), [r]));
+    return inTurns(tasks, Math.max(1, Math.floor(OWN_COPY_BYTES / Math.max(1, ready.raw.length))));
+  }
+  // One signature for every domain: the same bytes go to each.
+  let once: Promise<Buffer> | undefined;
+  const message = () => (once ??= signed(deps, ctx, ready, ''));
   const byDomain = new Map<string, LeasedRecipient[]>();
   for (const r of recipients) byDomain.set(r.domain.toLowerCase(), [...(byDomain.get(r.domain.toLowerCase()) ?? []), r]);
-  await Promise.all([...byDomain].map(([domain, group]) => deliverDomain(deps, ctx, prepared, domain, group)));
+  await Promise.all([...byDomain].map(([domain, group]) => deliverDomain(deps, ctx, ready.from, message, domain, group)));
 }
 
 export interface DeliverySummary {

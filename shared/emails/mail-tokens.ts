@@ -1,8 +1,8 @@
 // Tokens the MTA writes into outgoing mail and other processes read back: the envelope sender (return path)
 // `bounces+<token>@<custom_return_path>.<domain>` that the inbound MX decodes to attribute a DSN or ARF report
-// to its email, and the List-Unsubscribe URL token the api's unsubscribe page decodes. Each carries the email
-// id and an HMAC tag under a key derived from SECRETS_KEY, so a forged bounce or unsubscribe cannot name an
-// email it did not receive.
+// to its email, and the List-Unsubscribe URL token the api's unsubscribe page decodes. Each carries an id (the
+// email's; the recipient's for unsubscribing) and an HMAC tag under a key derived from SECRETS_KEY, so a forged
+// bounce or unsubscribe cannot name an email or a recipient it did not receive.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -88,9 +88,9 @@ export function readReturnPathAddress(secrets: Buffer, address: string): string 
   return timingSafeEqual(bytes.subarray(16), tag(secrets, 'return-path', id, RP_TAG)) ? uuidText(id) : null;
 }
 
-/** The token of the List-Unsubscribe URL `<PUBLIC_BASE_URL>/unsubscribe/<token>`: email id and a 16-byte tag. */
-export function unsubscribeToken(secrets: Buffer, emailId: string): string {
-  const id = uuidBytes(emailId);
+/** The token of the List-Unsubscribe URL `<PUBLIC_BASE_URL>/unsubscribe/<token>`: recipient id and a 16-byte tag. */
+export function unsubscribeToken(secrets: Buffer, recipientId: string): string {
+  const id = uuidBytes(recipientId);
   return Buffer.concat([id, tag(secrets, 'unsubscribe', id, 16)]).toString('base64url');
 }
 

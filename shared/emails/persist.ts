@@ -17,7 +17,7 @@ import { formatMailbox } from './addresses.ts';
 import { prepared as preparedQuery } from '../db/prepared.ts';
 import { bulkRefusal, checkQuota, contentHash } from './rules.ts';
 import { emailEventData, type EmailRow } from './present.ts';
-import type { PreparedEmail, Sender } from './prepare.ts';
+import type { PreparedEmail, PreparedRecipient, Sender } from './prepare.ts';
 
 export interface PersistContext {
   config: Config;
@@ -51,15 +51,28 @@ export interface StoredAnswer {
 }
 
 const EMAIL_COLUMNS = ['id', 'team_id', 'domain_id', 'api_key_id', 'source', 'from', 'from_address', 'to', 'cc', 'bcc', 'reply_to', 'subject',
-  'html', 'text', 'headers', 'tags', 'message_id', 'raw_blob_key', 'status', 'last_event', 'scheduled_at', 'size_bytes', 'created_at', 'updated_at'] as const;
+  'html', 'text', 'headers', 'tags', 'topic_id', 'message_id', 'raw_blob_key', 'status', 'last_event', 'scheduled_at', 'size_bytes', 'created_at', 'updated_at'] as const;
 // Every parameter typed: in INSERT ... SELECT an untyped parameter would be read as text.
 const CASTS: Record<(typeof EMAIL_COLUMNS)[number], string> = {
   id: 'uuid', team_id: 'uuid', domain_id: 'uuid', api_key_id: 'uuid', source: 'text', from: 'text', from_address: 'text',
-  to: 'text[]', cc: 'text[]', bcc: 'text[]', reply_to: 'text[]', subject: 'text', html: 'text', text: 'text', headers: 'jsonb', tags: 'jsonb',
+  to: 'text[]', cc: 'text[]', bcc: 'text[]', reply_to: 'text[]', subject: 'text', html: 'text', text: 'text', headers: 'jsonb', tags: 'jsonb', topic_id: 'uuid',
   message_id: 'text', raw_blob_key: 'text', status: 'text', last_event: 'text', scheduled_at: 'timestamptz', size_bytes: 'int',
   created_at: 'timestamptz', updated_at: 'timestamptz',
 };
 const EMAIL_INSERT = `insert into emails (${EMAIL_COLUMNS.map((c) => `"${c}"`).join(', ')}) select ${EMAIL_COLUMNS.map((c) => `?::${CASTS[c]}`).join(', ')}`;
+
+/**
+ * email.suppressed's `suppressed` for a recipient not sent to: on the team's list (Resend's
+ * OnAccountSuppressionList, with the entry's origin as the reason), or not subscribed to the send's topic.
+ */
+function suppressedData(r: PreparedRecipient, topic: PreparedEmail['topic']) {
+  const origin = r.suppression?.origin;
+  if (origin === 'topic') {
+    return { type: 'Suppressed', reason: 'unsubscribed_from_topic', message: `${r.address} is not subscribed to the topic ${topic?.name}.`, topic_id: topic?.id };
+  }
+  const reason = origin === 'complaint' ? 'previous_complaint' : origin === 'unsubscribe' ? 'previous_unsubscribe' : origin === 'manual' ? 'manual' : 'previous_bounce';
+  return { type: 'OnAccountSuppressionList', reason, message: `${r.address} is on the team's suppression list.` };
+}
 
 interface Statement {
   /** The prepared statement's name: one per shape of the SQL text. */
@@ -86,7 +99,7 @@ function emailStatement(ctx: PersistContext, sender: Sender, p: PreparedEmail, i
   const row: EmailRow = {
     id, team_id: teamId, domain_id: p.domain.id, api_key_id: sender.key?.id ?? null, source: sender.source,
     from: formatMailbox(p.from), from_address: p.from.address, to: p.to, cc: p.cc, bcc: p.bcc, reply_to: p.reply_to,
-    subject: p.subject, html: p.html, text: p.text, headers: p.headers, tags: p.tags, topic_id: null,
+    subject: p.subject, html: p.html, text: p.text, headers: p.headers, tags: p.tags, topic_id: p.topic?.id ?? null,
     message_id: p.raw?.messageId ?? `<${id}@${p.domain.name}>`,
     raw_blob_key: rawKey,
     status: allSuppressed ? 'done' : scheduled ? 'scheduled' : 'queued',
@@ -100,11 +113,7 @@ function emailStatement(ctx: PersistContext, sender: Sender, p: PreparedEmail, i
   if (scheduled) events.push(eventRow(teamId, 'email.scheduled', emailEventData(row)));
   else if (!allSuppressed) events.push(eventRow(teamId, 'email.sent', emailEventData(row)));
   for (const r of p.recipients.filter((x) => x.status === 'suppressed')) {
-    const reason = r.suppression?.origin === 'complaint' ? 'previous_complaint' : 'previous_bounce';
-    events.push(eventRow(teamId, 'email.suppressed', emailEventData(row, {
-      to: [r.address],
-      suppressed: { type: 'OnAccountSuppressionList', reason, message: `${r.address} is on the team's suppression list.` },
-    })));
+    events.push(eventRow(teamId, 'email.suppressed', emailEventData(row, { to: [r.address], suppressed: suppressedData(r, p.topic) })));
   }
   const recipients = p.recipients.map((r) => ({
     id: newId(), email_id: id, team_id: teamId, address: r.address, domain: r.domain, kind: r.kind, status: r.status,

@@ -13,6 +13,7 @@ import { checkHeaders, checkTags, decodeAttachment, hasUnsubscribe, htmlToText, 
 import { checkReach, reachContext, reachIsLimited, senderLookups } from './rules.ts';
 import { findUnusable, type Unusable } from './recipient-checks.ts';
 import { fetchOptions, fetchPathAttachments } from './fetch-attachment.ts';
+import { topicAudience } from '../topics/subscriptions.ts';
 
 export const MAX_RECIPIENTS = 50;
 
@@ -45,6 +46,7 @@ export interface PreparedRecipient {
   kind: 'to' | 'cc' | 'bcc';
   status: 'queued' | 'suppressed' | 'failed';
   reason: string | null;
+  /** Why it is not sent to: a suppression list entry's origin, or `topic` (unsubscribed from the send's topic). */
   suppression?: { origin: string };
 }
 
@@ -63,6 +65,8 @@ export interface PreparedEmail {
   attachments: DecodedAttachment[];
   scheduled_at: Date | null;
   recipients: PreparedRecipient[];
+  /** The send's topic: only its subscribers are sent to, each with a List-Unsubscribe of their own. */
+  topic: { id: string; name: string } | null;
   unsubscribe: boolean;
   size: number;
   /** A message submitted over SMTP: its MIME as it is delivered, and its own Message-ID if it had one. */
@@ -100,7 +104,6 @@ const causeMessages: Record<Unusable['cause'], string> = {
 
 export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender, input: SendInput, now: Date): Promise<PreparedEmail> {
   if (input.template) throw new ServiceError('validation_error', `Template \`${input.template.id}\` not found.`, { status: 422, errors: [{ path: 'template.id', message: 'not found' }] });
-  if (input.topic_id) throw new ServiceError('validation_error', `Topic \`${input.topic_id}\` not found.`, { status: 422, errors: [{ path: 'topic_id', message: 'not found' }] });
   if (!input.from) throw new ServiceError('missing_required_field', 'Missing `from` field.');
   if (input.subject === undefined) throw new ServiceError('missing_required_field', 'Missing `subject` field.');
   const [from] = mailboxes('from', [input.from]);
@@ -160,6 +163,7 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
     const origin = byEmail.get(r.address.toLowerCase());
     if (origin) Object.assign(r, { status: 'suppressed', reason: `on the team's suppression list (${origin})`, suppression: { origin } });
   }
+  const topic = input.topic_id ? await topicOf(db, sender.team.id, input.topic_id, recipients) : null;
   const open = recipients.filter((r) => r.status === 'queued');
   const unusable = await findUnusable(db, ctx.dns, open.map((r) => ({ address: r.address.toLowerCase(), domain: r.domain })), (d) => d === ctx.config.SIMULATOR_DOMAIN, dead);
   for (const r of open) {
@@ -176,7 +180,22 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
   return {
     from, domain, subject: input.subject, html, text, headers, tags, attachments, recipients, size,
     to: to.map(formatMailbox), cc: cc.map(formatMailbox), bcc: bcc.map(formatMailbox), reply_to: replyTo.map(formatMailbox),
-    scheduled_at: scheduledAt,
-    unsubscribe: hasUnsubscribe(html, text, headers),
+    scheduled_at: scheduledAt, topic,
+    // A topic send carries our List-Unsubscribe (unless the customer set their own, which counts all the same).
+    unsubscribe: topic !== null || hasUnsubscribe(html, text, headers),
   };
+}
+
+/**
+ * The send's topic (422 when the team has none of that id), with every recipient who is not subscribed to it
+ * marked suppressed: they are not sent to, and email.suppressed says why.
+ */
+async function topicOf(db: Knex, teamId: string, topicId: string, recipients: PreparedRecipient[]): Promise<{ id: string; name: string }> {
+  const audience = await topicAudience(db, teamId, topicId, recipients.map((r) => r.address));
+  if (!audience) throw new ServiceError('validation_error', `Topic \`${topicId}\` not found.`, { status: 422, errors: [{ path: 'topic_id', message: 'not found' }] });
+  for (const r of recipients) {
+    if (r.status !== 'queued' || audience.subscribed(r.address)) continue;
+    Object.assign(r, { status: 'suppressed', reason: `not subscribed to the topic ${audience.topic.name}`, suppression: { origin: 'topic' } });
+  }
+  return { id: audience.topic.id, name: audience.topic.name };
 }

@@ -44,6 +44,11 @@ export const fixtures: Record<string, Fixture> = {
     if (res.status !== 201) throw new Error(`suppressions fixture: POST /suppressions answered ${res.status} ${res.text}`);
     return res.body.id;
   },
+  topics: async (p, team) => {
+    const res = await p.request('POST', '/topics', { key: team.key, body: { name: 'fixture', default_subscription: 'opt_in' } });
+    if (res.status !== 201) throw new Error(`topics fixture: POST /topics answered ${res.status} ${res.text}`);
+    return res.body.id;
+  },
   webhooks: async (p, team) => {
     // An endpoint (never sent to here) and one event of it: a suppression added after it, fanned out.
     const res = await p.request('POST', '/webhooks', { key: team.key, body: { endpoint: 'https://example.com/hook', events: ['suppression.added'] } });
@@ -76,6 +81,7 @@ export const sampleBodies: Record<string, unknown> = {
   uploadDomainBrandLogo: { svg: '<svg/>' },
   shareEmail: { expires_in: '1 hour' },
   updateWebhook: { status: 'enabled' },
+  updateTopic: { name: 'renamed by another team' },
 };
 
 export function pathParamNames(path: string): string[] {

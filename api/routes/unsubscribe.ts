@@ -1,0 +1,71 @@
+// The unsubscribe page behind the List-Unsubscribe URL the MTA writes (`<PUBLIC_BASE_URL>/unsubscribe/<token>`,
+// mta/delivery/compose.ts). GET shows what the link does and asks to confirm: it changes nothing, since link
+// scanners and mail previews fetch links. POST unsubscribes: RFC 8058 one-click (the mailbox provider posts
+// `List-Unsubscribe=One-Click`) and the page's own button alike. A token that is not ours answers the same 404
+// whatever is wrong with it: a page for a browser, the Error shape for any other client.
+import { z } from 'zod';
+import type { Context } from 'koa';
+import { unsubscribe, unsubscribeTarget, type UnsubscribeTarget } from '../../shared/topics/unsubscribe.ts';
+import { secretsKey } from '../../shared/secrets.ts';
+import { ServiceError } from '../../shared/errors.ts';
+import { defineOperation } from './operation.ts';
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** What the person is leaving: the topic by name, else the sender's mail. */
+const what = (t: UnsubscribeTarget) => (t.topic ? `“${escapeHtml(t.topic.name)}” emails` : 'these emails');
+
+function page(ctx: Context, status: number, title: string, body: string): undefined {
+  // Inert: no script, nothing loaded, the form posts only back here; never cached or indexed.
+  ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
+  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.set('X-Robots-Tag', 'noindex, nofollow');
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}button{font:inherit;padding:.5rem 1rem}</style>
+</head><body><h1>${title}</h1>${body}</body></html>`;
+  return undefined;
+}
+
+/** A browser gets a page; any other client the usual Error (404 not_found). */
+function linkNotFound(ctx: Context): undefined {
+  if (ctx.accepts('json', 'html') !== 'html') throw new ServiceError('not_found', 'Unsubscribe link not found.');
+  return page(ctx, 404, 'Link not found', '<p>This unsubscribe link is not valid. If you copied it, check that it is complete.</p>');
+}
+
+const params = z.object({ token: z.string().describe('From the List-Unsubscribe URL') });
+const base = { tag: 'unsubscribe', permission: 'none', scope: null, params, raw: true } as const;
+
+export const unsubscribeOperations = [
+  defineOperation({
+    ...base,
+    operationId: 'showUnsubscribePage',
+    method: 'get',
+    path: '/unsubscribe/{token}',
+    summary: 'The unsubscribe page a List-Unsubscribe link opens (HTML; no Authorization header). Shows what the link does and a button to confirm; opening it changes nothing.',
+    response: z.string().optional().describe('An HTML page'),
+    handler: async ({ params, deps, ctx }) => {
+      const target = await unsubscribeTarget(deps.db, secretsKey(deps.config), params.token);
+      if (!target) return linkNotFound(ctx);
+      const address = escapeHtml(target.address);
+      if (target.unsubscribed) return page(ctx, 200, 'You are unsubscribed', `<p>${address} no longer receives ${what(target)} from ${escapeHtml(target.from)}.</p>`);
+      return page(ctx, 200, 'Unsubscribe', `<p>Stop sending ${what(target)} from ${escapeHtml(target.from)} to ${address}?</p>
+<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`);
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'unsubscribe',
+    method: 'post',
+    path: '/unsubscribe/{token}',
+    summary: 'Unsubscribes the recipient the link names (RFC 8058 one-click, or the page\'s button): from the email\'s topic, or, for mail without one, onto the team\'s suppression list (origin `unsubscribe`). Idempotent; answers an HTML page.',
+    response: z.string().optional().describe('An HTML page'),
+    handler: async ({ params, deps, ctx }) => {
+      const target = await unsubscribeTarget(deps.db, secretsKey(deps.config), params.token);
+      if (!target) return linkNotFound(ctx);
+      await unsubscribe(deps.db, target);
+      return page(ctx, 200, 'You are unsubscribed', `<p>${escapeHtml(target.address)} will no longer receive ${what(target)} from ${escapeHtml(target.from)}.</p>`);
+    },
+  }),
+];
