@@ -158,3 +158,39 @@ test('the unsubscribe page: GET shows and changes nothing; a forged link is 404;
   t.like(await w.p.db('suppressions').where({ team_id: team.id }).first(), { email: 'eve@topic-page-inbox.net', origin: 'unsubscribe', source_id: id });
   t.regex((await w.p.request('GET', `/unsubscribe/${token}`)).text, /You are unsubscribed/);
 });
+
+test('the preference page lists the team\'s public topics and the email\'s own; saving opts each in or out', async (t) => {
+  const { team, from } = await senderTeam('topic-prefs.com');
+  w.mx('topic-prefs-inbox.net');
+  const own = await createTopic(team, { name: 'Weekly digest', default_subscription: 'opt_in' });
+  const launches = await createTopic(team, { name: 'Launches', default_subscription: 'opt_out', visibility: 'public', description: 'New products, <once> a month' });
+  const hidden = await createTopic(team, { name: 'Internal beta', default_subscription: 'opt_in', visibility: 'private' });
+  const { team: stranger } = await senderTeam('topic-prefs-stranger.com');
+  await createTopic(stranger, { name: 'Stranger news', default_subscription: 'opt_in', visibility: 'public' });
+  await send(team, { from, to: 'fay@topic-prefs-inbox.net', subject: 'Digest', text: 'x', topic_id: own });
+  const token = tokenOf(unsubscribeUrl(w.sink.deliveredTo('fay@topic-prefs-inbox.net')[0].raw)!);
+
+  const shown = await w.p.request('GET', `/unsubscribe/${token}`);
+  t.regex(shown.text, new RegExp(`<form method="post" action="/unsubscribe/${token}/preferences">`));
+  t.regex(shown.text, new RegExp(`value="${own}" checked> Weekly digest`), 'its own topic, opt_in by default');
+  t.regex(shown.text, new RegExp(`value="${launches}"> Launches</label><br><small>New products, &#60;once&#62; a month`), 'a public topic, opt_out by default');
+  t.notRegex(shown.text, new RegExp(hidden), 'another private topic is not shown');
+  t.notRegex(shown.text, /Stranger news/, 'nor another team\'s');
+
+  // Untick the digest, tick Launches, and try to slip in the private topic: only listed topics change.
+  const saved = await w.p.request('POST', `/unsubscribe/${token}/preferences`, {
+    rawBody: new URLSearchParams([['topic', launches], ['topic', hidden]]).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  t.is(saved.status, 200);
+  t.regex(saved.text, /Preferences saved/);
+  t.regex(saved.text, new RegExp(`<form method="post" action="/unsubscribe/${token}/preferences">`), 'the form posts to the same place again');
+  const rows = await w.p.db('topic_subscriptions').where({ team_id: team.id }).orderBy('topic_id');
+  t.deepEqual(rows.map((r) => [r.topic_id, r.email, r.subscription]).sort(), [[own, 'fay@topic-prefs-inbox.net', 'opt_out'], [launches, 'fay@topic-prefs-inbox.net', 'opt_in']].sort());
+  t.regex((await w.p.request('GET', `/unsubscribe/${token}`)).text, /You are unsubscribed/);
+
+  // The choices decide the next sends.
+  const sent = await w.p.request('POST', '/emails', { key: team.key, body: { from, to: 'fay@topic-prefs-inbox.net', subject: 'Launch', text: 'x', topic_id: launches } });
+  t.like(await w.p.db('email_recipients').where({ email_id: sent.body.id }).first(), { status: 'queued' });
+  const skipped = await w.p.request('POST', '/emails', { key: team.key, body: { from, to: 'fay@topic-prefs-inbox.net', subject: 'Digest 2', text: 'x', topic_id: own } });
+  t.like(await w.p.db('email_recipients').where({ email_id: skipped.body.id }).first(), { status: 'suppressed' });
+});

@@ -1,8 +1,10 @@
 // Reads a JSON body up to the operation's limit. An empty body is `{}` (the SDK posts none with a JSON type).
+// readFormBody reads an HTML form's (the unsubscribe page's).
 import type { Context } from 'koa';
 import { payloadTooLarge, ServiceError } from '../../shared/errors.ts';
 
-export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
+/** The body's bytes, up to `limit` (413 past it). */
+async function readRawBody(ctx: Context, limit: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || 0);
   if (declared > limit) throw payloadTooLarge(limit);
   // Listeners, not `for await`: leaving a for-await loop early destroys the request and with it the socket,
@@ -42,6 +44,17 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
     req.on('close', onClose);
   });
   ctx.state.rawBody = raw;
+  return raw;
+}
+
+/** An `application/x-www-form-urlencoded` body (what a form posts); any other type reads as no fields. */
+export async function readFormBody(ctx: Context, limit: number): Promise<URLSearchParams> {
+  const raw = await readRawBody(ctx, limit);
+  return ctx.request.is('application/x-www-form-urlencoded') ? new URLSearchParams(raw.toString('utf8')) : new URLSearchParams();
+}
+
+export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
+  const raw = await readRawBody(ctx, limit);
   // Decoded once: the emptiness check and the parse share the text.
   const text = raw.toString('utf8');
   if (text.trim() === '') return {};

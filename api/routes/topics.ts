@@ -66,7 +66,7 @@ export const topicOperations = [
       name,
       default_subscription: subscription.describe('What a contact who never chose is taken to have chosen; fixed at creation.'),
       description: description.optional(),
-      visibility: visibility.default('private').describe('Who sees it on the preference page (Resend: `public` every contact, `private` only those opted in); stored, no page is served yet.'),
+      visibility: visibility.default('private').describe('`public`: listed on every recipient\'s preference page (the unsubscribe page); `private`: listed only on the page of an email sent under it.'),
     }),
     response: ref('topic'),
     handler: async ({ auth, body, deps }) => {

@@ -5,7 +5,8 @@
 // whatever is wrong with it: a page for a browser, the Error shape for any other client.
 import { z } from 'zod';
 import type { Context } from 'koa';
-import { unsubscribe, unsubscribeTarget, type UnsubscribeTarget } from '../../shared/topics/unsubscribe.ts';
+import { saveTopicChoices, topicChoices, unsubscribe, unsubscribeTarget, type TopicChoice, type UnsubscribeTarget } from '../../shared/topics/unsubscribe.ts';
+import { readFormBody } from '../middleware/body.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 import { ServiceError } from '../../shared/errors.ts';
 import { defineOperation } from './operation.ts';
@@ -28,11 +29,21 @@ function page(ctx: Context, status: number, title: string, body: string): undefi
   return undefined;
 }
 
+/** The preference form: each listed topic with a box, ticked when subscribed; posts to `<link>/preferences`. */
+function preferenceForm(ctx: Context, choices: TopicChoice[]): string {
+  if (choices.length === 0) return '';
+  const rows = choices.map((c) => `<p><label><input type="checkbox" name="topic" value="${c.id}"${c.subscribed ? ' checked' : ''}> ${escapeHtml(c.name)}</label>${c.description ? `<br><small>${escapeHtml(c.description)}</small>` : ''}</p>`);
+  return `<h2>Your subscriptions</h2><form method="post" action="${escapeHtml(ctx.path.replace(/\/preferences$/, ''))}/preferences">${rows.join('')}<button type="submit">Save preferences</button></form>`;
+}
+
 /** A browser gets a page; any other client the usual Error (404 not_found). */
 function linkNotFound(ctx: Context): undefined {
   if (ctx.accepts('json', 'html') !== 'html') throw new ServiceError('not_found', 'Unsubscribe link not found.');
   return page(ctx, 404, 'Link not found', '<p>This unsubscribe link is not valid. If you copied it, check that it is complete.</p>');
 }
+
+/** A preference form is a few ids: more is not a form of ours. */
+const FORM_LIMIT_BYTES = 64 * 1024;
 
 const params = z.object({ token: z.string().describe('From the List-Unsubscribe URL') });
 const base = { tag: 'unsubscribe', permission: 'none', scope: null, params, raw: true } as const;
@@ -49,9 +60,10 @@ export const unsubscribeOperations = [
       const target = await unsubscribeTarget(deps.db, secretsKey(deps.config), params.token);
       if (!target) return linkNotFound(ctx);
       const address = escapeHtml(target.address);
-      if (target.unsubscribed) return page(ctx, 200, 'You are unsubscribed', `<p>${address} no longer receives ${what(target)} from ${escapeHtml(target.from)}.</p>`);
+      const preferences = preferenceForm(ctx, await topicChoices(deps.db, target));
+      if (target.unsubscribed) return page(ctx, 200, 'You are unsubscribed', `<p>${address} no longer receives ${what(target)} from ${escapeHtml(target.from)}.</p>${preferences}`);
       return page(ctx, 200, 'Unsubscribe', `<p>Stop sending ${what(target)} from ${escapeHtml(target.from)} to ${address}?</p>
-<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`);
+<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>${preferences}`);
     },
   }),
   defineOperation({
@@ -65,7 +77,23 @@ export const unsubscribeOperations = [
       const target = await unsubscribeTarget(deps.db, secretsKey(deps.config), params.token);
       if (!target) return linkNotFound(ctx);
       await unsubscribe(deps.db, target);
-      return page(ctx, 200, 'You are unsubscribed', `<p>${escapeHtml(target.address)} will no longer receive ${what(target)} from ${escapeHtml(target.from)}.</p>`);
+      const preferences = preferenceForm(ctx, await topicChoices(deps.db, target));
+      return page(ctx, 200, 'You are unsubscribed', `<p>${escapeHtml(target.address)} will no longer receive ${what(target)} from ${escapeHtml(target.from)}.</p>${preferences}`);
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'saveUnsubscribePreferences',
+    method: 'post',
+    path: '/unsubscribe/{token}/preferences',
+    summary: 'The preference form of the unsubscribe page (`application/x-www-form-urlencoded`, a `topic` field per ticked box): every topic the page lists (the team\'s `public` topics and the email\'s own) is opted in when ticked and out when not. Answers an HTML page.',
+    response: z.string().optional().describe('An HTML page'),
+    handler: async ({ params, deps, ctx }) => {
+      const target = await unsubscribeTarget(deps.db, secretsKey(deps.config), params.token);
+      if (!target) return linkNotFound(ctx);
+      const form = await readFormBody(ctx, FORM_LIMIT_BYTES);
+      const saved = await saveTopicChoices(deps.db, target, new Set(form.getAll('topic')));
+      return page(ctx, 200, 'Preferences saved', `<p>Saved for ${escapeHtml(target.address)}.</p>${preferenceForm(ctx, saved)}`);
     },
   }),
 ];

@@ -48,3 +48,35 @@ export async function unsubscribe(db: Knex, target: UnsubscribeTarget): Promise<
   }
   await addSuppression(db, target.teamId, { email: target.address, origin: 'unsubscribe', source_id: target.emailId });
 }
+
+export interface TopicChoice {
+  id: string;
+  name: string;
+  description: string | null;
+  subscribed: boolean;
+}
+
+/**
+ * The preference page's list for the target's address: the team's `public` topics and the email's own topic
+ * (whatever its visibility), each with whether the address is subscribed. By name.
+ */
+export async function topicChoices(db: Knex, target: UnsubscribeTarget): Promise<TopicChoice[]> {
+  const { rows } = await db.raw(`select t.id, t.name, t.description, coalesce(ts.subscription, t.default_subscription) = 'opt_in' as subscribed
+    from topics t left join topic_subscriptions ts on ts.topic_id = t.id and ts.email = lower(?)
+    where t.team_id = ? and (t.visibility = 'public' or t.id = ?) order by t.name, t.id`, [target.address, target.teamId, target.topic?.id ?? null]);
+  return rows;
+}
+
+/**
+ * Saves the preference page: every topic it lists (topicChoices) becomes `opt_in` when `subscribed` names it and
+ * `opt_out` otherwise; ids it does not list are ignored. One transaction; answers the list as saved.
+ */
+export async function saveTopicChoices(db: Knex, target: UnsubscribeTarget, subscribed: Set<string>): Promise<TopicChoice[]> {
+  return db.transaction(async (trx) => {
+    const listed = await topicChoices(trx, target);
+    for (const topic of listed) {
+      await setSubscription(trx, { teamId: target.teamId, topicId: topic.id, email: target.address, subscription: subscribed.has(topic.id) ? 'opt_in' : 'opt_out', sourceEmailId: target.emailId });
+    }
+    return listed.map((topic) => ({ ...topic, subscribed: subscribed.has(topic.id) }));
+  });
+}
