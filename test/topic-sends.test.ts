@@ -6,6 +6,7 @@ import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
 import { liftSandbox } from '../shared/teams/teams.ts';
 import { readUnsubscribeToken } from '../shared/emails/mail-tokens.ts';
+import { releaseDue } from '../shared/emails/store.ts';
 import type { TestTeam } from './helpers/platform.ts';
 
 let w: MtaWorld;
@@ -193,4 +194,29 @@ test('the preference page lists the team\'s public topics and the email\'s own; 
   t.like(await w.p.db('email_recipients').where({ email_id: sent.body.id }).first(), { status: 'queued' });
   const skipped = await w.p.request('POST', '/emails', { key: team.key, body: { from, to: 'fay@topic-prefs-inbox.net', subject: 'Digest 2', text: 'x', topic_id: own } });
   t.like(await w.p.db('email_recipients').where({ email_id: skipped.body.id }).first(), { status: 'suppressed' });
+});
+
+test('the topic is checked again at delivery: who opted out after a scheduled send was accepted is suppressed, not sent to', async (t) => {
+  const { team, from } = await senderTeam('topic-later.com');
+  w.mx('topic-later-inbox.net');
+  const topic = await createTopic(team, { name: 'Monthly', default_subscription: 'opt_in' });
+  await send(team, { from, to: 'gus@topic-later-inbox.net', subject: 'May', text: 'x', topic_id: topic });
+  const token = tokenOf(unsubscribeUrl(w.sink.deliveredTo('gus@topic-later-inbox.net')[0].raw)!);
+
+  const res = await w.p.request('POST', '/emails', { key: team.key, body: { from, to: ['gus@topic-later-inbox.net', 'hal@topic-later-inbox.net'], subject: 'June', text: 'x', topic_id: topic, scheduled_at: 'in 1 hour' } });
+  t.is(res.status, 200, res.text);
+  t.is((await oneClick(token)).status, 200);
+  const later = new Date(Date.now() + 2 * 3600_000);
+  t.deepEqual(await releaseDue(w.p.db, later), [res.body.id]);
+  await processDelivery(w.deps, res.body.id, later);
+
+  t.is(w.sink.deliveredTo('gus@topic-later-inbox.net').filter((m) => m.raw.toString().includes('Subject: June')).length, 0);
+  t.is(w.sink.deliveredTo('hal@topic-later-inbox.net').filter((m) => m.raw.toString().includes('Subject: June')).length, 1);
+  const rows = await w.p.db('email_recipients').where({ email_id: res.body.id }).orderBy('address');
+  t.deepEqual(rows.map((r) => [r.address, r.status]), [['gus@topic-later-inbox.net', 'suppressed'], ['hal@topic-later-inbox.net', 'delivered']]);
+  const [event] = await w.p.db('events').where({ team_id: team.id, type: 'email.suppressed' });
+  t.like(event.data, { email_id: res.body.id, to: ['gus@topic-later-inbox.net'], suppressed: { type: 'Suppressed', reason: 'unsubscribed_from_topic', topic_id: topic } });
+  const attempts = await w.p.db('delivery_attempts').where({ email_id: res.body.id });
+  t.deepEqual(attempts.map((a) => a.recipients), [['hal@topic-later-inbox.net']], 'no attempt for the suppressed one');
+  t.is((await w.p.db('emails').where({ id: res.body.id }).first()).status, 'done');
 });

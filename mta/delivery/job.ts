@@ -2,11 +2,12 @@
 // recipients that are due and mark the email sent (email.sent, once); then deliver: simulator recipients without
 // the network, the others grouped by domain, one SMTP transaction per domain (route → throttle → transmit →
 // classify → record), in parallel; a topic send's or a broadcast's recipients one by one, each with its own
-// List-Unsubscribe (compose.ts unsubscribeHeader).
+// List-Unsubscribe (compose.ts unsubscribeHeader), and only those still subscribed to the topic.
 // A duplicate or retried job is harmless: it leases nothing that another job holds or that is not due.
 import { classify, type Answer } from './classify.ts';
 import { messageOf, needsUnsubscribeHeader, storeMessage, unsubscribeHeader, type LoadedEmail } from './compose.ts';
 import type { SigningKey } from './sign.ts';
+import { topicAudience } from '../../shared/topics/subscriptions.ts';
 import type { DeliveryDeps } from './deps.ts';
 import { envelopeSender } from './envelope.ts';
 import { routeDomain } from './route.ts';
@@ -135,6 +136,27 @@ async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRec
   await Promise.all([...byDomain].map(([domain, group]) => deliverDomain(deps, ctx, ready.from, message, domain, group)));
 }
 
+/**
+ * A topic send goes only to the topic's subscribers as they are now: whoever opted out since the accept (a
+ * scheduled send, a retry) is suppressed without an attempt. A topic deleted since restricts nothing any more.
+ * Answers the recipients still to deliver to.
+ */
+async function subscribersOnly(deps: DeliveryDeps, job: Job, leased: LeasedRecipient[]): Promise<LeasedRecipient[]> {
+  const audience = await topicAudience(deps.db, job.email.team_id, job.email.topic_id!, leased.map((r) => r.address));
+  if (!audience) return leased;
+  const left = leased.filter((r) => !audience.subscribed(r.address));
+  if (left.length === 0) return leased;
+  const outcomes = left.map((recipient) => ({
+    recipient,
+    outcome: {
+      action: 'suppress' as const, rule: 'topic', code: 0, enhanced: null, response: `not subscribed to the topic ${audience.topic.name}`,
+      suppressed: { type: 'Suppressed', reason: 'unsubscribed_from_topic', message: `${recipient.address} is not subscribed to the topic ${audience.topic.name}.`, topic_id: audience.topic.id },
+    },
+  }));
+  await record(deps, job, { domain: left[0].domain, mxHost: null, tls: false, transcript: '', startedAt: job.now, durationMs: 0, outcomes });
+  return leased.filter((r) => audience.subscribed(r.address));
+}
+
 export interface DeliverySummary {
   /** Recipients this job attempted. */
   leased: number;
@@ -151,8 +173,9 @@ export async function processDelivery(deps: DeliveryDeps, emailId: string, now =
   try {
     // Its bodies are in memory already (a few KB, mostly); the message it composes and signs comes under the budget.
     releaseMemory = await deps.memory.take(email.size_bytes);
-    const simulated = leased.filter((r) => r.domain.toLowerCase() === deps.config.SIMULATOR_DOMAIN);
-    const remote = leased.filter((r) => r.domain.toLowerCase() !== deps.config.SIMULATOR_DOMAIN);
+    const open = email.topic_id ? await subscribersOnly(deps, job, leased) : leased;
+    const simulated = open.filter((r) => r.domain.toLowerCase() === deps.config.SIMULATOR_DOMAIN);
+    const remote = open.filter((r) => r.domain.toLowerCase() !== deps.config.SIMULATOR_DOMAIN);
     await Promise.all([
       simulated.length ? deliverSimulated(deps, job, simulated) : null,
       remote.length ? deliverRemote(deps, job, remote) : null,

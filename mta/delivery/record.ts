@@ -25,15 +25,14 @@ export interface RecordContext {
 interface Applied {
   address: string;
   state: NextState;
-  suppressedMessage?: string;
+  /** email.suppressed's `suppressed`, for a suppressed recipient. */
+  suppressed?: Record<string, unknown>;
 }
 
 function eventExtra(event: string, a: Applied): Record<string, unknown> {
   if (event === 'bounced') return { bounce: a.state.bounce };
   if (event === 'failed') return { failed: a.state.failed };
-  if (event === 'suppressed') {
-    return { suppressed: { type: 'OnAccountSuppressionList', reason: 'previous_bounce', message: a.suppressedMessage, diagnosticCode: [] } };
-  }
+  if (event === 'suppressed') return { suppressed: a.suppressed };
   return {};
 }
 
@@ -130,10 +129,12 @@ function appliedOf(log: Logger, record: PendingRecord, states: NextState[], move
       log.warn({ emailId: record.ctx.email.id, recipient: recipient.address }, 'delivery.lease_lost');
       return;
     }
-    const suppressedMessage = outcome.simulated
-      ? `${recipient.address} is a simulator address that behaves as if on the suppression list.`
-      : `${recipient.address} is on the team's suppression list.`;
-    applied.push({ address: recipient.address, state: states[j], suppressedMessage });
+    const suppressed = outcome.suppressed ?? {
+      type: 'OnAccountSuppressionList', reason: 'previous_bounce',
+      message: outcome.simulated ? `${recipient.address} is a simulator address that behaves as if on the suppression list.` : `${recipient.address} is on the team's suppression list.`,
+      diagnosticCode: [],
+    };
+    applied.push({ address: recipient.address, state: states[j], ...(outcome.action === 'suppress' ? { suppressed } : {}) });
   });
   return applied;
 }

@@ -27,6 +27,8 @@ export type Outcome = Omit<Verdict, 'action'> & {
   complaint?: boolean;
   /** email.failed's `failed.reason`. */
   failReason?: string;
+  /** email.suppressed's `suppressed`, when it is not the suppression list's (record.ts). */
+  suppressed?: { type: string; reason: string; message: string; topic_id?: string };
 };
 
 /** One delivery_attempts row and the outcomes it produced. */
