@@ -220,3 +220,24 @@ test('the topic is checked again at delivery: who opted out after a scheduled se
   t.deepEqual(attempts.map((a) => a.recipients), [['hal@topic-later-inbox.net']], 'no attempt for the suppressed one');
   t.is((await w.p.db('emails').where({ id: res.body.id }).first()).status, 'done');
 });
+
+test('a deferred topic recipient: the stored message has no List-Unsubscribe; the retry adds the same link, signed again', async (t) => {
+  const { team, from } = await senderTeam('topic-retry.com');
+  w.mx('topic-retry-inbox.net');
+  const topic = await createTopic(team, { name: 'Retries', default_subscription: 'opt_in' });
+  w.sink.script('ivy@topic-retry-inbox.net', { rcpt: '450 4.2.1 Mailbox busy, try later' });
+  const id = await send(team, { from, to: ['ivy@topic-retry-inbox.net', 'jon@topic-retry-inbox.net'], subject: 'Retry me', html: '<p>x</p>', topic_id: topic });
+  const [first] = w.sink.deliveredTo('jon@topic-retry-inbox.net');
+  t.truthy(first, 'the other recipient is not held back');
+  const email = await w.p.db('emails').where({ id }).first();
+  t.truthy(email.raw_blob_key, 'stored for the retry');
+  t.false(/^List-Unsubscribe/im.test((await w.p.deps.blobs.get(email.raw_blob_key))!.toString()), 'the stored message names no recipient');
+
+  w.sink.script('ivy@topic-retry-inbox.net', {});
+  const ivy = await w.p.db('email_recipients').where({ email_id: id, address: 'ivy@topic-retry-inbox.net' }).first();
+  await processDelivery(w.deps, id, new Date(ivy.next_attempt_at.getTime() + 1000));
+  const [retried] = w.sink.deliveredTo('ivy@topic-retry-inbox.net');
+  t.is(readUnsubscribeToken(w.deps.secrets, tokenOf(unsubscribeUrl(retried.raw)!)), ivy.id);
+  t.deepEqual((await w.verifyDkim(retried.raw)).map((d) => d.status), ['pass']);
+  t.is(retried.raw.toString().split('\r\n\r\n').slice(1).join('\r\n\r\n'), first.raw.toString().split('\r\n\r\n').slice(1).join('\r\n\r\n'), 'the same body');
+});
