@@ -80,7 +80,7 @@ test('a topic send: one copy per recipient with its own signed one-click link; u
   const res = await oneClick(tokenOf(urls.get('bob@topic-inbox.net')!));
   t.is(res.status, 200);
   t.regex(res.headers.get('content-type') ?? '', /^text\/html/);
-  t.regex(res.text, /no longer receive “Product news” emails/);
+  t.regex(res.text, /no longer receives “Product news” emails/);
   t.like(await w.p.db('topic_subscriptions').where({ topic_id: topic }).first(), { email: 'bob@topic-inbox.net', subscription: 'opt_out', source_email_id: id, team_id: team.id });
   t.is((await oneClick(tokenOf(urls.get('bob@topic-inbox.net')!))).status, 200, 'a second post is harmless');
   t.is(await w.p.db('topic_subscriptions').count({ n: '*' }).where({ topic_id: topic }).first().then((r) => Number(r?.n)), 1);

@@ -9,7 +9,7 @@ import { saveTopicChoices, topicChoices, unsubscribe, unsubscribeTarget, type To
 import { readFormBody } from '../middleware/body.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 import { ServiceError } from '../../shared/errors.ts';
-import { defineOperation } from './operation.ts';
+import { defineOperation, type HandlerInput } from './operation.ts';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -46,7 +46,18 @@ function linkNotFound(ctx: Context): undefined {
 const FORM_LIMIT_BYTES = 64 * 1024;
 
 const params = z.object({ token: z.string().describe('From the List-Unsubscribe URL') });
-const base = { tag: 'unsubscribe', permission: 'none', scope: null, params, raw: true } as const;
+const base = { tag: 'unsubscribe', permission: 'none', scope: null, params, raw: true, response: z.string().optional().describe('An HTML page') } as const;
+
+/** A handler for the recipient the link names; a link that names nobody is refused before it runs. */
+function forTarget(render: (target: UnsubscribeTarget, input: HandlerInput<{ token: string }, undefined, undefined>) => Promise<undefined>) {
+  return async (input: HandlerInput<{ token: string }, undefined, undefined>) => {
+    const target = await unsubscribeTarget(input.deps.db, secretsKey(input.deps.config), input.params.token);
+    return target ? render(target, input) : linkNotFound(input.ctx);
+  };
+}
+
+const unsubscribedPage = (ctx: Context, target: UnsubscribeTarget, preferences: string) =>
+  page(ctx, 200, 'You are unsubscribed', `<p>${escapeHtml(target.address)} no longer receives ${what(target)} from ${escapeHtml(target.from)}.</p>${preferences}`);
 
 export const unsubscribeOperations = [
   defineOperation({
@@ -55,16 +66,12 @@ export const unsubscribeOperations = [
     method: 'get',
     path: '/unsubscribe/{token}',
     summary: 'The unsubscribe page a List-Unsubscribe link opens (HTML; no Authorization header). Shows what the link does and a button to confirm; opening it changes nothing.',
-    response: z.string().optional().describe('An HTML page'),
-    handler: async ({ params, deps, ctx }) => {
-      const target = await unsubscribeTarget(deps.db, secretsKey(deps.config), params.token);
-      if (!target) return linkNotFound(ctx);
-      const address = escapeHtml(target.address);
+    handler: forTarget(async (target, { deps, ctx }) => {
       const preferences = preferenceForm(ctx, await topicChoices(deps.db, target));
-      if (target.unsubscribed) return page(ctx, 200, 'You are unsubscribed', `<p>${address} no longer receives ${what(target)} from ${escapeHtml(target.from)}.</p>${preferences}`);
-      return page(ctx, 200, 'Unsubscribe', `<p>Stop sending ${what(target)} from ${escapeHtml(target.from)} to ${address}?</p>
+      if (target.unsubscribed) return unsubscribedPage(ctx, target, preferences);
+      return page(ctx, 200, 'Unsubscribe', `<p>Stop sending ${what(target)} from ${escapeHtml(target.from)} to ${escapeHtml(target.address)}?</p>
 <form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>${preferences}`);
-    },
+    }),
   }),
   defineOperation({
     ...base,
@@ -72,14 +79,10 @@ export const unsubscribeOperations = [
     method: 'post',
     path: '/unsubscribe/{token}',
     summary: 'Unsubscribes the recipient the link names (RFC 8058 one-click, or the page\'s button): from the email\'s topic, or, for mail without one, onto the team\'s suppression list (origin `unsubscribe`). Idempotent; answers an HTML page.',
-    response: z.string().optional().describe('An HTML page'),
-    handler: async ({ params, deps, ctx }) => {
-      const target = await unsubscribeTarget(deps.db, secretsKey(deps.config), params.token);
-      if (!target) return linkNotFound(ctx);
+    handler: forTarget(async (target, { deps, ctx }) => {
       await unsubscribe(deps.db, target);
-      const preferences = preferenceForm(ctx, await topicChoices(deps.db, target));
-      return page(ctx, 200, 'You are unsubscribed', `<p>${escapeHtml(target.address)} will no longer receive ${what(target)} from ${escapeHtml(target.from)}.</p>${preferences}`);
-    },
+      return unsubscribedPage(ctx, target, preferenceForm(ctx, await topicChoices(deps.db, target)));
+    }),
   }),
   defineOperation({
     ...base,
@@ -87,13 +90,10 @@ export const unsubscribeOperations = [
     method: 'post',
     path: '/unsubscribe/{token}/preferences',
     summary: 'The preference form of the unsubscribe page (`application/x-www-form-urlencoded`, a `topic` field per ticked box): every topic the page lists (the team\'s `public` topics and the email\'s own) is opted in when ticked and out when not. Answers an HTML page.',
-    response: z.string().optional().describe('An HTML page'),
-    handler: async ({ params, deps, ctx }) => {
-      const target = await unsubscribeTarget(deps.db, secretsKey(deps.config), params.token);
-      if (!target) return linkNotFound(ctx);
+    handler: forTarget(async (target, { deps, ctx }) => {
       const form = await readFormBody(ctx, FORM_LIMIT_BYTES);
       const saved = await saveTopicChoices(deps.db, target, new Set(form.getAll('topic')));
       return page(ctx, 200, 'Preferences saved', `<p>Saved for ${escapeHtml(target.address)}.</p>${preferenceForm(ctx, saved)}`);
-    },
+    }),
   }),
 ];
