@@ -33,7 +33,9 @@ function page(ctx: Context, status: number, title: string, body: string): undefi
 function preferenceForm(ctx: Context, choices: TopicChoice[]): string {
   if (choices.length === 0) return '';
   const rows = choices.map((c) => `<p><label><input type="checkbox" name="topic" value="${c.id}"${c.subscribed ? ' checked' : ''}> ${escapeHtml(c.name)}</label>${c.description ? `<br><small>${escapeHtml(c.description)}</small>` : ''}</p>`);
-  return `<h2>Your subscriptions</h2><form method="post" action="${escapeHtml(ctx.path.replace(/\/preferences$/, ''))}/preferences">${rows.join('')}<button type="submit">Save preferences</button></form>`;
+  // Relative, so it holds behind a proxy that serves the api under a path of its own (PUBLIC_BASE_URL's).
+  const action = ctx.path.endsWith('/preferences') ? 'preferences' : `${ctx.path.slice(ctx.path.lastIndexOf('/') + 1)}/preferences`;
+  return `<h2>Your subscriptions</h2><form method="post" action="${escapeHtml(action)}">${rows.join('')}<button type="submit">Save preferences</button></form>`;
 }
 
 /** A browser gets a page; any other client the usual Error (404 not_found). */
