@@ -7,7 +7,7 @@
 import { classify, type Answer } from './classify.ts';
 import { messageOf, needsUnsubscribeHeader, storeMessage, unsubscribeHeader, type LoadedEmail } from './compose.ts';
 import type { SigningKey } from './sign.ts';
-import { topicAudience } from '../../shared/topics/subscriptions.ts';
+import { notSubscribed, topicAudience, topicSuppressed } from '../../shared/topics/subscriptions.ts';
 import type { DeliveryDeps } from './deps.ts';
 import { envelopeSender } from './envelope.ts';
 import { routeDomain } from './route.ts';
@@ -149,8 +149,8 @@ async function subscribersOnly(deps: DeliveryDeps, job: Job, leased: LeasedRecip
   const outcomes = left.map((recipient) => ({
     recipient,
     outcome: {
-      action: 'suppress' as const, rule: 'topic', code: 0, enhanced: null, response: `not subscribed to the topic ${audience.topic.name}`,
-      suppressed: { type: 'Suppressed', reason: 'unsubscribed_from_topic', message: `${recipient.address} is not subscribed to the topic ${audience.topic.name}.`, topic_id: audience.topic.id },
+      action: 'suppress' as const, rule: 'topic', code: 0, enhanced: null, response: notSubscribed(audience.topic),
+      suppressed: topicSuppressed(recipient.address, audience.topic),
     },
   }));
   await record(deps, job, { domain: left[0].domain, mxHost: null, tls: false, transcript: '', startedAt: job.now, durationMs: 0, outcomes });

@@ -18,6 +18,7 @@ import { prepared as preparedQuery } from '../db/prepared.ts';
 import { bulkRefusal, checkQuota, contentHash } from './rules.ts';
 import { emailEventData, type EmailRow } from './present.ts';
 import type { PreparedEmail, PreparedRecipient, Sender } from './prepare.ts';
+import { topicSuppressed } from '../topics/subscriptions.ts';
 
 export interface PersistContext {
   config: Config;
@@ -67,9 +68,7 @@ const EMAIL_INSERT = `insert into emails (${EMAIL_COLUMNS.map((c) => `"${c}"`).j
  */
 function suppressedData(r: PreparedRecipient, topic: PreparedEmail['topic']) {
   const origin = r.suppression?.origin;
-  if (origin === 'topic') {
-    return { type: 'Suppressed', reason: 'unsubscribed_from_topic', message: `${r.address} is not subscribed to the topic ${topic?.name}.`, topic_id: topic?.id };
-  }
+  if (origin === 'topic' && topic) return topicSuppressed(r.address, topic);
   const reason = origin === 'complaint' ? 'previous_complaint' : origin === 'unsubscribe' ? 'previous_unsubscribe' : origin === 'manual' ? 'manual' : 'previous_bounce';
   return { type: 'OnAccountSuppressionList', reason, message: `${r.address} is on the team's suppression list.` };
 }

@@ -13,7 +13,7 @@ import { checkHeaders, checkTags, decodeAttachment, hasUnsubscribe, htmlToText, 
 import { checkReach, reachContext, reachIsLimited, senderLookups } from './rules.ts';
 import { findUnusable, type Unusable } from './recipient-checks.ts';
 import { fetchOptions, fetchPathAttachments } from './fetch-attachment.ts';
-import { topicAudience } from '../topics/subscriptions.ts';
+import { notSubscribed, topicAudience } from '../topics/subscriptions.ts';
 
 export const MAX_RECIPIENTS = 50;
 
@@ -195,7 +195,7 @@ async function topicOf(db: Knex, teamId: string, topicId: string, recipients: Pr
   if (!audience) throw new ServiceError('validation_error', `Topic \`${topicId}\` not found.`, { status: 422, errors: [{ path: 'topic_id', message: 'not found' }] });
   for (const r of recipients) {
     if (r.status !== 'queued' || audience.subscribed(r.address)) continue;
-    Object.assign(r, { status: 'suppressed', reason: `not subscribed to the topic ${audience.topic.name}`, suppression: { origin: 'topic' } });
+    Object.assign(r, { status: 'suppressed', reason: notSubscribed(audience.topic), suppression: { origin: 'topic' } });
   }
   return { id: audience.topic.id, name: audience.topic.name };
 }

@@ -27,6 +27,14 @@ export async function topicAudience(db: Knex, teamId: string, topicId: string, a
   };
 }
 
+/** Why a recipient of a send under `topic` is not sent to: the recipient's last_response. */
+export const notSubscribed = (topic: { name: string }) => `not subscribed to the topic ${topic.name}`;
+
+/** email.suppressed's `suppressed` for a recipient not subscribed to the send's topic (at the accept or at delivery). */
+export function topicSuppressed(address: string, topic: { id: string; name: string }) {
+  return { type: 'Suppressed', reason: 'unsubscribed_from_topic', message: `${address} is not subscribed to the topic ${topic.name}.`, topic_id: topic.id };
+}
+
 export interface SubscriptionChoice {
   teamId: string;
   topicId: string;
