@@ -6,7 +6,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,6 +20,12 @@ export const SMTP_SOURCE = '/usr/sbin/smtp-source';
 export const POSTFIX = '/usr/sbin/postfix';
 
 /** A port the kernel just handed out and we released (the same trick as bench/servers.ts). */
+/** Throws a plain sentence when the postfix package is missing (spawn's ENOENT would otherwise crash the run). */
+export function requirePostfixTools(): void {
+  const missing = [SMTP_SINK, SMTP_SOURCE, POSTFIX].filter((p) => !existsSync(p));
+  if (missing.length) throw new Error(`${missing.join(', ')} not found: install the postfix package (apt-get install postfix; .ci/run does)`);
+}
+
 export async function freePort(): Promise<number> {
   const probe = net.createServer();
   await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', () => resolve()));
@@ -63,6 +69,7 @@ export interface Sink {
 
 /** `smtp-sink -c`: answers 250 to everything, no STARTTLS, up to 256 sessions at once, counters on stdout. */
 export async function startSink(): Promise<Sink> {
+  requirePostfixTools();
   const port = await freePort();
   const child = spawn(SMTP_SINK, ['-c', '-u', 'nobody', `127.0.0.1:${port}`, '1000'], { stdio: ['ignore', 'pipe', 2] });
   let messages = 0;
@@ -134,6 +141,7 @@ export interface PostfixRelay {
  * `extraMainCf`: more main.cf lines (parameters not set above), e.g. the inbound suite's hold on every message.
  */
 export async function startPostfixRelay(sinkPort: number, extraMainCf: string[] = []): Promise<PostfixRelay> {
+  requirePostfixTools();
   const port = await freePort();
   const dir = await mkdtemp(path.join(tmpdir(), 'pw-bench-postfix-'));
   const close = async () => {
