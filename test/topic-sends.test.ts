@@ -225,6 +225,30 @@ test('the topic is checked again at delivery: who opted out after a scheduled se
   t.is((await w.p.db('emails').where({ id: res.body.id }).first()).status, 'done');
 });
 
+test('a topic deleted before delivery reaches nobody more: its opt-outs went with it', async (t) => {
+  const { team, from } = await senderTeam('topic-gone.com');
+  w.mx('topic-gone-inbox.net');
+  const topic = await createTopic(team, { name: 'Gone', default_subscription: 'opt_in' });
+  const res = await w.p.request('POST', '/emails', { key: team.key, body: { from, to: ['ivy@topic-gone-inbox.net', 'jon@topic-gone-inbox.net'], subject: 'Later', text: 'x', topic_id: topic, scheduled_at: 'in 1 hour' } });
+  t.is(res.status, 200, res.text);
+  t.is((await w.p.request('DELETE', `/topics/${topic}`, { key: team.key })).status, 200);
+  const later = new Date(Date.now() + 2 * 3600_000);
+  t.deepEqual(await releaseDue(w.p.db, later), [res.body.id]);
+  await processDelivery(w.deps, res.body.id, later);
+
+  t.is(w.sink.deliveredTo('ivy@topic-gone-inbox.net').length + w.sink.deliveredTo('jon@topic-gone-inbox.net').length, 0);
+  const rows = await w.p.db('email_recipients').where({ email_id: res.body.id }).orderBy('address');
+  t.deepEqual(rows.map((r) => [r.address, r.status, r.last_response]), [
+    ['ivy@topic-gone-inbox.net', 'suppressed', 'the send\'s topic was deleted'],
+    ['jon@topic-gone-inbox.net', 'suppressed', 'the send\'s topic was deleted'],
+  ]);
+  const events = await w.p.db('events').where({ team_id: team.id, type: 'email.suppressed' });
+  t.is(events.length, 2);
+  for (const e of events) t.like(e.data, { email_id: res.body.id, suppressed: { type: 'Suppressed', reason: 'topic_deleted', topic_id: topic } });
+  t.is((await w.p.db('delivery_attempts').where({ email_id: res.body.id })).length, 0);
+  t.is((await w.p.db('emails').where({ id: res.body.id }).first()).status, 'done');
+});
+
 test('a deferred topic recipient: the stored message has no List-Unsubscribe; the retry adds the same link, signed again', async (t) => {
   const { team, from } = await senderTeam('topic-retry.com');
   w.mx('topic-retry-inbox.net');

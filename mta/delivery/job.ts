@@ -7,7 +7,7 @@
 import { classify, type Answer } from './classify.ts';
 import { messageOf, needsUnsubscribeHeader, storeMessage, unsubscribeHeader, type LoadedEmail } from './compose.ts';
 import type { SigningKey } from './sign.ts';
-import { notSubscribed, topicAudience, topicSuppressed } from '../../shared/topics/subscriptions.ts';
+import { notSubscribed, topicAudience, topicDeleted, topicDeletedSuppressed, topicSuppressed } from '../../shared/topics/subscriptions.ts';
 import type { DeliveryDeps } from './deps.ts';
 import { envelopeSender } from './envelope.ts';
 import { routeDomain } from './route.ts';
@@ -138,23 +138,25 @@ async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRec
 
 /**
  * A topic send goes only to the topic's subscribers as they are now: whoever opted out since the accept (a
- * scheduled send, a retry) is suppressed without an attempt. A topic deleted since restricts nothing any more.
- * Answers the recipients still to deliver to.
+ * scheduled send, a retry) is suppressed without an attempt. A topic deleted since reaches nobody more: its
+ * opt-outs were deleted with it, so sending on would mail whoever had opted out. Answers the recipients still
+ * to deliver to.
  */
 async function subscribersOnly(deps: DeliveryDeps, job: Job, leased: LeasedRecipient[]): Promise<LeasedRecipient[]> {
-  const audience = await topicAudience(deps.db, job.email.team_id, job.email.topic_id!, leased.map((r) => r.address));
-  if (!audience) return leased;
-  const left = leased.filter((r) => !audience.subscribed(r.address));
+  const topicId = job.email.topic_id!;
+  const audience = await topicAudience(deps.db, job.email.team_id, topicId, leased.map((r) => r.address));
+  const left = audience ? leased.filter((r) => !audience.subscribed(r.address)) : leased;
   if (left.length === 0) return leased;
   const outcomes = left.map((recipient) => ({
     recipient,
     outcome: {
-      action: 'suppress' as const, rule: 'topic', code: 0, enhanced: null, response: notSubscribed(audience.topic),
-      suppressed: topicSuppressed(recipient.address, audience.topic),
+      action: 'suppress' as const, rule: 'topic', code: 0, enhanced: null,
+      response: audience ? notSubscribed(audience.topic) : topicDeleted,
+      suppressed: audience ? topicSuppressed(recipient.address, audience.topic) : topicDeletedSuppressed(recipient.address, topicId),
     },
   }));
   await record(deps, job, { domain: left[0].domain, mxHost: null, tls: false, transcript: '', startedAt: job.now, durationMs: 0, outcomes });
-  return leased.filter((r) => audience.subscribed(r.address));
+  return audience ? leased.filter((r) => audience.subscribed(r.address)) : [];
 }
 
 export interface DeliverySummary {

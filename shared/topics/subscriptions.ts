@@ -35,6 +35,14 @@ export function topicSuppressed(address: string, topic: { id: string; name: stri
   return { type: 'Suppressed', reason: 'unsubscribed_from_topic', message: `${address} is not subscribed to the topic ${topic.name}.`, topic_id: topic.id };
 }
 
+/** A recipient of a send whose topic was deleted before it was delivered: its opt-outs went with the topic. */
+export const topicDeleted = 'the send\'s topic was deleted';
+
+/** email.suppressed's `suppressed` for a recipient of a send whose topic no longer exists. */
+export function topicDeletedSuppressed(address: string, topicId: string) {
+  return { type: 'Suppressed', reason: 'topic_deleted', message: `${address} was not sent to: the topic ${topicId} was deleted.`, topic_id: topicId };
+}
+
 export interface SubscriptionChoice {
   teamId: string;
   topicId: string;
