@@ -55,7 +55,11 @@ export class ServiceError extends Error {
   constructor(
     readonly errorName: ErrorName,
     message: string,
-    readonly options: { status?: number; errors?: FieldError[]; details?: Record<string, unknown>; claimable?: boolean } = {},
+    readonly options: {
+      status?: number; errors?: FieldError[]; details?: Record<string, unknown>; claimable?: boolean;
+      /** The SMTP reply when the status alone does not say it (never in the HTTP body). */
+      smtp?: { code: number; enhanced: string };
+    } = {},
   ) {
     super(message);
     this.status = options.status ?? errorNames[errorName];

@@ -113,7 +113,7 @@ test('recipients that cannot receive mail: 422 when all are unusable, dropped wh
   const send = (to: string[]) => p.request('POST', '/emails', { key: team.key, body: { from: `a@${team.domain}`, to, subject: 'x', text: 'x' } });
   const cases: [string, string, Record<string, unknown>?][] = [
     ['a@example.com', 'reserved_domain'], ['a@foo.test', 'reserved_domain'],
-    ['a@gmial.com', 'typo_domain', { suggestion: 'a@gmail.com' }], ['a@nullmx.net', 'no_mail'], ['a@no-such-domain-here.net', 'no_mail'],
+    ['a@gmial.com', 'typo_domain', { suggestion: 'gmail.com' }], ['a@nullmx.net', 'no_mail'], ['a@no-such-domain-here.net', 'no_mail'],
   ];
   for (const [to, cause, extra] of cases) {
     const res = await send([to]);

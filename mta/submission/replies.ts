@@ -33,6 +33,7 @@ export function toSmtpReply(err: unknown): SmtpReply {
   if (!(err instanceof ServiceError)) return new SmtpReply(451, '4.3.0 Temporary failure on our side, please try again later');
   const text = err.message.replace(/[\r\n]+/g, ' ').slice(0, 400);
   const details = err.options.details ?? {};
+  if (err.options.smtp) return new SmtpReply(err.options.smtp.code, `${err.options.smtp.enhanced} ${text}`);
   switch (err.errorName) {
     case 'daily_quota_exceeded':
     case 'monthly_quota_exceeded':
@@ -50,7 +51,6 @@ export function toSmtpReply(err: unknown): SmtpReply {
     case 'validation_error':
     case 'missing_required_field':
       if (details.reason === 'invalid_recipient') return new SmtpReply(550, `5.1.1 ${text}`);
-      if (details.reason === 'message_too_large') return new SmtpReply(552, `5.3.4 ${text}`);
       if (err.status === 403) return new SmtpReply(550, `5.7.1 ${text}`);
       if (details.reason === 'bulk_requires_unsubscribe') return new SmtpReply(550, `5.7.1 ${text}`);
       return new SmtpReply(554, `5.6.0 ${text}`);

@@ -54,7 +54,7 @@ export function fetchOptions(config: Config, resolver: AddressResolver): FetchOp
 
 function refuse(i: number, reason: FetchRefusal, message: string): ServiceError {
   const path = `attachments.${i}.path`;
-  return new ServiceError('invalid_attachment', `Attachment ${i} could not be fetched: ${message}`, { status: 422, errors: [{ path, message }], details: { reason } });
+  return new ServiceError('invalid_attachment', `Attachment ${i} could not be fetched (${reason}): ${message}`, { status: 422, errors: [{ path, message }] });
 }
 
 function filenameOf(url: URL): string | null {

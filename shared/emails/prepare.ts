@@ -80,8 +80,8 @@ export interface PrepareContext {
 
 const list = (v: string | string[] | null | undefined): string[] => (v == null ? [] : Array.isArray(v) ? v : [v]);
 
-function fieldError(path: string, message: string, details?: Record<string, unknown>): ServiceError {
-  return new ServiceError('validation_error', `Invalid \`${path}\`: ${message}`, { errors: [{ path, message }], ...(details ? { details } : {}) });
+function fieldError(path: string, message: string, extra: Pick<ServiceError['options'], 'details' | 'smtp'> = {}): ServiceError {
+  return new ServiceError('validation_error', `Invalid \`${path}\`: ${message}`, { errors: [{ path, message }], ...extra });
 }
 
 function mailboxes(field: string, values: string[]): Mailbox[] {
@@ -132,8 +132,8 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
   const inputs = given.some((a) => a.path && !a.content) ? await fetchPathAttachments(given, fetchOptions(ctx.config, ctx.dns)) : given.map((a) => ({ input: a, fetched: undefined }));
   const attachments = inputs.map((a, i) => decodeAttachment(a.input, i, a.fetched));
   const size = Buffer.byteLength(html ?? '') + Buffer.byteLength(text ?? '') + attachments.reduce((n, a) => n + Math.ceil(a.content.length / 3) * 4, 0);
-  // The reason lets SMTP submission answer 552 5.3.4 (RFC 3463: message too big for system).
-  if (size > MAX_MESSAGE_BYTES) throw fieldError('attachments', `The message is larger than ${MAX_MESSAGE_BYTES / 1024 / 1024} MB.`, { reason: 'message_too_large' });
+  // SMTP submission answers 552 5.3.4 (RFC 3463: message too big for system).
+  if (size > MAX_MESSAGE_BYTES) throw fieldError('attachments', `The message is larger than ${MAX_MESSAGE_BYTES / 1024 / 1024} MB.`, { smtp: { code: 552, enhanced: '5.3.4' } });
   let scheduledAt: Date | null = null;
   if (input.scheduled_at) {
     try {

@@ -54,7 +54,7 @@ export async function findUnusable(
   for (const { address, domain } of addresses) {
     if (exempt(domain)) continue;
     if (reservedDomain(domain)) out.set(address, { cause: 'reserved_domain' });
-    else if (TYPOS[domain]) out.set(address, { cause: 'typo_domain', suggestion: address.replace(/@.*$/, `@${TYPOS[domain]}`) });
+    else if (TYPOS[domain]) out.set(address, { cause: 'typo_domain', suggestion: TYPOS[domain] });
     else if (!lookups.has(domain)) lookups.set(domain, cachedMx(dns, domain, now));
   }
   const results = new Map<string, MxHostsResult>();
