@@ -249,6 +249,31 @@ test('recent_owner_activity: a write on the domain or a send with a key bound to
   t.is(res.body.blocked_reason, null);
 });
 
+test('pending_scheduled_emails: the holder\'s emails scheduled from the domain hold the move until they are due or canceled', async (t) => {
+  const name = 'claim-scheduled.com';
+  const a = await holder(name);
+  const at = new Date(Date.now() + 3 * 3600_000);
+  const sent = await p.request('POST', '/emails', { key: a.team.key, body: {
+    from: `news@${name}`, to: `delivered@${p.config.SIMULATOR_DOMAIN}`, subject: 'later', text: 'x', scheduled_at: at.toISOString(),
+  } });
+  t.is(sent.status, 200, sent.text);
+  await age(a.id);
+  const b = await p.createTeam();
+  const c = await claim(b, { name });
+  publishProof(c);
+
+  let res = await verify(b, c.domain_id);
+  t.is(res.body.status, 'blocked');
+  t.is(res.body.blocked_reason, 'pending_scheduled_emails');
+  const row = await p.db('domain_claims').where({ id: c.id }).first();
+  t.true(Math.abs(row.next_check_at.getTime() - at.getTime()) < 1000, 're-checked when the last one is due');
+
+  t.is((await p.request('POST', `/emails/${sent.body.id}/cancel`, { key: a.team.key })).status, 200);
+  res = await verify(b, c.domain_id);
+  t.is(res.body.status, 'completed');
+  t.is(res.body.blocked_reason, null);
+});
+
 test('a second claim for the same name supersedes the first', async (t) => {
   const name = 'claim-supersede.com';
   await holder(name);

@@ -54,12 +54,15 @@ async function recentOwnerActivity(db: Knex, holder: DomainRow, now: Date): Prom
 }
 
 /**
- * pending_scheduled_emails: the holding team has emails scheduled to go out from the domain; moving it would
- * make them fail. The platform has no emails yet (the emails area answers 501), so nothing can be scheduled
- * and this finds none; the emails area makes it count its scheduled rows whose sender is at `holder`.
+ * pending_scheduled_emails: the holding team has emails scheduled to go out from the domain; moving it would make
+ * them fail (domain_not_found at release). The block clears once the last of them is due (or sooner, when they are
+ * canceled: the claim is checked again).
  */
-async function pendingScheduledEmails(_db: Knex, _holder: DomainRow): Promise<Block | null> {
-  return null;
+async function pendingScheduledEmails(db: Knex, holder: DomainRow): Promise<Block | null> {
+  const row = await db('emails').where({ team_id: holder.team_id, domain_id: holder.id, status: 'scheduled' })
+    .count<{ n: string; last: Date | null }[]>({ n: '*' }).max({ last: 'scheduled_at' }).first();
+  if (!row || Number(row.n) === 0) return null;
+  return { reason: 'pending_scheduled_emails', until: row.last };
 }
 
 /** The first check that holds the move away from any of `holders`, or null when the claim may complete. */
