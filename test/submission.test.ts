@@ -93,6 +93,20 @@ test('authentication: wrong username, unknown key, revoked key, no AUTH at all',
   t.regex(reply(refused), /^530 5\.7\.0 /);
 });
 
+test('the STARTTLS port offers no AUTH before STARTTLS and refuses one sent anyway: the key never travels in the clear', async (t) => {
+  const s = await rawSmtp(ports.starttls, { plain: true });
+  try {
+    const ehlo = await s.send('EHLO client.test');
+    t.regex(ehlo, /^250-STARTTLS$/m);
+    t.notRegex(ehlo, /AUTH/);
+    const auth = await s.send(`AUTH PLAIN ${Buffer.from(`\0apikey\0${team.key}`).toString('base64')}`);
+    t.regex(auth, /^5\d\d /, auth);
+    t.regex(await s.send(`MAIL FROM:<a@${team.domain}>`), /^530 5\.7\.0 /);
+  } finally {
+    s.close();
+  }
+});
+
 test('refusals keep their meaning as SMTP replies: unverified sender 550 5.7.1, unusable recipients 550 5.1.1', async (t) => {
   const unverified = await t.throwsAsync(transport(team.key).sendMail({ from: 'a@not-ours.com', to: 'ann@inbox-one.net', subject: 'x', text: 'x' }));
   t.is((unverified as { responseCode?: number }).responseCode, 550);

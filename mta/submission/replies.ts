@@ -58,3 +58,18 @@ export function toSmtpReply(err: unknown): SmtpReply {
       return err.status >= 500 ? new SmtpReply(451, '4.3.0 Temporary failure on our side, please try again later') : new SmtpReply(550, `5.7.1 ${text}`);
   }
 }
+
+/**
+ * RFC 4954 §4 and RFC 8314: credentials travel only encrypted. smtp-server refuses AUTH before STARTTLS (538) but
+ * still announces it, so a client may send its key in the clear before learning it must not; like Postfix's
+ * smtpd_tls_auth_only, each connection of `server` leaves AUTH out of its EHLO reply until TLS is up.
+ */
+export function announceAuthOnlyOverTls(server: SMTPServer): void {
+  const add = server.connections.add.bind(server.connections);
+  server.connections.add = (connection) => {
+    const send = connection.send.bind(connection);
+    connection.send = (code, data, context) =>
+      send(code, code === 250 && Array.isArray(data) && !connection.secure ? data.filter((line) => !/^AUTH /.test(line)) : data, context);
+    return add(connection);
+  };
+}

@@ -1,5 +1,6 @@
-// A hand-driven SMTP client over implicit TLS, for sessions no well-behaved library would send (bare LF,
+// A hand-driven SMTP client over implicit TLS (or plain TCP with `plain`), for sessions no well-behaved library would send (bare LF,
 // smuggling sequences, garbage). Each step answers the server's reply text.
+import net from 'node:net';
 import tls from 'node:tls';
 
 export interface RawSmtp {
@@ -9,8 +10,8 @@ export interface RawSmtp {
   greeting: string;
 }
 
-export async function rawSmtp(port: number): Promise<RawSmtp> {
-  const socket = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
+export async function rawSmtp(port: number, { plain = false } = {}): Promise<RawSmtp> {
+  const socket = plain ? net.connect({ host: '127.0.0.1', port }) : tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
   let buffer = '';
   let waiting: ((reply: string) => void) | null = null;
   const complete = () => {
