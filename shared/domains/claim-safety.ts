@@ -59,10 +59,9 @@ async function recentOwnerActivity(db: Knex, holder: DomainRow, now: Date): Prom
  * canceled: the claim is checked again).
  */
 async function pendingScheduledEmails(db: Knex, holder: DomainRow): Promise<Block | null> {
-  const row = await db('emails').where({ team_id: holder.team_id, domain_id: holder.id, status: 'scheduled' })
-    .count<{ n: string; last: Date | null }[]>({ n: '*' }).max({ last: 'scheduled_at' }).first();
-  if (!row || Number(row.n) === 0) return null;
-  return { reason: 'pending_scheduled_emails', until: row.last };
+  const { rows: [row] } = await db.raw<{ rows: { last: Date | null }[] }>(
+    "select max(scheduled_at) as last from emails where team_id = ? and domain_id = ? and status = 'scheduled'", [holder.team_id, holder.id]);
+  return row?.last ? { reason: 'pending_scheduled_emails', until: row.last } : null;
 }
 
 /** The first check that holds the move away from any of `holders`, or null when the claim may complete. */
