@@ -7,6 +7,10 @@ import { iso } from '../time.ts';
 import { createManagedDomain } from '../domains/managed.ts';
 import { verifyIdentity } from '../teams/identities.ts';
 import { ensurePlatformKey, platformDkimRecord } from '../domains/platform-dkim.ts';
+import { addEd25519Key, findOperatorDomain, removeEd25519Key } from '../domains/ed25519.ts';
+import { presentRecord } from '../domains/present.ts';
+import type { PlatformHosts } from '../domains/records.ts';
+import type { DomainRow } from '../domains/store.ts';
 import { secretsKey } from '../secrets.ts';
 
 const DEFAULT_MANAGED_HOST = 'postwerk.localhost';
@@ -38,7 +42,16 @@ export async function createTeamWithKey(db: Knex, name: string, managedHost = DE
   });
 }
 
-export type CliConfig = Pick<Config, 'MANAGED_DOMAIN_HOST' | 'MANAGED_DKIM_SELECTOR' | 'SECRETS_KEY' | 'SECRETS_KEY_FILE'>;
+export type CliConfig = Pick<Config, 'MANAGED_DOMAIN_HOST' | 'MANAGED_DKIM_SELECTOR' | 'SECRETS_KEY' | 'SECRETS_KEY_FILE'> & PlatformHosts;
+
+/** `--domain` (an id, or a name: with `--team` when several teams have added it) as a domain row. */
+function domainOf(db: Knex, f: Flags): Promise<DomainRow> {
+  const team = f.team;
+  return findOperatorDomain(db, need(f, 'domain'), typeof team === 'string' ? team : undefined);
+}
+
+const domainJson = (d: DomainRow) => ({ id: d.id, name: d.name, team_id: d.team_id, status: d.status });
+const ed25519Context = (config: CliConfig) => ({ hosts: config, secrets: secretsKey(config) });
 
 export const commands: Record<string, (db: Knex, flags: Flags, config: CliConfig) => Promise<unknown>> = {
   'team create': (db, f, config) => {
@@ -82,6 +95,19 @@ export const commands: Record<string, (db: Knex, flags: Flags, config: CliConfig
   },
   'team suspend': async (db, f) => ({ team: teamJson(await suspendTeam(db, need(f, 'team'))) }),
   'team unsuspend': async (db, f) => ({ team: teamJson(await unsuspendTeam(db, need(f, 'team'))) }),
+  // A second DKIM key, Ed25519 (RFC 8463), whose record the customer publishes; it signs once that verifies.
+  'domain add-ed25519-key': async (db, f, config) => {
+    const { domain, key, record } = await addEd25519Key(db, (await domainOf(db, f)).id, ed25519Context(config));
+    return {
+      domain: domainJson(domain),
+      key: { selector: key.selector, algorithm: key.algorithm, status: key.status, created_at: iso(key.created_at) },
+      record: { ...presentRecord(record), fqdn: `${record.name}.${domain.name}` },
+    };
+  },
+  'domain remove-ed25519-key': async (db, f, config) => {
+    const { domain, removed } = await removeEd25519Key(db, (await domainOf(db, f)).id, ed25519Context(config));
+    return { domain: domainJson(domain), removed };
+  },
   // The record to publish for the managed domains' signatures (d= MANAGED_DOMAIN_HOST); creates the key if absent.
   'managed-dkim': async (db, _f, config) => {
     const key = await ensurePlatformKey(db, secretsKey(config), config);

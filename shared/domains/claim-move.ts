@@ -1,13 +1,14 @@
 // Completing a claim: in the caller's transaction, every other team's row for the name is deleted (its DKIM
 // keys, records and the sending keys bound to it go with it, by cascade, so that team can no longer send from
 // it) and the claiming team receives the domain under the claim's `domain_id` with a fresh DKIM key and its
-// own records to publish: nothing of the old team's setup (keys, selectors) is carried over.
+// own records to publish: nothing of the old team's setup (keys, selectors) is carried over, an Ed25519 key
+// an operator added for it (ed25519.ts) included: the new team's operator adds one again if it wants one.
 import type { Knex } from 'knex';
 import { newId } from '../ids.ts';
 import { recordEvent } from '../events.ts';
 import { newSelector, takeKey } from './dkim.ts';
 import { desiredRecords, type DomainSettings } from './records.ts';
-import { recordsOf, syncRecords, type DomainRow } from './store.ts';
+import { publishedKeys, recordsOf, syncRecords, type DomainRow } from './store.ts';
 import { domainEventData } from './present.ts';
 import type { ClaimContext, ClaimRow } from './claims.ts';
 
@@ -38,7 +39,7 @@ export async function moveDomain(trx: Knex, claim: ClaimRow, holders: DomainRow[
     .returning('*');
   const selector = newSelector(now);
   await trx('dkim_keys').insert({ id: newId(), team_id: claim.team_id, domain_id: domain.id, selector, ...key, status: 'active', activated_at: now });
-  await syncRecords(trx, domain, desiredRecords(settings, [{ selector, algorithm: key.algorithm, public_key: key.public_key }], ctx.hosts));
+  await syncRecords(trx, domain, desiredRecords(settings, await publishedKeys(trx, domain.id), ctx.hosts));
   await recordEvent(trx, claim.team_id, 'domain.created', domainEventData(domain, await recordsOf(trx, domain.id)));
   return domain;
 }

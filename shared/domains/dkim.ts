@@ -1,5 +1,7 @@
 // DKIM keys. RSA-2048 generation costs 50-500 ms, so keys come from a pool the worker keeps filled; an empty
-// pool falls back to generating inline. Private keys are sealed with the secrets key before they are stored.
+// pool falls back to generating inline. An Ed25519 key (RFC 8463), the optional second signature an operator
+// adds (ed25519.ts), is generated when asked for: it takes well under a millisecond. Private keys are sealed with
+// the secrets key before they are stored.
 import { generateKeyPair, randomInt } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { Knex } from 'knex';
@@ -11,8 +13,8 @@ const generate = promisify(generateKeyPair);
 export const POOL_TARGET = 20;
 
 export interface GeneratedKey {
-  algorithm: 'rsa';
-  /** base64 of the DER SubjectPublicKeyInfo: the `p=` value */
+  algorithm: 'rsa' | 'ed25519';
+  /** the `p=` value: base64 of the DER SubjectPublicKeyInfo (RSA), of the raw 32-byte public key (Ed25519) */
   public_key: string;
   private_key_sealed: string;
 }
@@ -24,6 +26,19 @@ export async function generateRsaKey(secrets: Buffer): Promise<GeneratedKey> {
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
   return { algorithm: 'rsa', public_key: publicKey.toString('base64'), private_key_sealed: seal(secrets, privateKey) };
+}
+
+/**
+ * RFC 8463 §4.2: the record's `p=` is the bare 32-byte public key, not a SubjectPublicKeyInfo; the SPKI of an
+ * Ed25519 key (RFC 8410 §4) is a fixed 12-byte header and those 32 bytes. The private key is PKCS#8 PEM, as
+ * mailauth signs with it (ed25519-sha256).
+ */
+export async function generateEd25519Key(secrets: Buffer): Promise<GeneratedKey> {
+  const { publicKey, privateKey } = await generate('ed25519', {
+    publicKeyEncoding: { type: 'spki', format: 'der' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  return { algorithm: 'ed25519', public_key: publicKey.subarray(-32).toString('base64'), private_key_sealed: seal(secrets, privateKey) };
 }
 
 /** `s<yyyymm>-<4 random chars>` (CONTRACT). */

@@ -8,7 +8,7 @@ import { recordEvent } from '../events.ts';
 import { takeKey, newSelector } from './dkim.ts';
 import { normalizeDomainName, normalizeLabel } from './names.ts';
 import { desiredRecords, type DomainSettings, type PlatformHosts } from './records.ts';
-import { domainStatus } from './status.ts';
+import { decidesStatus, domainStatus } from './status.ts';
 import { assertWritable, findDomain, publishedKeys, recordsOf, syncRecords, type DomainRow } from './store.ts';
 import { domainEventData } from './present.ts';
 import { logoUrlOf } from './brand-store.ts';
@@ -61,8 +61,9 @@ function settingsFrom(input: UpdateDomainInput, base: DomainSettings): DomainSet
 
 async function refreshStatus(db: Knex, domain: DomainRow): Promise<DomainRow> {
   const records = await recordsOf(db, domain.id);
-  // The optional BIMI record never decides the status (verify.ts, counts()).
-  const status = domainStatus(records.filter((r) => r.record !== 'BIMI').map((r) => r.status));
+  // As verify.ts decides it: BIMI, a rotation's pending key and an Ed25519 key's record do not count.
+  const keys = await publishedKeys(db, domain.id);
+  const status = domainStatus(records.filter((r) => decidesStatus(r, keys)).map((r) => r.status));
   if (status === domain.status) return domain;
   const [row] = await db<DomainRow>('domains').where({ id: domain.id }).update({ status, updated_at: new Date() }).returning('*');
   return row;
@@ -100,7 +101,7 @@ export async function createDomain(db: Knex, teamId: string, input: CreateDomain
     await trx('dkim_keys').insert({
       id: newId(), team_id: teamId, domain_id: domain.id, selector, ...key, status: 'active', activated_at: now,
     });
-    await syncRecords(trx, domain, desiredRecords(settings, [{ selector, algorithm: key.algorithm, public_key: key.public_key }], ctx.hosts));
+    await syncRecords(trx, domain, desiredRecords(settings, await publishedKeys(trx, domain.id), ctx.hosts));
     await recordEvent(trx, teamId, 'domain.created', domainEventData(domain, await recordsOf(trx, domain.id)));
     return domain;
   });

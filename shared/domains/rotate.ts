@@ -16,7 +16,8 @@ export async function rotateDkim(db: Knex, teamId: string, id: string, ctx: Doma
   return db.transaction(async (trx) => {
     const domain = await trx<DomainRow>('domains').where({ id, team_id: teamId }).forUpdate().first();
     if (!domain) throw new ServiceError('not_found', 'Domain not found.');
-    if (await trx('dkim_keys').where({ domain_id: id, status: 'pending' }).first('id')) {
+    // Rotation replaces the RSA key; an Ed25519 key waiting for its record (ed25519.ts) does not hold it up.
+    if (await trx('dkim_keys').where({ domain_id: id, algorithm: 'rsa', status: 'pending' }).first('id')) {
       throw new ServiceError('validation_error', 'A DKIM rotation is already waiting for its new record to verify.', { status: 422 });
     }
     const now = new Date();

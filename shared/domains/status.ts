@@ -38,6 +38,19 @@ export function nextCheckAt(status: DomainStatus, checkingSince: Date, count: nu
   return new Date(Math.min(now.getTime() + delay, closes));
 }
 
+/**
+ * Whether a record decides the domain's status. The optional BIMI record does not (a brand logo never takes a
+ * domain's verification, and so its sending, away); a DKIM record does only for the active RSA key: a rotation's
+ * new or retiring key does not, and neither does an Ed25519 key (RFC 8463), the second signature an operator may
+ * add (ed25519.ts): it signs only while its record verifies, so a missing one costs that signature and nothing else.
+ */
+export function decidesStatus(r: { record: string; name: string }, keys: { selector: string; algorithm: string; status: string }[]): boolean {
+  if (r.record === 'BIMI') return false;
+  if (r.record !== 'DKIM') return true;
+  const key = keys.find((k) => r.name === `${k.selector}._domainkey`);
+  return key?.status === 'active' && key.algorithm === 'rsa';
+}
+
 /** A record of the sender's domain as the send check reads it (domain_records). */
 export interface SendingRecord {
   record: string;
@@ -49,7 +62,8 @@ export interface SendingRecord {
 /**
  * Whether the records sending needs are verified: the return-path MX and SPF TXT at `custom_return_path` and the
  * DKIM record of every active (signing) key (CONTRACT, "DNS records of a domain"). Receiving, Tracking,
- * TrackingCAA and BIMI records never decide it, nor does a rotation's pending or retiring key. A domain whose
+ * TrackingCAA and BIMI records never decide it, nor does a rotation's pending or retiring key, nor a pending
+ * Ed25519 one (an active Ed25519 key's record is verified: verify.ts takes the key back to pending otherwise). A domain whose
  * status is `verified` passes: that status counts every one of these records (verify.ts counts()), and
  * the managed domain, which publishes nothing of its own, is verified by the platform.
  */

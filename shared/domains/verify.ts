@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import { recordEvent } from '../events.ts';
 import { fqdn } from './names.ts';
 import { desiredRecords, type PlatformHosts } from './records.ts';
-import { domainStatus, nextCheckAt, recordStatus, sendingRecordsVerified, CHECK_WINDOW_MS, type RecordStatus } from './status.ts';
+import { decidesStatus, domainStatus, nextCheckAt, recordStatus, sendingRecordsVerified, CHECK_WINDOW_MS, type RecordStatus } from './status.ts';
 import { publishedKeys, recordsOf, syncRecords, type DkimKeyRow, type DomainRow, type RecordRow } from './store.ts';
 import { domainEventData } from './present.ts';
 import { logoUrlOf } from './brand-store.ts';
@@ -72,17 +72,6 @@ export async function leaseDueDomains(db: Knex, now: Date, limit: number): Promi
   return rows.map((r: { id: string }) => r.id);
 }
 
-/**
- * The records that decide the domain's status: a rotation's new or retiring DKIM key does not, and neither
- * does the optional BIMI record (a brand logo never takes a domain's verification, and so its sending, away).
- */
-function counts(r: RecordRow, keys: DkimKeyRow[]): boolean {
-  if (r.record === 'BIMI') return false;
-  if (r.record !== 'DKIM') return true;
-  const key = keys.find((k) => r.name === `${k.selector}._domainkey`);
-  return key?.status === 'active';
-}
-
 export async function checkDomain(db: Knex, resolver: VerifyResolver, hosts: PlatformHosts, domainId: string, now = new Date()): Promise<DomainRow | null> {
   const domain = await db<DomainRow>('domains').where({ id: domainId }).first();
   if (!domain || domain.managed) return null;
@@ -94,10 +83,15 @@ export async function checkDomain(db: Knex, resolver: VerifyResolver, hosts: Pla
     const locked = await trx<DomainRow>('domains').where({ id: domainId }).forUpdate().first();
     if (!locked) return null;
     const checkingSince = locked.checking_since ?? now;
-    const windowClosed = now.getTime() >= checkingSince.getTime() + CHECK_WINDOW_MS;
+    const keys = await publishedKeys(trx, domainId);
     let changed = false;
     const statuses: RecordStatus[] = [];
     for (const [i, r] of records.entries()) {
+      // A pending key's record (a rotation's, an Ed25519 key's) has its own 72 hours from when it was added, so a
+      // key added to a domain verified long ago is `pending` while the customer publishes it, not `failed`.
+      const pendingKey = keys.find((k) => k.status === 'pending' && r.record === 'DKIM' && r.name === `${k.selector}._domainkey`);
+      const windowFrom = pendingKey ? pendingKey.created_at : checkingSince;
+      const windowClosed = now.getTime() >= windowFrom.getTime() + CHECK_WINDOW_MS;
       // A record that was verified and is now gone failed: the customer removed it (noticed on a re-check).
       let status = recordStatus(verdicts[i], windowClosed);
       if (r.status === 'verified' && status === 'pending' && locked.status === 'verified') status = 'failed';
@@ -107,7 +101,6 @@ export async function checkDomain(db: Knex, resolver: VerifyResolver, hosts: Pla
       r.status = status;
     }
 
-    const keys = await publishedKeys(trx, domainId);
     const activated = await rotateKeys(trx, keys, records, now);
     if (activated) {
       changed = true;
@@ -115,15 +108,15 @@ export async function checkDomain(db: Knex, resolver: VerifyResolver, hosts: Pla
     }
     const liveKeys = await publishedKeys(trx, domainId);
     const current = await recordsOf(trx, domainId);
-    const status = domainStatus(current.filter((r) => counts(r, liveKeys)).map((r) => r.status));
+    const status = domainStatus(current.filter((r) => decidesStatus(r, liveKeys)).map((r) => r.status));
     const lostVerification = locked.status === 'verified' && status !== 'verified';
     const since = lostVerification ? now : checkingSince;
     const count = lostVerification ? 1 : locked.check_count + 1;
     const canSend = sendingRecordsVerified({ ...locked, status }, current, liveKeys.filter((k) => k.status === 'active').map((k) => k.selector));
     let next = nextCheckAt(status, since, count, now, canSend);
-    // A rotation's new key is looked for every few minutes for as long as the pending window lasts.
-    const rotating = liveKeys.find((k) => k.status === 'pending');
-    if (rotating && now.getTime() < rotating.created_at.getTime() + CHECK_WINDOW_MS) {
+    // A rotation's (or an Ed25519) new key is looked for every few minutes for as long as its pending window lasts.
+    const rotating = liveKeys.some((k) => k.status === 'pending' && now.getTime() < k.created_at.getTime() + CHECK_WINDOW_MS);
+    if (rotating) {
       const soon = new Date(now.getTime() + ROTATION_RECHECK_MS);
       if (!next || soon < next) next = soon;
     }
@@ -144,15 +137,20 @@ export async function checkDomain(db: Knex, resolver: VerifyResolver, hosts: Pla
 }
 
 /**
- * DKIM rotation: a pending key starts signing once its record verifies, and the key it replaces keeps its
- * record published for DKIM_RETIRE_AFTER_MS so mail in flight still verifies; then it is retired.
+ * DKIM rotation: a pending key starts signing once its record verifies, and the key of its algorithm it replaces
+ * (an RSA rotation never touches the Ed25519 key beside it, nor the other way round) keeps its record published
+ * for DKIM_RETIRE_AFTER_MS so mail in flight still verifies; then it is retired. An active Ed25519 key whose
+ * record no longer verifies goes back to pending: it is the optional second signature, so it stops signing
+ * rather than take the domain's verification away (status.ts decidesStatus), and resumes once its record is back.
  */
 async function rotateKeys(trx: Knex, keys: DkimKeyRow[], records: RecordRow[], now: Date): Promise<boolean> {
   let changed = false;
+  const recordOf = (key: DkimKeyRow) => records.find((r) => r.record === 'DKIM' && r.name === `${key.selector}._domainkey`);
+  const lapsed = keys.filter((k) => k.algorithm === 'ed25519' && k.status === 'active' && recordOf(k)?.status !== 'verified');
+  if (lapsed.length) await trx('dkim_keys').whereIn('id', lapsed.map((k) => k.id)).update({ status: 'pending' });
   for (const key of keys.filter((k) => k.status === 'pending')) {
-    const record = records.find((r) => r.record === 'DKIM' && r.name === `${key.selector}._domainkey`);
-    if (record?.status !== 'verified') continue;
-    await trx('dkim_keys').where({ domain_id: key.domain_id, status: 'active' })
+    if (recordOf(key)?.status !== 'verified') continue;
+    await trx('dkim_keys').where({ domain_id: key.domain_id, algorithm: key.algorithm, status: 'active' })
       .update({ status: 'retiring', retire_after: new Date(now.getTime() + DKIM_RETIRE_AFTER_MS) });
     await trx('dkim_keys').where({ id: key.id }).update({ status: 'active', activated_at: now });
     changed = true;
