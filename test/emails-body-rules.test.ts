@@ -1,9 +1,10 @@
 // What a send body must carry (resend-api.md §2): from and subject unless a template is given; a body (html,
-// or a text that is not empty) unless a template is given.
+// or a text that is not empty) unless a template is given; header fields that fold into lines of 998 octets.
 import test from 'ava';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
 import { mailDomain, sendingTeam, type SendingTeam } from './helpers/sending.ts';
+import { composeMessage } from '../mta/delivery/compose.ts';
 
 let p: Platform;
 let dns: DnsServer;
@@ -131,4 +132,73 @@ test('html with text "" is accepted and stores no text; html alone gets a genera
   const textOnly = await post({ ...base, text: 'Plain', html: null });
   t.is(textOnly.status, 200, textOnly.text);
   t.like(await p.db('emails').where({ id: textOnly.body.id }).first(), { html: null, text: 'Plain' });
+});
+
+/** The longest line (in octets, without its CRLF) of the message the mta composes for a stored email. */
+async function longestComposedLine(id: string): Promise<number> {
+  const email = await p.db('emails').where({ id }).first();
+  const raw = await composeMessage(p.deps, p.db, email);
+  return Math.max(...raw.toString('latin1').split('\r\n').map((l) => l.length));
+}
+
+test('RFC 5322 §2.1.1: a subject or header value with a run too long to fold into a 998-octet line is refused; nothing stored', async (t) => {
+  const { team, post, count } = await world();
+  const before = await count();
+  const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' };
+  const cases: [Record<string, unknown>, string, string, RegExp][] = [
+    // 2000 characters without a space: nodemailer folds only at whitespace, so this would be a 2008-octet line.
+    [{ ...base, headers: { 'X-Long': 'a'.repeat(2000) } }, 'validation_error', 'headers.X-Long', /`X-Long` header value has 2000 characters with no space .* at most 990 here/],
+    // Within the 2000-character limit, words before it: the run alone is too long.
+    [{ ...base, headers: { 'X-Long': `${'word '.repeat(100)}${'b'.repeat(991)}` } }, 'validation_error', 'headers.X-Long', /has 992 characters/],
+    // Whitespace before a long word goes onto its continuation line with it.
+    [{ ...base, headers: { 'X-Long': `a${' '.repeat(100)}${'b'.repeat(980)}` } }, 'validation_error', 'headers.X-Long', /has 1080 characters/],
+    // Not encoded by nodemailer whatever it holds (a msg-id), so octets count, and the angle brackets it adds.
+    [{ ...base, headers: { 'In-Reply-To': `<${'é'.repeat(600)}@x.test>` } }, 'validation_error', 'headers.In-Reply-To', /has 1209 characters .* at most 983 here/],
+    // "Subject: " and 998 characters: a 1007-octet line.
+    [{ ...base, subject: 's'.repeat(998) }, 'validation_error', 'subject', /^The subject has 998 characters with no space .* at most 989 here\.$/],
+    [{ ...base, subject: `Hello ${'s'.repeat(990)}` }, 'validation_error', 'subject', /has 991 characters/],
+    // A media type names at most 127 characters a side (RFC 6838 §4.2); it is a header line too.
+    [{ ...base, attachments: [{ filename: 'a.bin', content: 'eA==', content_type: `application/${'x'.repeat(2000)}` }] }, 'invalid_attachment', 'attachments.0.content_type', /at most 127/],
+  ];
+  for (const [body, name, path, message] of cases) {
+    const label = JSON.stringify(body).slice(0, 100);
+    const res = await post(body);
+    t.is(res.status, 422, label);
+    t.is(res.body.name, name, label);
+    t.is(res.body.errors?.[0]?.path, path, label);
+    t.regex(res.body.errors?.[0]?.message ?? '', message, label);
+    t.is(res.body.message, path === 'subject' ? `Invalid \`subject\`: ${res.body.errors[0].message}` : res.body.errors[0].message, label);
+  }
+  // In a batch, item by item, as every refusal of the accept path.
+  const batch = await post([base, cases[0][0]], '/emails/batch', { 'x-batch-validation': 'permissive' });
+  t.is(batch.status, 200, batch.text);
+  t.deepEqual(batch.body.errors.map((e: { index: number }) => e.index), [1]);
+  t.is(await count(), before + 1);
+});
+
+test('long values that fold (words, non-ASCII, the longest run allowed) are accepted; the composed message has no line over 998 octets', async (t) => {
+  const { team, post } = await world();
+  const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' };
+  const words = Array.from({ length: 300 }, (_, i) => `word${i}`).join(' ');
+  const accepted: Record<string, unknown>[] = [
+    { ...base, headers: { 'X-Long': words.slice(0, 1500) } },
+    { ...base, subject: words.slice(0, 998) },
+    // Encoded-words (RFC 2047), which nodemailer splits.
+    { ...base, headers: { 'X-Intl': 'ü'.repeat(2000) }, subject: 'é'.repeat(998) },
+    // The longest runs allowed: 998 - ("Subject: " or "X-Long: ").
+    { ...base, headers: { 'X-Long': 'a'.repeat(990) }, subject: 's'.repeat(989) },
+    { ...base, headers: { 'List-Unsubscribe': `<https://shop.test/leave?u=${'1'.repeat(900)}>, <mailto:leave@shop.test>` } },
+    // Fields whose limits already keep them short: a 256-character display name, a 255-character filename, a long address.
+    {
+      ...base, from: `${'N'.repeat(256)} <${'l'.repeat(64)}@${team.domain}>`, reply_to: `"${'\\"'.repeat(127)}" <r@inbox-one.net>`,
+      attachments: [{ filename: `${'f'.repeat(251)}.txt`, content: 'eA==' }, { filename: `${'ß'.repeat(251)}.txt`, content: 'eA==', content_type: `${'t'.repeat(127)}/${'s'.repeat(127)}` }],
+    },
+  ];
+  for (const body of accepted) {
+    const label = JSON.stringify(body).slice(0, 100);
+    const res = await post(body);
+    t.is(res.status, 200, `${label}: ${res.text}`);
+    if (res.status !== 200) continue;
+    t.true(await longestComposedLine(res.body.id) <= 998, label);
+  }
 });

@@ -152,6 +152,7 @@ test('bad input is refused with a clear 422 and nothing is stored', async (t) =>
     [{ ...base, headers: { From: 'x@y.z' } }, 422, 'validation_error', 'headers.From'],
     [{ ...base, headers: { 'Bad Name': 'v' } }, 422, 'validation_error', 'headers.Bad Name'],
     [{ ...base, to: Array.from({ length: 51 }, (_, i) => `r${i}@inbox-one.net`) }, 422, 'validation_error', 'to'],
+    [{ ...base, to: Array.from({ length: 20 }, (_, i) => `t${i}@inbox-one.net`), cc: Array.from({ length: 20 }, (_, i) => `c${i}@inbox-one.net`), bcc: Array.from({ length: 11 }, (_, i) => `b${i}@inbox-one.net`) }, 422, 'validation_error', 'to'],
     [{ ...base, attachments: [{ filename: 'a.bin', content: 'not*base64!' }] }, 422, 'invalid_attachment', 'attachments.0.content'],
     [{ ...base, attachments: [{ filename: 'a.bin' }] }, 422, 'invalid_attachment', 'attachments.0'],
     [{ ...base, tags: [{ name: 'bad tag', value: 'x' }] }, 422, 'validation_error', 'tags.0.name'],
@@ -220,6 +221,45 @@ test('the bulk rule: the same message without an unsubscribe link reaches at mos
   t.like(refused.body.details, { reason: 'bulk_requires_unsubscribe', docs_url: p.config.BULK_DOCS_URL });
   const withLink = await p.request('POST', '/emails', { key: team.key, body: body('r4@inbox-one.net', '<p>News</p><a href="https://x.test/u">Unsubscribe</a>') });
   t.is(withLink.status, 200);
+});
+
+test('the bulk rule wants a link, not the word: an http(s) or mailto link that says unsubscribe, a URL on its line in text, or List-Unsubscribe', async (t) => {
+  const team = await sendingTeam(p, dns);
+  // Four people in one send: past BULK_DAILY_LIMIT (3) unless the message carries a way to unsubscribe.
+  const to = ['w1@inbox-one.net', 'w2@inbox-one.net', 'w3@inbox-one.net', 'w4@inbox-one.net'];
+  const send = (content: Record<string, unknown>, recipients = to) => p.request('POST', '/emails', { key: team.key, body: { from: `news@${team.domain}`, to: recipients, subject: 'Words', ...content } });
+  // The word alone: three people, one at a time, then the fourth is refused.
+  const bare = { html: '<p>Big news. Reply STOP to unsubscribe.</p>' };
+  for (const r of to.slice(0, 3)) t.is((await send(bare, [r])).status, 200);
+  const fourth = await send(bare, [to[3]]);
+  t.is(fourth.status, 422, fourth.text);
+  t.like(fourth.body, { name: 'validation_error', details: { reason: 'bulk_requires_unsubscribe' } });
+  const refused: Record<string, unknown>[] = [
+    { html: '<p>Reply STOP to unsubscribe</p>' },
+    { text: 'You cannot unsubscribe from this list.' },
+    { html: '<p>News</p>', text: 'To unsubscribe, write to us.\nhttps://shop.test/' },
+    { html: '<a href="#">Unsubscribe</a> <a name="unsubscribe">here</a> <a href="javascript:unsubscribe()">or here</a>' },
+    { html: '<p>You can unsubscribe.</p><a href="https://shop.test/">Shop</a>' },
+    // The text made from this html puts the shop's URL on the word's line; only the html counts.
+    { html: '<p>Reply STOP to unsubscribe, or visit <a href="https://shop.test/">our shop</a></p>' },
+  ];
+  for (const content of refused) {
+    const res = await send(content);
+    t.is(res.status, 422, JSON.stringify(content));
+    t.is(res.body.details?.reason, 'bulk_requires_unsubscribe', JSON.stringify(content));
+  }
+  const accepted: Record<string, unknown>[] = [
+    { html: '<p>News</p><a href="https://shop.test/u?id=1"><b>Unsubscribe</b></a>' },
+    { html: '<p>News</p><A HREF=\'https://shop.test/unsubscribe?id=2\'>Manage your preferences</A>' },
+    { html: '<p>News</p><a class="x" href="mailto:leave@shop.test">Se d&eacute;sinscrire</a>' },
+    { html: '<p>News</p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Leave</a>' },
+    { html: '<p>News</p>', text: 'News\nTo unsubscribe: https://shop.test/leave' },
+    { text: 'News\nhttps://shop.test/abmelden?u=3' },
+    { text: 'News. Leave: {{{RESEND_UNSUBSCRIBE_URL}}}' },
+    { text: 'Reply STOP to unsubscribe', headers: { 'list-unsubscribe': '<mailto:leave@shop.test>' } },
+  ];
+  for (const content of accepted) t.is((await send(content)).status, 200, JSON.stringify(content));
+  t.is((await p.db('emails').where({ team_id: team.id })).length, 3 + accepted.length);
 });
 
 test('daily and monthly quotas: 429 once reached', async (t) => {

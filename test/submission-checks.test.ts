@@ -123,6 +123,26 @@ test('a List-Unsubscribe header satisfies the bulk rule; without one the same me
   t.is((await p.db('emails').where({ team_id: team.id, subject: 'Daily news' })).length, BULK);
 });
 
+test('submitted mail keeps its own folding: a subject and a List-Unsubscribe that decode to long runs are accepted; the word alone is no link', async (t) => {
+  const team = await sendingTeam(p, dns);
+  const a = `news@${team.domain}`;
+  // 31 encoded-words that decode to 992 letters with no space (more than a composed Subject line holds) and a
+  // 988-character URL on a continuation line: every line within 998, which is all the raw message (delivered as
+  // submitted) needs. The API's rule for the lines it composes does not apply here.
+  const subject = Array.from({ length: 31 }, () => `=?us-ascii?Q?${'s'.repeat(32)}?=`).join('\r\n ');
+  const unsubscribe = `List-Unsubscribe:\r\n <https://shop.test/leave?u=${'1'.repeat(960)}>\r\n`;
+  const reply = await submit(team.key, a, 'ann@inbox-chk.net', `From: ${a}\r\n${unsubscribe}To: ann@inbox-chk.net\r\nSubject: ${subject}\r\n\r\nhello\r\n`);
+  t.regex(reply, QUEUED);
+  const email = await p.db('emails').where({ id: /queued as (\S+)/.exec(reply)![1] }).first();
+  t.is(email.subject, 's'.repeat(992));
+  t.is(email.headers['List-Unsubscribe'].length, 988);
+
+  // "Reply STOP to unsubscribe" is no link: the same message stops at BULK_DAILY_LIMIT.
+  const send = (n: number) => submit(team.key, a, `w${n}@inbox-chk.net`, `From: ${a}\r\nTo: w${n}@inbox-chk.net\r\nSubject: Words\r\n\r\nBig news. Reply STOP to unsubscribe.\r\n`);
+  for (let n = 1; n <= BULK; n++) t.regex(await send(n), QUEUED);
+  t.regex(await send(BULK + 1), /^550 5\.7\.1 This message has reached 2 people today without an unsubscribe link/);
+});
+
 test('the sandbox: a recipient outside it is refused with 550 5.7.1; the simulator is reached', async (t) => {
   const team = await sendingTeam(p, dns, { sandbox: true });
   const a = `a@${team.domain}`;

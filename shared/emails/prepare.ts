@@ -9,7 +9,7 @@ import type { DomainRow } from '../domains/store.ts';
 import { ServiceError } from '../errors.ts';
 import { AddressError, formatMailbox, parseMailbox, type Mailbox } from './addresses.ts';
 import { parseScheduledAt, ScheduleError } from './schedule-phrase.ts';
-import { checkHeaders, checkTags, decodeAttachment, hasUnsubscribe, htmlToText, MAX_MESSAGE_BYTES, type AttachmentInput, type DecodedAttachment } from './content.ts';
+import { checkHeaders, checkTags, decodeAttachment, hasUnsubscribe, htmlToText, MAX_LINE, MAX_MESSAGE_BYTES, unfoldableRun, type AttachmentInput, type DecodedAttachment } from './content.ts';
 import { checkReach, reachContext, reachIsLimited, senderLookups } from './rules.ts';
 import { findUnusable, type Unusable } from './recipient-checks.ts';
 import { fetchOptions, fetchPathAttachments } from './fetch-attachment.ts';
@@ -115,6 +115,11 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
   if (to.length + cc.length + bcc.length > MAX_RECIPIENTS) throw fieldError('to', `At most ${MAX_RECIPIENTS} recipients in to, cc and bcc together.`);
   if (/[\r\n\0]/.test(input.subject)) throw fieldError('subject', 'The subject must be one line.');
   if (input.subject.length > 998) throw fieldError('subject', 'The subject is longer than 998 characters.');
+  // The message is composed from these fields unless it was submitted over SMTP (delivered as submitted, its lines
+  // checked there): every run of the subject must fit on a line once folded (RFC 5322 §2.1.1, unfoldableRun).
+  const composed = sender.source !== 'smtp';
+  const run = composed ? unfoldableRun('Subject', input.subject) : null;
+  if (run) throw fieldError('subject', `The subject has ${run.length} characters with no space to fold the line at; a line of mail holds at most ${MAX_LINE} (RFC 5322 §2.1.1), so at most ${run.limit} here.`);
   const html = input.html ?? null;
   if (html === null && (input.text === undefined || input.text === null)) throw new ServiceError('missing_required_field', 'Missing `html` or `text` field.');
   // Text from HTML when none is given; `""` opts out (resend-api.md §2).
@@ -126,7 +131,7 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
     const path = input.text === '' ? 'text' : 'html';
     throw fieldError(path, 'the email would have no body. Give `html`, or a `text` that is not empty (`text: ""` only turns off the text generated from `html`).');
   }
-  const headers = checkHeaders(input.headers ?? {});
+  const headers = checkHeaders(input.headers ?? {}, { composed });
   const tags = checkTags(input.tags ?? []);
   const given = input.attachments ?? [];
   const inputs = given.some((a) => a.path && !a.content) ? await fetchPathAttachments(given, fetchOptions(ctx.config, ctx.dns)) : given.map((a) => ({ input: a, fetched: undefined }));
@@ -182,7 +187,9 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
     to: to.map(formatMailbox), cc: cc.map(formatMailbox), bcc: bcc.map(formatMailbox), reply_to: replyTo.map(formatMailbox),
     scheduled_at: scheduledAt, topic,
     // A topic send carries our List-Unsubscribe (unless the customer set their own, which counts all the same).
-    unsubscribe: topic !== null || hasUnsubscribe(html, text, headers),
+    // The text as given: one made from the html says only what the html says, and puts a link's URL on the line
+    // of the words around it ("reply STOP to unsubscribe, or visit <a href=…>our shop</a>").
+    unsubscribe: topic !== null || hasUnsubscribe(html, input.text == null ? null : text, headers),
   };
 }
 
