@@ -112,7 +112,9 @@ test('a topic send carries List-Unsubscribe with one-click (RFC 8058), covered b
   const team = await w.p.createTeam();
   const domain = await w.sendingDomain(team, 'shop-delta.com');
   w.mx('delta-rcpt.net');
-  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: ['dee@delta-rcpt.net'], topicId: '0190f3b2-0000-7000-8000-000000000001' });
+  const topic = await w.p.request('POST', '/topics', { key: team.key, body: { name: 'Deals', default_subscription: 'opt_in' } });
+  t.is(topic.status, 201, topic.text);
+  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: ['dee@delta-rcpt.net'], topicId: topic.body.id });
   await processDelivery(w.deps, id);
   const [message] = w.sink.deliveredTo('dee@delta-rcpt.net');
   const unfolded = message.raw.toString().replace(/\r\n[ \t]+/g, ' ');
