@@ -12,6 +12,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { instanceMainCf, MASTER_CF } from '../test/helpers/postfix.ts';
+import { freePort } from '../test/helpers/ports.ts';
+
+export { freePort };
 
 const run = promisify(execFile);
 
@@ -24,14 +27,6 @@ export const POSTFIX = '/usr/sbin/postfix';
 export function requirePostfixTools(): void {
   const missing = [SMTP_SINK, SMTP_SOURCE, POSTFIX].filter((p) => !existsSync(p));
   if (missing.length) throw new Error(`${missing.join(', ')} not found: install the postfix package (apt-get install postfix; .ci/run does)`);
-}
-
-export async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', () => resolve()));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 /** Resolves once something accepts TCP connections at 127.0.0.1:port. */

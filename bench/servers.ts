@@ -2,9 +2,9 @@
 // on a port picked here, and waits until it answers HTTP. A separate process keeps the load generator off the
 // server's event loop and lets RSS and CPU be read per server.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/helpers/ports.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -21,15 +21,6 @@ const running = new Set<ChildServer>();
 
 export async function stopAllServers(): Promise<void> {
   await Promise.allSettled([...running].map((s) => s.stop()));
-}
-
-/** A port the kernel just handed out and we released; the child binds it a moment later. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', () => resolve()));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 function exited(child: ChildProcess): Promise<void> {

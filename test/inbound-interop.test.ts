@@ -6,7 +6,7 @@ import test from 'ava';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
@@ -21,6 +21,7 @@ import { tlsCredentials } from '../shared/tls/certificate.ts';
 import { secretsKey } from '../shared/secrets.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
 import { newId } from '../shared/ids.ts';
+import { freePort } from './helpers/ports.ts';
 
 const run = promisify(execFile);
 const SWAKS = '/usr/bin/swaks';
@@ -137,14 +138,6 @@ test.serial('swaks to an unknown recipient gets 550 5.1.1 at RCPT and nothing is
   t.notRegex(out, /-> DATA/, 'never got as far as DATA');
   t.is(Number((await p.db('received_messages').count({ n: '*' }))[0].n), before);
 });
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
-  const { port: free } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return free;
-}
 
 test.serial('Postfix relays to the MX: the message arrives with Postfix\'s Received header and received_for right', async (t) => {
   const domain = 'relay-rx.test';

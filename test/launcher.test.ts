@@ -1,21 +1,13 @@
 // `npm start` as a user runs it: a database that does not exist yet, then the whole platform.
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
 import { adminUrl } from './helpers/db.ts';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
+import { freePort } from './helpers/ports.ts';
 
 function dbUrl(name: string): string {
   const u = new URL(adminUrl);

@@ -2,10 +2,10 @@
 // are let run out, and a new mta process finishes the work. No accepted email is lost; a recipient gets a second
 // copy only when the kill fell between its receiver's 250 and our commit (the at-least-once window).
 import test from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
 import { insertEmail } from './helpers/emails.ts';
-import { envOf } from './helpers/processes.ts';
+import { Children, exited } from './helpers/processes.ts';
 import { createQueue, queues } from '../shared/queue.ts';
 import type { Config } from '../shared/config.ts';
 
@@ -13,27 +13,16 @@ let w: MtaWorld;
 test.before(async () => {
   w = await startMtaWorld({ sink: { dataDelayMs: 30 } });
 });
-// Every mta this file starts: killed at the end whatever happened, so a failed test cannot leave one running
-// (a live child keeps ava's worker, and the whole run, waiting).
-const children = new Set<ChildProcess>();
+// Every mta this file starts is killed at the end, whatever happened.
+const children = new Children();
 test.after.always(async () => {
-  for (const child of children) child.kill('SIGKILL');
-  await Promise.all([...children].map(exited));
+  await children.killAll();
   await w?.close();
 });
 
 const CONCURRENCY = 4;
 
-function startMta(config: Config): ChildProcess {
-  const env = envOf(config, { MTA_CONCURRENCY: String(CONCURRENCY) });
-  const child = spawn(process.execPath, ['--import', 'tsx', 'mta/main.ts'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr?.on('data', (d) => process.stderr.write(d));
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  return child;
-}
-
-const exited = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+const startMta = (config: Config): ChildProcess => children.start('mta/main.ts', config, { MTA_CONCURRENCY: String(CONCURRENCY) });
 
 test('kill -9 mid-run, restart: every recipient delivered, duplicates only inside the 250-to-commit window', async (t) => {
   t.timeout(150_000);

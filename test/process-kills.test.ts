@@ -6,25 +6,24 @@
 // STUCK_QUEUED_MS. A recipient gets a second copy only when it was in delivery when the mta was killed (the
 // 250-to-commit window, as in mta-crash.test.ts).
 import test from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { connect, createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
 import nodemailer from 'nodemailer';
 import { apiSender, startMtaWorld, type MtaWorld } from './helpers/mta.ts';
-import { envOf } from './helpers/processes.ts';
+import { Children, exited, gone } from './helpers/processes.ts';
 import { createQueue, queues } from '../shared/queue.ts';
 import { ACTIVE_GRACE_MS } from '../mta/delivery/sweep.ts';
+import { freePort } from './helpers/ports.ts';
 
 let w: MtaWorld;
 test.before(async () => {
   // A short pause before the sink's 250: deliveries are in flight when the mta is killed.
   w = await startMtaWorld({ sink: { dataDelayMs: 30 } });
 });
-// Every child this file starts is killed at the end, whatever happened: a live child would keep ava's worker,
-// and the whole run, waiting.
-const children = new Set<ChildProcess>();
+// Every child this file starts is killed at the end, whatever happened.
+const children = new Children();
 test.after.always(async () => {
-  for (const child of children) child.kill('SIGKILL');
-  await Promise.all([...children].map(exited));
+  await children.killAll();
   await w?.close();
 });
 
@@ -36,27 +35,10 @@ const LANES = 6;
 /** At most this many sends per test (the kill comes long before). */
 const MAX_SENDS = 300;
 
-const exited = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
-const gone = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A port the kernel just handed out and we released; the child binds it a moment later. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', () => resolve()));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
-
 /** `file` as its own process, as production starts it, with the world's configuration and `extra` on top. */
-function startChild(file: string, extra: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', file], { env: envOf(w.p.config, extra), stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr?.on('data', (d) => process.stderr.write(d));
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  return child;
-}
+const startChild = (file: string, extra: Record<string, string>): ChildProcess => children.start(file, w.p.config, extra);
 
 /** An mta with its submission listeners on free ports (never 587/465: another test file may run an mta too). */
 function startMta(ports: { submission: number; submissionTls: number }): ChildProcess {

@@ -5,10 +5,10 @@
 // stop() and start() let a test take clamd away and bring it back at the same address.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pingClamd } from '../../shared/clamd/client.ts';
+import { freePort } from './ports.ts';
 
 export const CLAMD = '/usr/sbin/clamd';
 
@@ -23,14 +23,6 @@ export interface Clamd {
   stop(): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 export async function startClamd(options: { tcp?: boolean } = {}): Promise<Clamd> {

@@ -1,6 +1,6 @@
 // A platform entry point as its own process, exactly as production starts it (`node --import tsx <file>`), with
 // the environment of a test platform (`startPlatform().config`): the same database, Redis prefix and secrets key.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import type { Config } from '../../shared/config.ts';
 
 export interface EntryProcess {
@@ -60,4 +60,29 @@ export function startEntry(file: string, config: Config, extra: Record<string, s
       return code;
     },
   };
+}
+
+export const gone = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+export const exited = (child: ChildProcess) => new Promise<void>((resolve) => (gone(child) ? resolve() : child.once('exit', () => resolve())));
+
+/**
+ * The entry points a test file starts to kill for real: every one still running is killed by killAll (call it in
+ * test.after.always), so a failed test cannot leave one behind (a live child keeps ava's worker, and the run, waiting).
+ */
+export class Children {
+  private readonly live = new Set<ChildProcess>();
+
+  /** `file` as its own process, as production starts it, with `config`'s environment and `extra` on top; stderr passed on. */
+  start(file: string, config: Config, extra: Record<string, string> = {}): ChildProcess {
+    const child = spawn(process.execPath, ['--import', 'tsx', file], { env: envOf(config, extra), stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr?.on('data', (d) => process.stderr.write(d));
+    this.live.add(child);
+    child.once('exit', () => this.live.delete(child));
+    return child;
+  }
+
+  async killAll(): Promise<void> {
+    for (const child of this.live) child.kill('SIGKILL');
+    await Promise.all([...this.live].map(exited));
+  }
 }
