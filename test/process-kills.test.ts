@@ -66,15 +66,24 @@ const tcpListens = (port: number) => () => new Promise<boolean>((resolve) => {
   s.once('error', () => resolve(false));
 });
 
-/** Waits until every recipient of the team's emails is delivered (each committed email, answered or not). */
-async function allDelivered(teamId: string, child: ChildProcess, ms = 90_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const open = await w.p.db('email_recipients').where({ team_id: teamId }).whereNot({ status: 'delivered' }).count({ n: '*' }).first();
-    if (Number(open?.n) === 0) return;
-    if (gone(child)) throw new Error(`the mta exited (${child.exitCode ?? child.signalCode}) with ${open?.n} recipients not delivered`);
-    if (Date.now() > deadline) throw new Error(`${open?.n} recipients still not delivered after ${ms} ms`);
-    await sleep(100);
+/**
+ * Starts an mta on `ports` and waits until every recipient of the team's emails is delivered (each committed email,
+ * answered or not); the mta is stopped after, whatever happened.
+ */
+async function deliverEverything(teamId: string, ports: { submission: number; submissionTls: number }, ms = 90_000): Promise<void> {
+  const mta = startMta(ports);
+  try {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const open = await w.p.db('email_recipients').where({ team_id: teamId }).whereNot({ status: 'delivered' }).count({ n: '*' }).first();
+      if (Number(open?.n) === 0) return;
+      if (gone(mta)) throw new Error(`the mta exited (${mta.exitCode ?? mta.signalCode}) with ${open?.n} recipients not delivered`);
+      if (Date.now() > deadline) throw new Error(`${open?.n} recipients still not delivered after ${ms} ms`);
+      await sleep(100);
+    }
+  } finally {
+    mta.kill('SIGTERM');
+    await exited(mta);
   }
 }
 
@@ -170,14 +179,8 @@ test.serial('api killed with SIGKILL mid-stream: every answered send delivered, 
   }
   t.is(w.sink.messages.filter((m) => m.to.some((a) => a.endsWith(`@${rcptDomain}`))).length, 0, 'no mta ran yet: nothing delivered');
 
-  const mta = startMta({ submission: await freePort(), submissionTls: await freePort() });
-  try {
-    // The lost enqueues wait for the sweep: STUCK_QUEUED_MS after their creation, at the next SWEEP_EVERY_MS.
-    await allDelivered(team.id, mta);
-  } finally {
-    mta.kill('SIGTERM');
-    await exited(mta);
-  }
+  // The lost enqueues wait for the sweep: STUCK_QUEUED_MS after their creation, at the next SWEEP_EVERY_MS.
+  await deliverEverything(team.id, { submission: await freePort(), submissionTls: await freePort() });
 
   const stored = await storedOf(team.id);
   const lost = [...answered].filter(([id, address]) => stored.get(id)?.address !== address).map(([id, address]) => `${id} ${address}`);
@@ -197,7 +200,7 @@ test.serial('mta killed with SIGKILL during SMTP submission: every 250 stored an
   const rcptDomain = 'smtp-kill-rcpt.net';
   w.mx(rcptDomain);
   const ports = { submission: await freePort(), submissionTls: await freePort() };
-  let mta = startMta(ports);
+  const mta = startMta(ports);
   await until(mta, 'the mta listening for submission', tcpListens(ports.submission));
 
   const transport = nodemailer.createTransport({
@@ -269,13 +272,7 @@ test.serial('mta killed with SIGKILL during SMTP submission: every 250 stored an
     await queue.close();
   }
 
-  mta = startMta(ports);
-  try {
-    await allDelivered(team.id, mta);
-  } finally {
-    mta.kill('SIGTERM');
-    await exited(mta);
-  }
+  await deliverEverything(team.id, ports);
 
   const stored = await storedOf(team.id);
   const lost = [...accepted].filter(([id, a]) => stored.get(id)?.address !== a.address).map(([id, a]) => `${id} ${a.address}`);
