@@ -22,7 +22,9 @@ test.after.always(async () => {
 
 const CONCURRENCY = 4;
 
-const startMta = (config: Config): ChildProcess => children.start('mta/main.ts', config, { MTA_CONCURRENCY: String(CONCURRENCY) });
+// Submission on ports of the kernel's choosing: another test file may run an mta at the same time.
+const startMta = (config: Config): ChildProcess =>
+  children.start('mta/main.ts', config, { MTA_CONCURRENCY: String(CONCURRENCY), SMTP_SUBMISSION_PORT: '0', SMTP_SUBMISSION_TLS_PORT: '0' });
 
 test('kill -9 mid-run, restart: every recipient delivered, duplicates only inside the 250-to-commit window', async (t) => {
   t.timeout(150_000);
