@@ -13,17 +13,26 @@ export class SmtpReply extends Error {
 const OWN_CODE = /^[245]\.\d{1,3}\.\d{1,3} /;
 
 /**
- * With ENHANCEDSTATUSCODES announced (RFC 2034), smtp-server writes a code before the text of every reply, ours
- * too, choosing it from the reply code alone (550 → 5.1.1, so `550 5.1.1 5.7.1 ...`); an error handed to its
- * callbacks has no way to name its own. Each connection of `server` is therefore told to add none to a reply
- * whose text already starts with one: every reply carries exactly one code, ours where we chose it, the
- * library's for its own replies (500 5.5.2, 530 5.7.0, ...).
+ * Two corrections to every reply of `server`'s connections, made where smtp-server writes them (its connection's
+ * send: one wrapper, so the dependency on the library's internals is in one place; a test fails if an upgrade
+ * breaks it):
+ * - With ENHANCEDSTATUSCODES announced (RFC 2034), smtp-server writes a code before the text of every reply, ours
+ *   too, choosing it from the reply code alone (550 → 5.1.1, so `550 5.1.1 5.7.1 ...`); an error handed to its
+ *   callbacks has no way to name its own. A reply whose text already starts with one gets none added: every reply
+ *   carries exactly one code, ours where we chose it, the library's for its own (500 5.5.2, 530 5.7.0, ...).
+ * - RFC 4954 §4 and RFC 8314: credentials travel only encrypted. smtp-server refuses AUTH before STARTTLS (538) but
+ *   still announces it, so a client may send its key in the clear before learning it must not; like Postfix's
+ *   smtpd_tls_auth_only, the EHLO reply leaves AUTH out until TLS is up.
  */
-export function keepOwnEnhancedCodes(server: SMTPServer): void {
+export function correctReplies(server: SMTPServer): void {
   const add = server.connections.add.bind(server.connections);
   server.connections.add = (connection) => {
     const send = connection.send.bind(connection);
-    connection.send = (code, data, context) => send(code, data, typeof data === 'string' && OWN_CODE.test(data) ? false : context);
+    connection.send = (code, data, context) => {
+      if (typeof data === 'string' && OWN_CODE.test(data)) return send(code, data, false);
+      if (code === 250 && Array.isArray(data) && !connection.secure) return send(code, data.filter((line) => !/^AUTH /.test(line)), context);
+      return send(code, data, context);
+    };
     return add(connection);
   };
 }
@@ -57,19 +66,4 @@ export function toSmtpReply(err: unknown): SmtpReply {
     default:
       return err.status >= 500 ? new SmtpReply(451, '4.3.0 Temporary failure on our side, please try again later') : new SmtpReply(550, `5.7.1 ${text}`);
   }
-}
-
-/**
- * RFC 4954 §4 and RFC 8314: credentials travel only encrypted. smtp-server refuses AUTH before STARTTLS (538) but
- * still announces it, so a client may send its key in the clear before learning it must not; like Postfix's
- * smtpd_tls_auth_only, each connection of `server` leaves AUTH out of its EHLO reply until TLS is up.
- */
-export function announceAuthOnlyOverTls(server: SMTPServer): void {
-  const add = server.connections.add.bind(server.connections);
-  server.connections.add = (connection) => {
-    const send = connection.send.bind(connection);
-    connection.send = (code, data, context) =>
-      send(code, code === 250 && Array.isArray(data) && !connection.secure ? data.filter((line) => !/^AUTH /.test(line)) : data, context);
-    return add(connection);
-  };
 }

@@ -7,7 +7,7 @@ import { MAX_RECIPIENTS } from '../../shared/emails/prepare.ts';
 import { countRequest, rateLimitError } from '../../shared/rate-limit.ts';
 import { accept, readStream, type SubmissionDeps } from './accept.ts';
 import { authenticateSubmission, currentSender, type Authed } from './credentials.ts';
-import { announceAuthOnlyOverTls, keepOwnEnhancedCodes, SmtpReply, toSmtpReply } from './replies.ts';
+import { correctReplies, SmtpReply, toSmtpReply } from './replies.ts';
 
 export type { SubmissionDeps } from './accept.ts';
 
@@ -82,8 +82,7 @@ export function createSubmissionServer(deps: SubmissionDeps, options: { implicit
         });
     },
   });
-  keepOwnEnhancedCodes(server);
-  announceAuthOnlyOverTls(server);
+  correctReplies(server);
   server.on('error', (err) => deps.log.warn({ err: err.message }, 'submission.error'));
   return server;
 }
