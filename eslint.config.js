@@ -1,7 +1,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-// Rooms and doors (ARCHITECTURE.md): api/, mta/ and inbound/ import from shared/, never from each other.
+// Rooms and doors (ARCHITECTURE.md): api/, mta/, inbound/ and worker/ import from shared/, never from each other.
 const apart = (folder, others) => ({
   files: [`${folder}/**/*.ts`],
   rules: {
@@ -20,10 +20,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
     },
   },
-  apart('api', ['mta', 'inbound']),
-  apart('mta', ['api', 'inbound']),
-  apart('inbound', ['api', 'mta']),
-  apart('shared', ['api', 'mta', 'inbound']),
+  apart('api', ['mta', 'inbound', 'worker']),
+  apart('mta', ['api', 'inbound', 'worker']),
+  apart('inbound', ['api', 'mta', 'worker']),
+  apart('worker', ['api', 'mta', 'inbound']),
+  apart('shared', ['api', 'mta', 'inbound', 'worker']),
   {
     files: ['**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },

@@ -17,7 +17,7 @@ import { secretsKey } from '../shared/secrets.ts';
 import { fqdn } from '../shared/domains/names.ts';
 import { checkDomain } from '../shared/domains/verify.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
-import { sweepDomains } from '../api/jobs/domains.ts';
+import { sweepDomains } from '../worker/domains.ts';
 import { createTestDatabase } from '../test/helpers/db.ts';
 import { startDnsServer, type DnsServer } from '../test/helpers/dns-server.ts';
 import { startServer, type ChildServer } from './servers.ts';
@@ -37,7 +37,7 @@ export interface DomainBenchOptions {
 
 /** The budget for creating a domain, key generation included, at the median. */
 export const CREATE_P50_BUDGET_MS = 150;
-/** The sweep's lanes (api/jobs/domains.ts PARALLEL), for the per-domain timing pass. */
+/** The sweep's lanes (worker/domains.ts PARALLEL), for the per-domain timing pass. */
 const LANES = 8;
 
 interface CreationRow {

@@ -1,5 +1,5 @@
 // The world of the webhooks suite (bench/webhooks.ts): a fresh database and Redis prefix, the real api, mta and
-// worker (api/jobs/main.ts, the production entry point) as their own processes, a loopback DNS server and SMTP
+// worker (worker/main.ts, the production entry point) as their own processes, a loopback DNS server and SMTP
 // sink for the mta's deliveries, and a loopback HTTP receiver in the bench process that timestamps each webhook.
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -164,7 +164,7 @@ export async function startWorld(redisUrl: string, onCleanup: (step: () => Promi
   onCleanup(() => api.stop());
   const mta = await spawnMta(env);
   onCleanup(() => mta.stop());
-  const worker = await spawnEntry('api/jobs/main.ts', env, 'worker.started');
+  const worker = await spawnEntry('worker/main.ts', env, 'worker.started');
   onCleanup(() => worker.stop());
   return { db, env, api, mta, worker, dns, sink, receiver };
 }

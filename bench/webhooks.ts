@@ -204,7 +204,7 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<void> {
   const delivered = w.sink.messages.length;
 
   console.log('');
-  console.log(`Webhooks: the real worker (api/jobs/main.ts) → a loopback receiver; node ${process.version}, ${cpus().length} cores; load average ${startLoad} at the start, ${loadavg()} at the end`);
+  console.log(`Webhooks: the real worker (worker/main.ts) → a loopback receiver; node ${process.version}, ${cpus().length} cores; load average ${startLoad} at the start, ${loadavg()} at the end`);
   console.log('');
   const rate = (r: Row) => (r.arrived / r.wallMs) * 1000;
   console.log(renderTable(

@@ -5,7 +5,7 @@ import { checkDomain } from '../shared/domains/verify.ts';
 import { CLAIM_TTL_MS } from '../shared/domains/claims.ts';
 import { CLAIM_GRACE_MS } from '../shared/domains/claim-safety.ts';
 import { secretsKey } from '../shared/secrets.ts';
-import { sweepClaims } from '../api/jobs/domains.ts';
+import { sweepClaims } from '../worker/domains.ts';
 
 let p: Platform;
 let dns: DnsServer;

@@ -2,7 +2,7 @@
 import test from 'ava';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
-import { sweepDomains } from '../api/jobs/domains.ts';
+import { sweepDomains } from '../worker/domains.ts';
 import { CHECK_WINDOW_MS, nextCheckAt, PENDING_DELAYS_MS, VERIFIED_RECHECK_MS } from '../shared/domains/status.ts';
 
 let p: Platform;

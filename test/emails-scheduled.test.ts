@@ -1,4 +1,4 @@
-// Scheduled sends (CONTRACT, "Sending") with the real worker process (api/jobs/main.ts, whose release job runs
+// Scheduled sends (CONTRACT, "Sending") with the real worker process (worker/main.ts, whose release job runs
 // every second): an email is released within a second of its scheduled_at, measured in the database (the
 // release's updated_at against scheduled_at), not by this test's polling; a worker killed with SIGKILL before
 // the time and started again after it releases the email at once, and once; a reschedule records
@@ -33,7 +33,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Starts the worker as production does; resolves once it says it started (minutes allowed on a busy machine). */
 async function startWorker(): Promise<{ proc: EntryProcess; spawnedAt: number; startedAt: number }> {
   const spawnedAt = Date.now();
-  const proc = startEntry('api/jobs/main.ts', w.p.config);
+  const proc = startEntry('worker/main.ts', w.p.config);
   worker = proc;
   await proc.logged('worker.started', 120_000);
   return { proc, spawnedAt, startedAt: Date.now() };

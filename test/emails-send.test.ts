@@ -175,7 +175,7 @@ test('bad input is refused with a clear 422 and nothing is stored', async (t) =>
 
 // Serial: a release takes every team's due emails, so these two must not meet the other tests' scheduled sends.
 test.serial('scheduled sends: phrases in UTC, reschedule and cancel until released; the release job frees them on time', async (t) => {
-  const { releaseScheduled } = await import('../api/jobs/sending.ts');
+  const { releaseScheduled } = await import('../worker/sending.ts');
   const team = await sendingTeam(p, dns);
   const res = await p.request('POST', '/emails', { key: team.key, body: { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'later', text: 'x', scheduled_at: 'in 2 hours' } });
   t.is(res.status, 200, res.text);
@@ -309,7 +309,7 @@ test('POST /emails/batch: strict refuses the whole batch on one error; permissiv
 });
 
 test.serial('the release takes every due email, a batch at a time', async (t) => {
-  const { releaseScheduled } = await import('../api/jobs/sending.ts');
+  const { releaseScheduled } = await import('../worker/sending.ts');
   const team = await sendingTeam(p, dns);
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { startPlatform, type Platform } from './helpers/platform.ts';
-import { runMaintenance } from '../api/jobs/maintenance.ts';
+import { runMaintenance } from '../worker/maintenance.ts';
 import { newId } from '../shared/ids.ts';
 
 let p: Platform;

@@ -1,4 +1,4 @@
-// The webhooks as production runs them: the real worker process (api/jobs/main.ts, the production entry point)
+// The webhooks as production runs them: the real worker process (worker/main.ts, the production entry point)
 // on the test platform's database and Redis, nothing driven by hand. An action through the api records an event;
 // the worker, woken by the database, fans it out and POSTs it signed to a loopback receiver.
 import test from 'ava';
@@ -33,7 +33,7 @@ async function until(check: () => boolean, ms: number, what: string): Promise<vo
 
 test.serial('the worker process delivers an event on its own, signed, soon after the commit', async (t) => {
   t.timeout(90_000);
-  worker = startEntry('api/jobs/main.ts', p.config);
+  worker = startEntry('worker/main.ts', p.config);
   await worker.logged('worker.started');
   const team = await p.createTeam('Worker');
   const r = await startReceiver();

@@ -13,7 +13,7 @@ import { firstRun } from './first-run.ts';
 import { ensureSecretsKeyFile } from '../secrets.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const processes = { api: 'api/main.ts', mta: 'mta/main.ts', inbound: 'inbound/main.ts', worker: 'api/jobs/main.ts' };
+const processes = { api: 'api/main.ts', mta: 'mta/main.ts', inbound: 'inbound/main.ts', worker: 'worker/main.ts' };
 
 // A .env file beside package.json is read into the environment here, so the children inherit it too.
 if (existsSync(path.join(root, '.env'))) process.loadEnvFile(path.join(root, '.env'));

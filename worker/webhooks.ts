@@ -4,11 +4,11 @@
 // run one at a time; a wake during a pass runs one more. The sends run in a pool the pass does not wait for, so
 // a slow endpoint holds only its own slot.
 import type { Knex } from 'knex';
-import type { Logger } from '../../shared/logger.ts';
-import type { AddressResolver } from '../../shared/dns/server-address.ts';
-import { fanOutAll } from '../../shared/webhooks/fanout.ts';
-import { deliveryPool } from '../../shared/webhooks/deliver.ts';
-import { createAgents } from '../../shared/webhooks/target.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { AddressResolver } from '../shared/dns/server-address.ts';
+import { fanOutAll } from '../shared/webhooks/fanout.ts';
+import { deliveryPool } from '../shared/webhooks/deliver.ts';
+import { createAgents } from '../shared/webhooks/target.ts';
 
 /** Retries come due on the clock, not by a notification: this is how late one may start. */
 export const POLL_MS = 500;

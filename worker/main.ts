@@ -1,15 +1,15 @@
 // The worker process: wiring only. Runs the background jobs of the platform from their queues.
-import { loadConfig } from '../../shared/config.ts';
-import { createLogger } from '../../shared/logger.ts';
-import { createDb } from '../../shared/db/knex.ts';
-import { createQueue, createWorker, queues } from '../../shared/queue.ts';
-import { createResolver } from '../../shared/dns/resolver.ts';
-import { secretsKey } from '../../shared/secrets.ts';
-import { trapShutdown } from '../../shared/shutdown.ts';
+import { loadConfig } from '../shared/config.ts';
+import { createLogger } from '../shared/logger.ts';
+import { createDb } from '../shared/db/knex.ts';
+import { createQueue, createWorker, queues } from '../shared/queue.ts';
+import { createResolver } from '../shared/dns/resolver.ts';
+import { secretsKey } from '../shared/secrets.ts';
+import { trapShutdown } from '../shared/shutdown.ts';
 import { runMaintenance } from './maintenance.ts';
 import { refillKeyPool, sweepClaims, sweepDomains, SWEEP_EVERY_MS } from './domains.ts';
 import { releaseScheduled } from './sending.ts';
-import { deliveryEnqueuer } from '../../shared/emails/enqueue.ts';
+import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import pg from 'pg';
 import { webhookService } from './webhooks.ts';
 

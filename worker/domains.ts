@@ -1,12 +1,12 @@
 // Domain verification in the worker: a sweep every few seconds leases the domains that are due (new ones,
 // ones whose customer pressed verify, pending ones on their backoff, verified ones daily) and checks each.
 import type { Knex } from 'knex';
-import type { Logger } from '../../shared/logger.ts';
-import type { PlatformHosts } from '../../shared/domains/records.ts';
-import { checkDomain, leaseDueDomains, type VerifyResolver } from '../../shared/domains/verify.ts';
-import { fillPool } from '../../shared/domains/dkim.ts';
-import { checkClaim, leaseDueClaims } from '../../shared/domains/claim-verify.ts';
-import type { ClaimContext } from '../../shared/domains/claims.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { PlatformHosts } from '../shared/domains/records.ts';
+import { checkDomain, leaseDueDomains, type VerifyResolver } from '../shared/domains/verify.ts';
+import { fillPool } from '../shared/domains/dkim.ts';
+import { checkClaim, leaseDueClaims } from '../shared/domains/claim-verify.ts';
+import type { ClaimContext } from '../shared/domains/claims.ts';
 
 export const SWEEP_EVERY_MS = 2000;
 const BATCH = 50;

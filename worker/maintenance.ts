@@ -1,6 +1,6 @@
 // Housekeeping run on a schedule: forget idempotency keys past 24 h and request logs past the retention window.
 import type { Knex } from 'knex';
-import { purgeExpired } from '../../shared/idempotency/store.ts';
+import { purgeExpired } from '../shared/idempotency/store.ts';
 
 export const LOG_RETENTION_DAYS = 30;
 
