@@ -60,8 +60,8 @@ const submissionDeps = {
   enqueueDelivery: deliveryEnqueuer(deliverQueue, log),
 };
 const listeners = [
-  { server: createSubmissionServer(submissionDeps, { implicitTls: false }), port: config.SMTP_SUBMISSION_PORT },
-  { server: createSubmissionServer(submissionDeps, { implicitTls: true }), port: config.SMTP_SUBMISSION_TLS_PORT },
+  { server: createSubmissionServer(submissionDeps, { implicitTls: false, maxBytes: config.SMTP_SUBMISSION_MAX_BYTES }), port: config.SMTP_SUBMISSION_PORT },
+  { server: createSubmissionServer(submissionDeps, { implicitTls: true, maxBytes: config.SMTP_SUBMISSION_MAX_BYTES }), port: config.SMTP_SUBMISSION_TLS_PORT },
 ];
 await Promise.all(listeners.map(({ server, port }) => new Promise<void>((resolve, reject) => {
   server.server.once('error', reject);

@@ -3,7 +3,7 @@
 // never after DATA. DATA is stored durably (store.ts) before the 250; a storage failure answers 451 4.3.0 so
 // the sender retries. Receive jobs are enqueued after the commit, in batches (enqueue.ts); the sweep covers a
 // failed enqueue.
-import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import type { SMTPServer, SMTPServerAddress, SMTPServerSession } from 'smtp-server';
 import type { Knex } from 'knex';
 import type { Config } from '../../shared/config.ts';
 import type { Logger } from '../../shared/logger.ts';
@@ -12,6 +12,8 @@ import { MxSmtpServer } from './greeting.ts';
 import { findRecipient, type Recipient } from './recipients.ts';
 import { storeMessage } from './store.ts';
 import { batchedEnqueue } from './enqueue.ts';
+import { readMessage } from '../../shared/smtp/data.ts';
+import { SmtpReply, temporaryFailure } from '../../shared/smtp/reply.ts';
 
 export interface MxDeps {
   config: Pick<Config, 'MTA_HOSTNAME' | 'INBOUND_MAX_MESSAGE_BYTES' | 'INBOUND_GREETING_DELAY_MS'>;
@@ -27,23 +29,8 @@ export interface MxDeps {
 /** RFC 5321 §4.5.3.1.8: at least 100 recipients must be accepted per message. */
 export const MAX_RECIPIENTS = 100;
 
-class MxReply extends Error {
-  constructor(readonly responseCode: number, message: string) {
-    super(message);
-  }
-}
-
-const temporaryFailure = () => new MxReply(451, '4.3.0 Temporary failure on our side, please try again later');
-
 // Recipients resolved at RCPT, per envelope: smtp-server makes a new envelope object on RSET and after DATA.
 const resolved = new WeakMap<SMTPServerSession['envelope'], Map<string, Recipient>>();
-
-async function readStream(stream: SMTPServerDataStream, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  if (stream.sizeExceeded) throw new MxReply(552, `5.3.4 The message is larger than ${limit} bytes`);
-  return Buffer.concat(chunks);
-}
 
 export function createMxServer(deps: MxDeps): SMTPServer {
   const limit = deps.config.INBOUND_MAX_MESSAGE_BYTES;
@@ -72,7 +59,7 @@ export function createMxServer(deps: MxDeps): SMTPServer {
     onRcptTo(address: SMTPServerAddress, session, callback) {
       findRecipient(deps.db, deps.secrets, address.address)
         .then((recipient) => {
-          if (!recipient) return callback(new MxReply(550, `5.1.1 <${address.address.replace(/[\r\n<>]/g, '')}>: Recipient address rejected: no such mailbox here`));
+          if (!recipient) return callback(new SmtpReply(550, `5.1.1 <${address.address.replace(/[\r\n<>]/g, '')}>: Recipient address rejected: no such mailbox here`));
           const map = resolved.get(session.envelope) ?? new Map<string, Recipient>();
           map.set(address.address.toLowerCase(), recipient);
           resolved.set(session.envelope, map);
@@ -80,12 +67,12 @@ export function createMxServer(deps: MxDeps): SMTPServer {
         })
         .catch((err) => {
           deps.log.error({ err, sessionId: session.id }, 'mx.rcpt_lookup_failed');
-          callback(new MxReply(451, '4.3.0 Temporary failure looking up the recipient, please try again later'));
+          callback(temporaryFailure('looking up the recipient'));
         });
     },
     onData(stream, session, callback) {
       const map = resolved.get(session.envelope);
-      readStream(stream, limit)
+      readMessage(stream, limit)
         .then(async (raw) => {
           const recipients = session.envelope.rcptTo.map((r) => ({ address: r.address, recipient: map?.get(r.address.toLowerCase()) }))
             .filter((r): r is { address: string; recipient: Recipient } => r.recipient !== undefined);
@@ -111,8 +98,8 @@ export function createMxServer(deps: MxDeps): SMTPServer {
         })
         .then((ids) => callback(null, `2.0.0 OK: stored as ${ids[0]}`))
         .catch((err) => {
-          if (!(err instanceof MxReply)) deps.log.error({ err, sessionId: session.id }, 'mx.data_failed');
-          callback(err instanceof MxReply ? err : temporaryFailure());
+          if (!(err instanceof SmtpReply)) deps.log.error({ err, sessionId: session.id }, 'mx.data_failed');
+          callback(err instanceof SmtpReply ? err : temporaryFailure());
         });
     },
   }, deps.config.INBOUND_GREETING_DELAY_MS);

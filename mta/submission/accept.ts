@@ -1,7 +1,7 @@
 // One submitted message through the accept path of POST /emails (same checks, quotas, idempotency): it answers
 // the email's id once the email is committed, or throws the refusal (SmtpReply or ServiceError).
 import { createHash } from 'node:crypto';
-import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
+import type { SMTPServerSession } from 'smtp-server';
 import type { Knex } from 'knex';
 import type { Config } from '../../shared/config.ts';
 import type { Logger } from '../../shared/logger.ts';
@@ -15,7 +15,7 @@ import { persistEmails } from '../../shared/emails/persist.ts';
 import { senderDomain } from '../../shared/emails/rules.ts';
 import * as idempotency from '../../shared/idempotency/store.ts';
 import { readSubmission, type Submitted } from './message.ts';
-import { SmtpReply } from './replies.ts';
+import { SmtpReply } from '../../shared/smtp/reply.ts';
 import type { Authed } from './credentials.ts';
 
 export interface SubmissionDeps {
@@ -28,20 +28,6 @@ export interface SubmissionDeps {
   /** The rate limit's window, shared with the api. */
   redis: Redis;
   tls: { key: string; cert: string };
-}
-
-/**
- * The message's bytes. Once the stream has passed `limit` the rest is read and dropped (the client is still
- * sending it, and the 552 comes after its final dot, RFC 5321 §4.2.5): an oversized message costs no memory.
- */
-export async function readStream(stream: SMTPServerDataStream, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) {
-    if (stream.sizeExceeded) chunks.length = 0;
-    else chunks.push(chunk as Buffer);
-  }
-  if (stream.sizeExceeded) throw new SmtpReply(552, `5.3.4 The message is larger than ${limit} bytes`);
-  return Buffer.concat(chunks);
 }
 
 /** A Sender header names who sent the message for the author (RFC 5322 §3.6.2): its domain must be one we may send from, as From's. */

@@ -6,7 +6,7 @@ import { authenticate, type ApiKeyRow } from '../../shared/api-keys/keys.ts';
 import type { TeamRow } from '../../shared/teams/teams.ts';
 import { prepared } from '../../shared/db/prepared.ts';
 import { reviveDates } from '../../shared/emails/sql.ts';
-import { SmtpReply } from './replies.ts';
+import { SmtpReply } from '../../shared/smtp/reply.ts';
 
 /** What `session.user` holds: the key and its team, as of the last AUTH or MAIL FROM. */
 export type Authed = { key: ApiKeyRow; team: TeamRow };

@@ -1,7 +1,7 @@
 // A message submitted over SMTP, turned into the accept path's input. The raw MIME is what gets delivered
 // (minus Bcc and our idempotency header); the parsed parts fill the email record the API shows.
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
-import { SmtpReply } from './replies.ts';
+import { SmtpReply } from '../../shared/smtp/reply.ts';
 import type { SendInput } from '../../shared/emails/prepare.ts';
 import { AddressError, parseAddress } from '../../shared/emails/addresses.ts';
 

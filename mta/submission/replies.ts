@@ -2,13 +2,8 @@
 // status codes (RFC 3463); anything unexpected is 451 4.3.0, so our own bug never becomes a permanent bounce.
 import type { SMTPServer } from 'smtp-server';
 import { ServiceError } from '../../shared/errors.ts';
+import { SmtpReply, temporaryFailure } from '../../shared/smtp/reply.ts';
 
-/** A reply of ours: `message` starts with its enhanced status code (`5.7.1 The ...`). */
-export class SmtpReply extends Error {
-  constructor(readonly responseCode: number, message: string) {
-    super(message);
-  }
-}
 
 const OWN_CODE = /^[245]\.\d{1,3}\.\d{1,3} /;
 
@@ -39,7 +34,7 @@ export function correctReplies(server: SMTPServer): void {
 
 export function toSmtpReply(err: unknown): SmtpReply {
   if (err instanceof SmtpReply) return err;
-  if (!(err instanceof ServiceError)) return new SmtpReply(451, '4.3.0 Temporary failure on our side, please try again later');
+  if (!(err instanceof ServiceError)) return temporaryFailure();
   const text = err.message.replace(/[\r\n]+/g, ' ').slice(0, 400);
   const details = err.options.details ?? {};
   if (err.options.smtp) return new SmtpReply(err.options.smtp.code, `${err.options.smtp.enhanced} ${text}`);
@@ -64,6 +59,6 @@ export function toSmtpReply(err: unknown): SmtpReply {
       if (details.reason === 'bulk_requires_unsubscribe') return new SmtpReply(550, `5.7.1 ${text}`);
       return new SmtpReply(554, `5.6.0 ${text}`);
     default:
-      return err.status >= 500 ? new SmtpReply(451, '4.3.0 Temporary failure on our side, please try again later') : new SmtpReply(550, `5.7.1 ${text}`);
+      return err.status >= 500 ? temporaryFailure() : new SmtpReply(550, `5.7.1 ${text}`);
   }
 }

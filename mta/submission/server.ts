@@ -3,16 +3,19 @@
 // at every MAIL FROM; the message then takes the same accept path as POST /emails (accept.ts), and 250 means
 // committed. Every reply carries an enhanced status code (RFC 2034, ENHANCEDSTATUSCODES announced).
 import { SMTPServer, type SMTPServerAuthentication } from 'smtp-server';
+import { configSchema } from '../../shared/config.ts';
 import { MAX_RECIPIENTS } from '../../shared/emails/prepare.ts';
 import { countRequest, rateLimitError } from '../../shared/rate-limit.ts';
-import { accept, readStream, type SubmissionDeps } from './accept.ts';
+import { accept, type SubmissionDeps } from './accept.ts';
+import { readMessage } from '../../shared/smtp/data.ts';
+import { SmtpReply } from '../../shared/smtp/reply.ts';
 import { authenticateSubmission, currentSender, type Authed } from './credentials.ts';
-import { correctReplies, SmtpReply, toSmtpReply } from './replies.ts';
+import { correctReplies, toSmtpReply } from './replies.ts';
 
 export type { SubmissionDeps } from './accept.ts';
 
-/** Largest message accepted (40 MB of content, plus MIME's base64 overhead). */
-export const MAX_SUBMISSION_BYTES = 56 * 1024 * 1024;
+/** Largest message accepted by default (SMTP_SUBMISSION_MAX_BYTES: 40 MB of content, plus MIME's base64 overhead). */
+export const MAX_SUBMISSION_BYTES = configSchema.shape.SMTP_SUBMISSION_MAX_BYTES.parse(undefined);
 
 export function createSubmissionServer(deps: SubmissionDeps, options: { implicitTls: boolean; maxBytes?: number }): SMTPServer {
   const maxBytes = options.maxBytes ?? MAX_SUBMISSION_BYTES;
@@ -72,7 +75,7 @@ export function createSubmissionServer(deps: SubmissionDeps, options: { implicit
     },
     onData(stream, session, callback) {
       const authed = session.user as Authed;
-      readStream(stream, maxBytes)
+      readMessage(stream, maxBytes)
         .then((raw) => accept(deps, authed, session, raw))
         .then((id) => callback(null, `2.0.0 OK: queued as ${id}`))
         .catch((err) => {

@@ -6,6 +6,8 @@ import tls from 'node:tls';
 export interface RawSmtp {
   /** Sends a line (CRLF added) or raw bytes, then waits for a complete reply. */
   send(data: string | Buffer, raw?: boolean): Promise<string>;
+  /** Writes `chunk` `times` times as the server reads it (backpressure), then `end`; answers the reply to it all. */
+  pump(chunk: Buffer, times: number, end: string): Promise<string>;
   close(): void;
   greeting: string;
 }
@@ -44,6 +46,14 @@ export async function rawSmtp(port: number, { plain = false } = {}): Promise<Raw
     send(data, raw = false) {
       const reply = next();
       socket.write(raw ? data : `${data}\r\n`);
+      return reply;
+    },
+    async pump(chunk, times, end) {
+      const reply = next();
+      for (let i = 0; i < times; i++) {
+        if (!socket.write(chunk)) await new Promise((resolve) => socket.once('drain', resolve));
+      }
+      socket.write(end);
       return reply;
     },
     close: () => socket.destroy(),
