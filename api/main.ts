@@ -7,6 +7,7 @@ import { createFsBlobStore } from '../shared/blobs.ts';
 import { trapShutdown } from '../shared/shutdown.ts';
 import { version } from '../shared/version.ts';
 import { createApp } from './app.ts';
+import { createHttpServer } from './server.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
 import { createQueue, queues } from '../shared/queue.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
@@ -29,12 +30,9 @@ const enqueueDelivery = deliveryEnqueuer(deliverQueue, log, { delayMs: 20 });
 const requestLogs = requestLogWriter(db, log, { delayMs: 50, maxRows: 100 });
 const app = createApp({ config, db, redis, blobs, log, version, dns, enqueueDelivery, requestLogs });
 
-const server = app.listen(config.PORT, config.HOST, () => {
+const server = createHttpServer(app, config).listen(config.PORT, config.HOST, () => {
   log.info({ host: config.HOST, port: config.PORT }, 'api.listening');
 });
-server.keepAliveTimeout = 65_000;
-server.headersTimeout = 66_000;
-server.requestTimeout = 120_000;
 
 shutdown.ready(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -147,7 +147,7 @@ export const emailAttachmentOperations = [
     query: z.object({
       // `.catch`: a missing, repeated or malformed value reaches the handler as '' and is refused like any bad link.
       expires: z.string().regex(/^[0-9]{1,12}$/).catch('').describe('Unix seconds, as in `download_url`'),
-      token: z.string().catch('').describe('The signature, as in `download_url`'),
+      token: z.string().regex(/^[A-Za-z0-9_-]{1,1024}$/).catch('').describe('The signature, as in `download_url`'),
     }),
     response: z.string().optional().describe('The file, served as a download'),
     raw: true,

@@ -113,6 +113,7 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
   const replyTo = mailboxes('reply_to', list(input.reply_to));
   if (to.length === 0) throw new ServiceError('missing_required_field', 'Missing `to` field.');
   if (to.length + cc.length + bcc.length > MAX_RECIPIENTS) throw fieldError('to', `At most ${MAX_RECIPIENTS} recipients in to, cc and bcc together.`);
+  if (replyTo.length > MAX_RECIPIENTS) throw fieldError('reply_to', `At most ${MAX_RECIPIENTS} addresses in reply_to.`);
   if (/[\r\n\0]/.test(input.subject)) throw fieldError('subject', 'The subject must be one line.');
   if (input.subject.length > 998) throw fieldError('subject', 'The subject is longer than 998 characters.');
   // The message is composed from these fields unless it was submitted over SMTP (delivered as submitted, its lines

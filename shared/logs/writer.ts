@@ -46,6 +46,13 @@ const BATCH_SQL = `with rows as (
 )
 select set_config('synchronous_commit', 'off', true)`;
 
+// JSON text escapes NUL and unpaired surrogates (`\u0000`, `\ud800`), and PostgreSQL refuses both escapes in
+// json-to-text and jsonb. A log keeps what was sent, so such an escape is stored as its own text: its backslash
+// doubled (`\\u0000`), reading back as the six characters `\u0000`. Only escapes preceded by an even run of
+// backslashes are escapes; a paired surrogate is written by JSON.stringify as itself, never escaped.
+const UNSTORABLE_ESCAPE = /(?<!\\)((?:\\\\)*)\\u(0000|d[89a-f][0-9a-f]{2})/gi;
+export const storableJson = (text: string) => text.replace(UNSTORABLE_ESCAPE, '$1\\\\u$2');
+
 /** One row as JSON text: the bodies are redacted JSON already, spliced in rather than parsed and re-serialised. */
 function rowJson(log: NewRequestLog, at: Date): string {
   const head = JSON.stringify({
@@ -53,7 +60,8 @@ function rowJson(log: NewRequestLog, at: Date): string {
     response_status: log.response_status, user_agent: log.user_agent?.slice(0, 1024) ?? null, duration_ms: log.duration_ms,
     created_at: at.toISOString(),
   });
-  return `${head.slice(0, -1)},"request_body":${redactJson(log.request_body)},"response_body":${redactJson(log.response_body)}}`;
+  const bodies = `"request_body":${redactJson(log.request_body)},"response_body":${redactJson(log.response_body)}`;
+  return storableJson(`${head.slice(0, -1)},${bodies}}`);
 }
 
 export function requestLogWriter(db: Knex, log: Logger, options: WriterOptions = {}): RequestLogWriter {
@@ -65,11 +73,16 @@ export function requestLogWriter(db: Knex, log: Logger, options: WriterOptions =
   let timer: NodeJS.Timeout | null = null;
   let scheduled = false;
 
-  const write = async (rows: string[]) => {
+  // A row that fails its statement must not take the others of its batch (other teams' logs) with it: a failed
+  // batch is written again in halves, down to the one row that fails, which alone is lost (and logged).
+  const write = async (rows: string[]): Promise<void> => {
     try {
       await prepared(db, 'pw_request_logs', BATCH_SQL, [`[${rows.join(',')}]`]);
     } catch (err) {
-      log.error({ err, rows: rows.length }, 'request_log.write_failed');
+      if (rows.length === 1) return void log.error({ err, row: rows[0].slice(0, 200) }, 'request_log.write_failed');
+      const half = Math.ceil(rows.length / 2);
+      await write(rows.slice(0, half));
+      await write(rows.slice(half));
     }
   };
 

@@ -13,6 +13,7 @@ import { createFsBlobStore } from '../../shared/blobs.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { version } from '../../shared/version.ts';
 import { createApp } from '../../api/app.ts';
+import { createHttpServer } from '../../api/server.ts';
 import { createTeamWithKey } from '../../shared/cli/commands.ts';
 import { createTestDatabase } from './db.ts';
 import { requestAt, type RequestOptions, type TestResponse } from './request.ts';
@@ -66,7 +67,7 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
   const deliverQueue = createQueue(config, queues.deliver);
   const enqueueDelivery = deliveryEnqueuer(deliverQueue, log);
   const deps: ApiDeps = { config, db, redis, blobs: createFsBlobStore(blobDir), log, version, dns, enqueueDelivery };
-  const server: Server = createApp(deps).listen(0, '127.0.0.1');
+  const server: Server = createHttpServer(createApp(deps), config).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
