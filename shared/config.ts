@@ -30,6 +30,9 @@ export const configSchema = z.object({
   SMTP_SUBMISSION_TLS_PORT: port.default(465),
   MX_HOST: z.string().default('0.0.0.0'),
   MX_PORT: port.default(25),
+  /** Largest message SMTP submission accepts (SIZE, RFC 1870): 40 MB of content plus MIME's base64 overhead;
+   * larger ones are read to the end, dropped, and refused with 552 5.3.4. */
+  SMTP_SUBMISSION_MAX_BYTES: z.coerce.number().int().min(1024).default(56 * 1024 * 1024),
   /** Largest message the MX accepts (SIZE, RFC 1870); larger ones are refused with 552 5.3.4. */
   INBOUND_MAX_MESSAGE_BYTES: z.coerce.number().int().min(1024).default(40 * 1024 * 1024),
   /** The MX's pause before its 220 greeting; a client that talks first is cut (early-talker check). 0 turns it off. */
@@ -40,6 +43,10 @@ export const configSchema = z.object({
   /** Receive jobs one inbound process runs at once. */
   INBOUND_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(10),
   RATE_LIMIT_RPS: z.coerce.number().int().min(1).max(100000).default(10),
+  /** Slow-client defence: a request's headers must arrive within this (else 408, connection closed). */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** ... and the whole request, body included, within this (a body shorter than its Content-Length: 408). */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   TRUST_PROXY: bool.default(false),
   FIRST_TEAM_NAME: z.string().min(1).max(200).default('My team'),

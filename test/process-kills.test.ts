@@ -257,7 +257,7 @@ test.serial('mta killed with SIGKILL during SMTP submission: every 250 stored an
   // Everything the dead process delivered is at the sink by now (a session whose final dot the sink had read ends
   // there even if our side is gone, as with a real MX): a second copy can only be of one of these.
   const atSinkAtKill = new Set(w.sink.messages.flatMap((m) => m.to).map((a) => a.toLowerCase()).filter((a) => a.endsWith(`@${rcptDomain}`)));
-  // Time passes (as in mta-crash.test.ts): the dead process's leases run out (10 minutes in real life), and its
+  // Time passes (as in mta-crash.test.ts): the dead process's leases run out (30 s in real life), and its
   // deliver jobs BullMQ still shows active (those that had not leased yet) pass ACTIVE_GRACE_MS, after which the
   // sweep takes them back (30 s in real life).
   const stranded = await w.p.db('email_recipients').where({ team_id: team.id }).whereNotNull('leased_until').update({ leased_until: new Date(Date.now() - 1000) });

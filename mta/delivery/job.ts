@@ -63,6 +63,12 @@ async function signed(deps: DeliveryDeps, ctx: Job, prepared: Prepared, head: st
 }
 
 async function deliverDomain(deps: DeliveryDeps, ctx: Job, from: string, message: () => Promise<Buffer>, domain: string, recipients: LeasedRecipient[]): Promise<void> {
+  if (!ctx.lease.proven()) {
+    // Renewals have not come through for a while: the lease may pass to another job before this transaction ends.
+    // Nothing is sent or recorded; the recipients are taken up again once the lease has run out (sweep.ts).
+    deps.log.warn({ emailId: ctx.email.id, domain }, 'delivery.lease_unproven');
+    return;
+  }
   const started = performance.now();
   let attempt: Attempt;
   try {

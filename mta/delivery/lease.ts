@@ -1,8 +1,12 @@
 // The lease of a job on the recipients it delivers (email_recipients.leased_until). Taking it is one conditional
 // update, in the job's one statement that also reads the email (claim), so two jobs never hold one recipient.
-// While the job works, a heartbeat extends it every LEASE_MS / 3, so a slow destination (waiting for a throttle
-// slot, a peer that answers at the last second of every timeout) never lets it run out under a living job; it runs
-// out only when the process dies. leased_until doubles as the lease's identity: record.ts moves only rows that
+// The lease is short (LEASE_MS, 30 s), so a killed mta's recipients are free again within seconds and the sweep
+// hands them to a living one (Postfix likewise delivers its active queue again as soon as it restarts). While the
+// job works, a heartbeat extends it every RENEW_EVERY_MS, so a slow destination (a throttle slot, a peer that
+// answers at the last second of every timeout) never lets it run out under a living job. A holder must never
+// deliver what it can no longer prove it holds: `proven()` says whether the last successful renewal (or the
+// claim) still covers the next while, and the job opens no SMTP transaction when it does not (a database that
+// stops answering renewals would otherwise let the lease pass to another job while this one still sends). leased_until doubles as the lease's identity: record.ts moves only rows that
 // still hold the current token, and renewals and records take turns (use()), so a record never races a renewal.
 import { randomInt } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -12,7 +16,11 @@ import { prepared } from '../../shared/db/prepared.ts';
 import { reviveDates } from '../../shared/emails/sql.ts';
 import type { LoadedEmail } from './compose.ts';
 
-export const LEASE_MS = 10 * 60_000;
+export const LEASE_MS = 30_000;
+/** Six renewals a lease: several may fail or come late before it could run out. */
+export const RENEW_EVERY_MS = 5_000;
+/** What `proven()` asks of the lease by default: at least this much of it left (an SMTP transaction's start). */
+export const PROOF_MARGIN_MS = LEASE_MS / 2;
 
 const COLUMNS = ['id', 'email_id', 'team_id', 'address', 'domain', 'kind', 'status', 'attempts', 'first_deferred_at', 'delay_notified'];
 
@@ -25,6 +33,8 @@ export interface Lease {
   recipients: LeasedRecipient[];
   /** Runs `work` with the current token, never while a renewal is under way. */
   use<T>(work: (token: string) => Promise<T>): Promise<T>;
+  /** True while the lease is known to last at least `marginMs` more (PROOF_MARGIN_MS by default). */
+  proven(marginMs?: number): boolean;
   release(): void;
 }
 
@@ -51,7 +61,8 @@ const EMAIL_DATES = ['scheduled_at', 'created_at', 'updated_at'];
  * recipients that are due at `now` and free. (email.sent is recorded by the accept statement, or by the release of
  * a scheduled email.) Null when there is nothing to do: no such email, not sendable, or nobody due and free.
  */
-export async function claim(db: Knex, log: Logger, emailId: string, now: Date, renewEveryMs = LEASE_MS / 3): Promise<Claim | null> {
+export async function claim(db: Knex, log: Logger, emailId: string, now: Date, renewEveryMs = RENEW_EVERY_MS): Promise<Claim | null> {
+  const issued = performance.now();
   let current = token(new Date(now.getTime() + LEASE_MS));
   const [row] = await prepared<{ email: LoadedEmail | null; raw: Buffer | null; recipients: LeasedRecipient[] }>(db, 'mta_claim', `with e as (
       select ${EMAIL_COLUMNS}, r.bytes as raw, case when e.raw_blob_key is null and r.email_id is null then (
@@ -71,6 +82,9 @@ export async function claim(db: Knex, log: Logger, emailId: string, now: Date, r
   const recipients = row.recipients.map((r) => reviveDates(r, ['first_deferred_at']));
 
   const started = performance.now();
+  // Until when (this process's monotonic clock) the lease is certainly ours: a token is worth LEASE_MS from the
+  // moment its statement was sent, whatever the database's answer took.
+  let provenUntil = issued + LEASE_MS;
   let turn: Promise<unknown> = Promise.resolve();
   const use = <T>(work: (t: string) => Promise<T>): Promise<T> => {
     const result = turn.then(() => work(current));
@@ -80,11 +94,14 @@ export async function claim(db: Knex, log: Logger, emailId: string, now: Date, r
   const heartbeat = setInterval(() => {
     void use(async (old) => {
       // `now` may be a test's clock: the lease moves on from it by the time really spent.
-      const next = token(new Date(now.getTime() + (performance.now() - started) + LEASE_MS));
+      const sent = performance.now();
+      const next = token(new Date(now.getTime() + (sent - started) + LEASE_MS));
       await db('email_recipients').where({ email_id: emailId, leased_until: old }).update({ leased_until: next });
       current = next;
+      provenUntil = sent + LEASE_MS;
     }).catch((err) => log.warn({ err, emailId }, 'delivery.lease_renewal_failed'));
   }, renewEveryMs);
   heartbeat.unref();
-  return { email, lease: { recipients, use, release: () => clearInterval(heartbeat) } };
+  const proven = (marginMs = PROOF_MARGIN_MS) => performance.now() + marginMs < provenUntil;
+  return { email, lease: { recipients, use, proven, release: () => clearInterval(heartbeat) } };
 }
