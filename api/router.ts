@@ -10,6 +10,7 @@ import { checkPermission, identify } from './middleware/auth.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { readJsonBody } from './middleware/body.ts';
 import { withIdempotency } from './middleware/idempotency.ts';
+import type { Reservation } from '../shared/idempotency/store.ts';
 import { parseBody, parseParams, parseQuery } from './middleware/validate.ts';
 import { sendError } from './middleware/errors.ts';
 
@@ -37,8 +38,8 @@ async function runOperation(op: Operation, ctx: Context, deps: ApiDeps, auth: Au
     ctx.state.requestBody = rawBody;
     body = parseBody(op.body, rawBody);
   }
-  const handle = async () => {
-    const result = await op.handler({ params, query, body, auth: auth as Auth, deps, ctx } as never);
+  const handle = async (reservation: Reservation | null) => {
+    const result = await op.handler({ params, query, body, auth: auth as Auth, deps, ctx, reservation } as never);
     if (op.raw) return;
     if (deps.config.NODE_ENV === 'test') {
       const check = op.response.safeParse(result);
@@ -50,8 +51,8 @@ async function runOperation(op: Operation, ctx: Context, deps: ApiDeps, auth: Au
     ctx.status = ctx.state.statusOverride ?? op.status ?? 200;
     ctx.body = result;
   };
-  if (op.idempotent && auth) await withIdempotency(ctx, deps, auth, rawBody, handle);
-  else await handle();
+  if (op.idempotent && auth) await withIdempotency(ctx, deps, auth, rawBody, op.idempotent === 'answered-in-commit', handle);
+  else await handle(null);
 }
 
 function handlerFor(op: Operation, deps: ApiDeps) {

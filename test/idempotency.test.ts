@@ -353,3 +353,17 @@ test('POST /emails/batch with an Idempotency-Key: the replay answers the same id
   t.is(Number((await p.db('emails').where({ team_id: team.id }).count({ n: '*' }))[0].n), 2);
   t.deepEqual((await send(batch)).body, first.body, 'the key still replays its answer');
 });
+
+test('a permissive batch whose every item is refused: 200 with the errors, stored under the key and replayed', async (t) => {
+  const team = await p.createTeam();
+  const body = [{ to: 'a@example.com', subject: 'No from', text: 'x' }, { from: 'not an address', to: 'b@example.com', subject: 'Bad from', text: 'x' }];
+  const headers = { 'idempotency-key': 'all-refused-1', 'x-batch-validation': 'permissive' };
+  const first = await p.request('POST', '/emails/batch', { key: team.key, body, headers });
+  t.is(first.status, 200, first.text);
+  t.deepEqual(first.body.data, []);
+  t.deepEqual(first.body.errors.map((e: { index: number }) => e.index), [0, 1]);
+  t.like(await row(team.id, 'all-refused-1'), { status: 'done', response_status: 200 });
+  const again = await p.request('POST', '/emails/batch', { key: team.key, body, headers });
+  t.deepEqual(again.body, first.body);
+  t.is(again.headers.get('idempotent-replayed'), 'true');
+});

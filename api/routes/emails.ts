@@ -1,17 +1,14 @@
 import { z } from 'zod';
-import type { Context } from 'koa';
-import { prepareEmail, type Sender, type SendInput, type PreparedEmail } from '../../shared/emails/prepare.ts';
-import { persistEmails, type OnRefused } from '../../shared/emails/persist.ts';
+import type { Caller, SendInput } from '../../shared/emails/prepare.ts';
+import { acceptSends } from '../../shared/emails/accept.ts';
 import { cancel, getEmail, listEmails, reschedule } from '../../shared/emails/store.ts';
 import { lastEvents, presentEmail, presentListItem } from '../../shared/emails/present.ts';
 import { parseScheduledAt, ScheduleError } from '../../shared/emails/schedule-phrase.ts';
 import { ServiceError } from '../../shared/errors.ts';
 import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { parseBody } from '../middleware/validate.ts';
-import type { IdempotencyHandle } from '../middleware/idempotency.ts';
 import { defineOperation, type Auth } from './operation.ts';
 import { ref, timestamp } from './schemas.ts';
-import type { ApiDeps } from '../deps.ts';
 
 const addresses = z.union([z.string(), z.array(z.string())]);
 const attachment = z.object({
@@ -73,25 +70,7 @@ const email = z
 const emailParams = z.object({ email_id: z.uuid() });
 const SEND_BODY_LIMIT = 56 * 1024 * 1024; // 40 MB of attachments once base64 and JSON have had their say
 
-function sender(auth: Auth): Sender {
-  return { team: auth.team, key: auth.key, source: 'api' };
-}
-
-/** Commit, then enqueue: the answer never precedes the commit, and the sweep covers a lost enqueue. */
-async function send(deps: ApiDeps, ctx: Context, auth: Auth, prepared: PreparedEmail[], now: Date, answer: (ids: string[]) => unknown, onRefused?: OnRefused) {
-  const idem = ctx.state.idempotency as IdempotencyHandle | undefined;
-  // The Idempotency-Key answer is stored with the emails (their statement, or their transaction): a crash can never
-  // leave an accepted email whose key would let a retry send it again.
-  const rows = await persistEmails(deps.db, deps, sender(auth), prepared, now, onRefused,
-    idem ? { key: idem.key, token: idem.token, status: 200, answer } : undefined);
-  if (idem) idem.stored = true;
-  await deps.enqueueDelivery(rows.filter((r) => r.status === 'queued').map((r) => r.id));
-  return answer(rows.map((r) => r.id));
-}
-
-/** A batch item's refusal as the whole batch's (strict mode): the item's index in the message and in details. */
-const itemRefusal = (err: ServiceError, index: number) =>
-  new ServiceError(err.errorName, `Email ${index}: ${err.message}`, { ...err.options, details: { ...err.options.details, index } });
+const caller = (auth: Auth): Caller => ({ team: auth.team, key: auth.key, source: 'api' });
 
 const base = { tag: 'emails', permission: 'full_access' } as const;
 
@@ -104,15 +83,12 @@ export const emailOperations = [
     summary: 'Send an email. Answers once the email is committed; delivery follows.',
     permission: 'sending_access',
     scope: 'emails:send',
-    idempotent: true,
+    idempotent: 'answered-in-commit',
     bodyLimit: SEND_BODY_LIMIT,
     body: sendBody,
     response: z.object({ id: z.uuid() }),
-    handler: async ({ auth, body, deps, ctx }) => {
-      const now = new Date();
-      const prepared = await prepareEmail(deps.db, deps, sender(auth), body as SendInput, now);
-      return (await send(deps, ctx, auth, [prepared], now, (ids) => ({ id: ids[0] }))) as { id: string };
-    },
+    handler: async ({ auth, body, deps, reservation }) =>
+      (await acceptSends(deps, caller(auth), [body as SendInput], { now: new Date(), read: (input) => ({ input }), batch: null, reservation })) as { id: string },
   }),
   defineOperation({
     ...base,
@@ -122,35 +98,15 @@ export const emailOperations = [
     summary: 'Send up to 100 emails. `x-batch-validation: strict` (default) refuses all on any error; `permissive` sends the valid ones.',
     permission: 'sending_access',
     scope: 'emails:send',
-    idempotent: true,
+    idempotent: 'answered-in-commit',
     bodyLimit: SEND_BODY_LIMIT,
     body: z.array(z.record(z.string(), z.unknown()).describe('A SendEmailRequest')).min(1).max(100),
     response: z.object({ data: z.array(z.object({ id: z.uuid() })), errors: z.array(z.object({ index: z.number().int(), message: z.string() })).optional() }),
-    handler: async ({ auth, body, deps, ctx }) => {
+    handler: async ({ auth, body, deps, ctx, reservation }) => {
       const mode = (ctx.get('x-batch-validation') || 'strict').toLowerCase();
       if (mode !== 'strict' && mode !== 'permissive') throw new ServiceError('validation_error', '`x-batch-validation` is `strict` or `permissive`.', { status: 400 });
-      const now = new Date();
-      const prepared: PreparedEmail[] = [];
-      /** The batch index of each prepared email. */
-      const positions: number[] = [];
-      const errors: { index: number; message: string }[] = [];
-      for (const [index, item] of body.entries()) {
-        try {
-          prepared.push(await prepareEmail(deps.db, deps, sender(auth), parseBody(sendBody, item) as SendInput, now));
-          positions.push(index);
-        } catch (err) {
-          if (!(err instanceof ServiceError) || mode === 'strict') throw err instanceof ServiceError ? itemRefusal(err, index) : err;
-          errors.push({ index, message: err.message });
-        }
-      }
-      if (prepared.length === 0) return { data: [], errors };
-      // The bulk rule decides as the emails are written: an email past it is refused there, as any invalid item.
-      const onRefused: OnRefused = (position, err) => {
-        if (mode === 'strict') throw itemRefusal(err, positions[position]);
-        errors.push({ index: positions[position], message: err.message });
-      };
-      const answer = (ids: string[]) => ({ data: ids.map((id) => ({ id })), ...(mode === 'permissive' ? { errors: [...errors].sort((a, b) => a.index - b.index) } : {}) });
-      return (await send(deps, ctx, auth, prepared, now, answer, onRefused)) as { data: { id: string }[] };
+      const read = (item: unknown) => ({ input: parseBody(sendBody, item) as SendInput });
+      return (await acceptSends(deps, caller(auth), body, { now: new Date(), read, batch: mode, reservation })) as { data: { id: string }[] };
     },
   }),
   defineOperation({

@@ -5,6 +5,7 @@ import type { Context } from 'koa';
 import type { ApiDeps } from '../deps.ts';
 import type { ApiKeyRow } from '../../shared/api-keys/keys.ts';
 import type { TeamRow } from '../../shared/teams/teams.ts';
+import type { Reservation } from '../../shared/idempotency/store.ts';
 
 /** The least credential that reaches an operation (spec, Authentication 2). */
 export type Permission = 'none' | 'session' | 'full_access' | 'sending_access' | 'store_access' | null;
@@ -24,6 +25,8 @@ export interface HandlerInput<P, Q, B> {
   auth: Auth;
   deps: ApiDeps;
   ctx: Context;
+  /** The request's Idempotency-Key reservation, on an `idempotent` operation given the header; else null. */
+  reservation: Reservation | null;
 }
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -51,8 +54,11 @@ export interface Operation<
   status?: 200 | 201;
   /** Other statuses that answer with the same response schema (a degraded /ready answers 503). */
   alsoAnswers?: number[];
-  /** Accepts the Idempotency-Key header. */
-  idempotent?: boolean;
+  /**
+   * Accepts the Idempotency-Key header. `answered-in-commit`: the handler stores its success answer with its work
+   * (the reservation is in its input); `true`: the middleware stores it after the handler.
+   */
+  idempotent?: true | 'answered-in-commit';
   bodyLimit?: number;
   /** Areas not built yet answer 501 not_implemented after the usual auth checks. */
   notImplemented?: boolean;

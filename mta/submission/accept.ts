@@ -10,10 +10,11 @@ import type { DnsResolver } from '../../shared/dns/resolver.ts';
 import type { EnqueueDelivery } from '../../shared/emails/enqueue.ts';
 import type { Redis } from '../../shared/redis.ts';
 import { ServiceError } from '../../shared/errors.ts';
-import { prepareEmail } from '../../shared/emails/prepare.ts';
-import { persistEmails } from '../../shared/emails/persist.ts';
+import type { Caller } from '../../shared/emails/prepare.ts';
+import { acceptSends } from '../../shared/emails/accept.ts';
 import { senderDomain } from '../../shared/emails/rules.ts';
 import * as idempotency from '../../shared/idempotency/store.ts';
+import type { Reservation } from '../../shared/idempotency/store.ts';
 import { readSubmission, type Submitted } from './message.ts';
 import { SmtpReply } from '../../shared/smtp/reply.ts';
 import type { Authed } from './credentials.ts';
@@ -43,26 +44,23 @@ async function checkSender(db: Knex, authed: Authed, sender: Submitted['sender']
 
 export async function accept(deps: SubmissionDeps, authed: Authed, session: SMTPServerSession, raw: Buffer): Promise<string> {
   const submitted = await readSubmission(raw, { to: session.envelope.rcptTo.map((r) => r.address) });
-  const now = new Date();
-  const sender = { team: authed.team, key: authed.key, source: 'smtp' as const };
-  let token: string | null = null;
+  const caller: Caller = { team: authed.team, key: authed.key, source: 'smtp' };
+  let reservation: Reservation | null = null;
   if (submitted.idempotencyKey !== null) {
     idempotency.validateKey(submitted.idempotencyKey);
-    const claim = await idempotency.claim(deps.db, authed.team.id, submitted.idempotencyKey, createHash('sha256').update(submitted.raw).digest('hex'));
-    if (claim.kind === 'replay') return (claim.body as { id: string }).id;
-    token = claim.token;
+    const reserved = await idempotency.reserve(deps.db, authed.team.id, submitted.idempotencyKey, createHash('sha256').update(submitted.raw).digest('hex'));
+    if (reserved.kind === 'replay') return (reserved.body as { id: string }).id;
+    reservation = reserved.reservation;
   }
+  const read = async (s: Submitted) => {
+    await checkSender(deps.db, authed, s.sender);
+    return { input: s.input, raw: { bytes: s.raw, messageId: s.messageId ? `<${s.messageId.replace(/^<|>$/g, '')}>` : null } };
+  };
   try {
-    await checkSender(deps.db, authed, submitted.sender);
-    const prepared = await prepareEmail(deps.db, deps, sender, submitted.input, now);
-    prepared.raw = { bytes: submitted.raw, messageId: submitted.messageId ? `<${submitted.messageId.replace(/^<|>$/g, '')}>` : null };
-    // One autocommitted statement, as the API's send: the Idempotency-Key answer (when given) is stored by it.
-    const answer = token ? { key: submitted.idempotencyKey!, token, status: 200, answer: (ids: string[]) => ({ id: ids[0] }) } : undefined;
-    const [row] = await persistEmails(deps.db, deps, sender, [prepared], now, undefined, answer);
-    if (row.status === 'queued') await deps.enqueueDelivery([row.id]);
-    return row.id;
+    const accepted = await acceptSends(deps, caller, [submitted], { now: new Date(), read, batch: null, reservation });
+    return (accepted as { id: string }).id;
   } catch (err) {
-    if (token) await idempotency.release(deps.db, authed.team.id, submitted.idempotencyKey!, token);
+    if (reservation) await idempotency.release(deps.db, reservation);
     throw err;
   }
 }

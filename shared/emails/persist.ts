@@ -17,7 +17,8 @@ import { formatMailbox } from './addresses.ts';
 import { prepared as preparedQuery } from '../db/prepared.ts';
 import { bulkRefusal, checkQuota, contentHash } from './rules.ts';
 import { emailEventData, type EmailRow } from './present.ts';
-import type { PreparedEmail, PreparedRecipient, Sender } from './prepare.ts';
+import type { Caller, PreparedEmail, PreparedRecipient } from './prepare.ts';
+import { answerUpdate, storeAnswer, type Reservation } from '../idempotency/store.ts';
 import { topicSuppressed } from '../topics/subscriptions.ts';
 
 export interface PersistContext {
@@ -43,12 +44,11 @@ async function writeAttachments(blobs: BlobStore, teamId: string, emailId: strin
   }));
 }
 
-/** The Idempotency-Key answer to store with the email(s), in the same statement (see api/middleware/idempotency.ts). */
-export interface StoredAnswer {
-  key: string;
-  token: string;
+/** The Idempotency-Key answer to store with the email(s), by their own statement or in their transaction. */
+export interface InCommitAnswer {
+  reservation: Reservation;
   status: number;
-  answer(ids: string[]): unknown;
+  body(ids: string[]): unknown;
 }
 
 const EMAIL_COLUMNS = ['id', 'team_id', 'domain_id', 'api_key_id', 'source', 'from', 'from_address', 'to', 'cc', 'bcc', 'reply_to', 'subject',
@@ -88,15 +88,15 @@ interface Statement {
  * the day's count stays within the limit, and every insert depends on that raise, so a refused send writes
  * nothing (the statement answers no row and the caller refuses it).
  */
-function emailStatement(ctx: PersistContext, sender: Sender, p: PreparedEmail, id: string, attachments: object[], rawKey: string | null, now: Date, stored?: { answer: StoredAnswer; ids: string[] }): Statement {
+function emailStatement(ctx: PersistContext, caller: Caller, p: PreparedEmail, id: string, attachments: object[], rawKey: string | null, now: Date, answer?: InCommitAnswer): Statement {
   // The submitted message in the row's own table unless it went to the blob store.
   const inlineRaw = p.raw && rawKey === null ? p.raw.bytes : null;
-  const teamId = sender.team.id;
+  const teamId = caller.team.id;
   const queued = p.recipients.filter((r) => r.status === 'queued');
   const scheduled = p.scheduled_at !== null && p.scheduled_at.getTime() > now.getTime();
   const allSuppressed = queued.length === 0;
   const row: EmailRow = {
-    id, team_id: teamId, domain_id: p.domain.id, api_key_id: sender.key?.id ?? null, source: sender.source,
+    id, team_id: teamId, domain_id: p.domain.id, api_key_id: caller.key?.id ?? null, source: caller.source,
     from: formatMailbox(p.from), from_address: p.from.address, to: p.to, cc: p.cc, bcc: p.bcc, reply_to: p.reply_to,
     subject: p.subject, html: p.html, text: p.text, headers: p.headers, tags: p.tags, topic_id: p.topic?.id ?? null,
     message_id: p.raw?.messageId ?? `<${id}@${p.domain.name}>`,
@@ -155,12 +155,12 @@ function emailStatement(ctx: PersistContext, sender: Sender, p: PreparedEmail, i
       from email, json_populate_recordset(null::events, ?::json) e)`);
     bindings.push(`[${events.map((e) => `{"id":${JSON.stringify(e.id)},"team_id":${JSON.stringify(e.team_id)},"type":${JSON.stringify(e.type)},"data":${e.data}}`).join(',')}]`);
   }
-  if (stored) {
-    ctes.push(`answer as (update idempotency_keys set status = 'done', response_status = ?::int, response_body = ?::jsonb
-      where team_id = ?::uuid and key = ? and status = 'in_flight' and claim_token = ? and exists (select 1 from email))`);
-    bindings.push(stored.answer.status, JSON.stringify(stored.answer.answer(stored.ids)), teamId, stored.answer.key, stored.answer.token);
+  if (answer) {
+    const update = answerUpdate(answer.reservation, answer.status, answer.body([id]));
+    ctes.push(`answer as (${update.sql} and exists (select 1 from email))`);
+    bindings.push(...update.bindings);
   }
-  const name = `pw_email_${[bulk, attachments.length > 0, events.length > 0, !!stored, !!inlineRaw].map(Number).join('')}`;
+  const name = `pw_email_${[bulk, attachments.length > 0, events.length > 0, !!answer, !!inlineRaw].map(Number).join('')}`;
   return { name, sql: `with ${ctes.join(',\n')}\nselect count(*)::int as written from email`, bindings, row, bulk };
 }
 
@@ -169,10 +169,6 @@ function emailStatement(ctx: PersistContext, sender: Sender, p: PreparedEmail, i
  * batches report it and go on; throwing refuses the whole batch).
  */
 export type OnRefused = (position: number, err: ServiceError) => void;
-
-/** The Idempotency-Key answer as its own statement, after a batch's emails in their transaction. */
-const STORE_ANSWER = `update idempotency_keys set status = 'done', response_status = ?::int, response_body = ?::jsonb
-  where team_id = ?::uuid and key = ? and status = 'in_flight' and claim_token = ?`;
 
 /** Blobs of sends that were refused or rolled back: no row names them, so nothing else would ever remove them. */
 async function dropBlobs(ctx: PersistContext, keys: (string | null)[], log: (err: unknown) => void): Promise<void> {
@@ -186,25 +182,24 @@ async function dropBlobs(ctx: PersistContext, keys: (string | null)[], log: (err
  * refusal refuses everything. A refused or failed send leaves none of its blobs behind.
  */
 export async function persistEmails(
-  db: Knex, ctx: PersistContext, sender: Sender, prepared: PreparedEmail[], now: Date,
+  db: Knex, ctx: PersistContext, caller: Caller, prepared: PreparedEmail[], now: Date,
   onRefused?: OnRefused,
-  answer?: StoredAnswer,
+  answer?: InCommitAnswer,
 ): Promise<EmailRow[]> {
   const ids = prepared.map(() => newId());
-  const attachmentRows = await Promise.all(prepared.map((p, i) => writeAttachments(ctx.blobs, sender.team.id, ids[i], p)));
+  const attachmentRows = await Promise.all(prepared.map((p, i) => writeAttachments(ctx.blobs, caller.team.id, ids[i], p)));
   const rawKeys = await Promise.all(prepared.map(async (p, i) => {
     if (!p.raw || p.raw.bytes.length <= RAW_INLINE_MAX_BYTES) return null;
-    const key = `emails/${sender.team.id}/${ids[i]}.raw.eml`;
+    const key = `emails/${caller.team.id}/${ids[i]}.raw.eml`;
     await ctx.blobs.put(key, p.raw.bytes);
     return key;
   }));
   const blobsOf = (i: number) => [...attachmentRows[i].map((a) => a.blob_key), rawKeys[i]];
   const logFailedDelete = (err: unknown) => ctx.log?.warn({ err }, 'emails.blob_cleanup_failed');
-  const hasQuota = sender.team.daily_send_limit != null || sender.team.monthly_send_limit != null;
+  const hasQuota = caller.team.daily_send_limit != null || caller.team.monthly_send_limit != null;
   // One send on its own is one autocommitted statement; a batch (even of one), or a team with quotas, a transaction.
   const alone = prepared.length === 1 && !hasQuota && !onRefused;
-  const statements = prepared.map((p, i) => emailStatement(ctx, sender, p, ids[i], attachmentRows[i], rawKeys[i], now,
-    alone && answer ? { answer, ids } : undefined));
+  const statements = prepared.map((p, i) => emailStatement(ctx, caller, p, ids[i], attachmentRows[i], rawKeys[i], now, alone ? answer : undefined));
   /** The email's row, or null when the bulk rule refused it (its statement then wrote nothing). */
   const run = async (q: Knex, s: Statement) => {
     const rows = await preparedQuery<{ written: number }>(q, s.name, s.sql, s.bindings);
@@ -221,8 +216,8 @@ export async function persistEmails(
       // Quotas are counted under the team's row lock, so two concurrent sends cannot both slip under the limit. A
       // team without limits (as its key's lookup saw it a moment ago) skips the lock and the counting.
       if (hasQuota) {
-        const limits = await trx('teams').where({ id: sender.team.id }).select('daily_send_limit', 'monthly_send_limit').forUpdate().first();
-        await checkQuota(trx, { id: sender.team.id, ...limits }, prepared.length, now);
+        const limits = await trx('teams').where({ id: caller.team.id }).select('daily_send_limit', 'monthly_send_limit').forUpdate().first();
+        await checkQuota(trx, { id: caller.team.id, ...limits }, prepared.length, now);
       }
       const rows: EmailRow[] = [];
       for (const [i, s] of statements.entries()) {
@@ -237,10 +232,7 @@ export async function persistEmails(
         onRefused(i, err);
         await dropBlobs(ctx, blobsOf(i), logFailedDelete);
       }
-      if (answer) {
-        const ids = rows.map((r) => r.id);
-        await trx.raw(STORE_ANSWER, [answer.status, JSON.stringify(answer.answer(ids)), sender.team.id, answer.key, answer.token]);
-      }
+      if (answer) await storeAnswer(trx, answer.reservation, answer.status, answer.body(rows.map((r) => r.id)));
       return rows;
     });
   } catch (err) {

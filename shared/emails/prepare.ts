@@ -34,7 +34,8 @@ export interface SendInput {
   template?: { id: string; variables?: Record<string, unknown> } | null;
 }
 
-export interface Sender {
+/** Who asks for a send: the team, its API key (none for a session), and the door it came through. */
+export interface Caller {
   team: TeamRow & { daily_send_limit?: number | null; monthly_send_limit?: number | null };
   key: ApiKeyRow | null;
   source: 'api' | 'smtp';
@@ -102,7 +103,7 @@ const causeMessages: Record<Unusable['cause'], string> = {
   dead_address: 'has bounced permanently before',
 };
 
-export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender, input: SendInput, now: Date): Promise<PreparedEmail> {
+export async function prepareEmail(db: Knex, ctx: PrepareContext, caller: Caller, input: SendInput, now: Date): Promise<PreparedEmail> {
   if (input.template) throw new ServiceError('validation_error', `Template \`${input.template.id}\` not found.`, { status: 422, errors: [{ path: 'template.id', message: 'not found' }] });
   if (!input.from) throw new ServiceError('missing_required_field', 'Missing `from` field.');
   if (input.subject === undefined) throw new ServiceError('missing_required_field', 'Missing `subject` field.');
@@ -118,7 +119,7 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
   if (input.subject.length > 998) throw fieldError('subject', 'The subject is longer than 998 characters.');
   // The message is composed from these fields unless it was submitted over SMTP (delivered as submitted, its lines
   // checked there): every run of the subject must fit on a line once folded (RFC 5322 §2.1.1, unfoldableRun).
-  const composed = sender.source !== 'smtp';
+  const composed = caller.source !== 'smtp';
   const run = composed ? unfoldableRun('Subject', input.subject) : null;
   if (run) throw fieldError('subject', `The subject has ${run.length} characters with no space to fold the line at; a line of mail holds at most ${MAX_LINE} (RFC 5322 §2.1.1), so at most ${run.limit} here.`);
   const html = input.html ?? null;
@@ -128,7 +129,7 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
   // `text: ""` opts out of the generated text, not of having a body: with no html left the email would be empty.
   // A template brings its own body. An SMTP submission is delivered as its own MIME, whose body may be empty
   // (RFC 5322 §3.5 makes the body optional).
-  if (!html && !text && !input.template && sender.source !== 'smtp') {
+  if (!html && !text && !input.template && caller.source !== 'smtp') {
     const path = input.text === '' ? 'text' : 'html';
     throw fieldError(path, 'the email would have no body. Give `html`, or a `text` that is not empty (`text: ""` only turns off the text generated from `html`).');
   }
@@ -151,7 +152,7 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
   }
 
   // The domain and what the suppression lists say of the recipients, in one query.
-  const { domain, suppressed: byEmail, dead } = await senderLookups(db, sender.team, sender.key, from.domain, [...to, ...cc, ...bcc].map((b) => b.address.toLowerCase()));
+  const { domain, suppressed: byEmail, dead } = await senderLookups(db, caller.team, caller.key, from.domain, [...to, ...cc, ...bcc].map((b) => b.address.toLowerCase()));
   const recipients: PreparedRecipient[] = [];
   const seen = new Set<string>();
   for (const [kind, boxes] of [['to', to], ['cc', cc], ['bcc', bcc]] as const) {
@@ -163,13 +164,13 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, sender: Sender
     }
   }
   // The reach lookups (identities, verified domains) cost two queries: only a limited sender needs them.
-  if (reachIsLimited(sender.team, domain)) checkReach(sender.team, domain, recipients, await reachContext(db, sender.team.id, ctx.config.SIMULATOR_DOMAIN));
+  if (reachIsLimited(caller.team, domain)) checkReach(caller.team, domain, recipients, await reachContext(db, caller.team.id, ctx.config.SIMULATOR_DOMAIN));
 
   for (const r of recipients) {
     const origin = byEmail.get(r.address.toLowerCase());
     if (origin) Object.assign(r, { status: 'suppressed', reason: `on the team's suppression list (${origin})`, suppression: { origin } });
   }
-  const topic = input.topic_id ? await topicOf(db, sender.team.id, input.topic_id, recipients) : null;
+  const topic = input.topic_id ? await topicOf(db, caller.team.id, input.topic_id, recipients) : null;
   const open = recipients.filter((r) => r.status === 'queued');
   const unusable = await findUnusable(db, ctx.dns, open.map((r) => ({ address: r.address.toLowerCase(), domain: r.domain })), (d) => d === ctx.config.SIMULATOR_DOMAIN, dead);
   for (const r of open) {
