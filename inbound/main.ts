@@ -49,7 +49,7 @@ await new Promise<void>((resolve, reject) => {
 log.info({ mx: config.MX_PORT, host: config.MX_HOST, maxBytes: config.INBOUND_MAX_MESSAGE_BYTES }, 'mx.listening');
 
 shutdown.ready(async () => {
-  // Stop taking mail first (sessions in progress finish and get their 250 or a retry), then stop claiming
+  // Stop taking mail first (sessions in progress finish and get their 250 or a retry), then stop taking jobs
   // receive jobs and let running ones finish, then close the clients.
   await new Promise<void>((resolve) => mx.close(() => resolve()));
   await Promise.all(workers.map((w) => w.close()));

@@ -27,7 +27,7 @@ const log = createLogger(config, 'mta');
 const shutdown = trapShutdown(log);
 // Delivery gives way to the api on a shared machine (its signing threads, made later, inherit this).
 lowerPriority(config.MTA_NICE, log);
-// A deliver job holds a connection only for its statements (the claim, a lease renewal; its records go through one
+// A deliver job holds a connection only for its statements (taking the lease, renewing it; its records go through one
 // group commit at a time), never while it waits on a peer: a pool far smaller than MTA_CONCURRENCY serves it, and
 // copies of the mta do not run PostgreSQL out of connections (max_connections is 100 by default).
 const db = createDb(config, { min: 0, max: MTA_DB_CONNECTIONS });
@@ -71,7 +71,7 @@ log.info({ submission: config.SMTP_SUBMISSION_PORT, submissionTls: config.SMTP_S
 log.info({ nice: config.MTA_NICE, concurrency: config.MTA_CONCURRENCY, perDestination: config.MTA_MAX_PER_DESTINATION, port: config.SMTP_DELIVERY_PORT }, 'mta.started');
 
 shutdown.ready(async () => {
-  // Stop taking mail first (sessions in progress finish), then stop claiming jobs and let running deliveries finish (each records its outcome), then close the clients.
+  // Stop taking mail first (sessions in progress finish), then stop taking jobs and let running deliveries finish (each records its outcome), then close the clients.
   await Promise.all(listeners.map(({ server }) => new Promise<void>((resolve) => server.close(() => resolve()))));
   await Promise.all(workers.map((w) => w.close()));
   await closeDeliveryDeps(delivery);

@@ -290,7 +290,7 @@ test('a refusal (422) is remembered and replayed like a success; a 409 or 429 is
   t.is((await row(teamId, name)).status, 'done');
 });
 
-test('a run whose claim was taken over cannot store its answer while the new run is in flight', async (t) => {
+test('a run whose reservation was taken over cannot store its answer while the new run is in flight', async (t) => {
   const { key } = await sendingKey();
   const name = unique('overtaken');
   const oldGate = hold(name);

@@ -1,8 +1,8 @@
 // The bounce rules as data, each with its fixtures: every example of a rule lands on that rule (so a rule added
 // above another cannot take its cases unnoticed), and the verdicts of the replies that matter most.
 import test from 'ava';
-import { bounceRules } from '../mta/delivery/bounce-rules.ts';
-import { classify, findRule, parseExample, parseReply } from '../mta/delivery/classify.ts';
+import { bounceRules } from '../shared/bounces/rules.ts';
+import { classify, findRule, parseExample, parseReply } from '../shared/bounces/classify.ts';
 
 for (const rule of bounceRules) {
   test(`rule ${rule.name}: its examples land on it`, (t) => {

@@ -6,7 +6,7 @@ import type { Queue, Worker } from 'bullmq';
 import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
 import { insertEmail, recipientsOf } from './helpers/emails.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
-import { LEASE_MS, claim } from '../mta/delivery/lease.ts';
+import { LEASE_MS, takeLease } from '../mta/delivery/lease.ts';
 import { findDue, sweepDeliveries, sweepJobId, STUCK_QUEUED_MS } from '../mta/delivery/sweep.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
 
@@ -151,14 +151,14 @@ test.serial('the message memory budget: jobs whose messages do not fit together 
 test.serial('a living job keeps its lease: the heartbeat moves leased_until on, and its record still lands', async (t) => {
   const id = await email('heartbeat.net', ['hb@heartbeat.net']);
   const now = new Date();
-  const lease = (await claim(w.p.db, w.deps.log, id, now, 20))?.lease;
+  const lease = (await takeLease(w.p.db, w.deps.log, id, now, 20))?.lease;
   t.truthy(lease);
   const first = (await w.p.db('email_recipients').where({ email_id: id }).first()).leased_until as Date;
   await waitUntil(async () => ((await w.p.db('email_recipients').where({ email_id: id }).first()).leased_until as Date).getTime() > first.getTime());
   const moved = await lease!.use((token) => w.p.db('email_recipients').where({ email_id: id, leased_until: token }).update({ leased_until: null }));
   lease!.release();
   t.is(moved, 1, 'the current token matches the row, renewals included');
-  const again = (await claim(w.p.db, w.deps.log, id, new Date(now.getTime() + 1)))?.lease;
+  const again = (await takeLease(w.p.db, w.deps.log, id, new Date(now.getTime() + 1)))?.lease;
   again?.release();
   t.is(again?.recipients.length, 1, 'released rows are free again');
 });
@@ -166,22 +166,22 @@ test.serial('a living job keeps its lease: the heartbeat moves leased_until on, 
 test.serial('a lease is proven only while its renewals come through; a live one is never taken, a dead one is', async (t) => {
   const id = await email('proof.net', ['p@proof.net']);
   const now = new Date();
-  // Renewed every 20 ms: still proven, with nearly the whole lease ahead, long after the claim.
-  const renewed = (await claim(w.p.db, w.deps.log, id, now, 20))!.lease;
+  // Renewed every 20 ms: still proven, with nearly the whole lease ahead, long after it was taken.
+  const renewed = (await takeLease(w.p.db, w.deps.log, id, now, 20))!.lease;
   await new Promise((r) => setTimeout(r, 300));
   t.true(renewed.proven(LEASE_MS - 250));
-  t.is(await claim(w.p.db, w.deps.log, id, new Date(now.getTime() + 300)), null, 'a live lease is not taken');
+  t.is(await takeLease(w.p.db, w.deps.log, id, new Date(now.getTime() + 300)), null, 'a live lease is not taken');
   renewed.release();
   // No renewal comes through (the next is hours away, as if the database stopped answering): the proof runs down.
   await w.p.db('email_recipients').where({ email_id: id }).update({ leased_until: null });
-  const silent = (await claim(w.p.db, w.deps.log, id, now, 3_600_000))!.lease;
+  const silent = (await takeLease(w.p.db, w.deps.log, id, now, 3_600_000))!.lease;
   t.true(silent.proven(LEASE_MS - 250));
   await new Promise((r) => setTimeout(r, 300));
   t.false(silent.proven(LEASE_MS - 250), 'the lease no longer covers as much as it did');
   t.true(silent.proven());
   silent.release();
-  // A holder that died: once LEASE_MS has passed, a new claim takes its recipients.
-  const later = await claim(w.p.db, w.deps.log, id, new Date(now.getTime() + LEASE_MS + 1000));
+  // A holder that died: once LEASE_MS has passed, a new takeLease takes its recipients.
+  const later = await takeLease(w.p.db, w.deps.log, id, new Date(now.getTime() + LEASE_MS + 1000));
   later?.lease.release();
   t.is(later?.lease.recipients.length, 1);
 });

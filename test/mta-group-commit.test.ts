@@ -4,7 +4,7 @@ import test from 'ava';
 import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
 import { eventsOf, insertEmail, recipientsOf } from './helpers/emails.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
-import { claim } from '../mta/delivery/lease.ts';
+import { takeLease } from '../mta/delivery/lease.ts';
 import { createGroupCommit } from '../mta/delivery/group-commit.ts';
 import type { EmailRow } from '../shared/emails/present.ts';
 
@@ -43,7 +43,7 @@ test('a record that cannot be written fails alone; the others of its batch land'
   for (const id of [good, bad]) {
     const email: EmailRow = await w.p.db('emails').where({ id }).first();
     const now = new Date();
-    const { lease } = (await claim(w.p.db, w.deps.log, id, now))!;
+    const { lease } = (await takeLease(w.p.db, w.deps.log, id, now))!;
     lease.release();
     prepared.push({ id, email, now, lease, token: await lease.use(async (token) => token) });
   }
@@ -57,11 +57,11 @@ test('a record that cannot be written fails alone; the others of its batch land'
   t.is(ok.status, 'fulfilled');
   t.is(failed.status, 'rejected');
   t.is((await w.p.db('emails').where({ id: good }).first()).status, 'done');
-  t.is((await w.p.db('emails').where({ id: bad }).first()).status, 'queued', 'as its claim left it');
+  t.is((await w.p.db('emails').where({ id: bad }).first()).status, 'queued', 'as takeLease left it');
   t.truthy((await w.p.db('email_recipients').where({ email_id: bad }).first()).leased_until, 'its lease stays for the sweep');
 });
 
-test('the claim reads the email as stored and leases its recipients, writing nothing else', async (t) => {
+test('takeLease reads the email as stored and leases its recipients, writing nothing else', async (t) => {
   const team = await w.p.createTeam();
   const managed = await w.p.db('domains').where({ team_id: team.id, managed: true }).first();
   for (const tags of [[], [{ name: 'kind', value: 'welcome' }, { name: 'tier', value: 'gold' }]]) {
@@ -70,15 +70,15 @@ test('the claim reads the email as stored and leases its recipients, writing not
       attachments: [{ filename: 'a.txt', content: Buffer.from('x'), contentType: 'text/plain' }], now: new Date('2026-11-23T10:11:12.345Z'),
     });
     const row: EmailRow = await w.p.db('emails').where({ id }).first();
-    const claimed = (await claim(w.p.db, w.deps.log, id, new Date()))!;
-    claimed.lease.release();
-    const { attachments, raw, ...email } = claimed.email;
+    const leased = (await takeLease(w.p.db, w.deps.log, id, new Date()))!;
+    leased.lease.release();
+    const { attachments, raw, ...email } = leased.email;
     t.deepEqual(email, { ...row, status: 'queued' }, 'the row as knex reads it, dates included');
     t.is(raw, null, 'an API send has no stored message');
     t.deepEqual(attachments?.map((a) => a.filename), ['a.txt']);
-    t.deepEqual(claimed.lease.recipients.map((r) => r.address).sort(), [w.sim('bounced'), w.sim('delivered')]);
-    t.deepEqual((await eventsOf(w.p.db, id)).map((e) => e.type), ['email.sent'], 'the accepted email\'s own; the claim adds none');
+    t.deepEqual(leased.lease.recipients.map((r) => r.address).sort(), [w.sim('bounced'), w.sim('delivered')]);
+    t.deepEqual((await eventsOf(w.p.db, id)).map((e) => e.type), ['email.sent'], 'the accepted email\'s own; takeLease adds none');
     t.deepEqual(await w.p.db('emails').where({ id }).first(), row, 'the email untouched');
-    t.is(await claim(w.p.db, w.deps.log, id, new Date()), null, 'nothing left to lease');
+    t.is(await takeLease(w.p.db, w.deps.log, id, new Date()), null, 'nothing left to lease');
   }
 });

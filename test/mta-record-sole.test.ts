@@ -4,7 +4,7 @@
 import test from 'ava';
 import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
 import { eventsOf, insertEmail } from './helpers/emails.ts';
-import { claim } from '../mta/delivery/lease.ts';
+import { takeLease } from '../mta/delivery/lease.ts';
 import { recordAttempts, type PendingRecord } from '../mta/delivery/record.ts';
 import type { Outcome } from '../mta/delivery/types.ts';
 import type { EmailRow } from '../shared/emails/present.ts';
@@ -21,7 +21,7 @@ const now = new Date('2026-11-23T12:00:00.000Z');
 
 async function claimed(teamId: string, domain: { id: string; name: string }, to: string[], lastEvent?: string): Promise<PendingRecord> {
   const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId, domain, to, subject: 'Same', text: 'same body', now });
-  const c = (await claim(w.p.db, w.deps.log, id, now))!;
+  const c = (await takeLease(w.p.db, w.deps.log, id, now))!;
   c.lease.release();
   if (lastEvent) await w.p.db('emails').where({ id }).update({ last_event: lastEvent });
   const email: EmailRow = await w.p.db('emails').where({ id }).first();

@@ -10,7 +10,7 @@ import type { Logger } from '../../shared/logger.ts';
 import type { BlobStore } from '../../shared/blobs.ts';
 import { MxSmtpServer } from './greeting.ts';
 import { findRecipient, type Recipient } from './recipients.ts';
-import { storeMessage } from './store.ts';
+import { storeReceivedMessage } from './store.ts';
 import { batchedEnqueue } from './enqueue.ts';
 import { readMessage } from '../../shared/smtp/data.ts';
 import { SmtpReply, temporaryFailure } from '../../shared/smtp/reply.ts';
@@ -79,7 +79,7 @@ export function createMxServer(deps: MxDeps): SMTPServer {
           if (recipients.length === 0) throw temporaryFailure();
           let ids: string[];
           try {
-            ids = await storeMessage(deps.db, deps.blobs, {
+            ids = await storeReceivedMessage(deps.db, deps.blobs, {
               raw,
               envelopeFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
               recipients,

@@ -42,7 +42,7 @@ export function receivedField(input: Pick<StoredMessageInput, 'helo' | 'remoteIp
   return `Received: ${from}\r\n\tby ${input.byHost} with ${input.tls ? 'ESMTPS' : 'ESMTP'} id ${id}${forClause};\r\n\t${rfc5322Date(at)}\r\n`;
 }
 
-export async function storeMessage(db: Knex, blobs: BlobStore, input: StoredMessageInput): Promise<string[]> {
+export async function storeReceivedMessage(db: Knex, blobs: BlobStore, input: StoredMessageInput): Promise<string[]> {
   const groups = new Map<string, { recipient: Recipient; rcpt: string[] }>();
   for (const { address, recipient } of input.recipients) {
     const key = recipient.kind === 'mail' ? `mail:${recipient.teamId}` : `bounce:${recipient.emailId}`;

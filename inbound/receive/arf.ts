@@ -1,7 +1,7 @@
 // The machine-readable part of an RFC 5965 feedback report (message/feedback-report, §3): one field group.
 // Pure.
 import { fieldGroups, first, typedAddress } from './report-fields.ts';
-import type { Finding } from './report.ts';
+import type { Finding } from './finding.ts';
 
 /**
  * Feedback types that are a recipient's complaint about the mail (RFC 5965 §7.3): abuse (spam), fraud, virus.

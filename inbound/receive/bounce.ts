@@ -1,7 +1,7 @@
 // Mail to a return-path address (ARCHITECTURE, "The path of a received email", point 4): a bounce or a
 // complaint about one of our emails, never a received email. The address token named the email (checked at
 // RCPT); the report (report.ts) names the recipients. In one transaction with the message's stored → processed
-// claim, so a rerun of the job changes nothing:
+// processed mark, so a rerun of the job changes nothing:
 //
 // | report says          | recipient now                          | result                                              |
 // | -------------------- | -------------------------------------- | --------------------------------------------------- |
@@ -22,7 +22,8 @@ import { recordEvent, type EventType } from '../../shared/events.ts';
 import { emailEventData, type EmailRow } from '../../shared/emails/present.ts';
 import { refreshEmail } from '../../shared/emails/last-event.ts';
 import { canonicalAddress, suppressRecipient } from '../../shared/suppressions/suppressions.ts';
-import { readReport, type Finding, type Report } from './report.ts';
+import { readReport, type Report } from './report.ts';
+import type { Finding } from './finding.ts';
 import { reportedBounce } from './bounce-type.ts';
 
 export interface BounceDeps {
@@ -31,8 +32,8 @@ export interface BounceDeps {
   log: Logger;
 }
 
-/** The receive job's claim: moves the message stored → processed, false when another run already did. */
-export type Claim = (trx: Knex, messageId: string) => Promise<boolean>;
+/** The receive job's processed mark: moves the message stored → processed, false when another run already did. */
+export type MarkProcessed = (trx: Knex, messageId: string) => Promise<boolean>;
 
 interface RecipientRow {
   id: string;
@@ -116,7 +117,7 @@ async function record(trx: Knex, email: EmailRow, changes: Change[]): Promise<vo
   for (const c of changes) if (c.suppress) await suppressRecipient(trx, email.team_id, c.address, c.suppress, email.id);
 }
 
-export async function processBounce(deps: BounceDeps, messageId: string, claim: Claim): Promise<'processed' | 'skipped'> {
+export async function processBounce(deps: BounceDeps, messageId: string, markProcessed: MarkProcessed): Promise<'processed' | 'skipped'> {
   const row: { id: string; team_id: string; raw_blob_key: string; email_id: string | null; status: string } | undefined =
     await deps.db('received_messages').where({ id: messageId, kind: 'bounce' }).first('id', 'team_id', 'raw_blob_key', 'email_id', 'status');
   if (!row || row.status !== 'stored') return 'skipped';
@@ -131,7 +132,7 @@ export async function processBounce(deps: BounceDeps, messageId: string, claim: 
   }
 
   const outcome = await deps.db.transaction(async (trx) => {
-    if (!(await claim(trx, row.id))) return null;
+    if (!(await markProcessed(trx, row.id))) return null;
     if (!report || report.findings.length === 0) return { format: report?.format ?? null, changes: [] as Change[], unparseable: true };
     // One writer per email at a time: the MTA's record stage locks the same row.
     const email: EmailRow | undefined = row.email_id ? await trx('emails').where({ id: row.email_id }).forUpdate().first() : undefined;

@@ -1,7 +1,7 @@
 // The machine-readable part of an RFC 3464 delivery status notification (message/delivery-status): one group
 // of per-message fields, then one group per recipient (§2.1). Pure.
 import { fieldGroups, first, typedAddress } from './report-fields.ts';
-import type { Finding } from './report.ts';
+import type { Finding } from './finding.ts';
 
 /** RFC 3464 §2.3.4 / RFC 3463 §2: class.subject.detail, leading zeros dropped. */
 export function statusCode(value: string | null): string | null {

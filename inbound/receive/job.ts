@@ -51,7 +51,7 @@ interface MessageRow {
 const empty: ParsedEmail = { from: '', to: [], cc: [], bcc: [], replyTo: [], subject: '', messageId: '', html: null, text: null, headers: [], attachments: [] };
 
 /** Moves the row to processed unless someone already did; false means this run must not write anything. */
-async function claim(trx: Knex, id: string): Promise<boolean> {
+async function markProcessed(trx: Knex, id: string): Promise<boolean> {
   return (await trx('received_messages').where({ id, status: 'stored' }).update({ status: 'processed' })) === 1;
 }
 
@@ -80,7 +80,7 @@ export async function processReceived(deps: ReceiveDeps, messageId: string): Pro
   const row: MessageRow | undefined = await deps.db('received_messages').where({ id: messageId }).first();
   if (!row || row.status !== 'stored') return 'skipped';
   // A DSN or feedback report about one of our emails (bounce.ts): never a received email.
-  if (row.kind === 'bounce') return processBounce(deps, row.id, claim);
+  if (row.kind === 'bounce') return processBounce(deps, row.id, markProcessed);
 
   let dropped: DroppedReason | null = null;
   let parsed = empty;
@@ -114,11 +114,11 @@ export async function processReceived(deps: ReceiveDeps, messageId: string): Pro
   const attachments = dropped ? [] : parsed.attachments.map((a, position) => ({
     ...a, id: newId(), position, blobKey: `received/${row.team_id}/${row.id}/attachment-${position}`,
   }));
-  // Blobs first (idempotent keys: a retry overwrites), rows after, in one transaction with the claim.
+  // Blobs first (idempotent keys: a retry overwrites), rows after, in one transaction with the processed mark.
   await Promise.all(attachments.map((a) => deps.blobs.put(a.blobKey, a.content)));
 
   const done = await deps.db.transaction(async (trx) => {
-    if (!(await claim(trx, row.id))) return false;
+    if (!(await markProcessed(trx, row.id))) return false;
     if (dropped === null || dropped === 'parse_failed') {
       dropped = (await limitVerdict(trx, row, { lock: true })) ?? dropped;
     }

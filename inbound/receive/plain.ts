@@ -3,7 +3,7 @@
 // Gmail and many appliances send (the failed address and the remote reply somewhere in the text). Heuristics,
 // deliberately narrow: a text that reads like neither gives null, and the caller logs it as unparseable. Pure.
 import { addressesIn, originalRecipients } from './report-fields.ts';
-import type { Finding } from './report.ts';
+import type { Finding } from './finding.ts';
 import { statusCode } from './dsn.ts';
 
 export interface PlainBounce {

@@ -7,21 +7,7 @@ import { readArf } from './arf.ts';
 import { readPlainBounce } from './plain.ts';
 import { originalRecipients } from './report-fields.ts';
 import { mimeParts, text, type Part } from './mime.ts';
-
-export type FindingKind = 'failed' | 'delayed' | 'complaint' | 'other';
-
-/** What a report says about one recipient. */
-export interface Finding {
-  kind: FindingKind;
-  /** Addresses that may name the recipient, best first (a DSN's Original-Recipient before its Final-Recipient). */
-  addresses: string[];
-  /** RFC 3463 status code (`5.1.1`), when the report gives one. */
-  status: string | null;
-  /** The reporting MTA's diagnostic as written (`smtp; 550 5.1.1 ...`), when it gives one. */
-  diagnostic: string | null;
-  /** For the log: the DSN Action, the ARF Feedback-Type, the format's own words. */
-  detail: string;
-}
+import type { Finding } from './finding.ts';
 
 export interface Report {
   format: 'dsn' | 'arf' | 'qmail' | 'plain';

@@ -114,7 +114,7 @@ export function finishHeaders(raw: Buffer, email: Pick<EmailRow, 'message_id' | 
 
 export interface Message {
   raw: Buffer;
-  /** Composed by this job and not stored yet (storeMessage stores it when a retry will need it). */
+  /** Composed by this job and not stored yet (keepComposedMessage stores it when a retry will need it). */
   composed: boolean;
 }
 
@@ -130,7 +130,7 @@ export async function messageOf(deps: ComposeDeps, email: LoadedEmail): Promise<
  * conditional update (raw_blob_key still null) names it; should two jobs ever store at once, the loser drops its
  * copy (the bytes are the same). A crash before this leaves the retry to compose the same bytes again.
  */
-export async function storeMessage(deps: Pick<ComposeDeps, 'db' | 'blobs'>, email: EmailRow, raw: Buffer, now: Date): Promise<void> {
+export async function keepComposedMessage(deps: Pick<ComposeDeps, 'db' | 'blobs'>, email: EmailRow, raw: Buffer, now: Date): Promise<void> {
   const key = `emails/${email.team_id}/${email.id}.${randomBytes(4).toString('hex')}.eml`;
   await deps.blobs.put(key, raw);
   const [stored] = await deps.db('emails').where({ id: email.id }).whereNull('raw_blob_key')

@@ -1,11 +1,11 @@
-// The deliver job (queues.deliver, data {emailId}): in one statement (lease.ts claim) refetch the email, lease the
-// recipients that are due and mark the email sent (email.sent, once); then deliver: simulator recipients without
+// The deliver job (queues.deliver, data {emailId}): in one statement (lease.ts takeLease) refetch the email and lease
+// the recipients that are due (email.sent was recorded at acceptance or release); then deliver: simulator recipients without
 // the network, the others grouped by domain, one SMTP transaction per domain (route → throttle → transmit →
 // classify → record), in parallel; a topic send's or a broadcast's recipients one by one, each with its own
 // List-Unsubscribe (compose.ts unsubscribeHeader), and only those still subscribed to the topic.
 // A duplicate or retried job is harmless: it leases nothing that another job holds or that is not due.
-import { classify, type Answer } from './classify.ts';
-import { messageOf, needsUnsubscribeHeader, storeMessage, unsubscribeHeader, type LoadedEmail } from './compose.ts';
+import { classify, type Answer } from '../../shared/bounces/classify.ts';
+import { messageOf, needsUnsubscribeHeader, keepComposedMessage, unsubscribeHeader, type LoadedEmail } from './compose.ts';
 import type { SigningKey } from './sign.ts';
 import { notSubscribed, topicAudience, topicDeleted, topicDeletedSuppressed, topicSuppressed } from '../../shared/topics/subscriptions.ts';
 import type { DeliveryDeps } from './deps.ts';
@@ -14,7 +14,7 @@ import { routeDomain } from './route.ts';
 import { simulate } from './simulator.ts';
 import { transmit } from './transmit.ts';
 import type { Attempt, LeasedRecipient, Outcome } from './types.ts';
-import { claim, type Lease } from './lease.ts';
+import { takeLease, type Lease } from './lease.ts';
 
 interface Job {
   email: LoadedEmail;
@@ -171,10 +171,10 @@ export interface DeliverySummary {
 }
 
 export async function processDelivery(deps: DeliveryDeps, emailId: string, now = new Date()): Promise<DeliverySummary> {
-  // One statement: the email, the lease, and for the first job to lease, queued → sending with email.sent.
-  const claimed = await claim(deps.db, deps.log, emailId, now);
-  if (!claimed) return { leased: 0 };
-  const { email, lease } = claimed;
+  // One statement: the email and the lease on its due recipients (nothing else is written: see lease.ts).
+  const work = await takeLease(deps.db, deps.log, emailId, now);
+  if (!work) return { leased: 0 };
+  const { email, lease } = work;
   const leased = lease.recipients;
   const job: Job = { email, now, lease, deferred: false };
   let releaseMemory: (() => void) | undefined;
@@ -194,7 +194,7 @@ export async function processDelivery(deps: DeliveryDeps, emailId: string, now =
   }
   if (job.deferred && job.composed) {
     // Not under the lease: a crash before this only makes the retry compose the same bytes again.
-    await storeMessage(deps, email, job.composed, now).catch((err) => deps.log.warn({ err, emailId }, 'delivery.store_failed'));
+    await keepComposedMessage(deps, email, job.composed, now).catch((err) => deps.log.warn({ err, emailId }, 'delivery.store_failed'));
   }
   // Only a job that deferred someone has a next attempt to schedule (a recipient another job deferred is that job's).
   if (!job.deferred || !deps.scheduleRetry) return { leased: leased.length };

@@ -1,11 +1,11 @@
 // The lease of a job on the recipients it delivers (email_recipients.leased_until). Taking it is one conditional
-// update, in the job's one statement that also reads the email (claim), so two jobs never hold one recipient.
+// update, in the job's one statement that also reads the email (takeLease), so two jobs never hold one recipient.
 // The lease is short (LEASE_MS, 30 s), so a killed mta's recipients are free again within seconds and the sweep
 // hands them to a living one (Postfix likewise delivers its active queue again as soon as it restarts). While the
 // job works, a heartbeat extends it every RENEW_EVERY_MS, so a slow destination (a throttle slot, a peer that
 // answers at the last second of every timeout) never lets it run out under a living job. A holder must never
 // deliver what it can no longer prove it holds: `proven()` says whether the last successful renewal (or the
-// claim) still covers the next while, and the job opens no SMTP transaction when it does not (a database that
+// taking) still covers the next while, and the job opens no SMTP transaction when it does not (a database that
 // stops answering renewals would otherwise let the lease pass to another job while this one still sends). leased_until doubles as the lease's identity: record.ts moves only rows that
 // still hold the current token, and renewals and records take turns (use()), so a record never races a renewal.
 import { randomInt } from 'node:crypto';
@@ -39,12 +39,12 @@ export interface Lease {
 }
 
 /** What a job works on: the email (with its stored message, or its attachment rows when it has none) and its lease. */
-export interface Claim {
+export interface LeasedWork {
   email: LoadedEmail;
   lease: Lease;
 }
 
-// The email columns the claim reads. Named, not e.*: a prepared statement whose result columns change (a migration
+// The email columns takeLease reads. Named, not e.*: a prepared statement whose result columns change (a migration
 // adding one) fails until the connection closes, while one that names its columns is simply planned again.
 const EMAIL_NAMES = ['id', 'team_id', 'domain_id', 'api_key_id', 'source', 'from', 'from_address', 'to', 'cc', 'bcc', 'reply_to', 'subject',
   'html', 'text', 'headers', 'tags', 'topic_id', 'message_id', 'status', 'last_event', 'scheduled_at', 'raw_blob_key', 'size_bytes',
@@ -61,10 +61,10 @@ const EMAIL_DATES = ['scheduled_at', 'created_at', 'updated_at'];
  * recipients that are due at `now` and free. (email.sent is recorded by the accept statement, or by the release of
  * a scheduled email.) Null when there is nothing to do: no such email, not sendable, or nobody due and free.
  */
-export async function claim(db: Knex, log: Logger, emailId: string, now: Date, renewEveryMs = RENEW_EVERY_MS): Promise<Claim | null> {
+export async function takeLease(db: Knex, log: Logger, emailId: string, now: Date, renewEveryMs = RENEW_EVERY_MS): Promise<LeasedWork | null> {
   const issued = performance.now();
   let current = token(new Date(now.getTime() + LEASE_MS));
-  const [row] = await prepared<{ email: LoadedEmail | null; raw: Buffer | null; recipients: LeasedRecipient[] }>(db, 'mta_claim', `with e as (
+  const [row] = await prepared<{ email: LoadedEmail | null; raw: Buffer | null; recipients: LeasedRecipient[] }>(db, 'mta_take_lease', `with e as (
       select ${EMAIL_COLUMNS}, r.bytes as raw, case when e.raw_blob_key is null and r.email_id is null then (
         select coalesce(json_agg(json_build_object('filename', a.filename, 'content_type', a.content_type, 'content_id', a.content_id,
           'content_disposition', a.content_disposition, 'blob_key', a.blob_key) order by a.position), '[]'::json)

@@ -3,7 +3,7 @@
 // and private deployments answer from their own DNS). A domain that cannot receive mail is answered with the
 // reply a receiving MTA would give, so classify() and its rules decide what it means, like any other reply.
 import type { DnsResolver, MxRecord } from '../../shared/dns/resolver.ts';
-import { parseReply, type Reply } from './classify.ts';
+import { parseReply, type Reply } from '../../shared/bounces/classify.ts';
 
 export type Route =
   | { status: 'mx'; hosts: MxRecord[]; implicit: boolean }

@@ -7,7 +7,7 @@
 //                at the next attempt (one retry step later, 1 minute)
 //   suppressed@  suppressed with email.suppressed, as if on the team's suppression list
 //   anything else  delivered
-import { parseReply } from './classify.ts';
+import { parseReply } from '../../shared/bounces/classify.ts';
 import type { LeasedRecipient, Outcome } from './types.ts';
 
 function reply(line: string) {

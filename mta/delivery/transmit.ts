@@ -4,7 +4,7 @@
 // is answered, that host's answers are final for this attempt. Each recipient gets its own answer: its RCPT
 // reply when refused, else the reply to MAIL FROM, DATA or the final dot, else how the session broke.
 import type { DnsResolver, MxRecord } from '../../shared/dns/resolver.ts';
-import { parseReply, type Answer } from './classify.ts';
+import { parseReply, type Answer } from '../../shared/bounces/classify.ts';
 import { hostAddresses } from './route.ts';
 import type { SessionPool } from './pool.ts';
 import type { SendResult, SmtpError, Target } from './session.ts';

@@ -1,5 +1,5 @@
 // The values the delivery stages hand each other.
-import type { Verdict } from './classify.ts';
+import type { Verdict } from '../../shared/bounces/classify.ts';
 
 /** An email_recipients row as leased by a job (job.ts); `leased_until` is the job's lease token. */
 export interface LeasedRecipient {

@@ -1,7 +1,7 @@
 // A hot statement as a named prepared statement of node-postgres: PostgreSQL parses and plans it once per
 // connection instead of at every call, and knex's query building and binding rewriting are skipped (they cost
 // more than running the statement). For statements that run once per request or message: the accept path
-// (shared/emails/, shared/api-keys/keys.ts), request logs, the mta's claim and records. Works on a knex
+// (shared/emails/, shared/api-keys/keys.ts), request logs, the mta's takeLease and records. Works on a knex
 // transaction too (its client hands out the transaction's connection).
 //
 // The SQL may use `?` placeholders (each becomes $1, $2... in order, once per text) or `$n` ones, never the `?`

@@ -1,4 +1,4 @@
-// Helpers for raw SQL read through row_to_json (the accept path, api-keys/keys.ts, the mta's claim), which runs as
+// Helpers for raw SQL read through row_to_json (the accept path, api-keys/keys.ts, the mta's takeLease), which runs as
 // named prepared statements (shared/db/prepared.ts).
 
 /** A row read through row_to_json has its timestamps as ISO strings: these fields become Dates again. */

@@ -85,7 +85,7 @@ export interface Sent {
 }
 
 /** Records the attempts and moves each delivery: success, a retry on the schedule, or failed and parked. */
-export async function recordAttempts(db: Knex, sent: Sent[]): Promise<void> {
+export async function recordWebhookAttempts(db: Knex, sent: Sent[]): Promise<void> {
   if (sent.length === 0) return;
   const attempts: Record<string, unknown>[] = [];
   const changes: Record<string, unknown>[] = [];
@@ -118,7 +118,7 @@ export async function recordAttempts(db: Knex, sent: Sent[]): Promise<void> {
 
 /** One attempt, recorded (tests and single sends). */
 export async function recordAttempt(db: Knex, delivery: DeliveryRow, outcome: PostOutcome, sentAt: Date, durationMs: number): Promise<void> {
-  await recordAttempts(db, [{ delivery, outcome, sentAt, durationMs }]);
+  await recordWebhookAttempts(db, [{ delivery, outcome, sentAt, durationMs }]);
 }
 
 /**
@@ -150,7 +150,7 @@ export async function workEndpoint(deps: DeliverDeps, endpointId: string, clock:
         chunk.push({ delivery, outcome, sentAt, durationMs: performance.now() - t0 });
         if (!outcome.ok || Date.now() - chunkStarted >= CHUNK_MS) break;
       }
-      await recordAttempts(deps.db, chunk);
+      await recordWebhookAttempts(deps.db, chunk);
       sent += chunk.length;
     }
   } finally {

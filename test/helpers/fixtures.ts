@@ -6,7 +6,7 @@ import type { Platform, TestTeam } from './platform.ts';
 import { fanOutSettled } from '../../shared/webhooks/fanout.ts';
 import { newId } from '../../shared/ids.ts';
 import { secretsKey } from '../../shared/secrets.ts';
-import { storeMessage } from '../../inbound/mx/store.ts';
+import { storeReceivedMessage } from '../../inbound/mx/store.ts';
 import { processReceived } from '../../inbound/receive/job.ts';
 import { processDelivery } from '../../mta/delivery/job.ts';
 import { closeDeliveryDeps, createDeliveryDeps } from '../../mta/delivery/deps.ts';
@@ -168,7 +168,7 @@ const receivedEmail: Fixture = async (p, team) => {
     'Content-Type: multipart/mixed; boundary="b"', '', '--b', 'Content-Type: text/plain', '', 'fixture', '--b',
     'Content-Type: text/plain; name="a.txt"', 'Content-Disposition: attachment; filename="a.txt"', '', 'attached', '--b--', '',
   ].join('\r\n'));
-  const [email_id] = await storeMessage(p.db, p.deps.blobs, {
+  const [email_id] = await storeReceivedMessage(p.db, p.deps.blobs, {
     raw, envelopeFrom: 'fixture@sender.test', recipients: [{ address: `inbox@${name}`, recipient: { kind: 'mail', teamId: team.id, domainId } }],
     remoteIp: '127.0.0.1', helo: 'sender.test', tls: false, byHost: 'mx.test',
   });

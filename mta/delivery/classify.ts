@@ -1,2 +1,0 @@
-// Reply parsing and classification live in shared/ (the inbound bounce reader classifies with the same table).
-export * from '../../shared/bounces/classify.ts';
