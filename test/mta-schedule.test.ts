@@ -1,8 +1,7 @@
-// Pure parts of delivery: the retry schedule, last_event precedence, the return-path and unsubscribe tokens,
+// Pure parts of delivery: the retry schedule, the return-path and unsubscribe tokens,
 // header fixes of a submitted message, the per-destination throttle.
 import test from 'ava';
 import { decideDeferral, GIVE_UP_AFTER_MS, retryDelayMs } from '../mta/delivery/schedule.ts';
-import { lastEvent } from '../mta/delivery/state.ts';
 import { finishHeaders } from '../mta/delivery/compose.ts';
 import { createThrottle } from '../mta/delivery/throttle.ts';
 import { createByteBudget } from '../mta/delivery/memory.ts';
@@ -25,19 +24,6 @@ test('a deferral: next attempt, delay notice once past 15 minutes, expiry at 72 
   const late = decideDeferral({ attempts: 20, first_deferred_at: t0, delay_notified: true }, new Date(t0.getTime() + GIVE_UP_AFTER_MS - MIN));
   t.like(late, { expired: false, next_attempt_at: new Date(t0.getTime() + GIVE_UP_AFTER_MS) });
   t.like(decideDeferral({ attempts: 21, first_deferred_at: t0, delay_notified: true }, new Date(t0.getTime() + GIVE_UP_AFTER_MS)), { expired: true });
-});
-
-test('last_event: the most significant recipient state; engagement kept unless outranked', (t) => {
-  const r = (status: string, delay_notified = false) => ({ status, delay_notified });
-  t.is(lastEvent('queued', [r('queued')]), 'sent');
-  t.is(lastEvent('sent', [r('delivered'), r('deferred')]), 'delivered');
-  t.is(lastEvent('sent', [r('delivered'), r('deferred', true)]), 'delivery_delayed');
-  t.is(lastEvent('sent', [r('delivered'), r('bounced')]), 'bounced');
-  t.is(lastEvent('sent', [r('suppressed'), r('delivered')]), 'delivered');
-  t.is(lastEvent('sent', [r('suppressed')]), 'suppressed');
-  t.is(lastEvent('opened', [r('delivered')]), 'opened');
-  t.is(lastEvent('opened', [r('delivered'), r('bounced')]), 'bounced');
-  t.is(lastEvent('complained', [r('bounced')]), 'complained');
 });
 
 test('return-path tokens name their email and refuse forgeries; unsubscribe tokens likewise', (t) => {

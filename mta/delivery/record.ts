@@ -12,7 +12,8 @@ import { newId } from '../../shared/ids.ts';
 import { emailEventData, type EmailRow } from '../../shared/emails/present.ts';
 import { addSuppression, addressProblem } from '../../shared/suppressions/suppressions.ts';
 import { prepared } from '../../shared/db/prepared.ts';
-import { ENGAGEMENT_EVENTS, LAST_EVENT_RANK, lastEvent, nextState, recipientEvent, type NextState } from './state.ts';
+import { nextState, type NextState } from './state.ts';
+import { emailState, isPending, lastEvent, lastEventByCurrent, type EmailState } from '../../shared/emails/last-event.ts';
 import type { Attempt } from './types.ts';
 
 export interface RecordContext {
@@ -154,7 +155,7 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
   if (records.length === 1 && isSole(records[0], states[0])) return recordSole(deps, records[0], states[0]);
   const emailIds = [...new Set(records.map((r) => r.ctx.email.id))].sort();
   await deps.db.transaction(async (trx) => {
-    const locked = await prepared<{ id: string; last_event: string; status: string }>(trx, 'mta_record_lock',
+    const locked = await prepared<{ id: string } & EmailState>(trx, 'mta_record_lock',
       'select id, last_event, status from emails where id = any($1::uuid[]) order by id for update', [emailIds]);
     const recipients = records.some((r) => r.attempt.outcomes.length) ? await moveRecipients(trx, records, states, emailIds) : [];
     const moved = new Set(recipients.filter((r) => r.moved).map((r) => r.id));
@@ -179,12 +180,7 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
     const byEmail = new Map<string, RecipientState[]>();
     for (const r of recipients) byEmail.set(r.email_id, [...(byEmail.get(r.email_id) ?? []), r]);
     const nowOf = new Map(records.map((r) => [r.ctx.email.id, r.ctx.now]));
-    const emails = locked.map((e) => {
-      const mine = byEmail.get(e.id) ?? [];
-      const pending = mine.some((r) => r.status === 'queued' || r.status === 'deferred');
-      const now = nowOf.get(e.id)!;
-      return { id: e.id, last_event: lastEvent(complained.has(e.id) ? 'complained' : e.last_event, mine), status: pending ? e.status : 'done', now };
-    });
+    const emails = locked.map((e) => ({ id: e.id, ...emailState(e, byEmail.get(e.id) ?? [], complained.has(e.id)), now: nowOf.get(e.id)! }));
     // The events' insert only when there are some: its NOTIFY trigger fires per statement, rows or not.
     const ctes = [attemptsSql()];
     const bindings = [JSON.stringify(attempts)];
@@ -212,9 +208,9 @@ function isSole(record: PendingRecord, states: NextState[]): boolean {
 
 /**
  * The record of a one-recipient email as one statement, committed on its own: the recipient moves if it still
- * holds the lease, and only then are the attempt and the events written and the email refreshed. The email's
- * last_event is the recipient's, unless engagement that another area recorded (opened, clicked) outranks it, as
- * lastEvent decides; the email is done once the recipient is no longer pending.
+ * holds the lease, and only then are the attempt and the events written and the email refreshed: its state as
+ * emailState has it for its one recipient, looked up by the email's current last_event (lastEventByCurrent), as
+ * the statement does not read the email first.
  */
 async function recordSole(deps: { db: Knex; log: Logger }, record: PendingRecord, states: NextState[]): Promise<void> {
   const { email, now } = record.ctx;
@@ -223,8 +219,7 @@ async function recordSole(deps: { db: Knex; log: Logger }, record: PendingRecord
   const applied = appliedOf(deps.log, record, states, () => true);
   const attempted = applied.filter((a) => a.state.attempt !== null);
   const events = eventRows(email, applied);
-  const latest = recipientEvent({ status: state.columns.status, delay_notified: state.columns.delay_notified ?? false })!;
-  const pending = state.columns.status === 'deferred';
+  const recipient = { status: state.columns.status, delay_notified: state.columns.delay_notified ?? false };
   const ctes = [MOVE_SQL, attemptsSql(' where exists (select 1 from moved)')];
   const bindings: unknown[] = [JSON.stringify(moveRows([record], [states])), JSON.stringify(attempted.length ? [attemptRow(record, attempted)] : [])];
   if (events.length) {
@@ -233,12 +228,10 @@ async function recordSole(deps: { db: Knex; log: Logger }, record: PendingRecord
   }
   const [{ moved }] = await prepared<{ moved: number }>(deps.db, events.length ? 'mta_record_sole_events' : 'mta_record_sole', `with ${ctes.join(', ')},
     refreshed as (update emails set
-        last_event = case when last_event = any(?::text[]) and array_position(?::text[], last_event) > array_position(?::text[], ?::text)
-          then last_event else ?::text end,
-        status = case when ?::boolean then status else 'done' end, updated_at = ?
+        last_event = coalesce(?::jsonb ->> last_event, ?), status = case when ?::boolean then status else 'done' end, updated_at = ?
       where id = ? and exists (select 1 from moved))
     select count(*)::int as moved from moved`,
-  [...bindings, ENGAGEMENT_EVENTS, LAST_EVENT_RANK, LAST_EVENT_RANK, latest, latest, pending, now, email.id]);
+  [...bindings, JSON.stringify(lastEventByCurrent([recipient])), lastEvent('sent', [recipient]), isPending(recipient), now, email.id]);
   if (moved === 0) {
     // Another job took the recipient over after our lease ran out: it owns the recipient's state now.
     deps.log.warn({ emailId: email.id, recipient: record.attempt.outcomes[0].recipient.address }, 'delivery.lease_lost');

@@ -68,6 +68,3 @@ export function nextState(r: LeasedRecipient, o: Outcome, now: Date): NextState 
     }
   }
 }
-
-// last_event from the recipients is shared with the inbound bounce reader.
-export { ENGAGEMENT_EVENTS, LAST_EVENT_RANK, lastEvent, recipientEvent } from '../../shared/emails/last-event.ts';

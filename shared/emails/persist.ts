@@ -20,6 +20,7 @@ import { emailEventData, type EmailRow } from './present.ts';
 import type { Caller, PreparedEmail, PreparedRecipient } from './prepare.ts';
 import { answerUpdate, storeAnswer, type Reservation } from '../idempotency/store.ts';
 import { topicSuppressed } from '../topics/subscriptions.ts';
+import { emailState } from './last-event.ts';
 
 export interface PersistContext {
   config: Config;
@@ -95,14 +96,17 @@ function emailStatement(ctx: PersistContext, caller: Caller, p: PreparedEmail, i
   const queued = p.recipients.filter((r) => r.status === 'queued');
   const scheduled = p.scheduled_at !== null && p.scheduled_at.getTime() > now.getTime();
   const allSuppressed = queued.length === 0;
+  // The one rule (last-event.ts) from the recipients as accepted; a scheduled email shows `scheduled` until its release.
+  const initial = scheduled ? 'scheduled' : 'queued';
+  const state = emailState({ last_event: initial, status: initial }, p.recipients.map((r) => ({ status: r.status, delay_notified: false })));
   const row: EmailRow = {
     id, team_id: teamId, domain_id: p.domain.id, api_key_id: caller.key?.id ?? null, source: caller.source,
     from: formatMailbox(p.from), from_address: p.from.address, to: p.to, cc: p.cc, bcc: p.bcc, reply_to: p.reply_to,
     subject: p.subject, html: p.html, text: p.text, headers: p.headers, tags: p.tags, topic_id: p.topic?.id ?? null,
     message_id: p.raw?.messageId ?? `<${id}@${p.domain.name}>`,
     raw_blob_key: rawKey,
-    status: allSuppressed ? 'done' : scheduled ? 'scheduled' : 'queued',
-    last_event: allSuppressed ? (p.recipients.some((r) => r.status === 'suppressed') ? 'suppressed' : 'failed') : scheduled ? 'scheduled' : 'sent',
+    status: state.status,
+    last_event: state.status === 'scheduled' ? 'scheduled' : state.last_event,
     scheduled_at: p.scheduled_at, size_bytes: p.size, created_at: now, updated_at: now,
   };
   // What the events say of the email, from the values written (emailEventData reads only these).
