@@ -205,6 +205,27 @@ test('PATCH adds tracking and receiving records; the return path label of anothe
   t.not(refused.body.details.suggestion, 'bounces');
 });
 
+test('sending enabled by PATCH after a creation without it gets the free return-path check of a creation', async (t) => {
+  const team = await p.createTeam();
+  const name = 'theta-enable.com';
+  // Another service's MX already at send.<name>, the first label a creation would take.
+  dns.set(`send.${name}`, 'MX', [{ exchange: 'feedback.othermail.net', priority: 10 }]);
+  const created = await create(team, { name, capabilities: { sending: 'disabled', receiving: 'enabled' } });
+  const enabled = await p.request('PATCH', `/domains/${created.id}`, { key: team.key, body: { capabilities: { sending: 'enabled' } } });
+  t.is(enabled.status, 200, enabled.text);
+  const got = (await p.request('GET', `/domains/${created.id}`, { key: team.key })).body;
+  t.not(got.custom_return_path, 'send', 'the label in use is not taken');
+  t.deepEqual(got.records.filter((r: ApiRecord) => r.record === 'SPF').map((r: ApiRecord) => r.name), [got.custom_return_path, got.custom_return_path]);
+
+  // Naming the label in use while enabling is refused as at creation, with a suggestion; nothing changes.
+  const other = await create(team, { name: `b.${name}`, capabilities: { sending: 'disabled', receiving: 'enabled' } });
+  dns.set(`send.b.${name}`, 'MX', [{ exchange: 'feedback.othermail.net', priority: 10 }]);
+  const refused = await p.request('PATCH', `/domains/${other.id}`, { key: team.key, body: { capabilities: { sending: 'enabled' }, custom_return_path: 'send' } });
+  t.is(refused.status, 422, refused.text);
+  t.like(refused.body.details, { reason: 'return_path_in_use', label: 'send' });
+  t.like((await p.request('GET', `/domains/${other.id}`, { key: team.key })).body, { capabilities: { sending: 'disabled' } });
+});
+
 test('DKIM rotation publishes a new selector and signs with it only once it verifies; the old key retires after a week', async (t) => {
   const team = await p.createTeam();
   const name = 'eta-rotate.com';

@@ -14,7 +14,7 @@ const addresses = z.union([z.string(), z.array(z.string())]);
 const attachment = z.object({
   content: z.union([z.string().describe('base64'), z.object({ type: z.literal('Buffer'), data: z.array(z.number().int()) })]).nullish(),
   filename: z.union([z.string(), z.literal(false)]).nullish(),
-  path: z.string().nullish().describe('An https URL, fetched once at acceptance (public addresses only, no redirects, within the 40 MB message; 422 `invalid_attachment` with `details.reason` when it cannot be); the filename defaults to its last path segment'),
+  path: z.string().nullish().describe('An https URL, fetched once at acceptance (public addresses only, no redirects, within the 40 MB message; 422 `invalid_attachment` naming `attachments.<i>.path` in `errors`, the reason in the message, when it cannot be); the filename defaults to its last path segment'),
   content_type: z.string().nullish(),
   content_id: z.string().nullish().describe('Makes the attachment inline, for `cid:` references'),
 });

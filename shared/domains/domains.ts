@@ -120,7 +120,11 @@ export async function updateDomain(db: Knex, teamId: string, id: string, input: 
   const before = await findDomain(db, teamId, id);
   assertWritable(before);
   const settings = settingsFrom(input, before);
-  if (input.custom_return_path !== undefined && settings.custom_return_path !== before.custom_return_path) {
+  // Sending enabled now, after a creation without it: the free return-path check creation would have made.
+  const enabling = before.sending === 'disabled' && settings.sending === 'enabled';
+  if (enabling && input.custom_return_path === undefined) {
+    settings.custom_return_path = await pickReturnPath(ctx.resolver, before.name, ctx.hosts, settings.tracking_subdomain);
+  } else if (input.custom_return_path !== undefined && (enabling || settings.custom_return_path !== before.custom_return_path)) {
     await assertReturnPathFree(ctx, before.name, settings.custom_return_path, settings.tracking_subdomain);
   }
   return db.transaction(async (trx) => {

@@ -9,7 +9,8 @@
 // - redirects are not followed (the next hop would escape the check);
 // - the body is read up to what still fits in the message (MAX_MESSAGE_BYTES), and the whole exchange is bounded
 //   by ATTACHMENT_FETCH_TIMEOUT_MS.
-// Each refusal is a 422 `invalid_attachment` naming `attachments.<i>.path`, with `details.reason`.
+// Each refusal is a 422 `invalid_attachment` naming `attachments.<i>.path` in `errors`, its reason in the message
+// (`Attachment 0 could not be fetched (timeout): ...`; the spec's details carry no reason field).
 import http from 'node:http';
 import https from 'node:https';
 import { readFile } from 'node:fs/promises';
