@@ -99,3 +99,28 @@ test('last_used_at and last_used_request_log_id follow the key\'s requests', asy
   t.is(log.status, 200);
   t.is(log.body.endpoint, '/api-keys');
 });
+
+test('every permission of the ApiKey shape: store_access and inbox channels refused until built; inbox_access stored, none by default', async (t) => {
+  const team = await p.createTeam();
+  const create = (body: Record<string, unknown>) => p.request('POST', '/api-keys', { key: team.key, body: { name: 'perm', ...body } });
+  const store = await create({ permission: 'store_access' });
+  t.is(store.status, 422, store.text);
+  t.is(store.body.name, 'validation_error');
+  t.is(store.body.errors[0].path, 'permission');
+  t.regex(store.body.message, /stores are not built/);
+  const channels = await create({ inbox_access: 'read', inbox_channel_ids: ['0193a1b2-0000-7000-8000-000000000001'] });
+  t.is(channels.status, 422, channels.text);
+  t.is(channels.body.errors[0].path, 'inbox_channel_ids.0');
+  t.is((await create({ inbox_access: 'everything' })).status, 422);
+  t.is(await p.db('api_keys').where({ team_id: team.id, name: 'perm' }).count({ n: '*' }).then((r) => Number(r[0].n)), 0, 'nothing refused was stored');
+
+  const plain = await create({});
+  const reader = await create({ inbox_access: 'write', inbox_channel_ids: null });
+  const empty = await create({ inbox_access: 'create', inbox_channel_ids: [] });
+  for (const [res, access, ids] of [[plain, 'none', null], [reader, 'write', null], [empty, 'create', []]] as const) {
+    t.is(res.status, 201, res.text);
+    const got = await p.request('GET', `/api-keys/${res.body.id}`, { key: team.key });
+    t.like(got.body, { inbox_access: access, permission: 'full_access' });
+    t.deepEqual(got.body.inbox_channel_ids, ids);
+  }
+});

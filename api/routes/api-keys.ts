@@ -18,7 +18,7 @@ const apiKey = z
     key_prefix: z.string(),
     status: z.enum(['active', 'revoked', 'suspended']),
     last_used_request_log_id: z.uuid().nullable(),
-    inbox_access: z.enum(['none', 'create', 'read', 'write']),
+    inbox_access: z.enum(keys.inboxAccess),
     inbox_channel_ids: z.array(z.uuid()).nullable(),
   })
   .meta({ id: 'ApiKey' });
@@ -54,8 +54,10 @@ export const apiKeyOperations = [
     status: 201,
     body: z.object({
       name: z.string().max(200),
-      permission: z.enum(['full_access', 'sending_access']).default('full_access'),
+      permission: z.enum(keys.permissions).default('full_access').describe('`store_access` is refused until stores are built'),
       domain_id: z.uuid().nullable().optional().describe('Only with sending_access: the one domain this key may send from.'),
+      inbox_access: z.enum(keys.inboxAccess).default('none').describe('What the key may do in the Inbox: `create` opens conversations only, `read`, `write` reads and replies'),
+      inbox_channel_ids: z.array(z.uuid()).nullable().optional().describe('The channels the key reaches; null: every open, unrestricted channel. Inboxes are not built yet: a non-empty list is refused'),
     }),
     response: z.object({ id: z.uuid(), token: z.string() }).meta({ id: 'ApiKeyCreated' }),
     handler: async ({ auth, body, deps }) => {
