@@ -4,6 +4,7 @@ import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
+import { createFsBlobStore } from '../shared/blobs.ts';
 import { secretsKey } from '../shared/secrets.ts';
 import { trapShutdown } from '../shared/shutdown.ts';
 import { runMaintenance } from './maintenance.ts';
@@ -21,6 +22,7 @@ const shutdown = trapShutdown(log);
 const db = createDb(config, { min: 0, max: 20 });
 const dns = createResolver({ servers: config.DNS_SERVERS });
 const secrets = secretsKey(config);
+const blobs = createFsBlobStore(config.BLOB_DIR);
 
 const maintenanceQueue = createQueue(config, queues.maintenance);
 const domainsQueue = createQueue(config, queues.domains);
@@ -48,7 +50,7 @@ await sendingQueue.upsertJobScheduler('release', { every: 500 }, { name: 'releas
 
 const workers = [
   createWorker(config, queues.maintenance, async () => {
-    const removed = await runMaintenance(db);
+    const removed = await runMaintenance(db, blobs);
     log.info({ removed }, 'maintenance.done');
     return removed;
   }),

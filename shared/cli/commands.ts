@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config.ts';
 import { createKey } from '../api-keys/keys.ts';
-import { createTeam, liftSandbox, setRateLimit, setReceiveLimits, setSendLimits, suspendTeam, unsuspendTeam, type TeamRow } from '../teams/teams.ts';
+import { createTeam, liftSandbox, setRateLimit, setReceiveLimits, setRetention, setSendLimits, suspendTeam, unsuspendTeam, type TeamRow } from '../teams/teams.ts';
 import { iso } from '../time.ts';
 import { createManagedDomain } from '../domains/managed.ts';
 import { verifyIdentity } from '../teams/identities.ts';
@@ -92,6 +92,11 @@ export const commands: Record<string, (db: Knex, flags: Flags, config: CliConfig
     const storageBytes = limit('storage-bytes', Number.MAX_SAFE_INTEGER, 'bytes');
     if (dailyCap === undefined && storageBytes === undefined) throw new UsageError('give --daily-cap and/or --storage-bytes');
     return { team: await setReceiveLimits(db, need(f, 'team'), { dailyCap, storageBytes }) };
+  },
+  'team set-retention': async (db, f) => {
+    const days = Number(need(f, 'days'));
+    if (!Number.isInteger(days) || days < 1 || days > 3650) throw new UsageError('--days is a whole number of days (1 to 3650)');
+    return { team: await setRetention(db, need(f, 'team'), days) };
   },
   'team suspend': async (db, f) => ({ team: teamJson(await suspendTeam(db, need(f, 'team'))) }),
   'team unsuspend': async (db, f) => ({ team: teamJson(await unsuspendTeam(db, need(f, 'team'))) }),

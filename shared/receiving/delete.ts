@@ -14,13 +14,44 @@ export interface DeletedReceived {
 
 /** Deletes the team's received email `id`; null when the team has no such received email. */
 export async function deleteReceived(db: Knex, blobs: BlobStore, teamId: string, id: string): Promise<DeletedReceived | null> {
+  return deleteWhole(db, blobs, teamId, id, () => undefined);
+}
+
+/**
+ * Dropped records past their team's data retention window (spec, Receiving: a dropped record ages out and, like
+ * a deleted message, is removed whole and answers 404), oldest first, at most `limit` a call: each goes as
+ * deleteReceived removes a message, its blobs after its commit. Answers how many went.
+ */
+export async function purgeAgedDropped(db: Knex, blobs: BlobStore, now: Date, limit = 500): Promise<number> {
+  const aged: { id: string; team_id: string }[] = await db('received_emails as e')
+    .join('teams as t', 't.id', 'e.team_id')
+    .whereNotNull('e.dropped_reason')
+    .whereRaw(`e.created_at < ?::timestamptz - make_interval(days => t.data_retention_days)`, [now])
+    .orderBy('e.created_at')
+    .limit(limit)
+    .select('e.id', 'e.team_id');
+  let removed = 0;
+  for (const row of aged) {
+    // Still dropped when deleted: the check and the delete are one statement.
+    const done = await deleteWhole(db, blobs, row.team_id, row.id, (q) => q.whereNotNull('received_emails.dropped_reason'));
+    if (done) removed += 1;
+  }
+  return removed;
+}
+
+async function deleteWhole(
+  db: Knex, blobs: BlobStore, teamId: string, id: string, only: (q: Knex.QueryBuilder) => void,
+): Promise<DeletedReceived | null> {
   const keys = await db.transaction(async (trx) => {
     const attachments: { blob_key: string }[] = await trx('received_attachments').where({ email_id: id, team_id: teamId }).select('blob_key');
     // Only a received email (a message the receive job turned into one) is the API's to delete; the conditional
     // delete makes two concurrent deletes one 200 and one 404, and only the first removes blobs.
     const [message]: { raw_blob_key: string }[] = await trx('received_messages')
       .where({ id, team_id: teamId })
-      .whereExists((q) => q.select(trx.raw('1')).from('received_emails').where('received_emails.id', id))
+      .whereExists((q) => {
+        q.select(trx.raw('1')).from('received_emails').where('received_emails.id', id);
+        only(q);
+      })
       .del()
       .returning(['raw_blob_key']);
     if (!message) return null;

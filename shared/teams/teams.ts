@@ -77,6 +77,13 @@ export async function setReceiveLimits(db: Knex, id: string, limits: { dailyCap?
   return row as { id: string; receive_daily_cap: number | null; receive_storage_bytes: number | null };
 }
 
+/** The team's data retention window (days): how long a dropped received record is kept (worker maintenance). */
+export async function setRetention(db: Knex, id: string, days: number) {
+  const [row] = await db('teams').where({ id }).update({ data_retention_days: days, updated_at: db.fn.now() }).returning(['id', 'data_retention_days']);
+  if (!row) throw notFound('Team');
+  return row as { id: string; data_retention_days: number };
+}
+
 export function suspendTeam(db: Knex, id: string): Promise<TeamRow> {
   return updateTeam(db, id, { status: 'suspended', suspended_at: new Date() });
 }
