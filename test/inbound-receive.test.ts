@@ -90,7 +90,7 @@ test('a message becomes a received email with its attachments and an email.recei
   t.is((await p.db('events').where({ team_id: team.id, type: 'email.received' })).length, 1);
 });
 
-test('hostile messages end processed, unreadable MIME as parse_failed or readable, NUL bytes never reach the database', async (t) => {
+test('hostile messages end processed, unreadable MIME as parse_failed or readable, no NUL ever reaches a text column', async (t) => {
   const { team } = await receivingTeam('hostile-rx.test');
   const nested = (depth: number): string => depth === 0 ? 'Content-Type: text/plain\r\n\r\ncore\r\n'
     : `Content-Type: multipart/mixed; boundary="b${depth}"\r\n\r\n--b${depth}\r\n${nested(depth - 1)}--b${depth}--\r\n`;

@@ -8,6 +8,7 @@ import { isError } from './helpers/http.ts';
 import { BASE, PDF, ids, startReceivingWorld, type ReceivingWorld } from './helpers/receiving-world.ts';
 import { newId } from '../shared/ids.ts';
 import { processReceived } from '../inbound/receive/job.ts';
+import { toStored } from '../shared/receiving/exact-text.ts';
 import { DOWNLOAD_LINK_TTL_SECONDS, nowSeconds } from '../shared/links/signed.ts';
 
 let w: ReceivingWorld;
@@ -245,4 +246,39 @@ test('the official resend SDK reads received mail unchanged: list, get, attachme
   t.is((await download(one.data!.download_url)).status, 200);
   const missing = await resend.emails.receiving.get(newId());
   t.is(missing.error?.name, 'not_found');
+});
+
+test('html and text as decoded, byte for byte: a NUL and a lone surrogate survive the database and the JSON answer', async (t) => {
+  const { team, domain } = await receivingTeam();
+  // A NUL decoded from quoted-printable (=00) and from UTF-16: mailparser decodes both to U+0000.
+  const text = 'before\u0000after';
+  const html = '<p>a NUL \u0000 here</p>';
+  const raw = [
+    `From: sender@sender.test`, `To: inbox@${domain}`, 'Subject: exact', 'MIME-Version: 1.0',
+    'Content-Type: multipart/alternative; boundary="x"', '',
+    '--x', 'Content-Type: text/plain; charset=utf-8', 'Content-Transfer-Encoding: quoted-printable', '', 'before=00after',
+    '--x', 'Content-Type: text/html; charset=utf-16le', 'Content-Transfer-Encoding: base64', '', Buffer.from(html, 'utf16le').toString('base64'),
+    '--x--', '',
+  ].join('\r\n');
+  const id = await deliverOne(`inbox@${domain}`, { envelope: { from: 'sender@sender.test', to: [`inbox@${domain}`] }, raw });
+  const get = () => p.request('GET', `/emails/receiving/${id}`, { key: team.key });
+  const res = await get();
+  t.is(res.status, 200, res.text);
+  t.is(res.body.text, text);
+  t.is(res.body.html, html);
+  t.true(res.text.includes('before\\u0000after'), 'escaped in the JSON');
+
+  // mailparser's decoders turn an unpaired surrogate into U+FFFD before we see it; the storage keeps one all the
+  // same, as the receive job writes it (toStored), through the column and the JSON answer.
+  const lone = { text: 'a lone \ud800 high surrogate\u0000', html: '<p>a lone \udc00 low one</p>' };
+  const [storedText, storedHtml] = [toStored(lone.text), toStored(lone.html)];
+  await p.db('received_emails').where({ id }).update({ text: storedText.text, text_exact: storedText.exact, html: storedHtml.text, html_exact: storedHtml.exact });
+  const again = await get();
+  t.is(again.body.text, lone.text);
+  t.is(again.body.html, lone.html);
+  t.true(again.text.includes('\\ud800') && again.text.includes('\\udc00'));
+
+  // An ordinary body keeps to the text column alone.
+  const plain = await deliverOne(`inbox@${domain}`, { from: 'sender@sender.test', subject: 'plain', text: 'nothing odd', html: '<p>nothing odd</p>' });
+  t.like(await p.db('received_emails').where({ id: plain }).first('text', 'text_exact', 'html_exact'), { text: 'nothing odd', text_exact: null, html_exact: null });
 });

@@ -20,6 +20,7 @@ import { processBounce } from './bounce.ts';
 import { scanMessage } from './scan.ts';
 import { limitVerdict } from './limits.ts';
 import { withoutForgedResults, type Authentication, type Authenticator } from './authenticate.ts';
+import { toStored } from '../../shared/receiving/exact-text.ts';
 
 export interface ReceiveDeps {
   db: Knex;
@@ -49,6 +50,12 @@ interface MessageRow {
 }
 
 const empty: ParsedEmail = { from: '', to: [], cc: [], bcc: [], replyTo: [], subject: '', messageId: '', html: null, text: null, headers: [], attachments: [] };
+
+/** html and text as their columns hold them: the storable form, and the exact value when that loses something. */
+function body(html: string | null, text: string | null) {
+  const [h, t] = [toStored(html), toStored(text)];
+  return { html: h.text, html_exact: h.exact, text: t.text, text_exact: t.exact };
+}
 
 /** Moves the row to processed unless someone already did; false means this run must not write anything. */
 async function markProcessed(trx: Knex, id: string): Promise<boolean> {
@@ -125,7 +132,7 @@ export async function processReceived(deps: ReceiveDeps, messageId: string): Pro
     const keptAttachments = dropped ? [] : attachments;
     await trx('received_emails').insert({
       id: row.id, team_id: row.team_id, from: parsed.from, to: parsed.to, cc: parsed.cc, bcc: parsed.bcc, reply_to: parsed.replyTo,
-      subject: parsed.subject, message_id: parsed.messageId, html: dropped ? null : parsed.html, text: dropped ? null : parsed.text,
+      subject: parsed.subject, message_id: parsed.messageId, ...body(dropped ? null : parsed.html, dropped ? null : parsed.text),
       headers: JSON.stringify(headers), dropped_reason: dropped, created_at: row.received_at,
       authentication: auth && !dropped ? JSON.stringify(auth.verdicts) : null,
     });

@@ -1,6 +1,7 @@
 // Reading a stored message into the received email's fields. Pure: bytes in, fields out; throws only when
 // mailparser cannot read the MIME at all (the job then records parse_failed and keeps the raw).
 import { simpleParser, type AddressObject } from 'mailparser';
+import { storable } from '../../shared/receiving/exact-text.ts';
 
 export interface ParsedAttachment {
   filename: string | null;
@@ -24,13 +25,10 @@ export interface ParsedEmail {
   attachments: ParsedAttachment[];
 }
 
-/** PostgreSQL text cannot hold NUL and jsonb refuses lone surrogates: hostile mail carries both. */
-export function clean(value: string): string {
-  return value.replaceAll('\u0000', '').replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
-}
-
+// Header fields are kept in their storable form (a text column holds no NUL, jsonb no lone surrogate); html and
+// text exactly, as decoded (shared/receiving/exact-text.ts).
 const mailbox = (m: { name: string; address?: string }) =>
-  clean(m.address ? (m.name ? `${m.name.replace(/[<>"\r\n]/g, '')} <${m.address}>` : m.address) : m.name);
+  storable(m.address ? (m.name ? `${m.name.replace(/[<>"\r\n]/g, '')} <${m.address}>` : m.address) : m.name);
 
 const addresses = (a: AddressObject | AddressObject[] | undefined): string[] =>
   (Array.isArray(a) ? a : a ? [a] : []).flatMap((o) => o.value).filter((v) => v.address || v.name).map(mailbox);
@@ -41,7 +39,7 @@ function headerPairs(lines: readonly { key: string; line: string }[]): [string, 
     const colon = line.indexOf(':');
     const name = colon < 0 ? line : line.slice(0, colon);
     const value = colon < 0 ? '' : line.slice(colon + 1).replace(/\r?\n(?=[ \t])/g, '').trim();
-    return [clean(name.trim()), clean(value)];
+    return [storable(name.trim()), storable(value)];
   });
 }
 
@@ -53,16 +51,17 @@ export async function parseMessage(raw: Buffer): Promise<ParsedEmail> {
     cc: addresses(parsed.cc),
     bcc: addresses(parsed.bcc),
     replyTo: addresses(parsed.replyTo),
-    subject: clean(parsed.subject ?? ''),
-    messageId: clean(parsed.messageId ?? ''),
-    html: typeof parsed.html === 'string' ? clean(parsed.html) : null,
-    text: typeof parsed.text === 'string' ? clean(parsed.text) : null,
+    subject: storable(parsed.subject ?? ''),
+    messageId: storable(parsed.messageId ?? ''),
+    // Exactly as decoded (receiving rule 4): the job stores them losslessly.
+    html: typeof parsed.html === 'string' ? parsed.html : null,
+    text: typeof parsed.text === 'string' ? parsed.text : null,
     headers: headerPairs(parsed.headerLines ?? []),
     attachments: parsed.attachments.map((a) => ({
-      filename: a.filename ? clean(a.filename) : null,
-      contentType: clean(a.contentType || 'application/octet-stream'),
+      filename: a.filename ? storable(a.filename) : null,
+      contentType: storable(a.contentType || 'application/octet-stream'),
       contentDisposition: a.contentDisposition === 'inline' ? 'inline' : 'attachment',
-      contentId: a.contentId ? clean(a.contentId.replace(/^<|>$/g, '')) : null,
+      contentId: a.contentId ? storable(a.contentId.replace(/^<|>$/g, '')) : null,
       content: a.content,
     })),
   };

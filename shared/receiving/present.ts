@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import { issueLink, linkKey, linkUrl } from '../links/signed.ts';
 import { isoRequired } from '../time.ts';
 import type { ReceivedAttachmentRow, ReceivedEmailDetail, ReceivedEmailRow } from './query.ts';
+import { fromStored } from './exact-text.ts';
 
 export const RECEIVED_ATTACHMENT_LINK = 'received_attachment';
 export const RECEIVED_RAW_LINK = 'received_raw';
@@ -89,8 +90,8 @@ export function presentReceived(row: ReceivedEmailDetail, attachments: ReceivedA
     object: 'email' as const,
     ...presentListItem(row, attachments),
     received_for: row.rcpt_to,
-    html: row.html,
-    text: row.text,
+    html: fromStored(row.html, row.html_exact),
+    text: fromStored(row.text, row.text_exact),
     headers: headersObject(row.headers),
     raw,
   };

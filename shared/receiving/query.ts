@@ -21,6 +21,9 @@ export interface ReceivedEmailRow {
   message_id: string;
   html: string | null;
   text: string | null;
+  /** html and text exactly, when their columns could not hold them (exact-text.ts). */
+  html_exact: Buffer | null;
+  text_exact: Buffer | null;
   headers: [string, string][];
   dropped_reason: DroppedReason | null;
   created_at: Date;
