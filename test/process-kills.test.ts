@@ -40,7 +40,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** `file` as its own process, as production starts it, with the world's configuration and `extra` on top. */
 const startChild = (file: string, extra: Record<string, string>): ChildProcess => children.start(file, w.p.config, extra);
 
-/** An mta with its submission listeners on free ports (never 587/465: another test file may run an mta too). */
+/** An mta with its submission listeners on the given ports (0: the kernel picks one; never 587/465, another test file may run an mta too). */
 function startMta(ports: { submission: number; submissionTls: number }): ChildProcess {
   return startChild('mta/main.ts', {
     MTA_CONCURRENCY: String(MTA_CONCURRENCY),
@@ -180,7 +180,7 @@ test.serial('api killed with SIGKILL mid-stream: every answered send delivered, 
   t.is(w.sink.messages.filter((m) => m.to.some((a) => a.endsWith(`@${rcptDomain}`))).length, 0, 'no mta ran yet: nothing delivered');
 
   // The lost enqueues wait for the sweep: STUCK_QUEUED_MS after their creation, at the next SWEEP_EVERY_MS.
-  await deliverEverything(team.id, { submission: await freePort(), submissionTls: await freePort() });
+  await deliverEverything(team.id, { submission: 0, submissionTls: 0 });
 
   const stored = await storedOf(team.id);
   const lost = [...answered].filter(([id, address]) => stored.get(id)?.address !== address).map(([id, address]) => `${id} ${address}`);
