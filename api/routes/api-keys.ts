@@ -61,6 +61,7 @@ export const apiKeyOperations = [
     }),
     response: z.object({ id: z.uuid(), token: z.string() }).meta({ id: 'ApiKeyCreated' }),
     handler: async ({ auth, body, deps }) => {
+      keys.refuseUnbuilt(body);
       const { row, token } = await keys.createKey(deps.db, auth.team.id, body);
       return { id: row.id, token };
     },
