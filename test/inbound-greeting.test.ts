@@ -1,10 +1,10 @@
-// The MX's pause before its 220 (inbound/mx/greeting.ts): an early talker is cut with 421, and a client address
+// The MX's pause before its 220 (shared/lib-internals/smtp-server-greeting.ts): an early talker is cut with 421, and a client address
 // that waited out the pause is greeted at once on its next connections for a day (postscreen's greet TTL), while
 // an address that talked early still meets the pause. Clients connect from distinct loopback addresses.
 import test from 'ava';
 import net, { type AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { GreetingPasses, MxSmtpServer } from '../inbound/mx/greeting.ts';
+import { GreetingPasses, MxSmtpServer } from '../shared/lib-internals/smtp-server-greeting.ts';
 
 const PAUSE_MS = 2000;
 let server: MxSmtpServer;

@@ -2,7 +2,7 @@
 // the bytes must be exactly those that stream produces (dot-stuffing, bare LF to CRLF, the final dot line).
 import test from 'ava';
 import DataStream from 'nodemailer/lib/smtp-connection/data-stream';
-import { dataPayload } from '../mta/delivery/session.ts';
+import { dataPayload } from '../shared/lib-internals/nodemailer-connection.ts';
 
 async function viaStream(message: Buffer): Promise<Buffer> {
   const stream = new (DataStream as unknown as new () => import('node:stream').Transform)();

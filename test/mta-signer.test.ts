@@ -1,5 +1,5 @@
 // The two ways the mta signs (mta/delivery/sign.ts): on its main thread (the default on a machine of two cores or
-// fewer) and in signing threads. Both sign with mailauth and keep the parsed keys (key-cache.ts), so for the same
+// fewer) and in signing threads. Both sign with mailauth and keep the parsed keys (sign.ts parsedKey), so for the same
 // message, keys and time they must give the very same DKIM-Signature fields (RSA PKCS#1 v1.5 and Ed25519 are
 // deterministic), and mailauth's verifier must pass them.
 import test from 'ava';

@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../../shared/config.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { BlobStore } from '../../shared/blobs.ts';
-import { MxSmtpServer } from './greeting.ts';
+import { MxSmtpServer } from '../../shared/lib-internals/smtp-server-greeting.ts';
 import { findRecipient, type Recipient } from './recipients.ts';
 import { storeReceivedMessage } from './store.ts';
 import { batchedEnqueue } from './enqueue.ts';

@@ -5,6 +5,7 @@
 import { format } from 'node:util';
 import { isIP } from 'node:net';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { pendingEnvelope, sendPayloadDirectly, upgrading } from '../../shared/lib-internals/nodemailer-connection.ts';
 
 export interface Target {
   /** The MX host name (SNI, logs, the throttle key). */
@@ -89,86 +90,6 @@ function once<T>(conn: SMTPConnection, ms: number, run: (done: (v: T | SmtpError
 
 const isError = (v: unknown): v is SmtpError => v instanceof Error;
 
-const CR = 0x0d;
-const LF = 0x0a;
-const DOT = 0x2e;
-
-/**
- * The DATA payload of a message, as nodemailer's data stream would send it: a bare LF becomes CRLF, each line that
- * starts with a dot gets a second one (RFC 5321 §4.5.2), and the payload ends with `.<CRLF>` on a line of its
- * own. Null when the message has a bare CR (rare; that stream then handles it).
- */
-export function dataPayload(message: Buffer): Buffer | null {
-  for (let at = message.indexOf(CR); at !== -1; at = message.indexOf(CR, at + 2)) {
-    if (message[at + 1] !== LF) return null;
-  }
-  // Byte offsets before which one byte is inserted, in order: CR before a bare LF, a dot before a line's dot.
-  const at: number[] = [];
-  const insert: number[] = [];
-  if (message[0] === DOT) {
-    at.push(0);
-    insert.push(DOT);
-  }
-  for (let lf = message.indexOf(LF); lf !== -1; lf = message.indexOf(LF, lf + 1)) {
-    if (message[lf - 1] !== CR) {
-      at.push(lf);
-      insert.push(CR);
-    }
-    if (message[lf + 1] === DOT) {
-      at.push(lf + 1);
-      insert.push(DOT);
-    }
-  }
-  const end = message.length && message[message.length - 1] === LF ? '.\r\n' : '\r\n.\r\n';
-  const out = Buffer.allocUnsafe(message.length + at.length + end.length);
-  let from = 0;
-  let to = 0;
-  for (let i = 0; i < at.length; i++) {
-    to += message.copy(out, to, from, at[i]);
-    out[to++] = insert[i];
-    from = at[i];
-  }
-  to += message.copy(out, to, from);
-  out.write(end, to, 'latin1');
-  return out;
-}
-
-interface ConnectionInternals {
-  _socket: import('node:net').Socket;
-  _responseActions: ((reply: string) => void)[];
-  _actionSMTPStream(reply: string, callback: (err: Error | null, reply?: string) => void): void;
-  _createSendStream(callback: (err: Error | null, reply?: string) => void): { write(chunk: unknown): unknown; end(): unknown; outByteCount: number };
-}
-
-/**
- * nodemailer streams every message through a Transform that inspects it byte by byte (dot-stuffing, line ends)
- * and pipes the result to the socket. A message already in CRLF form goes instead as one prepared payload in
- * one socket write, the same bytes that stream would produce; `payload` is handed over for the next DATA only.
- */
-function sendPayloadDirectly(conn: SMTPConnection, lines: () => string[]) {
-  const internals = conn as unknown as ConnectionInternals;
-  const streamed = internals._createSendStream.bind(conn);
-  let next: { payload: Buffer; source: number } | null = null;
-  internals._createSendStream = (callback) => {
-    const data = next;
-    next = null;
-    if (!data) return streamed(callback);
-    internals._responseActions.push((reply) => internals._actionSMTPStream(reply, callback));
-    return {
-      outByteCount: data.payload.length,
-      write: () => true,
-      end: () => {
-        internals._socket.write(data.payload);
-        lines().push(`* <${data.payload.length} bytes encoded mime message (source size ${data.source} bytes)>`);
-      },
-    };
-  };
-  return (message: Buffer) => {
-    const payload = dataPayload(message);
-    next = payload ? { payload, source: message.length } : null;
-  };
-}
-
 export async function openSession(target: Target, options: { name: string; timeouts: Timeouts; ignoreTLS: boolean }): Promise<Opened> {
   const t = options.timeouts;
   let dead = false;
@@ -188,7 +109,7 @@ export async function openSession(target: Target, options: { name: string; timeo
   if (isError(connected)) {
     // A STARTTLS handshake that failed is a TLS failure whatever nodemailer calls it (a broken handshake comes as
     // ESOCKET while it is still upgrading): transmit.ts then tries once in the clear (RFC 7435 §3).
-    if ((conn as unknown as { upgrading?: boolean }).upgrading || connected.code === 'UPGRADE_TIMEOUT') connected.code = 'ETLS';
+    if (upgrading(conn) || connected.code === 'UPGRADE_TIMEOUT') connected.code = 'ETLS';
     conn.close();
     return { ok: false, error: connected, transcript: lines.current };
   }
@@ -207,9 +128,8 @@ export async function openSession(target: Target, options: { name: string; timeo
       prepareData(message);
       const sent = await once<SMTPConnection.SentMessageInfo>(conn, t.transaction, (done) =>
         conn.send({ from, to, size: message.length }, message, (err, info) => done(err ?? (info as SMTPConnection.SentMessageInfo))));
-      // nodemailer keeps the transaction's per-recipient answers on `_envelope` until the next RSET; a failed DATA
-      // or final reply does not hand them over otherwise.
-      const envelope = (conn as unknown as { _envelope: EnvelopeState | false })._envelope || null;
+      // A failed DATA or final reply does not hand the per-recipient answers over otherwise.
+      const envelope = pendingEnvelope<EnvelopeState>(conn);
       if (isError(sent)) return { ok: false, error: sent, envelope };
       return { ok: true, response: sent.response, envelope: { accepted: sent.accepted, rejectedErrors: sent.rejectedErrors ?? [] } };
     },

@@ -1,5 +1,5 @@
 // A DKIM signing thread (see sign.ts): receives {id, message, keys, signTime}, answers {id, signatures} or
-// {id, error}. Holds no state between messages but the parsed keys (key-cache.ts, through sign.ts).
+// {id, error}. Holds no state between messages but the parsed keys (sign.ts parsedKey).
 import { parentPort } from 'node:worker_threads';
 import { signMessage, type SigningKey } from './sign.ts';
 

@@ -1,5 +1,5 @@
 // DKIM signing (RFC 6376) with mailauth. An RSA-2048 signature of a 10 KB message costs ~1.4 ms of CPU with the
-// parsed key kept (key-cache.ts; ~2.6 ms without, ../shared/reference/benchmarks.md). Where the mta has cores to
+// parsed key kept (parsedKey below; ~2.6 ms without, ../shared/reference/benchmarks.md). Where the mta has cores to
 // spare, a small pool of worker threads (sign-worker.ts) signs off the event loop; on a machine of two cores
 // or fewer, which the mta shares with the api, PostgreSQL and Redis, it signs on its main thread: the threads'
 // round trips and heaps cost more there than they free (the sending benchmark on two cores: the same delivered
@@ -8,8 +8,8 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Knex } from 'knex';
-import { dkimSign } from 'mailauth/lib/dkim/sign.js';
-import './key-cache.ts';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { dkimSignatures } from '../../shared/lib-internals/mailauth-dkim.ts';
 import { open } from '../../shared/secrets.ts';
 import { ensurePlatformKey, type ManagedDkimConfig } from '../../shared/domains/platform-dkim.ts';
 
@@ -27,7 +27,6 @@ export interface Signer {
 }
 
 // mailauth's defaults plus the RFC 8058 §4 header (a one-click unsubscribe must be covered by the signature).
-// mailauth reads `headerList` as a colon-separated string, whatever its typings say.
 const HEADERS = [
   'From', 'Sender', 'Reply-To', 'Subject', 'Date', 'Message-ID', 'To', 'Cc', 'MIME-Version', 'Content-Type',
   'Content-Transfer-Encoding', 'Content-ID', 'Content-Description', 'In-Reply-To', 'References', 'List-Id',
@@ -35,20 +34,23 @@ const HEADERS = [
   'List-Archive', 'Feedback-ID',
 ].join(':');
 
+/** Parsed keys, by their PEM: a KeyObject is immutable, and one that has signed before signs faster. */
+const parsed = new Map<string, KeyObject>();
+
+function parsedKey(pem: string): KeyObject {
+  let key = parsed.get(pem);
+  if (!key) {
+    key = createPrivateKey({ key: pem, format: 'pem' });
+    if (parsed.size >= 1000) parsed.clear();
+    parsed.set(pem, key);
+  }
+  return key;
+}
+
 /** The signing itself; the worker threads and the inline signer both run this. */
 export async function signMessage(message: Buffer, keys: SigningKey[], signTime: number): Promise<string> {
-  if (keys.length === 0) return '';
-  const result = await dkimSign(message, {
-    signingDomain: keys[0].domain,
-    selector: keys[0].selector,
-    privateKey: keys[0].privateKey,
-    canonicalization: 'relaxed/relaxed',
-    headerList: HEADERS as unknown as string[],
-    signTime: new Date(signTime),
-    signatureData: keys.map((k) => ({ signingDomain: k.domain, selector: k.selector, privateKey: k.privateKey })),
-  });
-  if (result.errors?.length) throw new Error(`DKIM signing failed: ${result.errors.map((e) => e.message).join('; ')}`);
-  return result.signatures;
+  const dkimKeys = keys.map((k) => ({ domain: k.domain, selector: k.selector, key: parsedKey(k.privateKey) }));
+  return dkimSignatures(message, dkimKeys, HEADERS, new Date(signTime));
 }
 
 interface Pending {

@@ -10,7 +10,8 @@ import { accept, type SubmissionDeps } from './accept.ts';
 import { readMessage } from '../../shared/smtp/data.ts';
 import { SmtpReply } from '../../shared/smtp/reply.ts';
 import { authenticateSubmission, currentSender, type Authed } from './credentials.ts';
-import { correctReplies, toSmtpReply } from './replies.ts';
+import { toSmtpReply } from './replies.ts';
+import { correctReplies } from '../../shared/lib-internals/smtp-server-replies.ts';
 
 export type { SubmissionDeps } from './accept.ts';
 

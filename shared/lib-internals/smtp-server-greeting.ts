@@ -1,3 +1,8 @@
+// Library: smtp-server 3.21.6. Internals used: SMTPConnection (lib/smtp-connection.js) subclassed, its init()
+// restated (_setListeners, _server.options.maxClients, _server.connections, send, remoteAddress, _closing,
+// _closed, connectionReady) and SMTPServer.connect() restated (connections, _onError, _onClientConnect). Guarded
+// by test/lib-internals.test.ts and test/inbound-greeting.test.ts.
+//
 // smtp-server (3.x) holds every connection for a fixed 100 ms before its 220 greeting
 // (lib/smtp-connection.js, init(): `setTimeout(() => this.connectionReady(), 100)`), and no option changes it.
 // A client that writes during the pause is an early talker and gets 421 "You talk too soon" (onCommand checks
@@ -18,6 +23,8 @@ import type net from 'node:net';
 import type tls from 'node:tls';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { SMTPConnection, type SMTPConnectionOptions } from 'smtp-server/lib/smtp-connection.js';
+
+export const SMTP_SERVER_VERSION = '3.21.6';
 
 /** How long a passed client is greeted without the pause (postscreen_greet_ttl's default). */
 export const GREETING_PASS_TTL_MS = 24 * 60 * 60 * 1000;
