@@ -4,6 +4,7 @@ import test from 'ava';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { newId } from '../shared/ids.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
+import { until } from './helpers/wait.ts';
 
 let p: Platform;
 test.before(async () => {
@@ -25,9 +26,7 @@ test('with a delay the caller does not wait; the jobs arrive within the delay, a
   const first = newId();
   await enqueue([first]);
   t.is(await p.deliverQueue.getJob(first), undefined);
-  const deadline = Date.now() + 5000;
-  while (!(await p.deliverQueue.getJob(first)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-  t.truthy(await p.deliverQueue.getJob(first));
+  t.truthy(await until(() => p.deliverQueue.getJob(first), { what: 'the delayed job', timeoutMs: 5000, intervalMs: 10 }));
 
   const slow = deliveryEnqueuer(p.deliverQueue, p.deps.log, { delayMs: 60_000 });
   const later = [newId(), newId()];

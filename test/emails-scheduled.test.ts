@@ -14,6 +14,7 @@ import { eventsOf, recipientsOf } from './helpers/emails.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
 import { createQueue, queues } from '../shared/queue.ts';
 import { parseScheduledAt, ScheduleError } from '../shared/emails/schedule-phrase.ts';
+import { until } from './helpers/wait.ts';
 
 let w: MtaWorld;
 let team: SendingTeam;
@@ -28,6 +29,7 @@ test.after.always(async () => {
   await w?.close();
 });
 
+/** Lets time pass where a test shows that nothing happens meanwhile; waiting for something is until()'s. */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts the worker as production does; resolves once it says it started (minutes allowed on a busy machine). */
@@ -55,13 +57,11 @@ const emailRow = async (id: string): Promise<EmailRow> => w.p.db('emails').where
 
 /** Polls the row (this is only how the test notices; the instants it asserts are the database's). */
 async function waitForRow(id: string, check: (row: EmailRow) => boolean, ms = 30_000): Promise<EmailRow> {
-  const deadline = Date.now() + ms;
-  for (;;) {
+  return until(async () => {
     const row = await emailRow(id);
-    if (check(row)) return row;
-    if (Date.now() > deadline) throw new Error(`email ${id} still ${row.status} after ${ms} ms:\n${worker?.output().slice(-2000) ?? ''}`);
-    await sleep(50);
-  }
+    return check(row) ? row : undefined;
+  }, { what: `email ${id} to move`, timeoutMs: ms, intervalMs: 50 })
+    .catch((err) => { throw new Error(`${(err as Error).message}:\n${worker?.output().slice(-2000) ?? ''}`); });
 }
 
 async function schedule(to: string, scheduledAt: string): Promise<string> {
@@ -78,12 +78,10 @@ async function deliverJobs(id: string) {
 
 /** The email's deliver jobs once there is one: the release enqueues just after its commit (within ~20 ms, batched). */
 async function enqueuedJobs(id: string, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
+  return until(async () => {
     const jobs = await deliverJobs(id);
-    if (jobs.length || Date.now() > deadline) return jobs;
-    await sleep(20);
-  }
+    return jobs.length ? jobs : undefined;
+  }, { what: `a deliver job for ${id}`, timeoutMs: ms });
 }
 
 /** No event type recorded twice for the email (a second release would repeat its events). */

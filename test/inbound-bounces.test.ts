@@ -15,6 +15,7 @@ import { processReceived, type ReceiveDeps } from '../inbound/receive/job.ts';
 import { RecipientInFlight } from '../inbound/receive/bounce.ts';
 import { readReport } from '../inbound/receive/report.ts';
 import { returnPathAddress } from '../shared/emails/mail-tokens.ts';
+import { until } from './helpers/wait.ts';
 
 const PF = 'pf-dsn.net';
 const PF_SENDER = 'pf-dsn-sender.com';
@@ -56,13 +57,10 @@ test.after.always(async () => {
 });
 
 async function waitForReport(emailId: string, ms = 30_000): Promise<string> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const row = await w.p.db('received_messages').where({ email_id: emailId, kind: 'bounce' }).orderBy('received_at').first('id');
-    if (row) return row.id;
-    if (Date.now() > deadline) throw new Error(`no report reached our MX for ${emailId}; postfix log:\n${await postfix.log()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const row = await until(() => w.p.db('received_messages').where({ email_id: emailId, kind: 'bounce' }).orderBy('received_at').first('id'),
+    { what: `a report for ${emailId} at our MX`, timeoutMs: ms, intervalMs: 100 })
+    .catch(async (err) => { throw new Error(`${(err as Error).message}; postfix log:\n${await postfix.log()}`); });
+  return row.id;
 }
 
 

@@ -22,6 +22,7 @@ import { secretsKey } from '../shared/secrets.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
 import { newId } from '../shared/ids.ts';
 import { freePort } from './helpers/ports.ts';
+import { until } from './helpers/wait.ts';
 
 const run = promisify(execFile);
 const SWAKS = '/usr/bin/swaks';
@@ -57,22 +58,12 @@ async function receivingDomain(name: string) {
   return team;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** The received email once the receive job has processed the message, with its stored message row. */
 async function received(messageId: string) {
-  const email = await until(`received email ${messageId}`, async () => {
+  const email = await until(async () => {
     const row = await p.db('received_messages').where({ id: messageId, status: 'processed' }).first();
     return row ? p.db('received_emails').where({ id: messageId }).first() : undefined;
-  });
+  }, { what: `received email ${messageId}`, timeoutMs: 20_000, intervalMs: 50 });
   const message = await p.db('received_messages').where({ id: messageId }).first();
   const raw = (await p.deps.blobs.get(message.raw_blob_key))!.toString();
   return { email, message, raw };
@@ -154,7 +145,7 @@ test.serial('Postfix relays to the MX: the message arrives with Postfix\'s Recei
       messageId: '<relay-1@outside.test>', envelope: { from: 'dave@outside.test', to: [`carol@${domain}`] },
     });
     t.regex(info.response, /^250 2\.0\.0 Ok: queued as/);
-    const message = await until('the relayed message at our MX', async () => p.db('received_messages').where({ team_id: team.id }).first(), 30_000)
+    const message = await until(async () => p.db('received_messages').where({ team_id: team.id }).first(), { what: 'the relayed message at our MX', timeoutMs: 30_000, intervalMs: 50 })
       .catch(async (err) => {
         t.log(await pf.log());
         throw err;

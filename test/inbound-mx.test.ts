@@ -13,6 +13,7 @@ import { secretsKey } from '../shared/secrets.ts';
 import { returnPathAddress } from '../shared/emails/mail-tokens.ts';
 import { newId } from '../shared/ids.ts';
 import { insertEmail } from './helpers/emails.ts';
+import { until } from './helpers/wait.ts';
 
 let p: Platform;
 let mx: SMTPServer;
@@ -124,9 +125,9 @@ test.serial('EHLO offers STARTTLS, SIZE, 8BITMIME, SMTPUTF8 and PIPELINING, and 
   const socket = net.connect(port, '127.0.0.1');
   let text = '';
   socket.on('data', (d) => (text += d.toString()));
-  await waitFor(() => /^220 /m.test(text));
+  await until(() => /^220 /m.test(text), { what: 'the greeting', timeoutMs: 5000 });
   socket.write('EHLO client.test\r\n');
-  await waitFor(() => /^250 /m.test(text.split('\r\n').slice(1).join('\r\n')));
+  await until(() => /^250 /m.test(text.split('\r\n').slice(1).join('\r\n')), { what: 'a 250', timeoutMs: 5000 });
   socket.destroy();
   for (const f of ['STARTTLS', 'SIZE 524288', '8BITMIME', 'SMTPUTF8', 'PIPELINING']) t.true(text.includes(`250-${f}`) || text.includes(`250 ${f}`), f);
   t.false(text.includes('AUTH'));
@@ -137,7 +138,7 @@ test.serial('a client that talks before the greeting is cut with 421', async (t)
   let text = '';
   socket.on('data', (d) => (text += d.toString()));
   socket.on('connect', () => socket.write('EHLO early.test\r\n'));
-  await waitFor(() => text.includes('421'));
+  await until(() => text.includes('421'), { what: 'the 421', timeoutMs: 5000 });
   socket.destroy();
   t.regex(text, /421 .*talk too soon/i);
 });
@@ -165,13 +166,6 @@ test.serial('hostile corpus: each message is stored or refused with a clear repl
   t.regex((await message('after@hostile.test')).response, /^250 /, 'the listener still takes mail');
 });
 
-async function waitFor(cond: () => boolean, ms = 5000) {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 test.serial('a storage failure answers 451 4.3.0 (the sender retries) and leaves no row', async (t) => {
   const team = await p.createTeam();

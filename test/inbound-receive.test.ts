@@ -16,6 +16,7 @@ import { returnPathAddress } from '../shared/emails/mail-tokens.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
 import { newId } from '../shared/ids.ts';
 import { insertEmail } from './helpers/emails.ts';
+import { until } from './helpers/wait.ts';
 
 let p: Platform;
 let mx: SMTPServer;
@@ -149,11 +150,7 @@ test.serial('the sweep hands a message a crash left stored to a real worker', as
     t.is(await sweepReceived(p.db, queue, new Date()), 0, 'a fresh message is left to its own enqueue');
     t.true(await sweepReceived(p.db, queue, new Date(Date.now() + 120_000)) >= 1);
     worker = createWorker(p.config, queues.receive, async (job) => processReceived(deps, String(job.data.messageId)));
-    const end = Date.now() + 10_000;
-    while ((await p.db('received_messages').where({ id }).first()).status !== 'processed') {
-      if (Date.now() > end) throw new Error('not processed');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(async () => (await p.db('received_messages').where({ id }).first()).status === 'processed', { what: 'the swept message processed', intervalMs: 50 });
     t.is((await p.db('received_emails').where({ id }).first()).subject, 'swept');
   } finally {
     await worker?.close();

@@ -11,6 +11,7 @@ import { ScanUnavailableError } from '../inbound/receive/scan.ts';
 import { enqueueReceive } from '../inbound/receive/sweep.ts';
 import { createClamdScanner } from '../shared/clamd/client.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
+import { until } from './helpers/wait.ts';
 
 let p: Platform;
 let mx: TestMx;
@@ -30,16 +31,6 @@ test.after.always(async () => {
 const mail = (attachments: { filename: string; content: string }[]) => ({
   from: 'Alice <alice@sender.test>', subject: 'Files', text: 'see attached', html: '<p>see attached</p>', attachments,
 });
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 40_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 test.serial('an EICAR attachment is dropped as virus: header fields kept, no body, no attachments, no event, raw deleted', async (t) => {
   const { team } = await mx.receivingTeam('scan-virus.test');
@@ -101,11 +92,11 @@ test.serial('clamd down: the job fails and the message stays stored; the queue r
     worker.on('failed', (_job, e) => failures.push(e.name));
     try {
       await enqueueReceive(queue, [id]);
-      await waitFor('a failed attempt', async () => (failures.length ? true : undefined));
+      await until(() => failures.length > 0, { what: 'a failed attempt', timeoutMs: 40_000, intervalMs: 50 });
       t.is((await p.db('received_messages').where({ id }).first()).status, 'stored');
       await clamd.start();
       restarted = true;
-      const email = await waitFor('the retry', async () => p.db('received_emails').where({ id }).first());
+      const email = await until(async () => p.db('received_emails').where({ id }).first(), { what: 'the retry', timeoutMs: 40_000, intervalMs: 50 });
       t.is(email.dropped_reason, 'virus', 'scanned once clamd was back, not let through unscanned');
       t.true(failures.every((name) => name === 'ScanUnavailableError'), failures.join());
     } finally {

@@ -8,6 +8,7 @@ import { insertEmail } from './helpers/emails.ts';
 import { Children, exited } from './helpers/processes.ts';
 import { createQueue, queues } from '../shared/queue.ts';
 import type { Config } from '../shared/config.ts';
+import { until } from './helpers/wait.ts';
 
 let w: MtaWorld;
 test.before(async () => {
@@ -53,13 +54,10 @@ test('kill -9 mid-run, restart: every recipient delivered, duplicates only insid
   try {
     // The dead process's leases run out (LEASE_MS) and the sweep hands them on; a job that was running when the
     // mta died and had not leased yet is taken back after ACTIVE_GRACE_MS (sweep.ts). All of it within 60 s.
-    const deadline = restarted + 60_000;
-    for (;;) {
+    await until(async () => {
       const open = await w.p.db('email_recipients').whereIn('email_id', ids).whereNot({ status: 'delivered' }).count({ n: '*' }).first();
-      if (Number(open?.n) === 0) break;
-      if (Date.now() > deadline) throw new Error(`${open?.n} recipients still not delivered`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      return Number(open?.n) === 0 || undefined;
+    }, { what: 'every recipient delivered', timeoutMs: restarted + 60_000 - Date.now(), intervalMs: 100 });
   } finally {
     mta.kill('SIGTERM');
     await exited(mta);

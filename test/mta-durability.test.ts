@@ -9,6 +9,7 @@ import { processDelivery } from '../mta/delivery/job.ts';
 import { LEASE_MS, takeLease } from '../mta/delivery/lease.ts';
 import { findDue, sweepDeliveries, sweepJobId, STUCK_QUEUED_MS } from '../mta/delivery/sweep.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
+import { until } from './helpers/wait.ts';
 
 let w: MtaWorld;
 let queue: Queue;
@@ -59,7 +60,7 @@ test.serial('a recipient whose lease was held by a job that crashed is found by 
   t.is(await sweepDeliveries(w.p.db, queue, now), 0, 'a second sweep before the job ran adds nothing (same job id)');
   worker = createWorker(w.p.config, queues.deliver, async (job) => processDelivery(w.deps, job.data.emailId), { concurrency: 4 });
   await w.sink.waitFor(() => w.sink.deliveredTo('c@crash.net').length > 0);
-  await waitUntil(async () => (await recipientsOf(w.p.db, id)).get('c@crash.net')?.status === 'delivered');
+  await until(async () => (await recipientsOf(w.p.db, id)).get('c@crash.net')?.status === 'delivered');
   t.truthy(await queue.getJob(sweepJobId(id, new Date(now.getTime() - 1000))));
   await sweepDeliveries(w.p.db, queue);
   t.is(w.sink.deliveredTo('c@crash.net').length, 1);
@@ -154,7 +155,7 @@ test.serial('a living job keeps its lease: the heartbeat moves leased_until on, 
   const lease = (await takeLease(w.p.db, w.deps.log, id, now, 20))?.lease;
   t.truthy(lease);
   const first = (await w.p.db('email_recipients').where({ email_id: id }).first()).leased_until as Date;
-  await waitUntil(async () => ((await w.p.db('email_recipients').where({ email_id: id }).first()).leased_until as Date).getTime() > first.getTime());
+  await until(async () => ((await w.p.db('email_recipients').where({ email_id: id }).first()).leased_until as Date).getTime() > first.getTime());
   const moved = await lease!.use((token) => w.p.db('email_recipients').where({ email_id: id, leased_until: token }).update({ leased_until: null }));
   lease!.release();
   t.is(moved, 1, 'the current token matches the row, renewals included');
@@ -168,7 +169,7 @@ test.serial('a lease is proven only while its renewals come through; a live one 
   const now = new Date();
   // Renewed every 20 ms: still proven, with nearly the whole lease ahead, long after it was taken.
   const renewed = (await takeLease(w.p.db, w.deps.log, id, now, 20))!.lease;
-  await new Promise((r) => setTimeout(r, 300));
+  await new Promise((r) => setTimeout(r, 300)); // time passes: renewals come (or do not)
   t.true(renewed.proven(LEASE_MS - 250));
   t.is(await takeLease(w.p.db, w.deps.log, id, new Date(now.getTime() + 300)), null, 'a live lease is not taken');
   renewed.release();
@@ -176,7 +177,7 @@ test.serial('a lease is proven only while its renewals come through; a live one 
   await w.p.db('email_recipients').where({ email_id: id }).update({ leased_until: null });
   const silent = (await takeLease(w.p.db, w.deps.log, id, now, 3_600_000))!.lease;
   t.true(silent.proven(LEASE_MS - 250));
-  await new Promise((r) => setTimeout(r, 300));
+  await new Promise((r) => setTimeout(r, 300)); // time passes: renewals come (or do not)
   t.false(silent.proven(LEASE_MS - 250), 'the lease no longer covers as much as it did');
   t.true(silent.proven());
   silent.release();
@@ -185,11 +186,3 @@ test.serial('a lease is proven only while its renewals come through; a live one 
   later?.lease.release();
   t.is(later?.lease.recipients.length, 1);
 });
-
-async function waitUntil(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

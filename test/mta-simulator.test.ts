@@ -6,6 +6,7 @@ import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
 import { eventsOf, insertEmail, recipientsOf } from './helpers/emails.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
+import { until } from './helpers/wait.ts';
 
 let w: MtaWorld;
 let queue: Queue;
@@ -27,13 +28,7 @@ async function send(to: string[]) {
   const managed = await w.p.db('domains').where({ team_id: team.id, managed: true }).first();
   const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain: managed, to });
   await queue.add('deliver', { emailId: id }, { jobId: id });
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const pending = await w.p.db('email_recipients').where({ email_id: id }).whereIn('status', ['queued']).first();
-    if (!pending) break;
-    if (Date.now() > deadline) throw new Error('not delivered in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await until(async () => !(await w.p.db('email_recipients').where({ email_id: id }).whereIn('status', ['queued']).first()), { what: 'no recipient left queued' });
   return { team, id };
 }
 

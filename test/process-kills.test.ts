@@ -14,6 +14,7 @@ import { Children, exited, gone } from './helpers/processes.ts';
 import { createQueue, queues } from '../shared/queue.ts';
 import { ACTIVE_GRACE_MS } from '../mta/delivery/sweep.ts';
 import { freePort } from './helpers/ports.ts';
+import { until } from './helpers/wait.ts';
 
 let w: MtaWorld;
 test.before(async () => {
@@ -35,6 +36,7 @@ const LANES = 6;
 /** At most this many sends per test (the kill comes long before). */
 const MAX_SENDS = 300;
 
+/** Lets time pass where a test shows that nothing happens meanwhile; waiting for something is until()'s. */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `file` as its own process, as production starts it, with the world's configuration and `extra` on top. */
@@ -50,13 +52,11 @@ function startMta(ports: { submission: number; submissionTls: number }): ChildPr
 }
 
 /** Resolves once `probe` succeeds; throws if `child` exits first or after `ms`. */
-async function until(child: ChildProcess, what: string, probe: () => Promise<boolean>, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe())) {
+async function untilServing(child: ChildProcess, what: string, probe: () => Promise<boolean>, ms = 60_000): Promise<void> {
+  await until(async () => {
     if (gone(child)) throw new Error(`${what}: the process exited (${child.exitCode ?? child.signalCode})`);
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(100);
-  }
+    return probe();
+  }, { what, timeoutMs: ms, intervalMs: 100 });
 }
 
 const httpAnswers = (url: string) => () => fetch(`${url}/`, { headers: { 'user-agent': 'postwerk-tests/1.0' } }).then((r) => r.arrayBuffer().then(() => true), () => false);
@@ -73,14 +73,12 @@ const tcpListens = (port: number) => () => new Promise<boolean>((resolve) => {
 async function deliverEverything(teamId: string, ports: { submission: number; submissionTls: number }, ms = 90_000): Promise<void> {
   const mta = startMta(ports);
   try {
-    const deadline = Date.now() + ms;
-    for (;;) {
+    await until(async () => {
       const open = await w.p.db('email_recipients').where({ team_id: teamId }).whereNot({ status: 'delivered' }).count({ n: '*' }).first();
-      if (Number(open?.n) === 0) return;
+      if (Number(open?.n) === 0) return true;
       if (gone(mta)) throw new Error(`the mta exited (${mta.exitCode ?? mta.signalCode}) with ${open?.n} recipients not delivered`);
-      if (Date.now() > deadline) throw new Error(`${open?.n} recipients still not delivered after ${ms} ms`);
-      await sleep(100);
-    }
+      return undefined;
+    }, { what: 'every recipient delivered', timeoutMs: ms, intervalMs: 100 });
   } finally {
     mta.kill('SIGTERM');
     await exited(mta);
@@ -121,7 +119,7 @@ test.serial('api killed with SIGKILL mid-stream: every answered send delivered, 
   const url = `http://127.0.0.1:${port}`;
   const api = startChild('api/main.ts', { PORT: String(port) });
   // Generous: on a loaded machine the child's start (tsx) alone can take many seconds.
-  await until(api, 'the api answering HTTP', httpAnswers(url));
+  await untilServing(api, 'the api answering HTTP', httpAnswers(url));
 
   const answered = new Map<string, string>();
   const refused: string[] = [];
@@ -201,7 +199,7 @@ test.serial('mta killed with SIGKILL during SMTP submission: every 250 stored an
   w.mx(rcptDomain);
   const ports = { submission: await freePort(), submissionTls: await freePort() };
   const mta = startMta(ports);
-  await until(mta, 'the mta listening for submission', tcpListens(ports.submission));
+  await untilServing(mta, 'the mta listening for submission', tcpListens(ports.submission));
 
   const transport = nodemailer.createTransport({
     pool: true, maxConnections: 4, host: '127.0.0.1', port: ports.submission, secure: false, requireTLS: true,

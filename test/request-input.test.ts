@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { fromNode, isError, nodeRequest, parseHttp, rawHttp } from './helpers/http.ts';
 import { newId } from '../shared/ids.ts';
+import { until } from './helpers/wait.ts';
 
 let p: Platform;
 let key: string;
@@ -71,10 +72,8 @@ test('a body over BODY_LIMIT_BYTES is 413 in the Error shape, announced or strea
   await once(socket, 'connect');
   socket.write(head('Content-Length: 1000').replace('User-Agent: t', `User-Agent: ${agent}`) + '{"name":"a"');
   socket.destroy();
-  const deadline = Date.now() + 5000;
-  let row: { response_status: number } | undefined;
-  while (!(row = await small.db('request_logs').where({ user_agent: agent }).first()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  t.is(row?.response_status, 400);
+  const row: { response_status: number } = await until(() => small.db('request_logs').where({ user_agent: agent }).first(), { what: 'the request log', timeoutMs: 5000 });
+  t.is(row.response_status, 400);
   // A chunked body within the limit is fine.
   const ok = await nodeRequest(small.url, { method: 'POST', path: '/api-keys', headers: auth, chunks: [Buffer.from('{"name":'), Buffer.from('"chunked"}')] });
   t.is(ok.status, 201);

@@ -5,6 +5,7 @@ import { startPlatform, type Platform } from './helpers/platform.ts';
 import { newId } from '../shared/ids.ts';
 import { requestLogWriter } from '../shared/logs/writer.ts';
 import type { NewRequestLog } from '../shared/logs/logs.ts';
+import { until } from './helpers/wait.ts';
 
 let p: Platform;
 test.before(async () => {
@@ -30,8 +31,7 @@ test('with a delay, rows are written together by the timer, by maxRows, by flush
   t.is(await count(team.id), 3);
   for (let i = 0; i < 10; i++) await writer.record(row(team.id, null));
   // maxRows reached: written without waiting for the (long) delay.
-  const deadline = Date.now() + 5000;
-  while ((await count(team.id)) < 13 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await until(async () => (await count(team.id)) >= 13, { what: '13 rows', timeoutMs: 5000 });
   t.is(await count(team.id), 13);
   await writer.record(row(team.id, null));
   await writer.close();
@@ -39,8 +39,7 @@ test('with a delay, rows are written together by the timer, by maxRows, by flush
 
   const timed = requestLogWriter(p.db, p.deps.log, { delayMs: 30 });
   await timed.record(row(team.id, null));
-  const until = Date.now() + 5000;
-  while ((await count(team.id)) < 15 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  await until(async () => (await count(team.id)) >= 15, { what: '15 rows', timeoutMs: 5000 });
   t.is(await count(team.id), 15);
   await timed.close();
 });

@@ -7,6 +7,7 @@ import { Webhook as SvixWebhook } from 'svix';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { startEntry, type EntryProcess } from './helpers/processes.ts';
+import { until } from './helpers/wait.ts';
 
 let p: Platform;
 let worker: EntryProcess | undefined;
@@ -22,15 +23,6 @@ test.after.always(async () => {
   await p?.close();
 });
 
-/** Resolves once `check` holds, looking every 20 ms; rejects after `ms`. */
-async function until(check: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 test.serial('the worker process delivers an event on its own, signed, soon after the commit', async (t) => {
   t.timeout(90_000);
   worker = startEntry('worker/main.ts', p.config);
@@ -44,7 +36,7 @@ test.serial('the worker process delivers an event on its own, signed, soon after
 
   const committed = Date.now();
   t.is((await p.request('POST', '/suppressions', { key: team.key, body: { email: 'worker@example.com' } })).status, 201);
-  await until(() => r.received.length >= 1, 20_000, 'the first webhook');
+  await until(() => r.received.length >= 1, { timeoutMs: 20_000, what: 'the first webhook' });
   const delay = Date.now() - committed;
   t.log(`delivered ${delay} ms after the api answered`);
   // Woken by the commit: a fraction of a second on a quiet machine; the bound is for a busy CI machine.
@@ -53,7 +45,7 @@ test.serial('the worker process delivers an event on its own, signed, soon after
   // A burst: each arrives once, in the order recorded.
   const emails = Array.from({ length: 20 }, (_, i) => `burst${i}@example.com`);
   for (const email of emails) await p.request('POST', '/suppressions', { key: team.key, body: { email } });
-  await until(() => r.received.length >= 21, 20_000, 'the burst');
+  await until(() => r.received.length >= 21, { timeoutMs: 20_000, what: 'the burst' });
   const bodies = r.received.map((x) => JSON.parse(x.body));
   t.deepEqual(bodies.map((b) => b.data.email), ['worker@example.com', ...emails]);
   t.true(bodies.every((b) => b.type === 'suppression.added'));
@@ -64,13 +56,10 @@ test.serial('the worker process delivers an event on its own, signed, soon after
   }
   t.is(new Set(r.received.map((x) => x.headers['webhook-id'])).size, 21);
   // Their attempts are recorded a moment after the receiver has them.
-  const deadline = Date.now() + 10_000;
-  let statuses: string[] = [];
-  while (Date.now() < deadline) {
-    statuses = await p.db('webhook_deliveries').where({ team_id: team.id }).pluck('status');
-    if (statuses.length === 21 && statuses.every((s) => s === 'success')) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  const statuses = await until(async () => {
+    const now = await p.db('webhook_deliveries').where({ team_id: team.id }).pluck('status');
+    return now.length === 21 && now.every((x: string) => x === 'success') ? now : undefined;
+  }, { what: '21 successful deliveries recorded' });
   t.deepEqual(statuses, Array(21).fill('success'));
   // A clean stop: SIGTERM drains and exits 0.
   // Its other jobs (a DKIM key pool refill) may be running: they finish first.

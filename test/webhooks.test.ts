@@ -13,6 +13,7 @@ import { deliverParked } from '../shared/webhooks/deliveries.ts';
 import { endpointProblem, findEndpoint } from '../shared/webhooks/endpoints.ts';
 import { createAgents, postSigned } from '../shared/webhooks/target.ts';
 import { secretsKey } from '../shared/secrets.ts';
+import { until } from './helpers/wait.ts';
 
 let p: Platform;
 let team: TestTeam;
@@ -334,12 +335,9 @@ test.serial('a slow endpoint delays no other: the pool does not wait for it', as
   const pool = deliveryPool(deps, 10, (err) => t.fail(String(err)));
   // Every endpoint of the team subscribed to the type (earlier tests' too), each in its own slot.
   t.true(await pool.tick() >= 2);
-  const started = Date.now();
-  while (fast.received.length === 0 || !(await p.db('webhook_deliveries').whereIn('endpoint_id', p.db('webhook_endpoints').select('id').where({ endpoint: fast.url })).where({ status: 'success' }).first())) {
-    if (Date.now() - started > 1500) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  t.true(Date.now() - started < 1500, 'the fast endpoint succeeded while the slow one was still answering');
+  // The slow endpoint answers after seconds: the fast one's success must come well before.
+  await until(async () => fast.received.length > 0 && await p.db('webhook_deliveries').whereIn('endpoint_id', p.db('webhook_endpoints').select('id').where({ endpoint: fast.url })).where({ status: 'success' }).first(),
+    { what: 'the fast endpoint succeeded while the slow one was still answering', timeoutMs: 1500 });
   // A second tick leases neither again while the slow one runs.
   t.is(await pool.tick(), 0);
   await pool.drain();

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pingClamd } from '../../shared/clamd/client.ts';
 import { freePort } from './ports.ts';
+import { until } from './wait.ts';
 
 export const CLAMD = '/usr/sbin/clamd';
 
@@ -64,19 +65,16 @@ export async function startClamd(options: { tcp?: boolean } = {}): Promise<Clamd
     }));
     proc.once('error', (err) => (output += `\n${err.message} (apt-get install clamav-daemon)`));
     child = proc;
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      try {
-        await pingClamd(address, 1000);
-        return;
-      } catch (err) {
-        if (gone || Date.now() > deadline) {
-          const log = await readFile(path.join(dir, 'clamd.log'), 'utf8').catch(() => '');
-          proc.kill('SIGKILL');
-          throw new Error(`clamd did not come up (${(err as Error).message}):\n${output}\n${log}`);
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
+    let last: unknown;
+    try {
+      await until(async () => {
+        if (gone) throw new Error(`clamd exited (last ping: ${(last as Error | undefined)?.message})`);
+        return pingClamd(address, 1000).then(() => true, (err) => { last = err; return false; });
+      }, { what: 'clamd answering PING', timeoutMs: 30_000, intervalMs: 50 });
+    } catch (err) {
+      const log = await readFile(path.join(dir, 'clamd.log'), 'utf8').catch(() => '');
+      proc.kill('SIGKILL');
+      throw new Error(`clamd did not come up (${(err as Error).message}):\n${output}\n${log}`);
     }
   }
 

@@ -10,6 +10,7 @@ import net from 'node:net';
 import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
 import { createResolver } from '../../shared/dns/resolver.ts';
+import { until } from './wait.ts';
 
 export interface NamedServer {
   port: number;
@@ -106,14 +107,9 @@ export async function startNamed(zones: Record<string, string[]>): Promise<Named
     proc.stderr!.on('data', (c: Buffer) => (log += c.toString()));
     const exited = new Promise<'exited'>((resolve) => proc.once('exit', () => resolve('exited')));
     const resolver = createResolver({ servers: [`127.0.0.1:${port}`], timeoutMs: 200, tries: 1 });
-    const ready = (async () => {
-      for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
-        if ((await resolver.a(probeName)).status === 'ok') return 'ready' as const;
-        // A poll interval, not a wait for named: a refused datagram comes back at once.
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      return 'timeout' as const;
-    })();
+    // A refused datagram comes back at once: the interval paces the polls, named decides the wait.
+    const ready = until(async () => (await resolver.a(probeName)).status === 'ok', { what: 'named answering', timeoutMs: 15_000 })
+      .then(() => 'ready' as const, () => 'timeout' as const);
     const outcome = await Promise.race([ready, exited]);
     if (outcome === 'ready') child = proc;
     else {

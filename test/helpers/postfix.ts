@@ -10,6 +10,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generate } from 'selfsigned';
+import { until } from './wait.ts';
 
 const run = promisify(execFile);
 
@@ -91,19 +92,13 @@ export async function postfixBinary(): Promise<string> {
 
 /** Resolves once something accepts connections at host:port (Postfix's master opens its listener). */
 async function listening(host: string, port: number, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, host, () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
+  await until(() => new Promise<boolean>((resolve) => {
+    const socket = net.connect(port, host, () => {
+      socket.destroy();
+      resolve(true);
     });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`postfix is not listening on ${host}:${port}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    socket.once('error', () => resolve(false));
+  }), { what: `postfix listening on ${host}:${port}`, timeoutMs: ms, intervalMs: 50 });
 }
 
 export async function startPostfix(o: PostfixOptions): Promise<Postfix> {
