@@ -8,38 +8,21 @@ import {
   issueLink, linkKey, linkRefused, linkUrl, liveLinkExpiry, nowSeconds, openLink, sealLink, serveSignedDownload,
 } from '../../shared/links/signed.ts';
 import { defineOperation } from './operation.ts';
-import { timestamp } from './schemas.ts';
+import { attachmentFields, timestamp } from './schemas.ts';
 import type { ApiDeps } from '../deps.ts';
+import { attachmentFieldsOf, type AttachmentRow } from '../../shared/attachment-rows.ts';
 
 /** The kinds of link this file signs: a token of one never opens the other. */
 const ATTACHMENT_LINK = 'email_attachment';
 const SHARE_LINK = 'email_share';
 
-interface AttachmentRow {
-  id: string;
-  email_id: string;
-  team_id: string;
-  position: number;
-  filename: string | null;
-  content_type: string;
-  content_id: string | null;
-  content_disposition: 'attachment' | 'inline';
-  size: number;
-  blob_key: string;
-}
-
-const attachmentFields = {
-  id: z.uuid(),
-  filename: z.string().nullable(),
-  content_type: z.string(),
-  content_disposition: z.enum(['attachment', 'inline']),
-  size: z.number().int().describe('Bytes'),
-  content_id: z.string().optional().describe('Only when the attachment is inline (`cid:` references)'),
+const linkedAttachmentFields = {
+  ...attachmentFields('Only when the attachment is inline (`cid:` references)'),
   download_url: z.url().describe('Signed link to the file, valid 15 minutes, for this attachment only; no Authorization header needed'),
   expires_at: timestamp.describe('When `download_url` stops working'),
 };
-const attachmentItem = z.object(attachmentFields).meta({ id: 'EmailAttachment' });
-const attachment = z.object({ object: z.literal('attachment'), ...attachmentFields }).meta({ id: 'EmailAttachmentDetail' });
+const attachmentItem = z.object(linkedAttachmentFields).meta({ id: 'EmailAttachment' });
+const attachment = z.object({ object: z.literal('attachment'), ...linkedAttachmentFields }).meta({ id: 'EmailAttachmentDetail' });
 
 const emailParams = z.object({ email_id: z.uuid() });
 const attachmentParams = z.object({ email_id: z.uuid(), attachment_id: z.uuid() });
@@ -49,12 +32,7 @@ const downloadPath = (emailId: string, attachmentId: string) => `/emails/${email
 function presentAttachment(deps: ApiDeps, row: AttachmentRow, now: Date) {
   const link = issueLink(linkKey(deps.config), { kind: ATTACHMENT_LINK, teamId: row.team_id, objectId: row.id }, now);
   return {
-    id: row.id,
-    filename: row.filename,
-    content_type: row.content_type,
-    content_disposition: row.content_disposition,
-    size: row.size,
-    ...(row.content_id ? { content_id: row.content_id } : {}),
+    ...attachmentFieldsOf(row),
     download_url: linkUrl(deps.config.PUBLIC_BASE_URL, downloadPath(row.email_id, row.id), link),
     expires_at: link.expires_at,
   };

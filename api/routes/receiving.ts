@@ -9,23 +9,16 @@ import * as query from '../../shared/receiving/query.ts';
 import * as present from '../../shared/receiving/present.ts';
 import { deleteReceived } from '../../shared/receiving/delete.ts';
 import { defineOperation } from './operation.ts';
-import { deleted, timestamp } from './schemas.ts';
+import { attachmentFields, deleted, timestamp } from './schemas.ts';
 
-const attachmentFields = {
-  id: z.uuid(),
-  filename: z.string().nullable(),
-  content_type: z.string(),
-  content_disposition: z.enum(['attachment', 'inline']),
-  size: z.number().int().describe('Bytes'),
-  content_id: z.string().optional().describe('Only when the part carried a Content-ID: resolve `cid:` references in the HTML against it'),
-};
-const attachmentInMessage = z.object(attachmentFields).meta({ id: 'ReceivedEmailAttachmentInfo' });
+const receivedAttachmentFields = attachmentFields('Only when the part carried a Content-ID: resolve `cid:` references in the HTML against it');
+const attachmentInMessage = z.object(receivedAttachmentFields).meta({ id: 'ReceivedEmailAttachmentInfo' });
 const linkFields = {
   download_url: z.url().optional().describe('Signed link to the file, valid 15 minutes, for this attachment only; no Authorization header needed. Absent for a part refused storage'),
   expires_at: timestamp.optional().describe('When `download_url` stops working'),
 };
-const attachmentItem = z.object({ ...attachmentFields, ...linkFields }).meta({ id: 'ReceivedEmailAttachment' });
-const attachment = z.object({ object: z.literal('attachment'), ...attachmentFields, ...linkFields }).meta({ id: 'ReceivedEmailAttachmentDetail' });
+const attachmentItem = z.object({ ...receivedAttachmentFields, ...linkFields }).meta({ id: 'ReceivedEmailAttachment' });
+const attachment = z.object({ object: z.literal('attachment'), ...receivedAttachmentFields, ...linkFields }).meta({ id: 'ReceivedEmailAttachmentDetail' });
 
 const listItemFields = {
   id: z.uuid(),

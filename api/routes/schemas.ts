@@ -24,3 +24,15 @@ export function deleted<T extends string>(object: T) {
 export function ref<T extends string>(object: T) {
   return z.object({ object: z.literal(object), id: z.uuid() });
 }
+
+/** The fields every attachment answer carries (sent and received alike); `content_id` says when it is given. */
+export function attachmentFields(contentId: string) {
+  return {
+    id: z.uuid(),
+    filename: z.string().nullable(),
+    content_type: z.string(),
+    content_disposition: z.enum(['attachment', 'inline']),
+    size: z.number().int().describe('Bytes'),
+    content_id: z.string().optional().describe(contentId),
+  };
+}

@@ -14,6 +14,7 @@ import { checkReach, reachContext, reachIsLimited, senderLookups } from './rules
 import { findUnusable, type Unusable } from './recipient-checks.ts';
 import { fetchOptions, fetchPathAttachments } from './fetch-attachment.ts';
 import { notSubscribed, topicAudience } from '../topics/subscriptions.ts';
+import type { EmailRow } from './present.ts';
 
 export const MAX_RECIPIENTS = 50;
 
@@ -51,18 +52,10 @@ export interface PreparedRecipient {
   suppression?: { origin: string };
 }
 
-export interface PreparedEmail {
+/** A send every check has passed: the email row's content fields as they will be written, and what decides the rest. */
+export interface PreparedEmail extends Pick<EmailRow, 'to' | 'cc' | 'bcc' | 'reply_to' | 'subject' | 'html' | 'text' | 'headers' | 'tags'> {
   from: Mailbox;
   domain: DomainRow;
-  to: string[];
-  cc: string[];
-  bcc: string[];
-  reply_to: string[];
-  subject: string;
-  html: string | null;
-  text: string | null;
-  headers: Record<string, string>;
-  tags: { name: string; value: string }[];
   attachments: DecodedAttachment[];
   scheduled_at: Date | null;
   recipients: PreparedRecipient[];

@@ -7,6 +7,7 @@ import { issueLink, linkKey, linkUrl } from '../links/signed.ts';
 import { isoRequired } from '../time.ts';
 import type { ReceivedAttachmentRow, ReceivedEmailDetail, ReceivedEmailRow } from './query.ts';
 import { fromStored } from './exact-text.ts';
+import { attachmentFieldsOf } from '../attachment-rows.ts';
 
 export const RECEIVED_ATTACHMENT_LINK = 'received_attachment';
 export const RECEIVED_RAW_LINK = 'received_raw';
@@ -43,14 +44,7 @@ export function headersObject(pairs: [string, string][]): Record<string, string>
 
 /** An attachment inside a message: no link (spec). `content_id` only when the part carried one. */
 export function presentAttachment(row: ReceivedAttachmentRow) {
-  return {
-    id: row.id,
-    filename: row.filename,
-    content_type: row.content_type,
-    content_disposition: row.content_disposition,
-    size: row.size,
-    ...(row.content_id ? { content_id: row.content_id } : {}),
-  };
+  return attachmentFieldsOf(row);
 }
 
 /** An attachment from the attachments routes: with a fresh link, unless its bytes were never stored. */

@@ -4,6 +4,7 @@
 import type { Knex } from 'knex';
 import { notFound, ServiceError } from '../errors.ts';
 import { paginate, paginateByPosition, type ListQuery } from '../pagination.ts';
+import type { AttachmentRow } from '../attachment-rows.ts';
 
 /** Why a message was recorded without its content (spec, `dropped_reason`). */
 export const droppedReasons = ['storage_quota', 'daily_cap', 'virus', 'parse_failed', 'no_mailbox', 'team_blocked'] as const;
@@ -35,18 +36,7 @@ export interface ReceivedEmailDetail extends ReceivedEmailRow {
   raw_blob_key: string;
 }
 
-export interface ReceivedAttachmentRow {
-  id: string;
-  email_id: string;
-  team_id: string;
-  position: number;
-  filename: string | null;
-  content_type: string;
-  content_disposition: 'attachment' | 'inline';
-  content_id: string | null;
-  size: number;
-  blob_key: string;
-}
+export type ReceivedAttachmentRow = AttachmentRow;
 
 export const SEARCH_MAX_LENGTH = 200;
 
