@@ -4,10 +4,9 @@ import { domainToASCII } from 'node:url';
 import { isIP } from 'node:net';
 import { getPublicSuffix } from 'tldts';
 import { ServiceError } from '../errors.ts';
+import { isReservedName } from './reserved.ts';
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
-const RESERVED_TLDS = new Set(['test', 'example', 'invalid', 'localhost', 'local', 'onion', 'arpa', 'internal', 'alt']);
-const RESERVED_NAMES = new Set(['example.com', 'example.net', 'example.org']);
 
 function invalid(field: string, message: string): ServiceError {
   return new ServiceError('validation_error', message, { errors: [{ path: field, message }] });
@@ -30,7 +29,7 @@ export function normalizeDomainName(input: string, field = 'name'): string {
     if (!LABEL.test(label)) throw invalid(field, `The label \`${label}\` may hold only letters, digits and inner hyphens.`);
   }
   if (labels.length < 2) throw invalid(field, 'A domain name has at least two labels.');
-  if (RESERVED_TLDS.has(labels.at(-1)!) || RESERVED_NAMES.has(labels.slice(-2).join('.'))) {
+  if (isReservedName(ascii)) {
     throw invalid(field, `\`${ascii}\` is a reserved name (RFC 2606, RFC 6761) and cannot receive or send mail.`);
   }
   if (/^\d+$/.test(labels.at(-1)!)) throw invalid(field, 'A top-level domain is never all digits.');

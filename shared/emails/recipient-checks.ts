@@ -2,11 +2,9 @@
 // dead_address.) A send is refused only when every recipient is unusable; DNS that fails for now never refuses.
 import type { Knex } from 'knex';
 import type { DnsResolver, MxHostsResult } from '../dns/resolver.ts';
+import { isReservedName } from '../domains/reserved.ts';
 
 export type Unusable = { cause: 'reserved_domain' | 'no_mail' | 'dead_address' } | { cause: 'typo_domain'; suggestion: string };
-
-const RESERVED_TLDS = new Set(['test', 'example', 'invalid', 'localhost', 'local', 'onion', 'arpa', 'internal', 'alt']);
-const RESERVED_NAMES = new Set(['example.com', 'example.net', 'example.org']);
 
 /** Misspellings of the largest mailbox providers (seen often enough to be worth a suggestion). */
 const TYPOS: Record<string, string> = {
@@ -19,10 +17,6 @@ const TYPOS: Record<string, string> = {
   'protonmal.com': 'protonmail.com', 'aol.co': 'aol.com',
 };
 
-export function reservedDomain(domain: string): boolean {
-  const labels = domain.split('.');
-  return RESERVED_TLDS.has(labels.at(-1)!) || RESERVED_NAMES.has(labels.slice(-2).join('.'));
-}
 
 const MX_CACHE_MS = 5 * 60_000;
 const mxCaches = new WeakMap<DnsResolver, Map<string, { at: number; result: Promise<MxHostsResult> }>>();
@@ -53,7 +47,7 @@ export async function findUnusable(
   const now = Date.now();
   for (const { address, domain } of addresses) {
     if (exempt(domain)) continue;
-    if (reservedDomain(domain)) out.set(address, { cause: 'reserved_domain' });
+    if (isReservedName(domain)) out.set(address, { cause: 'reserved_domain' });
     else if (TYPOS[domain]) out.set(address, { cause: 'typo_domain', suggestion: TYPOS[domain] });
     else if (!lookups.has(domain)) lookups.set(domain, cachedMx(dns, domain, now));
   }
