@@ -5,9 +5,15 @@ import tseslint from 'typescript-eslint';
 const apart = (folder, others) => ({
   files: [`${folder}/**/*.ts`],
   rules: {
-    'no-restricted-imports': ['error', {
-      patterns: others.map((o) => ({ group: [`**/${o}/*`], message: `${folder}/ imports from shared/, never from ${o}/` })),
-    }],
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: others.map((o) => ({
+          group: [`**/${o}/*`],
+          message: `${folder}/ imports from shared/, never from ${o}/`,
+        })),
+      },
+    ],
   },
 });
 
@@ -17,7 +23,10 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
     },
   },
   apart('api', ['mta', 'inbound', 'worker']),

@@ -25,7 +25,8 @@ export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
     await next();
     if (ctx.method === 'OPTIONS' && ctx.status === 200 && !ctx.body) ctx.body = {};
     if (ctx.body !== undefined) return;
-    if (ctx.status === 405 || ctx.status === 501) throw new ServiceError('method_not_allowed', 'Method not allowed for this path.');
+    if (ctx.status === 405 || ctx.status === 501)
+      throw new ServiceError('method_not_allowed', 'Method not allowed for this path.');
     if (ctx.status === 404) throw new ServiceError('not_found', 'Route not found.');
   });
   app.use(router.routes());

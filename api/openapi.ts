@@ -41,14 +41,23 @@ function convert(schema: z.ZodType, components: Json, io: 'input' | 'output'): J
 
 function parameters(op: Operation, components: Json): Json[] {
   const out: Json[] = [];
-  for (const [where, schema] of [['path', op.params], ['query', op.query]] as const) {
+  for (const [where, schema] of [
+    ['path', op.params],
+    ['query', op.query],
+  ] as const) {
     if (!schema) continue;
     const json = convert(schema, components, 'input');
     const props = (json.properties ?? {}) as Record<string, Json>;
     const required = new Set((json.required ?? []) as string[]);
     for (const [name, prop] of Object.entries(props)) {
       const { description, ...rest } = prop;
-      out.push({ name, in: where, required: where === 'path' || required.has(name), schema: rest, ...(description ? { description } : {}) });
+      out.push({
+        name,
+        in: where,
+        required: where === 'path' || required.has(name),
+        schema: rest,
+        ...(description ? { description } : {}),
+      });
     }
   }
   return out;
@@ -56,9 +65,13 @@ function parameters(op: Operation, components: Json): Json[] {
 
 function operationObject(op: Operation, components: Json): Json {
   const status = String(op.status ?? 200);
-  const success = { description: op.raw ? 'The file itself' : 'Success', content: { 'application/json': { schema: convert(op.response, components, 'output') } } };
+  const success = {
+    description: op.raw ? 'The file itself' : 'Success',
+    content: { 'application/json': { schema: convert(op.response, components, 'output') } },
+  };
   const responses: Json = { [status]: success };
-  for (const s of op.alsoAnswers ?? []) responses[String(s)] = { ...success, description: `Also answered with status ${s}` };
+  for (const s of op.alsoAnswers ?? [])
+    responses[String(s)] = { ...success, description: `Also answered with status ${s}` };
   const errorRef = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
   const errors = op.permission === 'none' ? ['400', '404', '500'] : Object.keys(errorStatuses);
   for (const code of errors) if (!responses[code]) responses[code] = { description: errorStatuses[code], ...errorRef };
@@ -74,11 +87,16 @@ function operationObject(op: Operation, components: Json): Json {
   };
   if (op.permission === 'none') result.security = [];
   if (op.body) {
-    result.requestBody = { required: true, content: { 'application/json': { schema: convert(op.body, components, 'input') } } };
+    result.requestBody = {
+      required: true,
+      content: { 'application/json': { schema: convert(op.body, components, 'input') } },
+    };
   }
   if (op.idempotent) {
     (result.parameters as Json[]).push({
-      name: 'Idempotency-Key', in: 'header', required: false,
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
       description: '1-256 characters; the same key with the same body replays the first answer for 24 hours',
       schema: { type: 'string', minLength: 1, maxLength: 256 },
     });
@@ -94,13 +112,16 @@ export function buildOpenApi(operations: Operation[], info: { version: string; s
     paths[op.path] ??= {};
     paths[op.path][op.method] = operationObject(op, components);
   }
-  const tags = [...new Set(operations.map((o) => o.tag))].sort().map((name) => ({ name, description: `The ${name} area` }));
+  const tags = [...new Set(operations.map((o) => o.tag))]
+    .sort()
+    .map((name) => ({ name, description: `The ${name} area` }));
   return {
     openapi: '3.1.0',
     info: {
       title: 'Postwerk email platform API',
       version: info.version,
-      description: 'Transactional and broadcast email with its own MTA and MX. Every path is also served under /api/v1.',
+      description:
+        'Transactional and broadcast email with its own MTA and MX. Every path is also served under /api/v1.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: info.serverUrl }, { url: `${info.serverUrl.replace(/\/$/, '')}/api/v1` }],

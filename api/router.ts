@@ -22,12 +22,19 @@ export function koaPath(path: string): string {
 }
 
 function resourceName(op: Operation): string {
-  return op.tag.replace(/s$/, '').replace(/-/g, ' ').replace(/^./, (c) => c.toUpperCase()).replace(/^Api key/, 'API key');
+  return op.tag
+    .replace(/s$/, '')
+    .replace(/-/g, ' ')
+    .replace(/^./, (c) => c.toUpperCase())
+    .replace(/^Api key/, 'API key');
 }
 
 async function runOperation(op: Operation, ctx: Context, deps: ApiDeps, auth: Auth | undefined): Promise<void> {
   if (op.notImplemented) {
-    throw new ServiceError('not_implemented', `${op.method.toUpperCase()} ${op.path} is not implemented yet on this platform.`);
+    throw new ServiceError(
+      'not_implemented',
+      `${op.method.toUpperCase()} ${op.path} is not implemented yet on this platform.`,
+    );
   }
   const params = op.params ? parseParams(op.params, ctx.params, resourceName(op)) : undefined;
   const query = op.query ? parseQuery(op.query, ctx.query) : undefined;
@@ -51,7 +58,8 @@ async function runOperation(op: Operation, ctx: Context, deps: ApiDeps, auth: Au
     ctx.status = ctx.state.statusOverride ?? op.status ?? 200;
     ctx.body = result;
   };
-  if (op.idempotent && auth) await withIdempotency(ctx, deps, auth, rawBody, op.idempotent === 'answered-in-commit', handle);
+  if (op.idempotent && auth)
+    await withIdempotency(ctx, deps, auth, rawBody, op.idempotent === 'answered-in-commit', handle);
   else await handle(null);
 }
 
@@ -93,7 +101,10 @@ function handlerFor(op: Operation, deps: ApiDeps) {
 
 /** Static segments win over parameters (`/emails/receiving` before `/emails/{id}`): the first match answers. */
 function specificity(path: string): string {
-  return path.split('/').map((s) => (s.startsWith('{') ? '1' : '0')).join('');
+  return path
+    .split('/')
+    .map((s) => (s.startsWith('{') ? '1' : '0'))
+    .join('');
 }
 
 export function buildRouter(operations: Operation[], deps: ApiDeps): Router {

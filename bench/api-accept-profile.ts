@@ -29,8 +29,6 @@ const connections = Number(process.env.API_PROFILE_CONNECTIONS ?? 20);
 const rate = process.env.API_PROFILE_RATE ? Number(process.env.API_PROFILE_RATE) : undefined;
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-
-
 const undo: (() => Promise<unknown>)[] = [];
 const cleanup = async () => {
   for (const step of undo.reverse()) await step().catch(() => undefined);
@@ -59,20 +57,32 @@ try {
   const profDir = process.env.API_PROFILE_CPU_PROF;
   if (profDir) {
     const hook = path.join(profDir, 'profile-hook.mjs');
-    writeFileSync(hook, [
-      "import { Session } from 'node:inspector';",
-      "import { writeFileSync } from 'node:fs';",
-      'const s = new Session(); s.connect();',
-      "s.post('Profiler.enable'); s.post('Profiler.setSamplingInterval', { interval: 200 }); s.post('Profiler.start');",
-      "process.on('exit', () => s.post('Profiler.stop', (err, r) => { if (!err) writeFileSync(" +
-        `${JSON.stringify(profDir)} + '/api-' + process.pid + '.cpuprofile', JSON.stringify(r.profile)); }));`,
-    ].join('\n'));
+    writeFileSync(
+      hook,
+      [
+        "import { Session } from 'node:inspector';",
+        "import { writeFileSync } from 'node:fs';",
+        'const s = new Session(); s.connect();',
+        "s.post('Profiler.enable'); s.post('Profiler.setSamplingInterval', { interval: 200 }); s.post('Profiler.start');",
+        "process.on('exit', () => s.post('Profiler.stop', (err, r) => { if (!err) writeFileSync(" +
+          `${JSON.stringify(profDir)} + '/api-' + process.pid + '.cpuprofile', JSON.stringify(r.profile)); }));`,
+      ].join('\n'),
+    );
     extra.NODE_OPTIONS = `--import=${hook}`;
   }
   const env = {
-    NODE_ENV: 'production', LOG_LEVEL: 'error', HOST: '127.0.0.1', DATABASE_URL: database.url, REDIS_URL: redisUrl,
-    REDIS_PREFIX: redisPrefix, BLOB_DIR: blobDir, RATE_LIMIT_RPS: '100000', SECRETS_KEY: randomBytes(32).toString('base64'),
-    DNS_SERVERS: dns.address, BULK_DAILY_LIMIT: '100000000', ...extra,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'error',
+    HOST: '127.0.0.1',
+    DATABASE_URL: database.url,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: redisPrefix,
+    BLOB_DIR: blobDir,
+    RATE_LIMIT_RPS: '100000',
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    DNS_SERVERS: dns.address,
+    BULK_DAILY_LIMIT: '100000000',
+    ...extra,
   };
   const config = loadConfig(env);
   const db = createDb(config, { min: 0, max: 2 });
@@ -91,8 +101,10 @@ try {
     const r = await apiAccept(ours, messages, connections, 10240, rate);
     const b = { api: cpuOf(api.pid), pg: cpuOfAll(/^postgres/, ` ${dbName} `), redis: cpuOfAll(/^redis-server/) };
     const per = (x: number) => ((x * 1000) / r.ok).toFixed(2);
-    console.log(`n=${r.ok} failed=${r.failed} ${r.rate.toFixed(0)}/s p50 ${r.p50} p99 ${r.p99} | ms CPU/msg: api ${per(b.api - a.api)} ` +
-      `postgres ${per(b.pg - a.pg)} redis* ${per(b.redis - a.redis)} | api+pg ${per(b.api - a.api + b.pg - a.pg)} | load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+    console.log(
+      `n=${r.ok} failed=${r.failed} ${r.rate.toFixed(0)}/s p50 ${r.p50} p99 ${r.p99} | ms CPU/msg: api ${per(b.api - a.api)} ` +
+        `postgres ${per(b.pg - a.pg)} redis* ${per(b.redis - a.redis)} | api+pg ${per(b.api - a.api + b.pg - a.pg)} | load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+    );
   }
 } finally {
   await cleanup();

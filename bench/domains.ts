@@ -41,9 +41,16 @@ export const CREATE_P50_BUDGET_MS = 150;
 const LANES = 8;
 
 interface CreationRow {
-  label: string; concurrency: number; n: number; p50: number; p99: number; perSecond: number; inlineKeys: number;
+  label: string;
+  concurrency: number;
+  n: number;
+  p50: number;
+  p99: number;
+  perSecond: number;
+  inlineKeys: number;
   /** CPU time of the api process per domain, and the whole machine's CPU use during the run (% of one core). */
-  apiCpuMs?: number; machineCpuPercent?: number;
+  apiCpuMs?: number;
+  machineCpuPercent?: number;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -52,7 +59,11 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** Runs `n` tasks on `width` lanes; answers each task's duration in ms and the wall time. */
-async function timed(n: number, width: number, task: (i: number) => Promise<void>): Promise<{ ms: number[]; wallMs: number }> {
+async function timed(
+  n: number,
+  width: number,
+  task: (i: number) => Promise<void>,
+): Promise<{ ms: number[]; wallMs: number }> {
   const ms: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -70,7 +81,14 @@ async function timed(n: number, width: number, task: (i: number) => Promise<void
 
 const poolSize = async (db: Db) => Number((await db('dkim_key_pool').count({ n: '*' }))[0].n);
 
-async function createRun(db: Db, api: ChildServer, key: string, label: string, n: number, concurrency: number): Promise<CreationRow> {
+async function createRun(
+  db: Db,
+  api: ChildServer,
+  key: string,
+  label: string,
+  n: number,
+  concurrency: number,
+): Promise<CreationRow> {
   const before = await poolSize(db);
   const window = startWindow(api.pid);
   const tag = randomBytes(3).toString('hex');
@@ -86,14 +104,23 @@ async function createRun(db: Db, api: ChildServer, key: string, label: string, n
   const cpu = window.end();
   const taken = before - (await poolSize(db));
   return {
-    label, concurrency, n, p50: percentile(ms, 50), p99: percentile(ms, 99), perSecond: n / (wallMs / 1000), inlineKeys: n - taken,
-    apiCpuMs: cpu.cpuPercent === undefined ? undefined : (cpu.cpuPercent / 100) * wallMs / n, machineCpuPercent: cpu.machineCpuPercent,
+    label,
+    concurrency,
+    n,
+    p50: percentile(ms, 50),
+    p99: percentile(ms, 99),
+    perSecond: n / (wallMs / 1000),
+    inlineKeys: n - taken,
+    apiCpuMs: cpu.cpuPercent === undefined ? undefined : ((cpu.cpuPercent / 100) * wallMs) / n,
+    machineCpuPercent: cpu.machineCpuPercent,
   };
 }
 
 /** Publishes every record of every customer domain in the loopback DNS server, as each customer would. */
 async function publishAll(db: Db, dns: DnsServer): Promise<number> {
-  const rows = await db('domain_records as r').join('domains as d', 'd.id', 'r.domain_id').where('d.managed', false)
+  const rows = await db('domain_records as r')
+    .join('domains as d', 'd.id', 'r.domain_id')
+    .where('d.managed', false)
     .select('d.name as domain', 'r.name', 'r.type', 'r.value', 'r.priority');
   for (const r of rows) {
     const name = fqdn(r.name, r.domain);
@@ -108,9 +135,17 @@ async function publishAll(db: Db, dns: DnsServer): Promise<number> {
 async function resetChecks(db: Db): Promise<void> {
   const now = new Date();
   const ids = db('domains').select('id').where({ managed: false });
-  await db('domain_records').whereIn('domain_id', ids).update({ status: 'not_started', found: null, last_checked_at: null });
-  await db('domains').where({ managed: false })
-    .update({ status: 'not_started', checking_since: now, next_check_at: now, check_count: 0, verified_at: null, last_checked_at: null });
+  await db('domain_records')
+    .whereIn('domain_id', ids)
+    .update({ status: 'not_started', found: null, last_checked_at: null });
+  await db('domains').where({ managed: false }).update({
+    status: 'not_started',
+    checking_since: now,
+    next_check_at: now,
+    check_count: 0,
+    verified_at: null,
+    last_checked_at: null,
+  });
 }
 
 export async function runDomainBench(o: DomainBenchOptions): Promise<boolean> {
@@ -121,9 +156,16 @@ export async function runDomainBench(o: DomainBenchOptions): Promise<boolean> {
   const dns = await startDnsServer();
   o.onCleanup(() => dns.close());
   const env = {
-    NODE_ENV: 'production', LOG_LEVEL: 'silent', HOST: '127.0.0.1', DATABASE_URL: database.url, REDIS_URL: o.redisUrl,
-    REDIS_PREFIX: `pwbench-${randomBytes(5).toString('hex')}`, BLOB_DIR: blobDir, RATE_LIMIT_RPS: '100000',
-    SECRETS_KEY: randomBytes(32).toString('base64'), DNS_SERVERS: dns.address,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'silent',
+    HOST: '127.0.0.1',
+    DATABASE_URL: database.url,
+    REDIS_URL: o.redisUrl,
+    REDIS_PREFIX: `pwbench-${randomBytes(5).toString('hex')}`,
+    BLOB_DIR: blobDir,
+    RATE_LIMIT_RPS: '100000',
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    DNS_SERVERS: dns.address,
   };
   const config = loadConfig(env);
   const secrets = secretsKey(config);
@@ -159,7 +201,11 @@ export async function runDomainBench(o: DomainBenchOptions): Promise<boolean> {
   await db('domains').where({ managed: false }).delete();
   const one = await generateRsaKey(secrets);
   await db('dkim_key_pool').delete();
-  await db.batchInsert('dkim_key_pool', Array.from({ length: m }, () => ({ id: newId(), ...one })), 500);
+  await db.batchInsert(
+    'dkim_key_pool',
+    Array.from({ length: m }, () => ({ id: newId(), ...one })),
+    500,
+  );
   console.error(`bench: creating ${m} domains to verify`);
   await createRun(db, api, key, 'setup', m, 4);
   const published = await publishAll(db, dns);
@@ -171,11 +217,26 @@ export async function runDomainBench(o: DomainBenchOptions): Promise<boolean> {
   console.error(`bench: sweeping ${m} domains (${published} records) until none is due`);
   const t0 = performance.now();
   let swept = 0;
-  for (let batch = await sweepDomains(db, resolver, config, log); batch > 0; batch = await sweepDomains(db, resolver, config, log)) swept += batch;
+  for (
+    let batch = await sweepDomains(db, resolver, config, log);
+    batch > 0;
+    batch = await sweepDomains(db, resolver, config, log)
+  )
+    swept += batch;
   const sweepMs = performance.now() - t0;
   const verified = Number((await db('domains').where({ managed: false, status: 'verified' }).count({ n: '*' }))[0].n);
   const tcp = (from: number) => dns.queries.slice(from).filter((q) => q.transport === 'tcp').length;
-  const sweepRow = [`sweepDomains (the worker's)`, '8', swept, fixed(sweepMs / 1000, 2), fixed(swept / (sweepMs / 1000), 0), '-', '-', verified, `${dns.queries.length} (${tcp(0)})`];
+  const sweepRow = [
+    `sweepDomains (the worker's)`,
+    '8',
+    swept,
+    fixed(sweepMs / 1000, 2),
+    fixed(swept / (sweepMs / 1000), 0),
+    '-',
+    '-',
+    verified,
+    `${dns.queries.length} (${tcp(0)})`,
+  ];
 
   // Per domain: the same first check, timed one by one, alone and on as many lanes as the sweep runs.
   const perDomain = [];
@@ -185,35 +246,72 @@ export async function runDomainBench(o: DomainBenchOptions): Promise<boolean> {
     const from = dns.queries.length;
     const run = await timed(ids.length, lanes, async (i) => void (await checkDomain(db, resolver, config, ids[i])));
     const done = Number((await db('domains').where({ managed: false, status: 'verified' }).count({ n: '*' }))[0].n);
-    perDomain.push([`checkDomain, timed each`, lanes, ids.length, fixed(run.wallMs / 1000, 2), fixed(ids.length / (run.wallMs / 1000), 0),
-      fixed(percentile(run.ms, 50), 1), fixed(percentile(run.ms, 99), 1), done, `${dns.queries.length - from} (${tcp(from)})`]);
+    perDomain.push([
+      `checkDomain, timed each`,
+      lanes,
+      ids.length,
+      fixed(run.wallMs / 1000, 2),
+      fixed(ids.length / (run.wallMs / 1000), 0),
+      fixed(percentile(run.ms, 50), 1),
+      fixed(percentile(run.ms, 99), 1),
+      done,
+      `${dns.queries.length - from} (${tcp(from)})`,
+    ]);
   }
 
   console.log('');
   console.log(`domains: POST /domains through the api (its own process, DNS on loopback), ${n} per run`);
   console.log('');
-  console.log(renderTable(
-    ['case', 'concurrency', 'domains', 'p50 ms', 'p99 ms', 'domains/s', 'keys made inline', 'api CPU ms/domain', 'machine CPU %'],
-    rows.map((r) => [r.label, r.concurrency, r.n, fixed(r.p50, 1), fixed(r.p99, 1), fixed(r.perSecond, 1), r.inlineKeys, fixed(r.apiCpuMs, 1), fixed(r.machineCpuPercent, 0)]),
-  ));
+  console.log(
+    renderTable(
+      [
+        'case',
+        'concurrency',
+        'domains',
+        'p50 ms',
+        'p99 ms',
+        'domains/s',
+        'keys made inline',
+        'api CPU ms/domain',
+        'machine CPU %',
+      ],
+      rows.map((r) => [
+        r.label,
+        r.concurrency,
+        r.n,
+        fixed(r.p50, 1),
+        fixed(r.p99, 1),
+        fixed(r.perSecond, 1),
+        r.inlineKeys,
+        fixed(r.apiCpuMs, 1),
+        fixed(r.machineCpuPercent, 0),
+      ]),
+    ),
+  );
   console.log(`(the worker's fillPool made ${filledKeys} keys, ${fixed(fillMs / filledKeys, 0)} ms each on average)`);
   console.log('');
   console.log(`verification: ${m} domains, ${published} records all published in the loopback DNS server`);
   console.log('');
-  console.log(renderTable(
-    ['run', 'lanes', 'domains', 'wall s', 'domains/s', 'p50 ms', 'p99 ms', 'verified', 'DNS queries (tcp)'],
-    [sweepRow, ...perDomain],
-  ));
-  console.log('(p50/p99: one domain\'s whole check, lookups and transaction; the sweep is timed as a whole only)');
+  console.log(
+    renderTable(
+      ['run', 'lanes', 'domains', 'wall s', 'domains/s', 'p50 ms', 'p99 ms', 'verified', 'DNS queries (tcp)'],
+      [sweepRow, ...perDomain],
+    ),
+  );
+  console.log("(p50/p99: one domain's whole check, lookups and transaction; the sweep is timed as a whole only)");
 
   let ok = true;
   const filled = rows.find((r) => r.label === 'key pool filled' && r.concurrency === 1);
   if (filled && filled.p50 > CREATE_P50_BUDGET_MS) {
     ok = false;
-    console.log(`FAIL domain creation with a filled pool: p50 ${filled.p50.toFixed(1)} ms is over the ${CREATE_P50_BUDGET_MS} ms budget`);
+    console.log(
+      `FAIL domain creation with a filled pool: p50 ${filled.p50.toFixed(1)} ms is over the ${CREATE_P50_BUDGET_MS} ms budget`,
+    );
   }
   for (const r of rows.filter((x) => x.label === 'key pool filled' && x.inlineKeys > 0)) {
-    console.log(`WARNING ${r.label}, concurrency ${r.concurrency}: ${r.inlineKeys} keys were made inline; the pool ran dry`);
+    console.log(
+      `WARNING ${r.label}, concurrency ${r.concurrency}: ${r.inlineKeys} keys were made inline; the pool ran dry`,
+    );
   }
   if (swept !== m || verified !== m) {
     ok = false;

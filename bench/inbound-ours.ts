@@ -70,20 +70,37 @@ export async function startInbound(o: InboundOptions): Promise<Inbound> {
   dns.set(`_dmarc.${SENDER_DOMAIN}`, 'TXT', ['v=DMARC1; p=none']);
   const mxPort = await freePort();
   const env = {
-    NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: database.url, REDIS_URL: o.redisUrl, REDIS_PREFIX: redisPrefix,
-    BLOB_DIR: blobDir, SECRETS_KEY: randomBytes(32).toString('base64'), MX_HOST: '127.0.0.1', MX_PORT: String(mxPort),
-    MTA_HOSTNAME: `mx.${RECEIVING_DOMAIN}`, DNS_SERVERS: dns.address,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: database.url,
+    REDIS_URL: o.redisUrl,
+    REDIS_PREFIX: redisPrefix,
+    BLOB_DIR: blobDir,
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    MX_HOST: '127.0.0.1',
+    MX_PORT: String(mxPort),
+    MTA_HOSTNAME: `mx.${RECEIVING_DOMAIN}`,
+    DNS_SERVERS: dns.address,
   };
   const config = loadConfig(env);
   const db = createDb(config, { min: 0, max: 2 });
   o.onCleanup(() => db.destroy());
   const { team } = await createTeamWithKey(db, 'Bench inbound');
-  await db('domains').insert({ id: newId(), team_id: team.id, name: RECEIVING_DOMAIN, status: 'verified', receiving: 'enabled', receiving_host: '@' });
+  await db('domains').insert({
+    id: newId(),
+    team_id: team.id,
+    name: RECEIVING_DOMAIN,
+    status: 'verified',
+    receiving: 'enabled',
+    receiving_host: '@',
+  });
   const queue = createQueue(config, queues.receive);
   o.onCleanup(() => queue.close());
 
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'inbound/main.ts')], {
-    cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 2, 2],
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 2, 2],
   });
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -97,7 +114,10 @@ export async function startInbound(o: InboundOptions): Promise<Inbound> {
   await listening(mxPort, 60_000, () => child.exitCode === null && child.signalCode === null);
 
   const messages = async () => {
-    const rows = await db('received_messages').select('status').count({ n: '*' }).groupBy('status') as { status: string; n: string }[];
+    const rows = (await db('received_messages').select('status').count({ n: '*' }).groupBy('status')) as {
+      status: string;
+      n: string;
+    }[];
     const by = Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
     return { stored: by.stored ?? 0, processed: by.processed ?? 0 };
   };
@@ -109,7 +129,10 @@ export async function startInbound(o: InboundOptions): Promise<Inbound> {
     resumeReceive: () => queue.resume(),
     messages,
     async outcomes() {
-      const rows = await db('received_emails').select('dropped_reason').count({ n: '*' }).groupBy('dropped_reason') as { dropped_reason: string | null; n: string }[];
+      const rows = (await db('received_emails')
+        .select('dropped_reason')
+        .count({ n: '*' })
+        .groupBy('dropped_reason')) as { dropped_reason: string | null; n: string }[];
       return Object.fromEntries(rows.map((r) => [r.dropped_reason ?? 'kept', Number(r.n)]));
     },
     async processedBy(n, ms) {

@@ -76,7 +76,15 @@ async function send(load: Load, port: number, sessions: number): Promise<Sent> {
   if (load.client === 'smtp-source') {
     const t0 = performance.now();
     try {
-      const wallMs = await smtpSource({ port, messages: load.messages, sessions, reuse: load.reuse, bytes: load.bytes, from: FROM, to: TO });
+      const wallMs = await smtpSource({
+        port,
+        messages: load.messages,
+        sessions,
+        reuse: load.reuse,
+        bytes: load.bytes,
+        from: FROM,
+        to: TO,
+      });
       return { ok: load.messages, failed: 0, wallMs };
     } catch (err) {
       // smtp-source stops at the first SMTP error; the caller counts what was stored.
@@ -84,24 +92,35 @@ async function send(load: Load, port: number, sessions: number): Promise<Sent> {
       return { ok: 0, failed: load.messages, wallMs: performance.now() - t0 };
     }
   }
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, pool: false });
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    ignoreTLS: true,
+    pool: false,
+  });
   const text = body(load.bytes, 'latency');
   const ms: number[] = [];
   let next = 0;
   let failed = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: sessions }, async () => {
-    while (next < load.messages) {
-      const i = next++;
-      const s = performance.now();
-      try {
-        await transport.sendMail({ envelope: { from: FROM, to: [TO] }, raw: `From: ${FROM}\r\nTo: ${TO}\r\nSubject: latency ${i}\r\n\r\n${text}` });
-        ms.push(performance.now() - s);
-      } catch {
-        failed++;
+  await Promise.all(
+    Array.from({ length: sessions }, async () => {
+      while (next < load.messages) {
+        const i = next++;
+        const s = performance.now();
+        try {
+          await transport.sendMail({
+            envelope: { from: FROM, to: [TO] },
+            raw: `From: ${FROM}\r\nTo: ${TO}\r\nSubject: latency ${i}\r\n\r\n${text}`,
+          });
+          ms.push(performance.now() - s);
+        } catch {
+          failed++;
+        }
       }
-    }
-  }));
+    }),
+  );
   const wallMs = performance.now() - t0;
   ms.sort((a, b) => a - b);
   return { ok: ms.length, failed, wallMs, p50: percentile(ms, 50), p99: percentile(ms, 99) };
@@ -133,7 +152,9 @@ async function postfixSide(o: InboundBenchOptions, loads: Load[], rows: Row[]): 
   // Every message goes to the hold queue as smtpd takes it: cleanup writes and fsyncs the queue file before the
   // 250, exactly as for a message to deliver, and the queue manager never picks it up, so nothing but accepting
   // runs. The relayhost (port 9, nothing there) is never used.
-  const postfix: PostfixRelay = await startPostfixRelay(9, ['smtpd_client_restrictions = check_client_access static:HOLD']);
+  const postfix: PostfixRelay = await startPostfixRelay(9, [
+    'smtpd_client_restrictions = check_client_access static:HOLD',
+  ]);
   o.onCleanup(() => postfix.close());
   try {
     for (const load of loads) {
@@ -148,8 +169,16 @@ async function postfixSide(o: InboundBenchOptions, loads: Load[], rows: Row[]): 
       const peak = rss.stop();
       const held = (await postfix.queued()) - before;
       rows.push({
-        load: load.label, side: 'Postfix', what: 'accepted into its queue (held)', messages: held, rate: sent.ok / (sent.wallMs / 1000),
-        p50: sent.p50, p99: sent.p99, cpuMsPerMessage: (cpu * 1000) / load.messages, rssMb: peak / 1024, machineCpu: stats.machineCpuPercent,
+        load: load.label,
+        side: 'Postfix',
+        what: 'accepted into its queue (held)',
+        messages: held,
+        rate: sent.ok / (sent.wallMs / 1000),
+        p50: sent.p50,
+        p99: sent.p99,
+        cpuMsPerMessage: (cpu * 1000) / load.messages,
+        rssMb: peak / 1024,
+        machineCpu: stats.machineCpuPercent,
         errors: sent.failed + Math.max(0, sent.ok - held),
       });
     }
@@ -158,7 +187,12 @@ async function postfixSide(o: InboundBenchOptions, loads: Load[], rows: Row[]): 
   }
 }
 
-async function acceptOurs(o: InboundBenchOptions, ours: Inbound, load: Load, what: string): Promise<{ row: Row; startedAt: number }> {
+async function acceptOurs(
+  o: InboundBenchOptions,
+  ours: Inbound,
+  load: Load,
+  what: string,
+): Promise<{ row: Row; startedAt: number }> {
   console.error(`bench: inbound: ours, ${load.label} x${load.messages} (${what})`);
   const before = await ours.messages();
   const w = startWindow(ours.pid);
@@ -172,9 +206,18 @@ async function acceptOurs(o: InboundBenchOptions, ours: Inbound, load: Load, wha
   return {
     startedAt,
     row: {
-      load: load.label, side: 'ours', what, messages: stored, rate: sent.ok / (sent.wallMs / 1000), p50: sent.p50, p99: sent.p99,
-      cpuMsPerMessage: (cpu * 1000) / load.messages, rssMb: stats.peakRssMb, machineCpu: stats.machineCpuPercent,
-      errors: sent.failed + Math.max(0, sent.ok - stored), vs: load.key,
+      load: load.label,
+      side: 'ours',
+      what,
+      messages: stored,
+      rate: sent.ok / (sent.wallMs / 1000),
+      p50: sent.p50,
+      p99: sent.p99,
+      cpuMsPerMessage: (cpu * 1000) / load.messages,
+      rssMb: stats.peakRssMb,
+      machineCpu: stats.machineCpuPercent,
+      errors: sent.failed + Math.max(0, sent.ok - stored),
+      vs: load.key,
     },
   };
 }
@@ -193,20 +236,54 @@ async function drain(o: InboundBenchOptions, ours: Inbound, label: string): Prom
   await ours.pauseReceive();
   const left = (await ours.messages()).stored;
   return {
-    load: label, side: 'ours', what: 'receive job: processed (backlog)', messages: stored - left,
-    rate: at === undefined ? undefined : stored / ((at - t0) / 1000), cpuMsPerMessage: (cpu * 1000) / stored,
-    rssMb: stats.peakRssMb, machineCpu: stats.machineCpuPercent, errors: left,
+    load: label,
+    side: 'ours',
+    what: 'receive job: processed (backlog)',
+    messages: stored - left,
+    rate: at === undefined ? undefined : stored / ((at - t0) / 1000),
+    cpuMsPerMessage: (cpu * 1000) / stored,
+    rssMb: stats.peakRssMb,
+    machineCpu: stats.machineCpuPercent,
+    errors: left,
   };
 }
 
 export async function runInboundBench(o: InboundBenchOptions): Promise<void> {
   const s = o.sessions;
   const small: Load[] = [
-    { key: '10k-d', label: `10 KB, smtp-source -d -s ${s}`, bytes: 10_240, messages: o.messages, client: 'smtp-source', reuse: true },
-    { key: '10k-new', label: `10 KB, smtp-source -s ${s} (new conn each)`, bytes: 10_240, messages: Math.ceil(o.messages / 2), client: 'smtp-source', reuse: false },
-    { key: '10k-lat', label: `10 KB, nodemailer ${s} lanes (new conn each)`, bytes: 10_240, messages: o.latencyMessages, client: 'nodemailer', reuse: false },
+    {
+      key: '10k-d',
+      label: `10 KB, smtp-source -d -s ${s}`,
+      bytes: 10_240,
+      messages: o.messages,
+      client: 'smtp-source',
+      reuse: true,
+    },
+    {
+      key: '10k-new',
+      label: `10 KB, smtp-source -s ${s} (new conn each)`,
+      bytes: 10_240,
+      messages: Math.ceil(o.messages / 2),
+      client: 'smtp-source',
+      reuse: false,
+    },
+    {
+      key: '10k-lat',
+      label: `10 KB, nodemailer ${s} lanes (new conn each)`,
+      bytes: 10_240,
+      messages: o.latencyMessages,
+      client: 'nodemailer',
+      reuse: false,
+    },
   ];
-  const big: Load = { key: '1m-d', label: `1 MB, smtp-source -d -s ${s}`, bytes: 1_048_576, messages: o.bigMessages, client: 'smtp-source', reuse: true };
+  const big: Load = {
+    key: '1m-d',
+    label: `1 MB, smtp-source -d -s ${s}`,
+    bytes: 1_048_576,
+    messages: o.bigMessages,
+    client: 'smtp-source',
+    reuse: true,
+  };
   const rows: Row[] = [];
   const startLoad = loadavg();
   let ours: Inbound | undefined;
@@ -219,7 +296,8 @@ export async function runInboundBench(o: InboundBenchOptions): Promise<void> {
     // the receive workers.
     await send({ ...small[0], messages: 1000 }, ours.mxPort, s);
     await send({ ...small[1], messages: 300 }, ours.mxPort, s);
-    if ((await ours.processedBy(1300, o.drainSeconds * 1000)) === undefined) throw new Error(`warm-up: not processed: ${JSON.stringify(await ours.messages())}`);
+    if ((await ours.processedBy(1300, o.drainSeconds * 1000)) === undefined)
+      throw new Error(`warm-up: not processed: ${JSON.stringify(await ours.messages())}`);
 
     await ours.pauseReceive();
     for (const load of small) rows.push((await acceptOurs(o, ours, load, 'accepted (receive job paused)')).row);
@@ -234,8 +312,12 @@ export async function runInboundBench(o: InboundBenchOptions): Promise<void> {
     rows.push(row);
     const at = await ours.processedBy(before + row.messages, o.drainSeconds * 1000);
     rows.push({
-      load: small[0].label, side: 'ours', what: 'processed (1st accept → last processed)', messages: (await ours.messages()).processed - before,
-      rate: at === undefined ? undefined : row.messages / ((at - startedAt) / 1000), errors: row.messages - ((await ours.messages()).processed - before),
+      load: small[0].label,
+      side: 'ours',
+      what: 'processed (1st accept → last processed)',
+      messages: (await ours.messages()).processed - before,
+      rate: at === undefined ? undefined : row.messages / ((at - startedAt) / 1000),
+      errors: row.messages - ((await ours.messages()).processed - before),
     });
   } catch (err) {
     console.error(`bench: inbound: ${(err as Error).stack ?? err}`);
@@ -254,20 +336,59 @@ function report(rows: Row[], load: string, outcomes: Record<string, number> | un
     return p?.rate && r.rate !== undefined ? fixed(r.rate / p.rate, 2) : undefined;
   };
   console.log('');
-  console.log(`inbound: smtp-source and nodemailer into Postfix 3.7 (every message held in its queue) and into our MX (inbound/main.ts, ` +
-    `its receive workers paused unless said), loopback, no TLS; node ${process.version}, ${cpus().length} cores`);
+  console.log(
+    `inbound: smtp-source and nodemailer into Postfix 3.7 (every message held in its queue) and into our MX (inbound/main.ts, ` +
+      `its receive workers paused unless said), loopback, no TLS; node ${process.version}, ${cpus().length} cores`,
+  );
   console.log('');
-  console.log(renderTable(
-    ['load', 'side', 'measurement', 'messages', 'msgs/s', 'vs Postfix', 'p50 ms', 'p99 ms', 'CPU ms/msg', 'peak RSS MB', 'machine CPU %', 'errors'],
-    rows.map((r) => [r.load, r.side, r.what, r.messages, fixed(r.rate, 0), ratio(r), fixed(r.p50, 1), fixed(r.p99, 1),
-      fixed(r.cpuMsPerMessage, 2), fixed(r.rssMb, 0), fixed(r.machineCpu, 0), r.errors]),
-  ));
+  console.log(
+    renderTable(
+      [
+        'load',
+        'side',
+        'measurement',
+        'messages',
+        'msgs/s',
+        'vs Postfix',
+        'p50 ms',
+        'p99 ms',
+        'CPU ms/msg',
+        'peak RSS MB',
+        'machine CPU %',
+        'errors',
+      ],
+      rows.map((r) => [
+        r.load,
+        r.side,
+        r.what,
+        r.messages,
+        fixed(r.rate, 0),
+        ratio(r),
+        fixed(r.p50, 1),
+        fixed(r.p99, 1),
+        fixed(r.cpuMsPerMessage, 2),
+        fixed(r.rssMb, 0),
+        fixed(r.machineCpu, 0),
+        r.errors,
+      ]),
+    ),
+  );
   console.log('');
-  console.log('msgs/s: messages / the client\'s wall time (smtp-source or nodemailer). p50/p99: nodemailer rows only, connect to 250');
-  console.log('per message. CPU ms/msg: CPU time (user + system) of our inbound process, or of Postfix\'s master and every child');
-  console.log('(smtpd, cleanup, trivial-rewrite, ...) per message; PostgreSQL, Redis and the client are not counted. Peak RSS: ours');
-  console.log('VmHWM of the inbound process over the row; Postfix the highest sum of VmRSS over its processes. machine CPU: every');
-  console.log(`process, % of one core. Durability: both fsync before 250 (Postfix its queue file; ours the raw blob and the row commit).`);
+  console.log(
+    "msgs/s: messages / the client's wall time (smtp-source or nodemailer). p50/p99: nodemailer rows only, connect to 250",
+  );
+  console.log(
+    "per message. CPU ms/msg: CPU time (user + system) of our inbound process, or of Postfix's master and every child",
+  );
+  console.log(
+    '(smtpd, cleanup, trivial-rewrite, ...) per message; PostgreSQL, Redis and the client are not counted. Peak RSS: ours',
+  );
+  console.log(
+    'VmHWM of the inbound process over the row; Postfix the highest sum of VmRSS over its processes. machine CPU: every',
+  );
+  console.log(
+    `process, % of one core. Durability: both fsync before 250 (Postfix its queue file; ours the raw blob and the row commit).`,
+  );
   console.log(`load average (1, 5, 15 min): ${load}; above ~2 on this machine, something else competed for the CPU.`);
   if (outcomes) console.log(`our received emails at the end, by dropped_reason: ${JSON.stringify(outcomes)}`);
   for (const r of rows) {
@@ -278,9 +399,13 @@ function report(rows: Row[], load: string, outcomes: Record<string, number> | un
       continue;
     }
     const q = r.rate / p.rate;
-    const cpu = r.cpuMsPerMessage !== undefined && p.cpuMsPerMessage !== undefined
-      ? `; CPU per message ours ${r.cpuMsPerMessage.toFixed(2)} ms, Postfix ${p.cpuMsPerMessage.toFixed(2)} ms` : '';
-    console.log(`${q >= ACCEPT_VS_POSTFIX_TARGET ? 'PASS' : 'FAIL'} accept rate, ${r.load}, ${r.what}: ours ${r.rate.toFixed(0)}/s = ${q.toFixed(2)} x ` +
-      `Postfix's ${p.rate.toFixed(0)}/s (target >= ${ACCEPT_VS_POSTFIX_TARGET})${cpu}`);
+    const cpu =
+      r.cpuMsPerMessage !== undefined && p.cpuMsPerMessage !== undefined
+        ? `; CPU per message ours ${r.cpuMsPerMessage.toFixed(2)} ms, Postfix ${p.cpuMsPerMessage.toFixed(2)} ms`
+        : '';
+    console.log(
+      `${q >= ACCEPT_VS_POSTFIX_TARGET ? 'PASS' : 'FAIL'} accept rate, ${r.load}, ${r.what}: ours ${r.rate.toFixed(0)}/s = ${q.toFixed(2)} x ` +
+        `Postfix's ${p.rate.toFixed(0)}/s (target >= ${ACCEPT_VS_POSTFIX_TARGET})${cpu}`,
+    );
   }
 }

@@ -66,7 +66,8 @@ async function checkOnce(t: Target): Promise<string | undefined> {
   } catch {
     body = text;
   }
-  const problem = res.status !== t.expectStatus ? `status ${res.status}, expected ${t.expectStatus}` : t.checkBody(body);
+  const problem =
+    res.status !== t.expectStatus ? `status ${res.status}, expected ${t.expectStatus}` : t.checkBody(body);
   return problem && `${problem}: ${text.slice(0, 300)}`;
 }
 

@@ -123,7 +123,10 @@ async function run(results: Measurement[]): Promise<void> {
       path: '/api-keys',
       headers: { authorization: `Bearer ${key}` },
       expectStatus: 200,
-      checkBody: (b) => (isObject(b) && b.object === 'list' && Array.isArray(b.data) && b.data.length === 1 ? undefined : 'expected a list of one key'),
+      checkBody: (b) =>
+        isObject(b) && b.object === 'list' && Array.isArray(b.data) && b.data.length === 1
+          ? undefined
+          : 'expected a list of one key',
       alone: false,
     },
   ];
@@ -137,21 +140,49 @@ async function run(results: Measurement[]): Promise<void> {
 function report(results: Measurement[]): boolean {
   const ceiling = results[0].rps;
   const total = (r: Measurement) => Object.values(r.unexpected).reduce((a, b) => a + b, 0);
-  console.log(`node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown cpu'}); autocannon ${load.connections} connections, ${load.warmupSeconds} s warm-up + ${load.seconds} s per target`);
+  console.log(
+    `node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown cpu'}); autocannon ${load.connections} connections, ${load.warmupSeconds} s warm-up + ${load.seconds} s per target`,
+  );
   console.log('');
   console.log(
     renderTable(
-      ['target', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'vs ceiling', 'server peak RSS MB', 'server CPU %', 'client CPU %', 'machine CPU %', 'unexpected', 'errors'],
+      [
+        'target',
+        'requests',
+        'req/s',
+        'p50 ms',
+        'p99 ms',
+        'vs ceiling',
+        'server peak RSS MB',
+        'server CPU %',
+        'client CPU %',
+        'machine CPU %',
+        'unexpected',
+        'errors',
+      ],
       results.map((r) => [
-        r.name, r.requests, fixed(r.rps, 0), fixed(r.p50, 0), fixed(r.p99, 0), fixed(r.rps / ceiling, 2),
-        fixed(r.peakRssMb, 1), fixed(r.serverCpuPercent, 0), fixed(r.clientCpuPercent, 0), fixed(r.machineCpuPercent, 0),
-        total(r), r.errors,
+        r.name,
+        r.requests,
+        fixed(r.rps, 0),
+        fixed(r.p50, 0),
+        fixed(r.p99, 0),
+        fixed(r.rps / ceiling, 2),
+        fixed(r.peakRssMb, 1),
+        fixed(r.serverCpuPercent, 0),
+        fixed(r.clientCpuPercent, 0),
+        fixed(r.machineCpuPercent, 0),
+        total(r),
+        r.errors,
       ]),
     ),
   );
   console.log('');
-  console.log(`vs ceiling = req/s / the bare koa req/s. CPU % is of one core (this machine has ${cpus().length * 100} %); machine = every`);
-  console.log('process, PostgreSQL and Redis included. unexpected = responses (warm-up included) with another status than');
+  console.log(
+    `vs ceiling = req/s / the bare koa req/s. CPU % is of one core (this machine has ${cpus().length * 100} %); machine = every`,
+  );
+  console.log(
+    'process, PostgreSQL and Redis included. unexpected = responses (warm-up included) with another status than',
+  );
   console.log('the target expects; errors = requests with no response (socket error, timeout).');
   // A target that needs neither PostgreSQL nor Redis involves only its server and autocannon: CPU used beyond
   // theirs belongs to something else on the machine, which pushed that target's numbers (or the ceiling every
@@ -159,14 +190,19 @@ function report(results: Measurement[]): boolean {
   for (const r of results) {
     const others = (r.machineCpuPercent ?? 0) - (r.serverCpuPercent ?? 0) - r.clientCpuPercent;
     if (!r.alone || r.machineCpuPercent === undefined || others <= 25) continue;
-    console.log(`WARNING ${r.name}: other processes used ~${others.toFixed(0)} % CPU during the run; the machine was not`);
+    console.log(
+      `WARNING ${r.name}: other processes used ~${others.toFixed(0)} % CPU during the run; the machine was not`,
+    );
     console.log('quiet, so this row is not comparable with a quiet run.');
   }
   let ok = true;
   for (const r of results) {
     if (total(r) === 0 && r.errors === 0 && !r.afterCheck) continue;
     ok = false;
-    const statuses = Object.entries(r.unexpected).map(([s, n]) => `${s} x${n}`).join(', ') || 'none';
+    const statuses =
+      Object.entries(r.unexpected)
+        .map(([s, n]) => `${s} x${n}`)
+        .join(', ') || 'none';
     console.log(`FAIL ${r.name}: unexpected statuses: ${statuses}; errors: ${r.errors}`);
     if (r.afterCheck) console.log(`FAIL ${r.name}: the request after the load: ${r.afterCheck}`);
   }
@@ -196,51 +232,54 @@ try {
   }
   // The sending suite (bench/sending.ts): its own sink, Postfix instance, database, api and mta. Its targets print
   // PASS/FAIL without failing the run; only a suite that could not run does.
-  if (!only || only === 'sending') await runSendingBench({
-    messages: envNumber('BENCH_SEND_MESSAGES', 2000, 1),
-    rate: envNumber('BENCH_SEND_RATE', 200, 1),
-    rateSeconds: envNumber('BENCH_SEND_RATE_SECONDS', 10, 1),
-    sessions: envNumber('BENCH_SEND_SESSIONS', 20, 1),
-    bytes: envNumber('BENCH_SEND_BYTES', 10240, 1),
-    drainSeconds: envNumber('BENCH_SEND_DRAIN_SECONDS', 120, 1),
-    mtaConcurrency: envNumber('BENCH_MTA_CONCURRENCY', configSchema.shape.MTA_CONCURRENCY.parse(undefined), 1),
-    maxPerDestination: envNumber('BENCH_MTA_MAX_PER_DESTINATION', 20, 1),
-    rounds: envNumber('BENCH_SEND_ROUNDS', 3, 1),
-    redisUrl,
-    onCleanup: (step) => undo.push(step),
-  }).catch((err) => {
-    console.error(`bench: sending: ${(err as Error).stack ?? err}`);
-    exitCode = 1;
-  });
+  if (!only || only === 'sending')
+    await runSendingBench({
+      messages: envNumber('BENCH_SEND_MESSAGES', 2000, 1),
+      rate: envNumber('BENCH_SEND_RATE', 200, 1),
+      rateSeconds: envNumber('BENCH_SEND_RATE_SECONDS', 10, 1),
+      sessions: envNumber('BENCH_SEND_SESSIONS', 20, 1),
+      bytes: envNumber('BENCH_SEND_BYTES', 10240, 1),
+      drainSeconds: envNumber('BENCH_SEND_DRAIN_SECONDS', 120, 1),
+      mtaConcurrency: envNumber('BENCH_MTA_CONCURRENCY', configSchema.shape.MTA_CONCURRENCY.parse(undefined), 1),
+      maxPerDestination: envNumber('BENCH_MTA_MAX_PER_DESTINATION', 20, 1),
+      rounds: envNumber('BENCH_SEND_ROUNDS', 3, 1),
+      redisUrl,
+      onCleanup: (step) => undo.push(step),
+    }).catch((err) => {
+      console.error(`bench: sending: ${(err as Error).stack ?? err}`);
+      exitCode = 1;
+    });
   // The inbound suite (bench/inbound.ts): Postfix and our MX accepting the same smtp-source streams; PASS/FAIL lines.
-  if (!only || only === 'inbound') await runInboundBench({
-    messages: envNumber('BENCH_INBOUND_MESSAGES', 2000, 1),
-    bigMessages: envNumber('BENCH_INBOUND_BIG_MESSAGES', 200, 1),
-    latencyMessages: envNumber('BENCH_INBOUND_LATENCY_MESSAGES', 400, 1),
-    sessions: envNumber('BENCH_INBOUND_SESSIONS', 20, 1),
-    drainSeconds: envNumber('BENCH_INBOUND_DRAIN_SECONDS', 120, 1),
-    redisUrl,
-    onCleanup: (step) => undo.push(step),
-  }).catch((err) => {
-    console.error(`bench: inbound: ${(err as Error).stack ?? err}`);
-    exitCode = 1;
-  });
+  if (!only || only === 'inbound')
+    await runInboundBench({
+      messages: envNumber('BENCH_INBOUND_MESSAGES', 2000, 1),
+      bigMessages: envNumber('BENCH_INBOUND_BIG_MESSAGES', 200, 1),
+      latencyMessages: envNumber('BENCH_INBOUND_LATENCY_MESSAGES', 400, 1),
+      sessions: envNumber('BENCH_INBOUND_SESSIONS', 20, 1),
+      drainSeconds: envNumber('BENCH_INBOUND_DRAIN_SECONDS', 120, 1),
+      redisUrl,
+      onCleanup: (step) => undo.push(step),
+    }).catch((err) => {
+      console.error(`bench: inbound: ${(err as Error).stack ?? err}`);
+      exitCode = 1;
+    });
   // The webhooks suite (bench/webhooks.ts): the real worker delivering to a loopback receiver; PASS/FAIL lines.
-  if (!only || only === 'webhooks') await runWebhookBench({
-    events: envNumber('BENCH_HOOK_EVENTS', 20000, 1),
-    endpoints: envNumber('BENCH_HOOK_ENDPOINTS', 16, 1),
-    singleEvents: envNumber('BENCH_HOOK_SINGLE_EVENTS', 3000, 1),
-    rate: envNumber('BENCH_HOOK_RATE', 500, 1),
-    rateSeconds: envNumber('BENCH_HOOK_RATE_SECONDS', 5, 1),
-    emails: envNumber('BENCH_HOOK_EMAILS', 200, 1),
-    emailRate: envNumber('BENCH_HOOK_EMAIL_RATE', 20, 1),
-    drainSeconds: envNumber('BENCH_HOOK_DRAIN_SECONDS', 120, 1),
-    redisUrl,
-    onCleanup: (step) => undo.push(step),
-  }).catch((err) => {
-    console.error(`bench: webhooks: ${(err as Error).stack ?? err}`);
-    exitCode = 1;
-  });
+  if (!only || only === 'webhooks')
+    await runWebhookBench({
+      events: envNumber('BENCH_HOOK_EVENTS', 20000, 1),
+      endpoints: envNumber('BENCH_HOOK_ENDPOINTS', 16, 1),
+      singleEvents: envNumber('BENCH_HOOK_SINGLE_EVENTS', 3000, 1),
+      rate: envNumber('BENCH_HOOK_RATE', 500, 1),
+      rateSeconds: envNumber('BENCH_HOOK_RATE_SECONDS', 5, 1),
+      emails: envNumber('BENCH_HOOK_EMAILS', 200, 1),
+      emailRate: envNumber('BENCH_HOOK_EMAIL_RATE', 20, 1),
+      drainSeconds: envNumber('BENCH_HOOK_DRAIN_SECONDS', 120, 1),
+      redisUrl,
+      onCleanup: (step) => undo.push(step),
+    }).catch((err) => {
+      console.error(`bench: webhooks: ${(err as Error).stack ?? err}`);
+      exitCode = 1;
+    });
 } catch (err) {
   console.error(`bench: ${(err as Error).stack ?? err}`);
   if (results.length) report(results);

@@ -66,7 +66,9 @@ export function cpuOfAll(comm: RegExp, cmdline?: string): number {
       if (!comm.test(name)) continue;
       if (cmdline && !readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(cmdline)) continue;
       total += cpuOf(Number(d));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return total;
 }
@@ -133,6 +135,8 @@ export function switchesOf(pid: number): number {
       const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
       for (const m of status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)) total += Number(m[1]);
     }
-  } catch { /* gone */ }
+  } catch {
+    /* gone */
+  }
   return total;
 }

@@ -37,20 +37,30 @@ function where(url: string): string {
   return url.replace(/^.*\/work\/main\//, '');
 }
 
-const top = (m: Map<string, number>, k: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k)
-  .map(([name, ms]) => `${ms.toFixed(0).padStart(7)} ms ${((ms / total) * 100).toFixed(1).padStart(5)} %  ${name}`).join('\n');
+const top = (m: Map<string, number>, k: number) =>
+  [...m]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, k)
+    .map(([name, ms]) => `${ms.toFixed(0).padStart(7)} ms ${((ms / total) * 100).toFixed(1).padStart(5)} %  ${name}`)
+    .join('\n');
 
 const byWhere = new Map<string, number>();
 const byFn = new Map<string, number>();
 for (const [id, ms] of self) {
   const n = byId.get(id)!;
-  const w = n.callFrame.functionName === '(garbage collector)' || n.callFrame.functionName === '(idle)' || n.callFrame.functionName === '(program)'
-    ? n.callFrame.functionName : where(n.callFrame.url);
+  const w =
+    n.callFrame.functionName === '(garbage collector)' ||
+    n.callFrame.functionName === '(idle)' ||
+    n.callFrame.functionName === '(program)'
+      ? n.callFrame.functionName
+      : where(n.callFrame.url);
   byWhere.set(w, (byWhere.get(w) ?? 0) + ms);
   const fn = `${n.callFrame.functionName || '(anonymous)'} ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
   byFn.set(fn, (byFn.get(fn) ?? 0) + ms);
 }
-console.log(`sampled ${total.toFixed(0)} ms over ${((profile.endTime - profile.startTime) / 1000).toFixed(0)} ms\n\nself time by package or file:`);
+console.log(
+  `sampled ${total.toFixed(0)} ms over ${((profile.endTime - profile.startTime) / 1000).toFixed(0)} ms\n\nself time by package or file:`,
+);
 console.log(top(byWhere, 30));
 console.log('\nself time by function:');
 console.log(top(byFn, 40));

@@ -75,11 +75,22 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
   });
   const submissionPort = await freePort();
   const env = {
-    NODE_ENV: 'production', LOG_LEVEL: 'error', HOST: '127.0.0.1', DATABASE_URL: database.url, REDIS_URL: o.redisUrl,
-    REDIS_PREFIX: redisPrefix, BLOB_DIR: blobDir, RATE_LIMIT_RPS: '100000', SECRETS_KEY: randomBytes(32).toString('base64'),
-    DNS_SERVERS: dns.address, SMTP_DELIVERY_PORT: String(o.sinkPort), SMTP_HOST: '127.0.0.1',
-    SMTP_SUBMISSION_PORT: String(submissionPort), SMTP_SUBMISSION_TLS_PORT: String(await freePort()),
-    MTA_CONCURRENCY: String(o.mtaConcurrency), MTA_MAX_PER_DESTINATION: String(o.maxPerDestination),
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'error',
+    HOST: '127.0.0.1',
+    DATABASE_URL: database.url,
+    REDIS_URL: o.redisUrl,
+    REDIS_PREFIX: redisPrefix,
+    BLOB_DIR: blobDir,
+    RATE_LIMIT_RPS: '100000',
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    DNS_SERVERS: dns.address,
+    SMTP_DELIVERY_PORT: String(o.sinkPort),
+    SMTP_HOST: '127.0.0.1',
+    SMTP_SUBMISSION_PORT: String(submissionPort),
+    SMTP_SUBMISSION_TLS_PORT: String(await freePort()),
+    MTA_CONCURRENCY: String(o.mtaConcurrency),
+    MTA_MAX_PER_DESTINATION: String(o.maxPerDestination),
     // Each message is distinct (its subject), so the bulk rule never applies; this only keeps it out of the way.
     BULK_DAILY_LIMIT: '100000000',
     ...o.extraEnv,
@@ -94,7 +105,9 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
 
   // The mta has no HTTP listener: it is up once its submission port accepts connections.
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'mta/main.ts')], {
-    cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 2, 2],
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 2, 2],
   });
   const mta = {
     pid: child.pid ?? -1,
@@ -110,9 +123,17 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
   await listening(submissionPort, 30_000, () => child.exitCode === null && child.signalCode === null);
 
   return {
-    api, mta, db, key, submissionPort, databaseUrl: database.url,
+    api,
+    mta,
+    db,
+    key,
+    submissionPort,
+    databaseUrl: database.url,
     async recipients() {
-      const rows = await db('email_recipients').select('status').count({ n: '*' }).groupBy('status') as { status: string; n: string }[];
+      const rows = (await db('email_recipients').select('status').count({ n: '*' }).groupBy('status')) as {
+        status: string;
+        n: string;
+      }[];
       return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
     },
   };
@@ -123,7 +144,13 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
  * verified for real against the loopback DNS server, and RECIPIENT_DOMAIN's MX pointing at 127.0.0.1. Answers
  * the team's key.
  */
-export async function readySender(o: { db: Db; config: Config; dns: DnsServer; apiUrl: string; teamName: string }): Promise<string> {
+export async function readySender(o: {
+  db: Db;
+  config: Config;
+  dns: DnsServer;
+  apiUrl: string;
+  teamName: string;
+}): Promise<string> {
   const { db, dns } = o;
   const { team, api_key: key } = await createTeamWithKey(db, o.teamName);
   await setRateLimit(db, team.id, 100_000);
@@ -133,7 +160,10 @@ export async function readySender(o: { db: Db; config: Config; dns: DnsServer; a
     headers: { 'user-agent': USER_AGENT, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ name: SENDER_DOMAIN, region: 'us-east-1' }),
   });
-  const domain = await res.json() as { id: string; records: { type: string; name: string; value: string; priority?: number }[] };
+  const domain = (await res.json()) as {
+    id: string;
+    records: { type: string; name: string; value: string; priority?: number }[];
+  };
   if (res.status !== 201) throw new Error(`POST /domains answered ${res.status}: ${JSON.stringify(domain)}`);
   for (const r of domain.records) {
     const name = r.name === '@' ? SENDER_DOMAIN : `${r.name}.${SENDER_DOMAIN}`;
@@ -160,7 +190,13 @@ export interface AcceptResult {
 }
 
 /** POST /emails `n` times on `connections` keep-alive connections, as fast as it goes or at `rate` per second. */
-export async function apiAccept(ours: Ours, n: number, connections: number, bytes: number, rate?: number): Promise<AcceptResult> {
+export async function apiAccept(
+  ours: Ours,
+  n: number,
+  connections: number,
+  bytes: number,
+  rate?: number,
+): Promise<AcceptResult> {
   const tag = randomBytes(4).toString('hex');
   const text = body(bytes, tag);
   let i = 0;
@@ -172,21 +208,34 @@ export async function apiAccept(ours: Ours, n: number, connections: number, byte
     ...(rate ? { overallRate: rate } : {}),
     // A different subject per request: distinct messages, as real traffic is, rather than one content hash whose
     // bulk_counters row every accepting transaction would update (and wait on).
-    requests: [{
-      method: 'POST',
-      headers: { 'user-agent': USER_AGENT, authorization: `Bearer ${ours.key}`, 'content-type': 'application/json' },
-      setupRequest: (req: Record<string, unknown>) => ({
-        ...req,
-        body: JSON.stringify({ from: `Bench <bench@${SENDER_DOMAIN}>`, to: [`user-${tag}@${RECIPIENT_DOMAIN}`], subject: `Bench ${tag} ${i++}`, text }),
-      }),
-    }],
+    requests: [
+      {
+        method: 'POST',
+        headers: { 'user-agent': USER_AGENT, authorization: `Bearer ${ours.key}`, 'content-type': 'application/json' },
+        setupRequest: (req: Record<string, unknown>) => ({
+          ...req,
+          body: JSON.stringify({
+            from: `Bench <bench@${SENDER_DOMAIN}>`,
+            to: [`user-${tag}@${RECIPIENT_DOMAIN}`],
+            subject: `Bench ${tag} ${i++}`,
+            text,
+          }),
+        }),
+      },
+    ],
   };
   const startedAt = performance.now();
   const r = await autocannon(options);
   const wallMs = performance.now() - startedAt;
   return {
-    sent: n, ok: r['2xx'], failed: r.non2xx + r.errors, wallMs, startedAt,
-    rate: r['2xx'] / (wallMs / 1000), p50: r.latency.p50, p99: r.latency.p99,
+    sent: n,
+    ok: r['2xx'],
+    failed: r.non2xx + r.errors,
+    wallMs,
+    startedAt,
+    rate: r['2xx'] / (wallMs / 1000),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
   };
 }
 
@@ -201,18 +250,36 @@ export async function apiPaced(ours: Ours, n: number, rate: number, bytes: numbe
   const text = body(bytes, tag);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 100 });
   const url = new URL(`${ours.api.url}/emails`);
-  const post = (i: number) => new Promise<number>((resolve) => {
-    const payload = JSON.stringify({ from: `Bench <bench@${SENDER_DOMAIN}>`, to: [`user-${tag}@${RECIPIENT_DOMAIN}`], subject: `Bench ${tag} ${i}`, text });
-    const req = http.request({
-      agent, host: url.hostname, port: url.port, path: url.pathname, method: 'POST',
-      headers: { 'user-agent': USER_AGENT, authorization: `Bearer ${ours.key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-    }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
+  const post = (i: number) =>
+    new Promise<number>((resolve) => {
+      const payload = JSON.stringify({
+        from: `Bench <bench@${SENDER_DOMAIN}>`,
+        to: [`user-${tag}@${RECIPIENT_DOMAIN}`],
+        subject: `Bench ${tag} ${i}`,
+        text,
+      });
+      const req = http.request(
+        {
+          agent,
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: {
+            'user-agent': USER_AGENT,
+            authorization: `Bearer ${ours.key}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', () => resolve(0));
+      req.end(payload);
     });
-    req.on('error', () => resolve(0));
-    req.end(payload);
-  });
   const ms: number[] = [];
   let failed = 0;
   const startedAt = performance.now();
@@ -221,27 +288,47 @@ export async function apiPaced(ours: Ours, n: number, rate: number, bytes: numbe
     const due = startedAt + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    all.push(post(i).then((status) => {
-      if (status === 200) ms.push(performance.now() - due);
-      else failed++;
-    }));
+    all.push(
+      post(i).then((status) => {
+        if (status === 200) ms.push(performance.now() - due);
+        else failed++;
+      }),
+    );
   }
   await Promise.all(all);
   agent.destroy();
   const wallMs = performance.now() - startedAt;
   ms.sort((a, b) => a - b);
-  return { sent: n, ok: ms.length, failed, wallMs, startedAt, rate: ms.length / (wallMs / 1000), p50: percentile(ms, 50), p99: percentile(ms, 99) };
+  return {
+    sent: n,
+    ok: ms.length,
+    failed,
+    wallMs,
+    startedAt,
+    rate: ms.length / (wallMs / 1000),
+    p50: percentile(ms, 50),
+    p99: percentile(ms, 99),
+  };
 }
 
 function percentile(sorted: number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
 }
 
-/** `n` messages over SMTP submission: `connections` pooled STARTTLS sessions, AUTH as apikey, one message per lane at a time. */
+/**
+ * `n` messages over SMTP submission: `connections` pooled STARTTLS sessions, AUTH as apikey, one message per lane at a
+ * time.
+ */
 export async function smtpAccept(ours: Ours, n: number, connections: number, bytes: number): Promise<AcceptResult> {
   const transport = nodemailer.createTransport({
-    host: '127.0.0.1', port: ours.submissionPort, secure: false, requireTLS: true, pool: true,
-    maxConnections: connections, maxMessages: Infinity, tls: { rejectUnauthorized: false },
+    host: '127.0.0.1',
+    port: ours.submissionPort,
+    secure: false,
+    requireTLS: true,
+    pool: true,
+    maxConnections: connections,
+    maxMessages: Infinity,
+    tls: { rejectUnauthorized: false },
     auth: { user: 'apikey', pass: ours.key },
   });
   const tag = randomBytes(4).toString('hex');
@@ -257,7 +344,10 @@ export async function smtpAccept(ours: Ours, n: number, connections: number, byt
       const t0 = performance.now();
       try {
         await transport.sendMail({
-          from: `Bench <bench@${SENDER_DOMAIN}>`, to: `user-${tag}-${i}@${RECIPIENT_DOMAIN}`, subject: `Bench ${tag} ${i}`, text,
+          from: `Bench <bench@${SENDER_DOMAIN}>`,
+          to: `user-${tag}-${i}@${RECIPIENT_DOMAIN}`,
+          subject: `Bench ${tag} ${i}`,
+          text,
         });
         ms.push(performance.now() - t0);
       } catch (err) {
@@ -272,7 +362,17 @@ export async function smtpAccept(ours: Ours, n: number, connections: number, byt
     transport.close();
   }
   const wallMs = performance.now() - startedAt;
-  if (firstError) console.error(`bench: sending: SMTP submission: ${failed} failed, the first: ${(firstError as Error).message}`);
+  if (firstError)
+    console.error(`bench: sending: SMTP submission: ${failed} failed, the first: ${(firstError as Error).message}`);
   ms.sort((a, b) => a - b);
-  return { sent: n, ok: ms.length, failed, wallMs, startedAt, rate: ms.length / (wallMs / 1000), p50: percentile(ms, 50), p99: percentile(ms, 99) };
+  return {
+    sent: n,
+    ok: ms.length,
+    failed,
+    wallMs,
+    startedAt,
+    rate: ms.length / (wallMs / 1000),
+    p50: percentile(ms, 50),
+    p99: percentile(ms, 99),
+  };
 }

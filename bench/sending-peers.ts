@@ -26,7 +26,10 @@ export const POSTFIX = '/usr/sbin/postfix';
 /** Throws a plain sentence when the postfix package is missing (spawn's ENOENT would otherwise crash the run). */
 export function requirePostfixTools(): void {
   const missing = [SMTP_SINK, SMTP_SOURCE, POSTFIX].filter((p) => !existsSync(p));
-  if (missing.length) throw new Error(`${missing.join(', ')} not found: install the postfix package (apt-get install postfix; .ci/run does)`);
+  if (missing.length)
+    throw new Error(
+      `${missing.join(', ')} not found: install the postfix package (apt-get install postfix; .ci/run does)`,
+    );
 }
 
 /** Resolves once something accepts TCP connections at 127.0.0.1:port. */
@@ -110,13 +113,24 @@ export interface SourceOptions {
 
 /** Runs smtp-source to completion; answers its wall time in ms. smtp-source exits non-zero on an SMTP error. */
 export async function smtpSource(o: SourceOptions): Promise<number> {
-  const args = [...(o.reuse ? ['-d'] : []), '-s', String(o.sessions), '-l', String(o.bytes), '-m', String(o.messages),
-    '-f', o.from ?? 'a@example.com', '-t', o.to ?? 'b@example.net', `127.0.0.1:${o.port}`];
+  const args = [
+    ...(o.reuse ? ['-d'] : []),
+    '-s',
+    String(o.sessions),
+    '-l',
+    String(o.bytes),
+    '-m',
+    String(o.messages),
+    '-f',
+    o.from ?? 'a@example.com',
+    '-t',
+    o.to ?? 'b@example.net',
+    `127.0.0.1:${o.port}`,
+  ];
   const t0 = performance.now();
   await run(SMTP_SOURCE, args, { maxBuffer: 16 * 1024 * 1024 });
   return performance.now() - t0;
 }
-
 
 export interface PostfixRelay {
   port: number;
@@ -145,29 +159,32 @@ export async function startPostfixRelay(sinkPort: number, extraMainCf: string[] 
   };
   try {
     await chmod(dir, 0o755);
-    await writeFile(path.join(dir, 'main.cf'), [
-      ...instanceMainCf(dir),
-      // benchmarks.md's peer command, with the instance's own listener (master.cf) instead of port 25.
-      'myhostname = bench.localdomain',
-      'mydestination =',
-      'inet_protocols = ipv4',
-      'mynetworks = 127.0.0.0/8',
-      `relayhost = [127.0.0.1]:${sinkPort}`,
-      'smtpd_relay_restrictions = permit_mynetworks, reject',
-      'smtpd_forbid_bare_newline = yes',
-      'smtpd_forbid_unauth_pipelining = yes',
-      'default_destination_concurrency_limit = 20',
-      // No reverse lookup of 127.0.0.1 and no DNS for the relayhost: this machine has loopback only.
-      'smtpd_peername_lookup = no',
-      'smtp_dns_support_level = disabled',
-      'smtp_tls_security_level = none',
-      'biff = no',
-      'alias_maps =',
-      'alias_database =',
-      'local_recipient_maps =',
-      ...extraMainCf,
-      '',
-    ].join('\n'));
+    await writeFile(
+      path.join(dir, 'main.cf'),
+      [
+        ...instanceMainCf(dir),
+        // benchmarks.md's peer command, with the instance's own listener (master.cf) instead of port 25.
+        'myhostname = bench.localdomain',
+        'mydestination =',
+        'inet_protocols = ipv4',
+        'mynetworks = 127.0.0.0/8',
+        `relayhost = [127.0.0.1]:${sinkPort}`,
+        'smtpd_relay_restrictions = permit_mynetworks, reject',
+        'smtpd_forbid_bare_newline = yes',
+        'smtpd_forbid_unauth_pipelining = yes',
+        'default_destination_concurrency_limit = 20',
+        // No reverse lookup of 127.0.0.1 and no DNS for the relayhost: this machine has loopback only.
+        'smtpd_peername_lookup = no',
+        'smtp_dns_support_level = disabled',
+        'smtp_tls_security_level = none',
+        'biff = no',
+        'alias_maps =',
+        'alias_database =',
+        'local_recipient_maps =',
+        ...extraMainCf,
+        '',
+      ].join('\n'),
+    );
     await writeFile(path.join(dir, 'master.cf'), MASTER_CF(`127.0.0.1:${port}`));
     await mkdir(path.join(dir, 'spool'), { mode: 0o755 });
     await run(POSTFIX, ['-c', dir, 'set-permissions', 'create-missing']);
@@ -186,7 +203,8 @@ export async function startPostfixRelay(sinkPort: number, extraMainCf: string[] 
     rssKb: () => postfixRssKb(master),
     async queued() {
       let n = 0;
-      for (const q of ['incoming', 'active', 'maildrop', 'deferred', 'hold']) n += await countFiles(path.join(dir, 'spool', q));
+      for (const q of ['incoming', 'active', 'maildrop', 'deferred', 'hold'])
+        n += await countFiles(path.join(dir, 'spool', q));
       return n;
     },
     log: () => readFile(path.join(dir, 'maillog'), 'utf8').catch(() => ''),

@@ -24,8 +24,6 @@ const bytes = 10240;
 // PROFILE_PG_STATEMENTS=1: the statements per message from pg_stat_statements (the server must preload it).
 const pgss = process.env.PROFILE_PG_STATEMENTS === '1';
 
-
-
 const undo: (() => Promise<unknown>)[] = [];
 const cleanup = async () => {
   for (const step of undo.reverse()) await step().catch(() => undefined);
@@ -39,19 +37,26 @@ try {
   let env: Record<string, string> | undefined;
   if (dir) {
     const hook = path.join(dir, 'profile-hook.mjs');
-    writeFileSync(hook, [
-      "import { Session } from 'node:inspector';",
-      "import { writeFileSync } from 'node:fs';",
-      'const s = new Session(); s.connect();',
-      "s.post('Profiler.enable'); s.post('Profiler.setSamplingInterval', { interval: 200 }); s.post('Profiler.start');",
-      "process.on('exit', () => s.post('Profiler.stop', (err, r) => { if (!err) writeFileSync(" +
-        `${JSON.stringify(dir)} + '/' + process.argv[1].split('/').slice(-2).join('-') + '-' + process.pid + '.cpuprofile', JSON.stringify(r.profile)); }));`,
-    ].join('\n'));
+    writeFileSync(
+      hook,
+      [
+        "import { Session } from 'node:inspector';",
+        "import { writeFileSync } from 'node:fs';",
+        'const s = new Session(); s.connect();',
+        "s.post('Profiler.enable'); s.post('Profiler.setSamplingInterval', { interval: 200 }); s.post('Profiler.start');",
+        "process.on('exit', () => s.post('Profiler.stop', (err, r) => { if (!err) writeFileSync(" +
+          `${JSON.stringify(dir)} + '/' + process.argv[1].split('/').slice(-2).join('-') + '-' + process.pid + '.cpuprofile', JSON.stringify(r.profile)); }));`,
+      ].join('\n'),
+    );
     env = { NODE_OPTIONS: `--import=${hook}` };
   }
   const ours = await startOurs({
-    sinkPort: sink.port, redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', mtaConcurrency: Number(process.env.PROFILE_MTA_CONCURRENCY ?? configSchema.shape.MTA_CONCURRENCY.parse(undefined)), maxPerDestination: 20,
-    onCleanup: (s) => undo.push(s), extraEnv: env,
+    sinkPort: sink.port,
+    redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    mtaConcurrency: Number(process.env.PROFILE_MTA_CONCURRENCY ?? configSchema.shape.MTA_CONCURRENCY.parse(undefined)),
+    maxPerDestination: 20,
+    onCleanup: (s) => undo.push(s),
+    extraEnv: env,
   });
   const base0 = sink.count();
   await apiAccept(ours, 100, sessions, bytes);
@@ -61,8 +66,13 @@ try {
   const database = new URL(ours.databaseUrl).pathname.slice(1);
   if (pgss) await ours.db.raw('create extension if not exists pg_stat_statements');
   const snapshot = () => ({
-    api: cpuOf(ours.api.pid), mta: cpuOf(ours.mta.pid), postgres: cpuOfAll(/^postgres/, ` ${database} `), redis: cpuOfAll(/^redis-server/),
-    sink: cpuOf(sink.pid), client: process.cpuUsage(), at: performance.now(),
+    api: cpuOf(ours.api.pid),
+    mta: cpuOf(ours.mta.pid),
+    postgres: cpuOfAll(/^postgres/, ` ${database} `),
+    redis: cpuOfAll(/^redis-server/),
+    sink: cpuOf(sink.pid),
+    client: process.cpuUsage(),
+    at: performance.now(),
     switches: { api: switchesOf(ours.api.pid), mta: switchesOf(ours.mta.pid) },
   });
   const rows: string[] = [];
@@ -81,20 +91,29 @@ try {
     const per = (x: number) => ((x * 1000) / r.ok).toFixed(2);
     const client = (b.client.user + b.client.system - a.client.user - a.client.system) / 1e6;
     const wall = (b.at - a.at) / 1000;
-    rows.push(`${label.padEnd(5)} n=${r.ok} accept ${r.rate.toFixed(0)}/s p50 ${r.p50.toFixed(0)} p99 ${r.p99.toFixed(0)} delivered ${(r.ok / wall).toFixed(0)}/s | ms CPU/msg: ` +
-      `api ${per(b.api - a.api)} mta ${per(b.mta - a.mta)} postgres ${per(b.postgres - a.postgres)} redis* ${per(b.redis - a.redis)} ` +
-      `sink ${per(b.sink - a.sink)} client ${per(client)} | total ${per(b.api - a.api + b.mta - a.mta + b.postgres - a.postgres + b.redis - a.redis)} (ours+pg+redis) | context switches/msg: api ${((b.switches.api - a.switches.api) / r.ok).toFixed(1)} mta ${((b.switches.mta - a.switches.mta) / r.ok).toFixed(1)}`);
+    rows.push(
+      `${label.padEnd(5)} n=${r.ok} accept ${r.rate.toFixed(0)}/s p50 ${r.p50.toFixed(0)} p99 ${r.p99.toFixed(0)} delivered ${(r.ok / wall).toFixed(0)}/s | ms CPU/msg: ` +
+        `api ${per(b.api - a.api)} mta ${per(b.mta - a.mta)} postgres ${per(b.postgres - a.postgres)} redis* ${per(b.redis - a.redis)} ` +
+        `sink ${per(b.sink - a.sink)} client ${per(client)} | total ${per(b.api - a.api + b.mta - a.mta + b.postgres - a.postgres + b.redis - a.redis)} (ours+pg+redis) | context switches/msg: api ${((b.switches.api - a.switches.api) / r.ok).toFixed(1)} mta ${((b.switches.mta - a.switches.mta) / r.ok).toFixed(1)}`,
+    );
     if (pgss) {
       // Which statements our database ran per message, and their execution time (PostgreSQL's own measure).
-      const top = await ours.db.raw(`select calls, total_exec_time, rows, regexp_replace(query, '\\s+', ' ', 'g') as query from pg_stat_statements
-        where dbid = (select oid from pg_database where datname = ?) order by total_exec_time desc limit 25`, [database]);
+      const top = await ours.db.raw(
+        `select calls, total_exec_time, rows, regexp_replace(query, '\\s+', ' ', 'g') as query from pg_stat_statements
+        where dbid = (select oid from pg_database where datname = ?) order by total_exec_time desc limit 25`,
+        [database],
+      );
       for (const s of top.rows as { calls: string; total_exec_time: number; rows: string; query: string }[]) {
-        rows.push(`  ${(Number(s.calls) / r.ok).toFixed(2).padStart(6)} calls/msg ${((s.total_exec_time * 1000) / r.ok).toFixed(0).padStart(5)} µs/msg  ${s.query.slice(0, 140)}`);
+        rows.push(
+          `  ${(Number(s.calls) / r.ok).toFixed(2).padStart(6)} calls/msg ${((s.total_exec_time * 1000) / r.ok).toFixed(0).padStart(5)} µs/msg  ${s.query.slice(0, 140)}`,
+        );
       }
     }
   }
   console.log(rows.join('\n'));
-  console.log('postgres: the backends of our database (WAL writer and checkpointer not counted); redis*: the whole server, other users included.');
+  console.log(
+    'postgres: the backends of our database (WAL writer and checkpointer not counted); redis*: the whole server, other users included.',
+  );
   console.log(`recipients: ${JSON.stringify(await ours.recipients())}`);
 } finally {
   await cleanup();

@@ -9,7 +9,16 @@ import { fixed, renderTable, type Cell } from './table.ts';
 export const DELIVERED_VS_POSTFIX_TARGET = 0.5;
 export const API_P99_TARGET_MS = 50;
 
-export type RowKind = 'ceiling' | 'postfix-accepted' | 'postfix-delivered' | 'api-accepted' | 'api-delivered' | 'steady' | 'steady-mta-stopped' | 'smtp-accepted' | 'smtp-delivered';
+export type RowKind =
+  | 'ceiling'
+  | 'postfix-accepted'
+  | 'postfix-delivered'
+  | 'api-accepted'
+  | 'api-delivered'
+  | 'steady'
+  | 'steady-mta-stopped'
+  | 'smtp-accepted'
+  | 'smtp-delivered';
 
 export interface Row {
   kind: RowKind;
@@ -50,7 +59,8 @@ export function median(values: number[]): number | undefined {
 }
 
 const find = (rows: Row[], kind: RowKind, round?: number) => rows.find((r) => r.kind === kind && r.round === round);
-const roundsOf = (rows: Row[]) => [...new Set(rows.map((r) => r.round).filter((r): r is number => r !== undefined))].sort((a, b) => a - b);
+const roundsOf = (rows: Row[]) =>
+  [...new Set(rows.map((r) => r.round).filter((r): r is number => r !== undefined))].sort((a, b) => a - b);
 
 /** The Postfix rate a row is compared with: its own round's, or for a row run once the median over the rounds. */
 function postfixRate(rows: Row[], vs: 'accepted' | 'delivered', round?: number): number | undefined {
@@ -67,22 +77,67 @@ export function report(rows: Row[], c: ReportContext): void {
     return peer ? fixed(r.rate! / peer, 2) : undefined;
   };
   console.log('');
-  console.log(`sending: ${c.bytes}-byte messages into one smtp-sink on loopback; node ${process.version}, ${cpus().length} cores; ` +
-    `our mta: MTA_CONCURRENCY ${c.mtaConcurrency}, MTA_MAX_PER_DESTINATION ${c.maxPerDestination}, DKIM RSA-2048`);
+  console.log(
+    `sending: ${c.bytes}-byte messages into one smtp-sink on loopback; node ${process.version}, ${cpus().length} cores; ` +
+      `our mta: MTA_CONCURRENCY ${c.mtaConcurrency}, MTA_MAX_PER_DESTINATION ${c.maxPerDestination}, DKIM RSA-2048`,
+  );
   console.log('');
-  console.log(renderTable(
-    ['measurement', 'round', 'side', 'messages', 'msgs/s', 'vs Postfix', 'p50 ms', 'p99 ms', 'peak RSS MB', 'our CPU %', 'our CPU ms/msg', 'machine CPU %', 'errors'],
-    rows.map((r) => [r.name, r.round, r.side, r.messages, fixed(r.rate, 0), ratio(r), fixed(r.p50, 1), fixed(r.p99, 1), r.rss, r.cpu, r.cpuMs, fixed(r.machineCpu, 0),
-      `${r.errors ?? '-'}${r.note ? ` (${r.note})` : ''}`]),
-  ));
+  console.log(
+    renderTable(
+      [
+        'measurement',
+        'round',
+        'side',
+        'messages',
+        'msgs/s',
+        'vs Postfix',
+        'p50 ms',
+        'p99 ms',
+        'peak RSS MB',
+        'our CPU %',
+        'our CPU ms/msg',
+        'machine CPU %',
+        'errors',
+      ],
+      rows.map((r) => [
+        r.name,
+        r.round,
+        r.side,
+        r.messages,
+        fixed(r.rate, 0),
+        ratio(r),
+        fixed(r.p50, 1),
+        fixed(r.p99, 1),
+        r.rss,
+        r.cpu,
+        r.cpuMs,
+        fixed(r.machineCpu, 0),
+        `${r.errors ?? '-'}${r.note ? ` (${r.note})` : ''}`,
+      ]),
+    ),
+  );
   console.log('');
-  console.log('round: Postfix and our side run in turns, each round Postfix then ours; vs Postfix: accepted rows / Postfix accepted,');
-  console.log('delivered rows / Postfix delivered, of the same round (rows run once: the median of the rounds\' Postfix). p50/p99: per');
-  console.log('request (API at full speed: autocannon, whole ms; API at a steady rate: an open-loop client sending one request every');
-  console.log('1/rate s, latency from each request\'s due time) or per message (SMTP, client-side from sendMail to 250); smtp-source');
-  console.log('reports none. Peak RSS: ours per process (VmHWM over the row); Postfix: highest sum of VmRSS over master + children');
-  console.log('(shared pages counted in each). our CPU: api / mta process, % of one core; ms/msg: the same as CPU time per message');
-  console.log('(accepted rows: over the accepting; delivered rows: from the first accept to the last at the sink). machine CPU: every');
+  console.log(
+    'round: Postfix and our side run in turns, each round Postfix then ours; vs Postfix: accepted rows / Postfix accepted,',
+  );
+  console.log(
+    "delivered rows / Postfix delivered, of the same round (rows run once: the median of the rounds' Postfix). p50/p99: per",
+  );
+  console.log(
+    'request (API at full speed: autocannon, whole ms; API at a steady rate: an open-loop client sending one request every',
+  );
+  console.log(
+    "1/rate s, latency from each request's due time) or per message (SMTP, client-side from sendMail to 250); smtp-source",
+  );
+  console.log(
+    'reports none. Peak RSS: ours per process (VmHWM over the row); Postfix: highest sum of VmRSS over master + children',
+  );
+  console.log(
+    '(shared pages counted in each). our CPU: api / mta process, % of one core; ms/msg: the same as CPU time per message',
+  );
+  console.log(
+    '(accepted rows: over the accepting; delivered rows: from the first accept to the last at the sink). machine CPU: every',
+  );
   console.log('process, % of one core. errors: not accepted, or accepted and not at the sink.');
   console.log(`load average (1, 5, 15 min): ${c.load}; above ~2 on this machine, something else competed for the CPU.`);
   if (c.recipients) console.log(`our email_recipients at the end: ${JSON.stringify(c.recipients)}`);
@@ -91,14 +146,25 @@ export function report(rows: Row[], c: ReportContext): void {
 
 function verdicts(rows: Row[], c: ReportContext): void {
   const rounds = roundsOf(rows);
-  const pairs = rounds.map((n) => ({ ours: find(rows, 'api-delivered', n)?.rate, postfix: find(rows, 'postfix-delivered', n)?.rate }));
+  const pairs = rounds.map((n) => ({
+    ours: find(rows, 'api-delivered', n)?.rate,
+    postfix: find(rows, 'postfix-delivered', n)?.rate,
+  }));
   const ratios = pairs.map((p) => (p.ours !== undefined && p.postfix ? p.ours / p.postfix : undefined));
   const q = median(ratios.map((r) => r ?? NaN));
   if (q === undefined || ratios.includes(undefined)) {
     console.log('FAIL delivered rate vs Postfix: not measured in every round (see the errors above)');
   } else {
-    console.log(`${q >= DELIVERED_VS_POSTFIX_TARGET ? 'PASS' : 'FAIL'} delivered rate: ours ${q.toFixed(2)} x Postfix's, the median of ${rounds.length} rounds ` +
-      `(target >= ${DELIVERED_VS_POSTFIX_TARGET}; rounds: ${list(ratios, 2)}; ours ${list(pairs.map((p) => p.ours), 0)}/s, Postfix ${list(pairs.map((p) => p.postfix), 0)}/s)`);
+    console.log(
+      `${q >= DELIVERED_VS_POSTFIX_TARGET ? 'PASS' : 'FAIL'} delivered rate: ours ${q.toFixed(2)} x Postfix's, the median of ${rounds.length} rounds ` +
+        `(target >= ${DELIVERED_VS_POSTFIX_TARGET}; rounds: ${list(ratios, 2)}; ours ${list(
+          pairs.map((p) => p.ours),
+          0,
+        )}/s, Postfix ${list(
+          pairs.map((p) => p.postfix),
+          0,
+        )}/s)`,
+    );
   }
   const steady = rounds.map((n) => find(rows, 'steady', n));
   const p99 = median(steady.map((r) => r?.p99 ?? NaN));
@@ -107,11 +173,20 @@ function verdicts(rows: Row[], c: ReportContext): void {
     console.log(`FAIL API p99 at ${c.rate} sends/s: not measured in every round`);
   } else {
     const ok = p99 < API_P99_TARGET_MS && errors === 0;
-    console.log(`${ok ? 'PASS' : 'FAIL'} API p99 at ${c.rate} sends/s: ${p99.toFixed(0)} ms, the median of ${rounds.length} rounds (target < ${API_P99_TARGET_MS} ms; ` +
-      `rounds: ${list(steady.map((r) => r?.p99), 0)} ms)${errors ? `, ${errors} errors` : ''}`);
+    console.log(
+      `${ok ? 'PASS' : 'FAIL'} API p99 at ${c.rate} sends/s: ${p99.toFixed(0)} ms, the median of ${rounds.length} rounds (target < ${API_P99_TARGET_MS} ms; ` +
+        `rounds: ${list(
+          steady.map((r) => r?.p99),
+          0,
+        )} ms)${errors ? `, ${errors} errors` : ''}`,
+    );
     const slow = steady.filter((r) => r?.rate !== undefined && r.rate < c.rate * 0.95).length;
-    if (slow) console.log(`  (the api did not keep up in ${slow} round(s): requests queued and the latencies include the wait)`);
+    if (slow)
+      console.log(
+        `  (the api did not keep up in ${slow} round(s): requests queued and the latencies include the wait)`,
+      );
   }
   const alone = find(rows, 'steady-mta-stopped');
-  if (alone?.p99 !== undefined) console.log(`  (with the mta stopped meanwhile, the accept path alone: p99 ${alone.p99.toFixed(0)} ms)`);
+  if (alone?.p99 !== undefined)
+    console.log(`  (with the mta stopped meanwhile, the accept path alone: p99 ${alone.p99.toFixed(0)} ms)`);
 }

@@ -38,9 +38,17 @@ const mb = (kb: number | undefined) => (kb === undefined ? undefined : kb / 1024
 const WARM_UP_API = 1000;
 const WARM_UP_SMTP = 200;
 
-async function delivered(sink: Sink, target: number, o: SendingBenchOptions, what: string): Promise<number | undefined> {
+async function delivered(
+  sink: Sink,
+  target: number,
+  o: SendingBenchOptions,
+  what: string,
+): Promise<number | undefined> {
   const at = await sink.waitFor(target, o.drainSeconds * 1000);
-  if (at === undefined) console.error(`bench: sending: ${what}: the sink has ${sink.count()} of ${target} messages after ${o.drainSeconds} s`);
+  if (at === undefined)
+    console.error(
+      `bench: sending: ${what}: the sink has ${sink.count()} of ${target} messages after ${o.drainSeconds} s`,
+    );
   return at;
 }
 
@@ -59,12 +67,20 @@ async function postfixRound(o: SendingBenchOptions, sink: Sink, round: number): 
   const postfix = await startPostfixRelay(sink.port);
   o.onCleanup(() => postfix.close());
   try {
-    console.error(`bench: sending: round ${round}: Postfix relay, smtp-source -d -s ${o.sessions} -l ${o.bytes} -m ${n} → Postfix → smtp-sink`);
+    console.error(
+      `bench: sending: round ${round}: Postfix relay, smtp-source -d -s ${o.sessions} -l ${o.bytes} -m ${n} → Postfix → smtp-sink`,
+    );
     const base = sink.count();
     const rss = peakSampler(() => postfix.rssKb());
     const w = startWindow(sink.pid);
     const t0 = performance.now();
-    const acceptMs = await smtpSource({ port: postfix.port, messages: n, sessions: o.sessions, reuse: true, bytes: o.bytes });
+    const acceptMs = await smtpSource({
+      port: postfix.port,
+      messages: n,
+      sessions: o.sessions,
+      reuse: true,
+      bytes: o.bytes,
+    });
     const acceptStats = w.end();
     const w2 = startWindow(sink.pid);
     const at = await delivered(sink, base + n, o, 'Postfix');
@@ -73,13 +89,32 @@ async function postfixRound(o: SendingBenchOptions, sink: Sink, round: number): 
     const seen = sink.count() - base;
     // The sink counts a message at its final ".", a moment before Postfix removes the queue file.
     let left = await postfix.queued();
-    for (let i = 0; left > 0 && i < 100; i++, left = await postfix.queued()) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; left > 0 && i < 100; i++, left = await postfix.queued())
+      await new Promise((r) => setTimeout(r, 100));
     const rssText = `postfix ${fixed(peak, 0)} (sum)`;
     return [
-      { kind: 'postfix-accepted', round, name: `(c) Postfix accepted (smtp-source -d -s ${o.sessions})`, side: 'peer', messages: n, rate: n / (acceptMs / 1000), rss: rssText, machineCpu: acceptStats.machineCpuPercent, errors: 0 },
       {
-        kind: 'postfix-delivered', round, name: '(c) Postfix delivered (start → last at sink)', side: 'peer', messages: seen, rate: at === undefined ? undefined : n / ((at - t0) / 1000),
-        rss: rssText, machineCpu: deliverStats.machineCpuPercent, errors: n - seen, note: left ? `${left} still queued` : undefined,
+        kind: 'postfix-accepted',
+        round,
+        name: `(c) Postfix accepted (smtp-source -d -s ${o.sessions})`,
+        side: 'peer',
+        messages: n,
+        rate: n / (acceptMs / 1000),
+        rss: rssText,
+        machineCpu: acceptStats.machineCpuPercent,
+        errors: 0,
+      },
+      {
+        kind: 'postfix-delivered',
+        round,
+        name: '(c) Postfix delivered (start → last at sink)',
+        side: 'peer',
+        messages: seen,
+        rate: at === undefined ? undefined : n / ((at - t0) / 1000),
+        rss: rssText,
+        machineCpu: deliverStats.machineCpuPercent,
+        errors: n - seen,
+        note: left ? `${left} still queued` : undefined,
       },
     ];
   } finally {
@@ -88,7 +123,13 @@ async function postfixRound(o: SendingBenchOptions, sink: Sink, round: number): 
 }
 
 /** One accepting run of ours, watched until the sink has its messages: CPU, RSS and rates of the api and mta. */
-async function measured(o: SendingBenchOptions, ours: Ours, sink: Sink, label: string, go: () => Promise<AcceptResult>) {
+async function measured(
+  o: SendingBenchOptions,
+  ours: Ours,
+  sink: Sink,
+  label: string,
+  go: () => Promise<AcceptResult>,
+) {
   const base = sink.count();
   const t0 = performance.now();
   const api = startWindow(ours.api.pid);
@@ -105,19 +146,36 @@ async function measured(o: SendingBenchOptions, ours: Ours, sink: Sink, label: s
   const t2 = performance.now();
   // CPU ms per message: % of a core x the window's length / the messages.
   const ms = (w: WindowStats, from: number, to: number) => ((w.cpuPercent ?? NaN) / 100) * (to - from);
-  const perMessage = (apiMs: number, mtaMs: number, count: number) => `api ${fixed(apiMs / count, 1)} / mta ${fixed(mtaMs / count, 1)}`;
+  const perMessage = (apiMs: number, mtaMs: number, count: number) =>
+    `api ${fixed(apiMs / count, 1)} / mta ${fixed(mtaMs / count, 1)}`;
   const seen = sink.count() - base;
   return {
     acceptMsPerMessage: perMessage(ms(apiAtAccept, t0, t1), ms(mtaAtAccept, t0, t1), r.ok),
     deliveredMsPerMessage: perMessage(ms(apiAtAccept, t0, t1) + ms(apiAll, t1, t2), ms(mtaStats, t0, t2), seen),
-    r, at, seen, rss: oursRss(apiAtAccept, mtaStats), machineCpu: apiAtAccept.machineCpuPercent,
-    acceptCpu: oursCpu(apiAtAccept, mtaAtAccept), deliveredCpu: mtaStats.machineCpuPercent,
+    r,
+    at,
+    seen,
+    rss: oursRss(apiAtAccept, mtaStats),
+    machineCpu: apiAtAccept.machineCpuPercent,
+    acceptCpu: oursCpu(apiAtAccept, mtaAtAccept),
+    deliveredCpu: mtaStats.machineCpuPercent,
     // Over the whole row (accept and drain): the api's CPU after the accepts is ~0, so weigh it by time.
-    drainCpu: oursCpu({ cpuPercent: ((apiAtAccept.cpuPercent ?? 0) * r.wallMs + (apiAll.cpuPercent ?? 0) * ((at ?? performance.now()) - r.startedAt - r.wallMs)) / ((at ?? performance.now()) - r.startedAt) }, mtaStats),
+    drainCpu: oursCpu(
+      {
+        cpuPercent:
+          ((apiAtAccept.cpuPercent ?? 0) * r.wallMs +
+            (apiAll.cpuPercent ?? 0) * ((at ?? performance.now()) - r.startedAt - r.wallMs)) /
+          ((at ?? performance.now()) - r.startedAt),
+      },
+      mtaStats,
+    ),
   };
 }
 
-/** A round of ours: the API at full speed (accepted, and delivered behind it), then at the steady rate with the mta delivering. */
+/**
+ * A round of ours: the API at full speed (accepted, and delivered behind it), then at the steady rate with the mta
+ * delivering.
+ */
 async function oursRound(o: SendingBenchOptions, ours: Ours, sink: Sink, round: number): Promise<Row[]> {
   const n = o.messages;
   console.error(`bench: sending: round ${round}: POST /emails x${n}, ${o.sessions} connections, full speed`);
@@ -126,12 +184,51 @@ async function oursRound(o: SendingBenchOptions, ours: Ours, sink: Sink, round: 
   console.error(`bench: sending: round ${round}: POST /emails x${count} at ${o.rate}/s`);
   const s = await measured(o, ours, sink, 'API steady rate', () => apiPaced(ours, count, o.rate, o.bytes));
   return [
-    { kind: 'api-accepted', round, name: `(a) ours API accepted (POST /emails, ${o.sessions} conns)`, side: 'ours', messages: m.r.ok, rate: m.r.rate, p50: m.r.p50, p99: m.r.p99, rss: m.rss, cpu: m.acceptCpu, cpuMs: m.acceptMsPerMessage, machineCpu: m.machineCpu, errors: m.r.failed, vs: 'accepted' },
     {
-      kind: 'api-delivered', round, name: '(b) ours delivered after API (1st accept → last at sink)', side: 'ours', messages: m.seen,
-      rate: m.at === undefined ? undefined : m.seen / ((m.at - m.r.startedAt) / 1000), rss: m.rss, cpu: m.drainCpu, cpuMs: m.deliveredMsPerMessage, machineCpu: m.deliveredCpu, errors: m.r.ok - m.seen, vs: 'delivered',
+      kind: 'api-accepted',
+      round,
+      name: `(a) ours API accepted (POST /emails, ${o.sessions} conns)`,
+      side: 'ours',
+      messages: m.r.ok,
+      rate: m.r.rate,
+      p50: m.r.p50,
+      p99: m.r.p99,
+      rss: m.rss,
+      cpu: m.acceptCpu,
+      cpuMs: m.acceptMsPerMessage,
+      machineCpu: m.machineCpu,
+      errors: m.r.failed,
+      vs: 'accepted',
     },
-    { kind: 'steady', round, name: `(a) ours API accepted at a steady ${o.rate}/s (open loop)`, side: 'ours', messages: s.r.ok, rate: s.r.rate, p50: s.r.p50, p99: s.r.p99, rss: s.rss, cpu: s.acceptCpu, cpuMs: s.acceptMsPerMessage, machineCpu: s.machineCpu, errors: s.r.failed + (s.r.ok - s.seen) },
+    {
+      kind: 'api-delivered',
+      round,
+      name: '(b) ours delivered after API (1st accept → last at sink)',
+      side: 'ours',
+      messages: m.seen,
+      rate: m.at === undefined ? undefined : m.seen / ((m.at - m.r.startedAt) / 1000),
+      rss: m.rss,
+      cpu: m.drainCpu,
+      cpuMs: m.deliveredMsPerMessage,
+      machineCpu: m.deliveredCpu,
+      errors: m.r.ok - m.seen,
+      vs: 'delivered',
+    },
+    {
+      kind: 'steady',
+      round,
+      name: `(a) ours API accepted at a steady ${o.rate}/s (open loop)`,
+      side: 'ours',
+      messages: s.r.ok,
+      rate: s.r.rate,
+      p50: s.r.p50,
+      p99: s.r.p99,
+      rss: s.rss,
+      cpu: s.acceptCpu,
+      cpuMs: s.acceptMsPerMessage,
+      machineCpu: s.machineCpu,
+      errors: s.r.failed + (s.r.ok - s.seen),
+    },
   ];
 }
 
@@ -152,12 +249,26 @@ export async function runSendingBench(o: SendingBenchOptions): Promise<void> {
       const ms = await smtpSource({ port: sink.port, messages: n, sessions: o.sessions, reuse: true, bytes: o.bytes });
       const stats = w.end();
       const seen = sink.count() - base;
-      rows.push({ kind: 'ceiling', name: '(d) ceiling: smtp-source -d → smtp-sink', side: 'peer', messages: seen, rate: seen / (ms / 1000), machineCpu: stats.machineCpuPercent, errors: n - seen });
+      rows.push({
+        kind: 'ceiling',
+        name: '(d) ceiling: smtp-source -d → smtp-sink',
+        side: 'peer',
+        messages: seen,
+        rate: seen / (ms / 1000),
+        machineCpu: stats.machineCpuPercent,
+        errors: n - seen,
+      });
     }
 
     // Ours stay up, idle, while each round's Postfix instance runs (its own instance, stopped before ours go on).
     console.error('bench: sending: starting our api and mta');
-    ours = await startOurs({ sinkPort: sink.port, redisUrl: o.redisUrl, mtaConcurrency: o.mtaConcurrency, maxPerDestination: o.maxPerDestination, onCleanup: o.onCleanup });
+    ours = await startOurs({
+      sinkPort: sink.port,
+      redisUrl: o.redisUrl,
+      mtaConcurrency: o.mtaConcurrency,
+      maxPerDestination: o.maxPerDestination,
+      onCleanup: o.onCleanup,
+    });
     const o2 = ours;
 
     // Warm-up, not reported: JIT, connection pools, the signing threads, the MTA's sessions to the sink. V8 compiles
@@ -169,13 +280,17 @@ export async function runSendingBench(o: SendingBenchOptions): Promise<void> {
       const base = sink.count();
       const a = await apiAccept(o2, byApi, o.sessions, o.bytes);
       const s = await smtpAccept(o2, bySmtp, o.sessions, o.bytes);
-      if (a.ok !== byApi || s.ok !== bySmtp) throw new Error(`warm-up: ${a.ok}/${byApi} API and ${s.ok}/${bySmtp} SMTP accepted (see the errors above; is the setup right?)`);
-      if ((await delivered(sink, base + byApi + bySmtp, o, 'warm-up')) === undefined) throw new Error(`warm-up: not delivered (recipients: ${JSON.stringify(await o2.recipients())})`);
+      if (a.ok !== byApi || s.ok !== bySmtp)
+        throw new Error(
+          `warm-up: ${a.ok}/${byApi} API and ${s.ok}/${bySmtp} SMTP accepted (see the errors above; is the setup right?)`,
+        );
+      if ((await delivered(sink, base + byApi + bySmtp, o, 'warm-up')) === undefined)
+        throw new Error(`warm-up: not delivered (recipients: ${JSON.stringify(await o2.recipients())})`);
     }
 
     for (let round = 1; round <= o.rounds; round++) {
-      rows.push(...await postfixRound(o, sink, round));
-      rows.push(...await oursRound(o, o2, sink, round));
+      rows.push(...(await postfixRound(o, sink, round)));
+      rows.push(...(await oursRound(o, o2, sink, round)));
     }
     {
       // The steady rate with the mta stopped until the last answer: the accept path alone, without delivery sharing
@@ -190,15 +305,51 @@ export async function runSendingBench(o: SendingBenchOptions): Promise<void> {
           process.kill(o2.mta.pid, 'SIGCONT');
         }
       });
-      rows.push({ kind: 'steady-mta-stopped', name: `(a) ours API at a steady ${o.rate}/s, mta stopped meanwhile`, side: 'ours', messages: held.r.ok, rate: held.r.rate, p50: held.r.p50, p99: held.r.p99, rss: held.rss, cpu: held.acceptCpu, cpuMs: held.acceptMsPerMessage, machineCpu: held.machineCpu, errors: held.r.failed + (held.r.ok - held.seen) });
+      rows.push({
+        kind: 'steady-mta-stopped',
+        name: `(a) ours API at a steady ${o.rate}/s, mta stopped meanwhile`,
+        side: 'ours',
+        messages: held.r.ok,
+        rate: held.r.rate,
+        p50: held.r.p50,
+        p99: held.r.p99,
+        rss: held.rss,
+        cpu: held.acceptCpu,
+        cpuMs: held.acceptMsPerMessage,
+        machineCpu: held.machineCpu,
+        errors: held.r.failed + (held.r.ok - held.seen),
+      });
     }
     {
       console.error(`bench: sending: SMTP submission x${n}, ${o.sessions} pooled sessions`);
       const m = await measured(o, o2, sink, 'SMTP', () => smtpAccept(o2, n, o.sessions, o.bytes));
-      rows.push({ kind: 'smtp-accepted', name: `(a) ours SMTP accepted (${o.sessions} pooled STARTTLS sessions)`, side: 'ours', messages: m.r.ok, rate: m.r.rate, p50: m.r.p50, p99: m.r.p99, rss: m.rss, cpu: m.acceptCpu, cpuMs: m.acceptMsPerMessage, machineCpu: m.machineCpu, errors: m.r.failed, vs: 'accepted' });
       rows.push({
-        kind: 'smtp-delivered', name: '(b) ours delivered after SMTP (1st accept → last at sink)', side: 'ours', messages: m.seen,
-        rate: m.at === undefined ? undefined : m.seen / ((m.at - m.r.startedAt) / 1000), rss: m.rss, cpu: m.drainCpu, cpuMs: m.deliveredMsPerMessage, machineCpu: m.deliveredCpu, errors: m.r.ok - m.seen, vs: 'delivered',
+        kind: 'smtp-accepted',
+        name: `(a) ours SMTP accepted (${o.sessions} pooled STARTTLS sessions)`,
+        side: 'ours',
+        messages: m.r.ok,
+        rate: m.r.rate,
+        p50: m.r.p50,
+        p99: m.r.p99,
+        rss: m.rss,
+        cpu: m.acceptCpu,
+        cpuMs: m.acceptMsPerMessage,
+        machineCpu: m.machineCpu,
+        errors: m.r.failed,
+        vs: 'accepted',
+      });
+      rows.push({
+        kind: 'smtp-delivered',
+        name: '(b) ours delivered after SMTP (1st accept → last at sink)',
+        side: 'ours',
+        messages: m.seen,
+        rate: m.at === undefined ? undefined : m.seen / ((m.at - m.r.startedAt) / 1000),
+        rss: m.rss,
+        cpu: m.drainCpu,
+        cpuMs: m.deliveredMsPerMessage,
+        machineCpu: m.deliveredCpu,
+        errors: m.r.ok - m.seen,
+        vs: 'delivered',
       });
     }
   } catch (err) {
@@ -213,5 +364,12 @@ export async function runSendingBench(o: SendingBenchOptions): Promise<void> {
     if (!recipients || Object.keys(recipients).every((k) => k === 'delivered')) break;
     await new Promise((r) => setTimeout(r, 200));
   }
-  report(rows, { bytes: o.bytes, rate: o.rate, mtaConcurrency: o.mtaConcurrency, maxPerDestination: o.maxPerDestination, recipients, load: `${startLoad} at the start, ${loadavg()} at the end` });
+  report(rows, {
+    bytes: o.bytes,
+    rate: o.rate,
+    mtaConcurrency: o.mtaConcurrency,
+    maxPerDestination: o.maxPerDestination,
+    recipients,
+    load: `${startLoad} at the start, ${loadavg()} at the end`,
+  });
 }

@@ -46,7 +46,12 @@ export async function startBenchReceiver(): Promise<BenchReceiver> {
     req.on('end', () => {
       const at = Date.now();
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-      arrivals.push({ at, endpoint: (req.url ?? '').split('/').pop() ?? '', id: String(req.headers['webhook-id']), body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+      arrivals.push({
+        at,
+        endpoint: (req.url ?? '').split('/').pop() ?? '',
+        id: String(req.headers['webhook-id']),
+        body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+      });
       waiter?.();
     });
   });
@@ -90,7 +95,9 @@ export interface ChildProc {
  */
 export async function spawnEntry(file: string, env: Record<string, string>, readyMsg: string): Promise<ChildProc> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, file)], {
-    cwd: repoRoot, env: { ...process.env, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 2],
+    cwd: repoRoot,
+    env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 2],
   });
   const proc = {
     pid: child.pid ?? -1,
@@ -152,11 +159,22 @@ export async function startWorld(redisUrl: string, onCleanup: (step: () => Promi
   onCleanup(() => receiver.close());
 
   const env = {
-    NODE_ENV: 'production', LOG_LEVEL: 'error', HOST: '127.0.0.1', DATABASE_URL: database.url, REDIS_URL: redisUrl,
-    REDIS_PREFIX: redisPrefix, BLOB_DIR: blobDir, RATE_LIMIT_RPS: '100000', SECRETS_KEY: randomBytes(32).toString('base64'),
-    DNS_SERVERS: dns.address, SMTP_DELIVERY_PORT: String(sink.port), SMTP_HOST: '127.0.0.1',
-    SMTP_SUBMISSION_PORT: String(await freePort()), SMTP_SUBMISSION_TLS_PORT: String(await freePort()),
-    WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'error',
+    HOST: '127.0.0.1',
+    DATABASE_URL: database.url,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: redisPrefix,
+    BLOB_DIR: blobDir,
+    RATE_LIMIT_RPS: '100000',
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    DNS_SERVERS: dns.address,
+    SMTP_DELIVERY_PORT: String(sink.port),
+    SMTP_HOST: '127.0.0.1',
+    SMTP_SUBMISSION_PORT: String(await freePort()),
+    SMTP_SUBMISSION_TLS_PORT: String(await freePort()),
+    WEBHOOK_ALLOW_HTTP: 'true',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   };
   const db = createDb(loadConfig(env), { min: 0, max: 8 });
   onCleanup(() => db.destroy());
@@ -172,7 +190,9 @@ export async function startWorld(redisUrl: string, onCleanup: (step: () => Promi
 /** The mta has no HTTP listener: it is up once its submission port accepts connections. */
 async function spawnMta(env: Record<string, string>): Promise<ChildProc> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'mta/main.ts')], {
-    cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 2, 2],
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 2, 2],
   });
   const mta = {
     pid: child.pid ?? -1,

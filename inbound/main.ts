@@ -27,21 +27,38 @@ const secrets = secretsKey(config);
 const receiveQueue = createQueue(config, queues.receive);
 const sweepQueue = createQueue(config, queues.receiveSweep);
 // One schedule however many inbound copies run: BullMQ keeps a single scheduler per id.
-await sweepQueue.upsertJobScheduler('sweep', { every: SWEEP_EVERY_MS }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
+await sweepQueue.upsertJobScheduler(
+  'sweep',
+  { every: SWEEP_EVERY_MS },
+  { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
+);
 // No CLAMD_ADDRESS: mail is received unscanned, said at every start and by the api's /ready.
 const scanner = config.CLAMD_ADDRESS ? createClamdScanner(config.CLAMD_ADDRESS) : null;
 if (!scanner) log.warn('receive.scanning_off: set CLAMD_ADDRESS to scan received mail with clamd');
-const authenticator = createAuthenticator({ dns: createResolver({ servers: config.DNS_SERVERS }), authservId: config.PLATFORM_INBOUND_HOST });
+const authenticator = createAuthenticator({
+  dns: createResolver({ servers: config.DNS_SERVERS }),
+  authservId: config.PLATFORM_INBOUND_HOST,
+});
 const receiveDeps: ReceiveDeps = { db, blobs, log, secrets, scanner, authenticator };
 const workers = [
-  createWorker(config, queues.receive, async (job) => processReceived(receiveDeps, String(job.data.messageId)), { concurrency: config.INBOUND_CONCURRENCY }),
+  createWorker(config, queues.receive, async (job) => processReceived(receiveDeps, String(job.data.messageId)), {
+    concurrency: config.INBOUND_CONCURRENCY,
+  }),
   createWorker(config, queues.receiveSweep, async () => ({ enqueued: await sweepReceived(db, receiveQueue) })),
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
 
 const tls = await tlsCredentials(config, config.MTA_HOSTNAME);
 if (tls.selfSigned) log.warn('mx.self_signed_certificate: set SMTP_TLS_KEY_FILE and SMTP_TLS_CERT_FILE in production');
-const mx = createMxServer({ config, db, blobs, log, secrets, tls, enqueueReceive: (ids) => enqueueReceive(receiveQueue, ids) });
+const mx = createMxServer({
+  config,
+  db,
+  blobs,
+  log,
+  secrets,
+  tls,
+  enqueueReceive: (ids) => enqueueReceive(receiveQueue, ids),
+});
 await new Promise<void>((resolve, reject) => {
   mx.server.once('error', reject);
   mx.listen(config.MX_PORT, config.MX_HOST, () => resolve());

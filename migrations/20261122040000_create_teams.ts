@@ -9,7 +9,8 @@ export async function up(knex: Knex): Promise<void> {
     t.text('plan').notNullable().defaultTo('free');
     // null = the platform default (RATE_LIMIT_RPS)
     t.integer('rate_limit_rps').nullable();
-    t.specificType('sandbox_regions', 'text[]').notNullable()
+    t.specificType('sandbox_regions', 'text[]')
+      .notNullable()
       .defaultTo(knex.raw("'{us-east-1,eu-west-1,sa-east-1,ap-northeast-1}'::text[]"));
     t.timestamp('suspended_at', { useTz: true }).nullable();
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());

@@ -92,7 +92,21 @@ export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTable('dkim_keys');
   await knex.raw('alter table domains drop constraint domains_status_check');
   await knex.schema.alterTable('domains', (t) => {
-    for (const c of ['custom_return_path', 'open_tracking', 'click_tracking', 'tracking_subdomain', 'receiving_host', 'sending',
-      'receiving', 'updated_at', 'checking_since', 'last_checked_at', 'next_check_at', 'check_count', 'verified_at']) t.dropColumn(c);
+    for (const c of [
+      'custom_return_path',
+      'open_tracking',
+      'click_tracking',
+      'tracking_subdomain',
+      'receiving_host',
+      'sending',
+      'receiving',
+      'updated_at',
+      'checking_since',
+      'last_checked_at',
+      'next_check_at',
+      'check_count',
+      'verified_at',
+    ])
+      t.dropColumn(c);
   });
 }

@@ -17,9 +17,13 @@ export async function up(knex: Knex): Promise<void> {
     t.boolean('click_tracking').notNullable().defaultTo(false);
     t.text('tracking_subdomain').nullable();
     t.text('token').notNullable();
-    t.text('status').notNullable().defaultTo('pending')
+    t.text('status')
+      .notNullable()
+      .defaultTo('pending')
       .checkIn(['pending', 'verified', 'completed', 'blocked', 'expired', 'superseded', 'canceled', 'failed']);
-    t.text('record_status').notNullable().defaultTo('not_started')
+    t.text('record_status')
+      .notNullable()
+      .defaultTo('not_started')
       .checkIn(['not_started', 'pending', 'verified', 'failed', 'temporary_failure']);
     t.text('blocked_reason').nullable().checkIn(['grace_period', 'recent_owner_activity', 'pending_scheduled_emails']);
     t.text('failure_reason').nullable();

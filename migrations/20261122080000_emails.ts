@@ -42,7 +42,9 @@ export async function up(knex: Knex): Promise<void> {
     t.text('address').notNullable();
     t.text('domain').notNullable();
     t.text('kind').notNullable().checkIn(['to', 'cc', 'bcc']);
-    t.text('status').notNullable().checkIn(['queued', 'deferred', 'delivered', 'bounced', 'suppressed', 'failed', 'canceled']);
+    t.text('status')
+      .notNullable()
+      .checkIn(['queued', 'deferred', 'delivered', 'bounced', 'suppressed', 'failed', 'canceled']);
     t.integer('attempts').notNullable().defaultTo(0);
     t.timestamp('next_attempt_at', { useTz: true }).nullable();
     t.timestamp('first_deferred_at', { useTz: true }).nullable();

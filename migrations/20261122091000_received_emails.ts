@@ -43,7 +43,9 @@ export async function up(knex: Knex): Promise<void> {
     t.text('text').nullable();
     // The header block in order, as [name, value] pairs (unfolded, undecoded): lossless; the API shapes it.
     t.jsonb('headers').notNullable().defaultTo('[]');
-    t.text('dropped_reason').nullable().checkIn(['daily_cap', 'storage_quota', 'virus', 'parse_failed', 'no_mailbox', 'team_blocked']);
+    t.text('dropped_reason')
+      .nullable()
+      .checkIn(['daily_cap', 'storage_quota', 'virus', 'parse_failed', 'no_mailbox', 'team_blocked']);
     // When the message was received (the MX's 250), not when it was processed.
     t.timestamp('created_at', { useTz: true }).notNullable();
     t.index(['team_id', 'id']);

@@ -21,7 +21,9 @@ export async function up(knex: Knex): Promise<void> {
 
   await knex.raw(`CREATE FUNCTION events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN PERFORM pg_notify('events', ''); RETURN NULL; END $$`);
-  await knex.raw('CREATE TRIGGER events_notify AFTER INSERT ON events FOR EACH STATEMENT EXECUTE FUNCTION events_notify()');
+  await knex.raw(
+    'CREATE TRIGGER events_notify AFTER INSERT ON events FOR EACH STATEMENT EXECUTE FUNCTION events_notify()',
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

@@ -14,7 +14,9 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('email_recipients', (t) => {
     t.dropIndex(['status', 'next_attempt_at']);
   });
-  await knex.raw(`create index email_recipients_pending on email_recipients (next_attempt_at) where status in ('queued', 'deferred')`);
+  await knex.raw(
+    `create index email_recipients_pending on email_recipients (next_attempt_at) where status in ('queued', 'deferred')`,
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

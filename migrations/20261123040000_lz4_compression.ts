@@ -15,8 +15,10 @@ const columns: [string, string[]][] = [
 ];
 
 async function setCompression(knex: Knex, method: 'lz4' | 'pglz'): Promise<void> {
-  const statements = columns.map(([table, cols]) =>
-    `ALTER TABLE ${table} ${cols.map((c) => `ALTER COLUMN ${c} SET COMPRESSION ${method}`).join(', ')}`);
+  const statements = columns.map(
+    ([table, cols]) =>
+      `ALTER TABLE ${table} ${cols.map((c) => `ALTER COLUMN ${c} SET COMPRESSION ${method}`).join(', ')}`,
+  );
   await knex.raw(`DO $$ BEGIN
     ${statements.map((s) => `EXECUTE '${s}';`).join('\n    ')}
   EXCEPTION WHEN feature_not_supported THEN

@@ -8,8 +8,12 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('teams', (t) => {
     t.integer('data_retention_days').notNullable().defaultTo(30);
   });
-  await knex.raw('alter table teams add constraint teams_data_retention_days_range check (data_retention_days between 1 and 3650)');
-  await knex.raw('create index received_emails_dropped_age on received_emails (created_at) where dropped_reason is not null');
+  await knex.raw(
+    'alter table teams add constraint teams_data_retention_days_range check (data_retention_days between 1 and 3650)',
+  );
+  await knex.raw(
+    'create index received_emails_dropped_age on received_emails (created_at) where dropped_reason is not null',
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

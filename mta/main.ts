@@ -41,37 +41,72 @@ const delivery = createDeliveryDeps(config, { db, blobs, log }, { queue: deliver
 const managedDkim = platformDkimRecord(await ensurePlatformKey(db, delivery.secrets, config));
 log.info({ name: managedDkim.name, type: managedDkim.type, value: managedDkim.value }, 'mta.managed_dkim_record');
 // One schedule however many mta copies run: BullMQ keeps a single scheduler per id.
-await sweepQueue.upsertJobScheduler('sweep', { every: SWEEP_EVERY_MS }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
+await sweepQueue.upsertJobScheduler(
+  'sweep',
+  { every: SWEEP_EVERY_MS },
+  { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
+);
 
 const workers = [
-  createWorker(config, queues.deliver, async (job) => processDelivery(delivery, String(job.data.emailId)), { concurrency: config.MTA_CONCURRENCY }),
+  createWorker(config, queues.deliver, async (job) => processDelivery(delivery, String(job.data.emailId)), {
+    concurrency: config.MTA_CONCURRENCY,
+  }),
   createWorker(config, queues.deliverySweep, async () => ({ enqueued: await sweepDeliveries(db, deliverQueue) })),
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
 
 const tls = await tlsCredentials(config, config.MTA_HOSTNAME);
-if (tls.selfSigned) log.warn('submission.self_signed_certificate: set SMTP_TLS_KEY_FILE and SMTP_TLS_CERT_FILE in production');
+if (tls.selfSigned)
+  log.warn('submission.self_signed_certificate: set SMTP_TLS_KEY_FILE and SMTP_TLS_CERT_FILE in production');
 // Submission counts in the api's rate-limit window.
 const redis = createRedis(config);
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis.error'));
 const submissionDeps = {
-  config, db, blobs, log, tls, redis,
+  config,
+  db,
+  blobs,
+  log,
+  tls,
+  redis,
   dns: createResolver({ servers: config.DNS_SERVERS }),
   enqueueDelivery: deliveryEnqueuer(deliverQueue, log),
 };
 const listeners = [
-  { server: createSubmissionServer(submissionDeps, { implicitTls: false, maxBytes: config.SMTP_SUBMISSION_MAX_BYTES }), port: config.SMTP_SUBMISSION_PORT },
-  { server: createSubmissionServer(submissionDeps, { implicitTls: true, maxBytes: config.SMTP_SUBMISSION_MAX_BYTES }), port: config.SMTP_SUBMISSION_TLS_PORT },
+  {
+    server: createSubmissionServer(submissionDeps, { implicitTls: false, maxBytes: config.SMTP_SUBMISSION_MAX_BYTES }),
+    port: config.SMTP_SUBMISSION_PORT,
+  },
+  {
+    server: createSubmissionServer(submissionDeps, { implicitTls: true, maxBytes: config.SMTP_SUBMISSION_MAX_BYTES }),
+    port: config.SMTP_SUBMISSION_TLS_PORT,
+  },
 ];
-await Promise.all(listeners.map(({ server, port }) => new Promise<void>((resolve, reject) => {
-  server.server.once('error', reject);
-  server.listen(port, config.SMTP_HOST, () => resolve());
-})));
-log.info({ submission: config.SMTP_SUBMISSION_PORT, submissionTls: config.SMTP_SUBMISSION_TLS_PORT, host: config.SMTP_HOST }, 'submission.listening');
-log.info({ nice: config.MTA_NICE, concurrency: config.MTA_CONCURRENCY, perDestination: config.MTA_MAX_PER_DESTINATION, port: config.SMTP_DELIVERY_PORT }, 'mta.started');
+await Promise.all(
+  listeners.map(
+    ({ server, port }) =>
+      new Promise<void>((resolve, reject) => {
+        server.server.once('error', reject);
+        server.listen(port, config.SMTP_HOST, () => resolve());
+      }),
+  ),
+);
+log.info(
+  { submission: config.SMTP_SUBMISSION_PORT, submissionTls: config.SMTP_SUBMISSION_TLS_PORT, host: config.SMTP_HOST },
+  'submission.listening',
+);
+log.info(
+  {
+    nice: config.MTA_NICE,
+    concurrency: config.MTA_CONCURRENCY,
+    perDestination: config.MTA_MAX_PER_DESTINATION,
+    port: config.SMTP_DELIVERY_PORT,
+  },
+  'mta.started',
+);
 
 shutdown.ready(async () => {
-  // Stop taking mail first (sessions in progress finish), then stop taking jobs and let running deliveries finish (each records its outcome), then close the clients.
+  // Stop taking mail first (sessions in progress finish), then stop taking jobs and let running deliveries finish (each
+  // records its outcome), then close the clients.
   await Promise.all(listeners.map(({ server }) => new Promise<void>((resolve) => server.close(() => resolve()))));
   await Promise.all(workers.map((w) => w.close()));
   await closeDeliveryDeps(delivery);

@@ -8,7 +8,12 @@ const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => [
 /** `ip[:port]` entries, comma separated; empty means the system resolver. */
 const dnsServers = z
   .string()
-  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+  .transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  )
   .pipe(z.array(z.string().regex(/^(\[[0-9a-fA-F:]+\]|[0-9.]+)(:\d{1,5})?$/, 'expected ip[:port] or [ipv6]:port')));
 
 const hostname = /^(?=.{1,253}$)([a-z0-9_]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -17,7 +22,10 @@ export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/postwerk'),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
-  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/).default('postwerk'),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{1,64}$/)
+    .default('postwerk'),
   HOST: z.string().default('127.0.0.1'),
   PORT: port.default(3000),
   /** Where clients reach the api; defaults to http://127.0.0.1:<PORT>. */
@@ -32,14 +40,25 @@ export const configSchema = z.object({
   MX_PORT: port.default(25),
   /** Largest message SMTP submission accepts (SIZE, RFC 1870): 40 MB of content plus MIME's base64 overhead;
    * larger ones are read to the end, dropped, and refused with 552 5.3.4. */
-  SMTP_SUBMISSION_MAX_BYTES: z.coerce.number().int().min(1024).default(56 * 1024 * 1024),
+  SMTP_SUBMISSION_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(56 * 1024 * 1024),
   /** Largest message the MX accepts (SIZE, RFC 1870); larger ones are refused with 552 5.3.4. */
-  INBOUND_MAX_MESSAGE_BYTES: z.coerce.number().int().min(1024).default(40 * 1024 * 1024),
+  INBOUND_MAX_MESSAGE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(40 * 1024 * 1024),
   /** The MX's pause before its 220 greeting; a client that talks first is cut (early-talker check). 0 turns it off. */
   INBOUND_GREETING_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(25),
   /** clamd to scan received mail with: a unix socket path (`/run/clamav/clamd.ctl`) or `host:port`. Unset: no
    * scanning (the inbound logs it at start and /ready reports `virus_scanning: "off"`). */
-  CLAMD_ADDRESS: z.string().regex(/^(\/.+|[A-Za-z0-9.-]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5})$/, 'expected a socket path or host:port').optional(),
+  CLAMD_ADDRESS: z
+    .string()
+    .regex(/^(\/.+|[A-Za-z0-9.-]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5})$/, 'expected a socket path or host:port')
+    .optional(),
   /** Receive jobs one inbound process runs at once. */
   INBOUND_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(10),
   RATE_LIMIT_RPS: z.coerce.number().int().min(1).max(100000).default(10),
@@ -47,7 +66,11 @@ export const configSchema = z.object({
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** ... and the whole request, body included, within this (a body shorter than its Content-Length: 408). */
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
-  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
   TRUST_PROXY: bool.default(false),
   FIRST_TEAM_NAME: z.string().min(1).max(200).default('My team'),
   /** 32 random bytes, base64: encrypts DKIM private keys at rest. Or a file holding it (npm start creates one). */
@@ -56,8 +79,12 @@ export const configSchema = z.object({
   /** Every team's managed sending domain is `<word>.<MANAGED_DOMAIN_HOST>`. */
   MANAGED_DOMAIN_HOST: z.string().regex(hostname).default('postwerk.localhost'),
   /** DKIM selector of the platform key that signs the managed domains' mail (`d=` MANAGED_DOMAIN_HOST); its record
-   * is `<selector>._domainkey.<MANAGED_DOMAIN_HOST>` (`npm run cli -- managed-dkim`). A new selector makes a new key. */
-  MANAGED_DKIM_SELECTOR: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'expected one lowercase DNS label').default('pw1'),
+   * is `<selector>._domainkey.<MANAGED_DOMAIN_HOST>` (`npm run cli -- managed-dkim`). A new selector makes a new key.
+   * */
+  MANAGED_DKIM_SELECTOR: z
+    .string()
+    .regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'expected one lowercase DNS label')
+    .default('pw1'),
   /** Platform host names the customers' DNS records point at (CONTRACT, "DNS records of a domain"). */
   PLATFORM_SPF_HOST: z.string().regex(hostname).default('_spf.postwerk.localhost'),
   PLATFORM_FEEDBACK_HOST: z.string().regex(hostname).default('feedback.postwerk.localhost'),
@@ -105,7 +132,9 @@ export const configSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.default(false),
   /** Attachments by `path` may be plain http:// URLs (otherwise https only). */
   ATTACHMENT_FETCH_ALLOW_HTTP: bool.default(false),
-  /** Attachments by `path` may be fetched from private, loopback, link-local and metadata addresses (SSRF guard off). */
+  /**
+   * Attachments by `path` may be fetched from private, loopback, link-local and metadata addresses (SSRF guard off).
+   */
   ATTACHMENT_FETCH_ALLOW_PRIVATE_TARGETS: bool.default(false),
   /** The whole fetch of one attachment by `path` (connect, answer, body) must end within this. */
   ATTACHMENT_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),

@@ -56,7 +56,10 @@ export class ServiceError extends Error {
     readonly errorName: ErrorName,
     message: string,
     readonly options: {
-      status?: number; errors?: FieldError[]; details?: Record<string, unknown>; claimable?: boolean;
+      status?: number;
+      errors?: FieldError[];
+      details?: Record<string, unknown>;
+      claimable?: boolean;
       /** The SMTP reply when the status alone does not say it (never in the HTTP body). */
       smtp?: { code: number; enhanced: string };
     } = {},

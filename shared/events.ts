@@ -4,14 +4,35 @@ import type { Knex } from 'knex';
 import { newId } from './ids.ts';
 
 export const eventTypes = [
-  'email.sent', 'email.scheduled', 'email.delivered', 'email.delivery_delayed', 'email.bounced', 'email.complained',
-  'email.opened', 'email.clicked', 'email.failed', 'email.suppressed', 'email.canceled', 'email.received',
-  'domain.created', 'domain.updated', 'domain.deleted',
-  'suppression.added', 'suppression.removed',
-  'contact.created', 'contact.updated', 'contact.deleted',
-  'automation.run.started', 'automation.run.completed', 'automation.run.failed',
-  'inbox.conversation.created', 'inbox.message.received', 'inbox.reply.sent', 'inbox.note.created',
-  'inbox.conversation.assigned', 'inbox.conversation.status_changed',
+  'email.sent',
+  'email.scheduled',
+  'email.delivered',
+  'email.delivery_delayed',
+  'email.bounced',
+  'email.complained',
+  'email.opened',
+  'email.clicked',
+  'email.failed',
+  'email.suppressed',
+  'email.canceled',
+  'email.received',
+  'domain.created',
+  'domain.updated',
+  'domain.deleted',
+  'suppression.added',
+  'suppression.removed',
+  'contact.created',
+  'contact.updated',
+  'contact.deleted',
+  'automation.run.started',
+  'automation.run.completed',
+  'automation.run.failed',
+  'inbox.conversation.created',
+  'inbox.message.received',
+  'inbox.reply.sent',
+  'inbox.note.created',
+  'inbox.conversation.assigned',
+  'inbox.conversation.status_changed',
 ] as const;
 
 export type EventType = (typeof eventTypes)[number];
@@ -34,7 +55,12 @@ export function insertEvents(db: Knex, rows: EventRow[]): Knex.QueryBuilder {
   return db('events').insert(rows);
 }
 
-export async function recordEvent(db: Knex, teamId: string, type: EventType, data: Record<string, unknown>): Promise<string> {
+export async function recordEvent(
+  db: Knex,
+  teamId: string,
+  type: EventType,
+  data: Record<string, unknown>,
+): Promise<string> {
   const row = eventRow(teamId, type, data);
   await insertEvents(db, [row]);
   return row.id;

@@ -36,7 +36,11 @@ export function toList<Row, Item>(page: { has_more: boolean; rows: Row[] }, pres
 }
 
 /** Runs `query` (already filtered by team) one page at a time; `column` is the id column to order by. */
-export async function paginate<Row>(query: Knex.QueryBuilder, page: ListQuery, column = 'id'): Promise<{ has_more: boolean; rows: Row[] }> {
+export async function paginate<Row>(
+  query: Knex.QueryBuilder,
+  page: ListQuery,
+  column = 'id',
+): Promise<{ has_more: boolean; rows: Row[] }> {
   const q = query.clone().limit(page.limit + 1);
   if (page.before) {
     const rows: Row[] = await q.where(column, '>', page.before).orderBy(column, 'asc');
@@ -53,22 +57,35 @@ export async function paginate<Row>(query: Knex.QueryBuilder, page: ListQuery, c
  * cursors are still item ids. `query` is already filtered to the parent; a cursor that is not one of its rows
  * is a validation_error naming `what` the cursor must be.
  */
-export async function paginateByPosition<Row>(query: Knex.QueryBuilder, page: ListQuery, what: string): Promise<{ has_more: boolean; rows: Row[] }> {
+export async function paginateByPosition<Row>(
+  query: Knex.QueryBuilder,
+  page: ListQuery,
+  what: string,
+): Promise<{ has_more: boolean; rows: Row[] }> {
   const cursorId = page.after ?? page.before;
   let cursor: number | undefined;
   if (cursorId) {
     const row = await query.clone().where({ id: cursorId }).first('position');
     if (!row) {
       const path = page.after ? 'after' : 'before';
-      throw new ServiceError('validation_error', `Invalid query parameter \`${path}\`: not ${what}.`, { errors: [{ path, message: `not ${what}` }] });
+      throw new ServiceError('validation_error', `Invalid query parameter \`${path}\`: not ${what}.`, {
+        errors: [{ path, message: `not ${what}` }],
+      });
     }
     cursor = row.position;
   }
   if (page.before && cursor !== undefined) {
-    const rows: Row[] = await query.clone().where('position', '<', cursor).orderBy('position', 'desc').limit(page.limit + 1);
+    const rows: Row[] = await query
+      .clone()
+      .where('position', '<', cursor)
+      .orderBy('position', 'desc')
+      .limit(page.limit + 1);
     return { has_more: rows.length > page.limit, rows: rows.slice(0, page.limit).reverse() };
   }
-  const q = query.clone().orderBy('position', 'asc').limit(page.limit + 1);
+  const q = query
+    .clone()
+    .orderBy('position', 'asc')
+    .limit(page.limit + 1);
   if (cursor !== undefined) q.where('position', '>', cursor);
   const rows: Row[] = await q;
   return { has_more: rows.length > page.limit, rows: rows.slice(0, page.limit) };

@@ -46,11 +46,21 @@ export function createQueue(config: Config, name: QueueName): Queue {
   return new Queue(name, {
     connection: connection(config),
     prefix: prefix(config),
-    defaultJobOptions: { removeOnComplete: 1000, removeOnFail: 5000, attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
+    defaultJobOptions: {
+      removeOnComplete: 1000,
+      removeOnFail: 5000,
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 1000 },
+    },
   });
 }
 
-export function createWorker(config: Config, name: QueueName, processor: Processor, options: Partial<WorkerOptions> = {}): Worker {
+export function createWorker(
+  config: Config,
+  name: QueueName,
+  processor: Processor,
+  options: Partial<WorkerOptions> = {},
+): Worker {
   return new Worker(name, processor, {
     connection: connection(config),
     prefix: prefix(config),

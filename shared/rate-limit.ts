@@ -19,7 +19,8 @@ export interface RateWindow {
  * INCR, and the window's expiry set by its first request: one command (the script is cached by Redis) where
  * MULTI/INCR/EXPIRE/EXEC were four. The key outlives its second by a second at most.
  */
-const COUNT_SCRIPT = "local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('EXPIRE', KEYS[1], 2) end return n";
+const COUNT_SCRIPT =
+  "local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('EXPIRE', KEYS[1], 2) end return n";
 
 /** Counts one request of `team` in the current window. Throws when Redis does not answer (callers fail open). */
 export async function countRequest(
@@ -37,5 +38,8 @@ export async function countRequest(
 }
 
 export function rateLimitError(window: RateWindow): ServiceError {
-  return new ServiceError('rate_limit_exceeded', `Too many requests. You can make ${window.limit} requests per second; retry after ${window.reset} second(s).`);
+  return new ServiceError(
+    'rate_limit_exceeded',
+    `Too many requests. You can make ${window.limit} requests per second; retry after ${window.reset} second(s).`,
+  );
 }

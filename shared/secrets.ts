@@ -20,8 +20,12 @@ export function secretsKey(config: KeyConfig): Buffer {
   let key = cache.get(id);
   if (!key) {
     if (config.SECRETS_KEY) key = decodeKey(config.SECRETS_KEY, 'SECRETS_KEY');
-    else if (existsSync(config.SECRETS_KEY_FILE)) key = decodeKey(readFileSync(config.SECRETS_KEY_FILE, 'utf8'), config.SECRETS_KEY_FILE);
-    else throw new ConfigError(`no secrets key: set SECRETS_KEY or create ${config.SECRETS_KEY_FILE} (npm start does on first run)`);
+    else if (existsSync(config.SECRETS_KEY_FILE))
+      key = decodeKey(readFileSync(config.SECRETS_KEY_FILE, 'utf8'), config.SECRETS_KEY_FILE);
+    else
+      throw new ConfigError(
+        `no secrets key: set SECRETS_KEY or create ${config.SECRETS_KEY_FILE} (npm start does on first run)`,
+      );
     cache.set(id, key);
   }
   return key;
@@ -41,7 +45,9 @@ export function seal(key: Buffer, plaintext: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return ['v1', iv, cipher.getAuthTag(), body].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+  return ['v1', iv, cipher.getAuthTag(), body]
+    .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
+    .join('.');
 }
 
 export function open(key: Buffer, sealed: string): string {

@@ -18,14 +18,25 @@ test('create answers the token once; list, retrieve and the database never show 
 
   const got = await p.request('GET', `/api-keys/${created.body.id}`, { key: team.key });
   t.is(got.status, 200);
-  t.like(got.body, { object: 'api_key', id: created.body.id, name: 'ci', permission: 'full_access', status: 'active', domain_id: null, key_prefix: created.body.token.slice(0, 8) });
+  t.like(got.body, {
+    object: 'api_key',
+    id: created.body.id,
+    name: 'ci',
+    permission: 'full_access',
+    status: 'active',
+    domain_id: null,
+    key_prefix: created.body.token.slice(0, 8),
+  });
   t.false(got.text.includes(created.body.token));
 
   const list = await p.request('GET', '/api-keys', { key: team.key });
   t.is(list.status, 200);
   t.is(list.body.object, 'list');
   t.false(list.text.includes(created.body.token));
-  t.deepEqual(list.body.data.map((k: { id: string }) => k.id).sort(), [created.body.id, list.body.data.find((k: { name: string }) => k.name === 'Default').id].sort());
+  t.deepEqual(
+    list.body.data.map((k: { id: string }) => k.id).sort(),
+    [created.body.id, list.body.data.find((k: { name: string }) => k.name === 'Default').id].sort(),
+  );
 
   const stored = await p.db('api_keys').where({ id: created.body.id }).first();
   t.not(stored.token_hash, created.body.token);
@@ -58,18 +69,30 @@ test('rename and revoke; a revoked key is refused with 403 invalid_api_key', asy
 
 test('a sending_access key reaches only the send routes; domain_id needs sending_access and a domain of the team', async (t) => {
   const team = await p.createTeam();
-  const sending = await p.request('POST', '/api-keys', { key: team.key, body: { name: 's', permission: 'sending_access' } });
+  const sending = await p.request('POST', '/api-keys', {
+    key: team.key,
+    body: { name: 's', permission: 'sending_access' },
+  });
   t.is(sending.status, 201);
   const refused = await p.request('GET', '/api-keys', { key: sending.body.token });
   t.is(refused.status, 401);
   t.is(refused.body.name, 'restricted_api_key');
 
-  const badBinding = await p.request('POST', '/api-keys', { key: team.key, body: { name: 'x', permission: 'full_access', domain_id: '01a20175-4fa7-770b-9ed8-6056a5f88181' } });
+  const badBinding = await p.request('POST', '/api-keys', {
+    key: team.key,
+    body: { name: 'x', permission: 'full_access', domain_id: '01a20175-4fa7-770b-9ed8-6056a5f88181' },
+  });
   t.is(badBinding.status, 422);
   t.is(badBinding.body.name, 'validation_error');
-  const unknownDomain = await p.request('POST', '/api-keys', { key: team.key, body: { name: 'x', permission: 'sending_access', domain_id: '01a20175-4fa7-770b-9ed8-6056a5f88181' } });
+  const unknownDomain = await p.request('POST', '/api-keys', {
+    key: team.key,
+    body: { name: 'x', permission: 'sending_access', domain_id: '01a20175-4fa7-770b-9ed8-6056a5f88181' },
+  });
   t.is(unknownDomain.status, 404);
-  const badPermission = await p.request('POST', '/api-keys', { key: team.key, body: { name: 'x', permission: 'root' } });
+  const badPermission = await p.request('POST', '/api-keys', {
+    key: team.key,
+    body: { name: 'x', permission: 'root' },
+  });
   t.is(badPermission.status, 422);
   t.is(badPermission.body.errors[0].path, 'permission');
 });
@@ -84,7 +107,7 @@ test('a key of a suspended team is refused with 403 suspended_api_key and reads 
   t.is((await p.request('GET', '/api-keys', { key: team.key })).status, 200);
 });
 
-test('last_used_at and last_used_request_log_id follow the key\'s requests', async (t) => {
+test("last_used_at and last_used_request_log_id follow the key's requests", async (t) => {
   const team = await p.createTeam();
   const first = await p.request('GET', '/team', { key: team.key });
   const logId = first.headers.get('x-request-log-id');
@@ -102,7 +125,8 @@ test('last_used_at and last_used_request_log_id follow the key\'s requests', asy
 
 test('every permission of the ApiKey shape: store_access and inbox channels refused until built; inbox_access stored, none by default', async (t) => {
   const team = await p.createTeam();
-  const create = (body: Record<string, unknown>) => p.request('POST', '/api-keys', { key: team.key, body: { name: 'perm', ...body } });
+  const create = (body: Record<string, unknown>) =>
+    p.request('POST', '/api-keys', { key: team.key, body: { name: 'perm', ...body } });
   const store = await create({ permission: 'store_access' });
   t.is(store.status, 422, store.text);
   t.is(store.body.name, 'validation_error');
@@ -112,12 +136,24 @@ test('every permission of the ApiKey shape: store_access and inbox channels refu
   t.is(channels.status, 422, channels.text);
   t.is(channels.body.errors[0].path, 'inbox_channel_ids.0');
   t.is((await create({ inbox_access: 'everything' })).status, 422);
-  t.is(await p.db('api_keys').where({ team_id: team.id, name: 'perm' }).count({ n: '*' }).then((r) => Number(r[0].n)), 0, 'nothing refused was stored');
+  t.is(
+    await p
+      .db('api_keys')
+      .where({ team_id: team.id, name: 'perm' })
+      .count({ n: '*' })
+      .then((r) => Number(r[0].n)),
+    0,
+    'nothing refused was stored',
+  );
 
   const plain = await create({});
   const reader = await create({ inbox_access: 'write', inbox_channel_ids: null });
   const empty = await create({ inbox_access: 'create', inbox_channel_ids: [] });
-  for (const [res, access, ids] of [[plain, 'none', null], [reader, 'write', null], [empty, 'create', []]] as const) {
+  for (const [res, access, ids] of [
+    [plain, 'none', null],
+    [reader, 'write', null],
+    [empty, 'create', []],
+  ] as const) {
     t.is(res.status, 201, res.text);
     const got = await p.request('GET', `/api-keys/${res.body.id}`, { key: team.key });
     t.like(got.body, { inbox_access: access, permission: 'full_access' });

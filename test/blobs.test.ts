@@ -19,13 +19,17 @@ test('put into directories that do not exist yet (the root included) stores the 
   // A second directory under an existing one, and a put into a directory this store already made.
   await blobs.put('received/team-a/msg-2/raw.eml', Buffer.from('two'));
   await blobs.put('received/team-a/msg-2/attachment-0', Buffer.from('three'));
-  t.deepEqual((await readdir(path.join(root, 'received', 'team-a', 'msg-2'))).sort(), ['attachment-0', 'raw.eml'], 'no temporary file left');
+  t.deepEqual(
+    (await readdir(path.join(root, 'received', 'team-a', 'msg-2'))).sort(),
+    ['attachment-0', 'raw.eml'],
+    'no temporary file left',
+  );
   await blobs.delete('received/team-a/msg-1/raw.eml');
   t.is(await blobs.get('received/team-a/msg-1/raw.eml'), null);
   t.is(await blobs.size('received/team-a/msg-1/raw.eml'), null);
 });
 
-test('a directory removed behind the store\'s back is made again; keys that climb out are refused', async (t) => {
+test("a directory removed behind the store's back is made again; keys that climb out are refused", async (t) => {
   const root = await mkdtemp(path.join(tmpdir(), 'pw-blobs-'));
   t.teardown(() => rm(root, { recursive: true, force: true }));
   const blobs = createFsBlobStore(root);

@@ -61,7 +61,7 @@ test('team set-rate-limit changes the reported and the enforced limit', async (t
   t.true(limited.every((r) => r.body.name === 'rate_limit_exceeded'));
 });
 
-test('team suspend refuses the team\'s keys with 403 suspended_api_key; team unsuspend lets them in again', async (t) => {
+test("team suspend refuses the team's keys with 403 suspended_api_key; team unsuspend lets them in again", async (t) => {
   const team = await p.createTeam('Suspendable');
   t.is((await p.request('GET', '/team', { key: team.key })).status, 200);
 
@@ -86,7 +86,10 @@ test('team sandbox-lift takes one region out of sending.sandbox_regions', async 
   t.false(out.team.sandbox_regions.includes('eu-west-1'));
 
   const after = (await p.request('GET', '/team', { key: team.key })).body.sending.sandbox_regions;
-  t.deepEqual(after, before.filter((r) => r !== 'eu-west-1'));
+  t.deepEqual(
+    after,
+    before.filter((r) => r !== 'eu-west-1'),
+  );
 });
 
 test('bad input exits non-zero with a JSON error on stderr and no stack trace', async (t) => {

@@ -61,12 +61,27 @@ test('a request without a User-Agent is refused with 400 validation_error', asyn
     t.regex(res.body.message, /User-Agent/);
   }
   // Also before authentication, and under /api/v1.
-  isError(t, fromNode(await nodeRequest(p.url, { method: 'GET', path: '/api/v1/team', headers: { authorization: `Bearer ${key}` } })), 400, 'validation_error');
+  isError(
+    t,
+    fromNode(
+      await nodeRequest(p.url, { method: 'GET', path: '/api/v1/team', headers: { authorization: `Bearer ${key}` } }),
+    ),
+    400,
+    'validation_error',
+  );
   t.is((await nodeRequest(p.url, { method: 'GET', path: '/health', headers: { 'user-agent': 'x' } })).status, 200);
 });
 
 test('an unknown route is 404 not_found, at / and under /api/v1', async (t) => {
-  for (const path of ['/nope', '/api/v1/nope', '/api/v2/health', '/api-keys/x/y', '/api/v1/api-keys/x/y', '/', '/api/v1']) {
+  for (const path of [
+    '/nope',
+    '/api/v1/nope',
+    '/api/v2/health',
+    '/api-keys/x/y',
+    '/api/v1/api-keys/x/y',
+    '/',
+    '/api/v1',
+  ]) {
     isError(t, await p.request('GET', path, { key }), 404, 'not_found');
   }
 });
@@ -94,19 +109,37 @@ test('a known path with another method is 405 method_not_allowed with an Allow h
 test('a 500 leaves as application_error without the exception, its stack or its SQL', async (t) => {
   const failing = [
     defineOperation({
-      operationId: 'testThrow', method: 'get', path: '/test/throw', tag: 'test', summary: 'throws', permission: 'none', scope: null,
+      operationId: 'testThrow',
+      method: 'get',
+      path: '/test/throw',
+      tag: 'test',
+      summary: 'throws',
+      permission: 'none',
+      scope: null,
       response: z.object({}),
       handler: async () => {
         throw new Error('secret internals in /work/main/api/x.ts');
       },
     }),
     defineOperation({
-      operationId: 'testSql', method: 'get', path: '/test/sql', tag: 'test', summary: 'bad SQL', permission: 'full_access', scope: null,
+      operationId: 'testSql',
+      method: 'get',
+      path: '/test/sql',
+      tag: 'test',
+      summary: 'bad SQL',
+      permission: 'full_access',
+      scope: null,
       response: z.object({}),
       handler: async ({ deps }) => deps.db.raw('select secret_column from no_such_table where id = 1'),
     }),
     defineOperation({
-      operationId: 'testShape', method: 'get', path: '/test/shape', tag: 'test', summary: 'off-schema', permission: 'none', scope: null,
+      operationId: 'testShape',
+      method: 'get',
+      path: '/test/shape',
+      tag: 'test',
+      summary: 'off-schema',
+      permission: 'none',
+      scope: null,
       response: z.object({ id: z.uuid() }),
       handler: async () => ({ id: 'not a uuid' }),
     }),
@@ -127,8 +160,16 @@ test('every 2xx has a JSON body; timestamps are ISO 8601 UTC with milliseconds',
   await p.request('GET', '/team', { key: created.body.token });
   const logId = (await p.request('GET', '/team', { key })).headers.get('x-request-log-id');
   const calls: [string, string, unknown?][] = [
-    ['GET', '/health'], ['GET', '/ready'], ['GET', '/openapi.json'], ['GET', '/team'], ['GET', '/api-keys'], ['GET', `/api-keys/${created.body.id}`],
-    ['PATCH', `/api-keys/${created.body.id}`, { name: 'renamed' }], ['GET', '/logs'], ['GET', `/logs/${logId}`], ['DELETE', `/api-keys/${created.body.id}`],
+    ['GET', '/health'],
+    ['GET', '/ready'],
+    ['GET', '/openapi.json'],
+    ['GET', '/team'],
+    ['GET', '/api-keys'],
+    ['GET', `/api-keys/${created.body.id}`],
+    ['PATCH', `/api-keys/${created.body.id}`, { name: 'renamed' }],
+    ['GET', '/logs'],
+    ['GET', `/logs/${logId}`],
+    ['DELETE', `/api-keys/${created.body.id}`],
     ['GET', `/api-keys/${created.body.id}`],
   ];
   let timestamps = 0;

@@ -26,7 +26,9 @@ test('with a delay the caller does not wait; the jobs arrive within the delay, a
   const first = newId();
   await enqueue([first]);
   t.is(await p.deliverQueue.getJob(first), undefined);
-  t.truthy(await until(() => p.deliverQueue.getJob(first), { what: 'the delayed job', timeoutMs: 5000, intervalMs: 10 }));
+  t.truthy(
+    await until(() => p.deliverQueue.getJob(first), { what: 'the delayed job', timeoutMs: 5000, intervalMs: 10 }),
+  );
 
   const slow = deliveryEnqueuer(p.deliverQueue, p.deps.log, { delayMs: 60_000 });
   const later = [newId(), newId()];

@@ -25,16 +25,26 @@ test.after.always(async () => {
   await w?.close();
 });
 
-interface ApiRecord { record: string; name: string; type: string; value: string; priority?: number; status: string }
+interface ApiRecord {
+  record: string;
+  name: string;
+  type: string;
+  value: string;
+  priority?: number;
+  status: string;
+}
 
-const addKey = (domain: string, team?: string) => commands['domain add-ed25519-key'](w.p.db, { domain, ...(team ? { team } : {}) }, w.p.config) as Promise<{
-  domain: { id: string; status: string };
-  key: { selector: string; algorithm: string; status: string };
-  record: ApiRecord & { fqdn: string };
-}>;
-const removeKey = (domain: string) => commands['domain remove-ed25519-key'](w.p.db, { domain }, w.p.config) as Promise<{ removed: string[] }>;
+const addKey = (domain: string, team?: string) =>
+  commands['domain add-ed25519-key'](w.p.db, { domain, ...(team ? { team } : {}) }, w.p.config) as Promise<{
+    domain: { id: string; status: string };
+    key: { selector: string; algorithm: string; status: string };
+    record: ApiRecord & { fqdn: string };
+  }>;
+const removeKey = (domain: string) =>
+  commands['domain remove-ed25519-key'](w.p.db, { domain }, w.p.config) as Promise<{ removed: string[] }>;
 const check = (id: string) => checkDomain(w.p.db, w.p.deps.dns, w.p.config, id);
-const keysOf = (id: string) => w.p.db('dkim_keys').where({ domain_id: id }).orderBy('created_at').select('selector', 'algorithm', 'status');
+const keysOf = (id: string) =>
+  w.p.db('dkim_keys').where({ domain_id: id }).orderBy('created_at').select('selector', 'algorithm', 'status');
 
 function publish(domain: string, records: ApiRecord[]) {
   for (const r of records) {
@@ -58,22 +68,36 @@ async function verifiedDomain(t: ExecutionContext, name: string) {
   t.is(created.status, 201, created.text);
   publish(name, created.body.records);
   t.is((await check(created.body.id))?.status, 'verified');
-  const rsa = created.body.records.find((r: ApiRecord) => r.record === 'DKIM').name.replace(/\._domainkey$/, '') as string;
+  const rsa = created.body.records
+    .find((r: ApiRecord) => r.record === 'DKIM')
+    .name.replace(/\._domainkey$/, '') as string;
   return { team, id: created.body.id as string, name, rsa };
 }
 
 /** Sends one email through the API and delivers it; the message as received, its DKIM-Signatures' s= and a=. */
 async function sendAndDeliver(team: TestTeam, domain: string) {
   const to = `r-${randomUUID()}@ed-inbox.net`;
-  const res = await w.p.request('POST', '/emails', { key: team.key, body: { from: `Shop <shop@${domain}>`, to, subject: 'Hello', text: 'Grüße' } });
+  const res = await w.p.request('POST', '/emails', {
+    key: team.key,
+    body: { from: `Shop <shop@${domain}>`, to, subject: 'Hello', text: 'Grüße' },
+  });
   if (res.status !== 200) throw new Error(`POST /emails answered ${res.status} ${res.text}`);
   await processDelivery(deps, res.body.id);
   const [message] = w.sink.deliveredTo(to);
   const head = message.raw.toString('latin1').slice(0, message.raw.indexOf('\r\n\r\n'));
-  const signatures = head.split(/\r\n(?![ \t])/).filter((f) => /^dkim-signature:/i.test(f)).map((f) => {
-    const tags = new Map(f.slice(f.indexOf(':') + 1).replace(/\s+/g, '').split(';').map((tag) => [tag.slice(0, tag.indexOf('=')), tag.slice(tag.indexOf('=') + 1)]));
-    return `${tags.get('s')} ${tags.get('a')}`;
-  });
+  const signatures = head
+    .split(/\r\n(?![ \t])/)
+    .filter((f) => /^dkim-signature:/i.test(f))
+    .map((f) => {
+      const tags = new Map(
+        f
+          .slice(f.indexOf(':') + 1)
+          .replace(/\s+/g, '')
+          .split(';')
+          .map((tag) => [tag.slice(0, tag.indexOf('=')), tag.slice(tag.indexOf('=') + 1)]),
+      );
+      return `${tags.get('s')} ${tags.get('a')}`;
+    });
   return { raw: message.raw, signatures: signatures.sort() };
 }
 
@@ -84,21 +108,40 @@ test('the added key is its own DKIM record, signs as a second signature once it 
   t.regex(sel, /^s\d{6}-[a-z0-9]{4}$/);
   t.not(sel, d.rsa);
   t.like(added, { domain: { id: d.id, status: 'verified' }, key: { algorithm: 'ed25519', status: 'pending' } });
-  t.like(added.record, { record: 'DKIM', name: `${sel}._domainkey`, type: 'TXT', status: 'not_started', fqdn: `${sel}._domainkey.ed-dual.com` });
+  t.like(added.record, {
+    record: 'DKIM',
+    name: `${sel}._domainkey`,
+    type: 'TXT',
+    status: 'not_started',
+    fqdn: `${sel}._domainkey.ed-dual.com`,
+  });
   // RFC 8463 §4.2: p= is the raw 32-byte key, the public half of the sealed private key.
   const p = /^v=DKIM1; k=ed25519; p=([A-Za-z0-9+/]{43}=)$/.exec(added.record.value)?.[1] ?? '';
   t.truthy(p, added.record.value);
   const row = await w.p.db('dkim_keys').where({ domain_id: d.id, selector: sel }).first();
-  const spki = createPublicKey(open(secretsKey(w.p.config), row.private_key_sealed)).export({ format: 'der', type: 'spki' });
+  const spki = createPublicKey(open(secretsKey(w.p.config), row.private_key_sealed)).export({
+    format: 'der',
+    type: 'spki',
+  });
   t.is(spki.subarray(-32).toString('base64'), p);
   t.is(Buffer.from(p, 'base64').length, 32);
 
   const shown = await getDomain(d.team, d.id);
-  t.deepEqual(shown.records.filter((r) => r.record === 'DKIM').map((r) => [r.name, r.value.slice(0, 18)]), [
-    [`${d.rsa}._domainkey`, 'v=DKIM1; k=rsa; p='],
-    [`${sel}._domainkey`, 'v=DKIM1; k=ed25519'],
-  ]);
-  t.true(await w.p.db('events').where({ team_id: d.team.id, type: 'domain.updated' }).whereRaw(`data::text like ?`, [`%${sel}%`]).first().then(Boolean));
+  t.deepEqual(
+    shown.records.filter((r) => r.record === 'DKIM').map((r) => [r.name, r.value.slice(0, 18)]),
+    [
+      [`${d.rsa}._domainkey`, 'v=DKIM1; k=rsa; p='],
+      [`${sel}._domainkey`, 'v=DKIM1; k=ed25519'],
+    ],
+  );
+  t.true(
+    await w.p
+      .db('events')
+      .where({ team_id: d.team.id, type: 'domain.updated' })
+      .whereRaw(`data::text like ?`, [`%${sel}%`])
+      .first()
+      .then(Boolean),
+  );
 
   // Not published yet: the domain stays verified and sends, signed by its RSA key alone.
   const waiting = await check(d.id);
@@ -109,17 +152,32 @@ test('the added key is its own DKIM record, signs as a second signature once it 
   // Published and verified: two signatures, each passing on its own key from the DNS.
   publish(d.name, [added.record]);
   t.is((await check(d.id))?.status, 'verified');
-  t.deepEqual((await keysOf(d.id)).map((k) => [k.algorithm, k.status]), [['rsa', 'active'], ['ed25519', 'active']]);
+  t.deepEqual(
+    (await keysOf(d.id)).map((k) => [k.algorithm, k.status]),
+    [
+      ['rsa', 'active'],
+      ['ed25519', 'active'],
+    ],
+  );
   t.is((await getDomain(d.team, d.id)).records.find((r) => r.name === `${sel}._domainkey`)?.status, 'verified');
   const dual = await sendAndDeliver(d.team, d.name);
   t.deepEqual(dual.signatures, [`${d.rsa} rsa-sha256`, `${sel} ed25519-sha256`].sort());
-  t.deepEqual((await w.verifyDkim(dual.raw)).map((v) => `${v.selector} ${v.status}`).sort(), [`${d.rsa} pass`, `${sel} pass`].sort());
+  t.deepEqual(
+    (await w.verifyDkim(dual.raw)).map((v) => `${v.selector} ${v.status}`).sort(),
+    [`${d.rsa} pass`, `${sel} pass`].sort(),
+  );
 
   // Removed: the record leaves the domain, the key is retired, the next message has the RSA signature only
   // (the Ed25519 record is still in the DNS, so only the removal can explain it).
   t.deepEqual((await removeKey(d.id)).removed, [sel]);
   t.false((await getDomain(d.team, d.id)).records.some((r) => r.name === `${sel}._domainkey`));
-  t.deepEqual((await keysOf(d.id)).map((k) => [k.algorithm, k.status]), [['rsa', 'active'], ['ed25519', 'retired']]);
+  t.deepEqual(
+    (await keysOf(d.id)).map((k) => [k.algorithm, k.status]),
+    [
+      ['rsa', 'active'],
+      ['ed25519', 'retired'],
+    ],
+  );
   t.deepEqual((await sendAndDeliver(d.team, d.name)).signatures, [`${d.rsa} rsa-sha256`]);
   t.is((await check(d.id))?.status, 'verified');
   await t.throwsAsync(removeKey(d.id), { message: /has no Ed25519 key/ });
@@ -134,36 +192,54 @@ test('an Ed25519 record that goes missing stops its signature, never the domain,
 
   w.dns.remove(record.fqdn, 'TXT');
   t.is((await check(d.id))?.status, 'verified', 'the optional signature never takes verification away');
-  t.deepEqual((await keysOf(d.id)).map((k) => k.status), ['active', 'pending']);
+  t.deepEqual(
+    (await keysOf(d.id)).map((k) => k.status),
+    ['active', 'pending'],
+  );
   t.is((await getDomain(d.team, d.id)).records.find((r) => r.name === record.name)?.status, 'failed');
   t.deepEqual((await sendAndDeliver(d.team, d.name)).signatures, [`${d.rsa} rsa-sha256`]);
 
   publish(d.name, [record]);
   await check(d.id);
-  t.deepEqual((await sendAndDeliver(d.team, d.name)).signatures, [`${d.rsa} rsa-sha256`, `${key.selector} ed25519-sha256`].sort());
+  t.deepEqual(
+    (await sendAndDeliver(d.team, d.name)).signatures,
+    [`${d.rsa} rsa-sha256`, `${key.selector} ed25519-sha256`].sort(),
+  );
 });
 
 test('a key added to a domain verified long ago has 72 hours of its own: pending, looked for every few minutes', async (t) => {
   const d = await verifiedDomain(t, 'ed-old.com');
-  await w.p.db('domains').where({ id: d.id }).update({ checking_since: new Date(Date.now() - 30 * 24 * 3600_000) });
+  await w.p
+    .db('domains')
+    .where({ id: d.id })
+    .update({ checking_since: new Date(Date.now() - 30 * 24 * 3600_000) });
   const { record } = await addKey(d.name);
   const now = Date.now();
   const checked = await check(d.id);
   t.is(checked?.status, 'verified');
   t.is((await getDomain(d.team, d.id)).records.find((r) => r.name === record.name)?.status, 'pending');
-  t.true(checked!.next_check_at!.getTime() <= now + 10 * 60_000, 'not the verified domain\'s daily re-check');
+  t.true(checked!.next_check_at!.getTime() <= now + 10 * 60_000, "not the verified domain's daily re-check");
 });
 
 test('a settings update and an RSA rotation keep the Ed25519 record; each rotation replaces only its own algorithm', async (t) => {
   const d = await verifiedDomain(t, 'ed-rotate.com');
   const { record, key } = await addKey(d.name);
-  const patched = await w.p.request('PATCH', `/domains/${d.id}`, { key: d.team.key, body: { custom_return_path: 'mail' } });
+  const patched = await w.p.request('PATCH', `/domains/${d.id}`, {
+    key: d.team.key,
+    body: { custom_return_path: 'mail' },
+  });
   t.is(patched.status, 200, patched.text);
   const afterPatch = await getDomain(d.team, d.id);
   t.truthy(afterPatch.records.find((r) => r.name === record.name && r.value === record.value));
-  publish(d.name, afterPatch.records.filter((r) => r.name !== record.name));
+  publish(
+    d.name,
+    afterPatch.records.filter((r) => r.name !== record.name),
+  );
   t.is((await check(d.id))?.status, 'verified');
-  t.deepEqual((await keysOf(d.id)).map((k) => k.status), ['active', 'pending']);
+  t.deepEqual(
+    (await keysOf(d.id)).map((k) => k.status),
+    ['active', 'pending'],
+  );
 
   // A pending Ed25519 key does not hold up an RSA rotation, and neither new key retires the other's algorithm.
   const rotated = await w.p.request('POST', `/domains/${d.id}/dkim/rotate`, { key: d.team.key });
@@ -171,10 +247,18 @@ test('a settings update and an RSA rotation keep the Ed25519 record; each rotati
   t.truthy(rotated.body.records.find((r: ApiRecord) => r.name === record.name));
   publish(d.name, rotated.body.records);
   t.is((await check(d.id))?.status, 'verified');
-  t.deepEqual((await keysOf(d.id)).map((k) => [k.selector, k.algorithm, k.status]), [
-    [d.rsa, 'rsa', 'retiring'], [key.selector, 'ed25519', 'active'], [rotated.body.selector, 'rsa', 'active'],
-  ]);
-  t.deepEqual((await sendAndDeliver(d.team, d.name)).signatures, [`${rotated.body.selector} rsa-sha256`, `${key.selector} ed25519-sha256`].sort());
+  t.deepEqual(
+    (await keysOf(d.id)).map((k) => [k.selector, k.algorithm, k.status]),
+    [
+      [d.rsa, 'rsa', 'retiring'],
+      [key.selector, 'ed25519', 'active'],
+      [rotated.body.selector, 'rsa', 'active'],
+    ],
+  );
+  t.deepEqual(
+    (await sendAndDeliver(d.team, d.name)).signatures,
+    [`${rotated.body.selector} rsa-sha256`, `${key.selector} ed25519-sha256`].sort(),
+  );
   t.truthy((await getDomain(d.team, d.id)).records.find((r) => r.name === record.name));
 });
 
@@ -200,10 +284,17 @@ test('npm run cli -- domain add-ed25519-key / remove-ed25519-key, as an operator
   const added = await runCli(env, 'domain', 'add-ed25519-key', '--domain', 'ED-CLI.com');
   t.is(added.code, 0, added.stderr);
   const out = JSON.parse(added.stdout);
-  t.like(out, { domain: { id: d.id, name: d.name }, key: { algorithm: 'ed25519', status: 'pending' }, record: { record: 'DKIM', type: 'TXT' } });
+  t.like(out, {
+    domain: { id: d.id, name: d.name },
+    key: { algorithm: 'ed25519', status: 'pending' },
+    record: { record: 'DKIM', type: 'TXT' },
+  });
   // The CLI's records are the api's: the SPF and RSA records it recomputed are untouched.
   const records = (await getDomain(d.team, d.id)).records;
-  t.deepEqual(records.map((r) => r.status), ['verified', 'verified', 'verified', 'not_started']);
+  t.deepEqual(
+    records.map((r) => r.status),
+    ['verified', 'verified', 'verified', 'not_started'],
+  );
   const removed = await runCli(env, 'domain', 'remove-ed25519-key', '--domain', d.id);
   t.is(removed.code, 0, removed.stderr);
   t.deepEqual(JSON.parse(removed.stdout).removed, [out.key.selector]);

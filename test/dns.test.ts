@@ -2,7 +2,14 @@ import dgram from 'node:dgram';
 import { promises as nodeDns } from 'node:dns';
 import test from 'ava';
 import { startDnsServer, type DnsFailureMode, type DnsServer } from './helpers/dns-server.ts';
-import { classifyDnsError, createResolver, orderMx, resolveMxHosts, type DnsResolver, type MxLookups } from '../shared/dns/resolver.ts';
+import {
+  classifyDnsError,
+  createResolver,
+  orderMx,
+  resolveMxHosts,
+  type DnsResolver,
+  type MxLookups,
+} from '../shared/dns/resolver.ts';
 
 // Short waits so the lookups that are meant to time out finish fast: 250 ms × 2 tries × 1 server.
 const TIMEOUT_MS = 250;
@@ -28,14 +35,26 @@ test('each record type comes back as published, names lowercased without the tra
   server.set('types.test', 'MX', [{ exchange: 'MX1.Platform.TEST.', priority: 10 }]);
   server.set('types.test', 'A', ['192.0.2.10', '192.0.2.11']);
   server.set('types.test', 'AAAA', ['2001:db8::10']);
-  server.set('types.test', 'CAA', [{ tag: 'issue', value: 'letsencrypt.org' }, { flags: 128, tag: 'iodef', value: 'mailto:ca@types.test' }]);
+  server.set('types.test', 'CAA', [
+    { tag: 'issue', value: 'letsencrypt.org' },
+    { flags: 128, tag: 'iodef', value: 'mailto:ca@types.test' },
+  ]);
   server.set('www.types.test', 'CNAME', ['Edge.Platform.TEST.']);
 
-  t.deepEqual(await dns.txt('types.test'), { status: 'ok', records: ['v=spf1 include:spf.platform.test ~all', 'google-site-verification=abc'] });
+  t.deepEqual(await dns.txt('types.test'), {
+    status: 'ok',
+    records: ['v=spf1 include:spf.platform.test ~all', 'google-site-verification=abc'],
+  });
   t.deepEqual(await dns.mx('types.test'), { status: 'ok', records: [{ exchange: 'mx1.platform.test', priority: 10 }] });
   t.deepEqual(await dns.a('types.test'), { status: 'ok', records: ['192.0.2.10', '192.0.2.11'] });
   t.deepEqual(await dns.aaaa('types.test'), { status: 'ok', records: ['2001:db8::10'] });
-  t.deepEqual(await dns.caa('types.test'), { status: 'ok', records: [{ critical: 0, issue: 'letsencrypt.org' }, { critical: 128, iodef: 'mailto:ca@types.test' }] });
+  t.deepEqual(await dns.caa('types.test'), {
+    status: 'ok',
+    records: [
+      { critical: 0, issue: 'letsencrypt.org' },
+      { critical: 128, iodef: 'mailto:ca@types.test' },
+    ],
+  });
   t.deepEqual(await dns.cname('www.types.test'), { status: 'ok', records: ['edge.platform.test'] });
 });
 
@@ -46,15 +65,24 @@ test('names are case-insensitive and a trailing dot is the same name', async (t)
 
 test('a TXT record split into 255-byte strings is joined with nothing between them', async (t) => {
   server.set('s1._domainkey.chunks.test', 'TXT', [DKIM_KEY]);
-  server.set('split.chunks.test', 'TXT', [['v=spf1 ip4:192.0.2.0/24', ' include:spf.platform.test', ' ~all'], 'second record']);
+  server.set('split.chunks.test', 'TXT', [
+    ['v=spf1 ip4:192.0.2.0/24', ' include:spf.platform.test', ' ~all'],
+    'second record',
+  ]);
 
   // On the wire the key really is several character-strings.
   const raw = new nodeDns.Resolver();
   raw.setServers([server.address]);
-  t.deepEqual((await raw.resolveTxt('s1._domainkey.chunks.test'))[0].map((s) => s.length), [255, 155]);
+  t.deepEqual(
+    (await raw.resolveTxt('s1._domainkey.chunks.test'))[0].map((s) => s.length),
+    [255, 155],
+  );
 
   t.deepEqual(await dns.txt('s1._domainkey.chunks.test'), { status: 'ok', records: [DKIM_KEY] });
-  t.deepEqual(await dns.txt('split.chunks.test'), { status: 'ok', records: ['v=spf1 ip4:192.0.2.0/24 include:spf.platform.test ~all', 'second record'] });
+  t.deepEqual(await dns.txt('split.chunks.test'), {
+    status: 'ok',
+    records: ['v=spf1 ip4:192.0.2.0/24 include:spf.platform.test ~all', 'second record'],
+  });
 });
 
 test('a name that does not exist is nxdomain; one without the asked type is nodata', async (t) => {
@@ -70,7 +98,10 @@ test('a name DNS cannot carry is nxdomain without a query; the empty name does n
   t.deepEqual(await dns.txt(''), { status: 'nxdomain' });
   t.deepEqual(await dns.txt('a..b.test'), { status: 'nxdomain' });
   t.deepEqual(await dns.mx(`${'x'.repeat(64)}.test`), { status: 'nxdomain' });
-  t.deepEqual(server.queries.slice(before).filter((q) => ['', '.', 'a..b.test'].includes(q.name) || q.name.includes('xxxx')), []);
+  t.deepEqual(
+    server.queries.slice(before).filter((q) => ['', '.', 'a..b.test'].includes(q.name) || q.name.includes('xxxx')),
+    [],
+  );
 });
 
 const failures: Array<[DnsFailureMode, string]> = [
@@ -124,10 +155,19 @@ test('a silent server costs timeout × tries per server, not the doubling waits 
 
 test('errors that are not DNS outcomes are thrown; unknown codes are temporary', (t) => {
   const bug = Object.assign(new TypeError('bad'), { code: 'ERR_INVALID_ARG_TYPE' });
-  t.is(t.throws(() => classifyDnsError(bug)), bug);
+  t.is(
+    t.throws(() => classifyDnsError(bug)),
+    bug,
+  );
   t.throws(() => classifyDnsError(new Error('no code')), { message: 'no code' });
-  t.deepEqual(classifyDnsError(Object.assign(new Error(), { code: 'ENOTIMP' })), { status: 'temporary', error: 'ENOTIMP' });
-  t.deepEqual(classifyDnsError(Object.assign(new Error(), { code: 'ESOMETHINGNEW' })), { status: 'temporary', error: 'ESOMETHINGNEW' });
+  t.deepEqual(classifyDnsError(Object.assign(new Error(), { code: 'ENOTIMP' })), {
+    status: 'temporary',
+    error: 'ENOTIMP',
+  });
+  t.deepEqual(classifyDnsError(Object.assign(new Error(), { code: 'ESOMETHINGNEW' })), {
+    status: 'temporary',
+    error: 'ESOMETHINGNEW',
+  });
 });
 
 test('followCname walks the chain to the name that is no alias', async (t) => {
@@ -136,7 +176,11 @@ test('followCname walks the chain to the name that is no alias', async (t) => {
   server.set('tracking.platform.chain.test', 'A', ['192.0.2.50']);
   server.set('plain.chain.test', 'A', ['192.0.2.51']);
 
-  t.deepEqual(await dns.followCname('Track.Chain.test'), { status: 'ok', chain: ['track.chain.test', 'hop.chain.test'], target: 'tracking.platform.chain.test' });
+  t.deepEqual(await dns.followCname('Track.Chain.test'), {
+    status: 'ok',
+    chain: ['track.chain.test', 'hop.chain.test'],
+    target: 'tracking.platform.chain.test',
+  });
   t.deepEqual(await dns.followCname('plain.chain.test'), { status: 'ok', chain: [], target: 'plain.chain.test' });
   t.deepEqual(await dns.followCname('nothing.chain.test'), { status: 'nxdomain' });
   // The server answers an A question at the alias with the chain and the address, as authoritative servers do.
@@ -197,7 +241,11 @@ test('MX hosts: equal preferences are shuffled', async (t) => {
   const b = { exchange: 'b.mx.test', priority: 10 };
   const z = { exchange: 'z.mx.test', priority: 20 };
   // Fisher-Yates with j = floor(random × (i + 1)): 0.99 keeps the order, 0 swaps the pair.
-  t.deepEqual(await resolveMxHosts(dns, 'ties.mx.test', () => 0.99), { status: 'ok', implicit: false, hosts: [a, b, z] });
+  t.deepEqual(await resolveMxHosts(dns, 'ties.mx.test', () => 0.99), {
+    status: 'ok',
+    implicit: false,
+    hosts: [a, b, z],
+  });
   t.deepEqual(await resolveMxHosts(dns, 'ties.mx.test', () => 0), { status: 'ok', implicit: false, hosts: [b, a, z] });
 
   // With Math.random each tied host leads sometimes (failing by chance: 2^-63).
@@ -217,7 +265,10 @@ test('orderMx keeps a host listed twice once, at its most preferred place', (t) 
     { exchange: 'a.test', priority: 10 },
     { exchange: 'a.test', priority: 30 },
   ]);
-  t.deepEqual(hosts, [{ exchange: 'a.test', priority: 10 }, { exchange: 'b.test', priority: 20 }]);
+  t.deepEqual(hosts, [
+    { exchange: 'a.test', priority: 10 },
+    { exchange: 'b.test', priority: 20 },
+  ]);
 });
 
 test('null MX (RFC 7505) says the domain takes no mail', async (t) => {
@@ -227,16 +278,31 @@ test('null MX (RFC 7505) says the domain takes no mail', async (t) => {
   t.deepEqual(await dns.resolveMxHosts('null.mx.test'), { status: 'null_mx' });
 
   // Published beside real MXs (against RFC 7505 §3), the null MX is skipped and the others take mail.
-  server.set('mixed-null.mx.test', 'MX', [{ exchange: '.', priority: 0 }, { exchange: 'real.mx.test', priority: 10 }]);
-  t.deepEqual(await dns.resolveMxHosts('mixed-null.mx.test'), { status: 'ok', implicit: false, hosts: [{ exchange: 'real.mx.test', priority: 10 }] });
+  server.set('mixed-null.mx.test', 'MX', [
+    { exchange: '.', priority: 0 },
+    { exchange: 'real.mx.test', priority: 10 },
+  ]);
+  t.deepEqual(await dns.resolveMxHosts('mixed-null.mx.test'), {
+    status: 'ok',
+    implicit: false,
+    hosts: [{ exchange: 'real.mx.test', priority: 10 }],
+  });
 });
 
 test('no MX: the domain itself is the host if it has an address (RFC 5321 §5.1), else no mail', async (t) => {
   server.set('v4.implicit.test', 'A', ['192.0.2.30']);
   server.set('v6.implicit.test', 'AAAA', ['2001:db8::30']);
   server.set('txt-only.implicit.test', 'TXT', ['v=spf1 -all']);
-  t.deepEqual(await dns.resolveMxHosts('V4.Implicit.test.'), { status: 'ok', implicit: true, hosts: [{ exchange: 'v4.implicit.test', priority: 0 }] });
-  t.deepEqual(await dns.resolveMxHosts('v6.implicit.test'), { status: 'ok', implicit: true, hosts: [{ exchange: 'v6.implicit.test', priority: 0 }] });
+  t.deepEqual(await dns.resolveMxHosts('V4.Implicit.test.'), {
+    status: 'ok',
+    implicit: true,
+    hosts: [{ exchange: 'v4.implicit.test', priority: 0 }],
+  });
+  t.deepEqual(await dns.resolveMxHosts('v6.implicit.test'), {
+    status: 'ok',
+    implicit: true,
+    hosts: [{ exchange: 'v6.implicit.test', priority: 0 }],
+  });
   t.deepEqual(await dns.resolveMxHosts('txt-only.implicit.test'), { status: 'no_mail' });
   t.deepEqual(await dns.resolveMxHosts('missing.implicit.test'), { status: 'nxdomain' });
 });
@@ -244,12 +310,27 @@ test('no MX: the domain itself is the host if it has an address (RFC 5321 §5.1)
 test('no MX and an address lookup that failed is temporary, not no_mail', async (t) => {
   const lookups = (a: string, aaaa: string): MxLookups => ({
     mx: async () => ({ status: 'nodata' }),
-    a: async () => (a === 'temporary' ? { status: 'temporary', error: 'ESERVFAIL' } : a === 'ok' ? { status: 'ok', records: ['192.0.2.1'] } : { status: 'nodata' }),
+    a: async () =>
+      a === 'temporary'
+        ? { status: 'temporary', error: 'ESERVFAIL' }
+        : a === 'ok'
+          ? { status: 'ok', records: ['192.0.2.1'] }
+          : { status: 'nodata' },
     aaaa: async () => (aaaa === 'temporary' ? { status: 'temporary', error: 'ETIMEOUT' } : { status: 'nodata' }),
   });
-  t.deepEqual(await resolveMxHosts(lookups('temporary', 'nodata'), 'x.test'), { status: 'temporary', error: 'ESERVFAIL' });
-  t.deepEqual(await resolveMxHosts(lookups('nodata', 'temporary'), 'x.test'), { status: 'temporary', error: 'ETIMEOUT' });
-  t.deepEqual(await resolveMxHosts(lookups('ok', 'temporary'), 'x.test'), { status: 'ok', implicit: true, hosts: [{ exchange: 'x.test', priority: 0 }] });
+  t.deepEqual(await resolveMxHosts(lookups('temporary', 'nodata'), 'x.test'), {
+    status: 'temporary',
+    error: 'ESERVFAIL',
+  });
+  t.deepEqual(await resolveMxHosts(lookups('nodata', 'temporary'), 'x.test'), {
+    status: 'temporary',
+    error: 'ETIMEOUT',
+  });
+  t.deepEqual(await resolveMxHosts(lookups('ok', 'temporary'), 'x.test'), {
+    status: 'ok',
+    implicit: true,
+    hosts: [{ exchange: 'x.test', priority: 0 }],
+  });
 });
 
 test('an answer too big for UDP comes back truncated and is fetched again over TCP', async (t) => {
@@ -258,5 +339,8 @@ test('an answer too big for UDP comes back truncated and is fetched again over T
   // Its own resolver, so no other test's garbage makes c-ares send the question twice.
   const own = createResolver({ servers: [server.address], timeoutMs: ANSWERED_TIMEOUT_MS, tries: 2 });
   t.deepEqual(await own.txt('big.tcp.test'), { status: 'ok', records });
-  t.deepEqual(server.queries.filter((q) => q.name === 'big.tcp.test').map((q) => q.transport), ['udp', 'tcp']);
+  t.deepEqual(
+    server.queries.filter((q) => q.name === 'big.tcp.test').map((q) => q.transport),
+    ['udp', 'tcp'],
+  );
 });

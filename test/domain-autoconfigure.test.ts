@@ -44,10 +44,20 @@ test.after.always(async () => {
   await named?.close();
 });
 
-interface ApiRecord { record: string; name: string; type: string; value: string; priority?: number }
+interface ApiRecord {
+  record: string;
+  name: string;
+  type: string;
+  value: string;
+  priority?: number;
+}
 
 const credential = (extra: Record<string, unknown> = {}) => ({
-  server: '127.0.0.1', port: named.port, key_name: named.key.name, secret: named.key.secret, ...extra,
+  server: '127.0.0.1',
+  port: named.port,
+  key_name: named.key.name,
+  secret: named.key.secret,
+  ...extra,
 });
 
 async function createDomain(team: TestTeam, body: Record<string, unknown>) {
@@ -56,7 +66,8 @@ async function createDomain(team: TestTeam, body: Record<string, unknown>) {
   return res.body as { id: string; name: string; records: ApiRecord[] };
 }
 
-const autoconfigure = (team: TestTeam, id: string, body: unknown) => p.request('POST', `/domains/${id}/auto-configure`, { key: team.key, body });
+const autoconfigure = (team: TestTeam, id: string, body: unknown) =>
+  p.request('POST', `/domains/${id}/auto-configure`, { key: team.key, body });
 
 /** The line auto-configure writes for a record of the API's record list. */
 function line(domain: string, r: ApiRecord): string {
@@ -73,7 +84,11 @@ async function withConfig<T>(changes: Partial<Config>, run: (request: typeof p.r
   const request: typeof p.request = async (method, path, o = {}) => {
     const res = await fetch(url + path, {
       method,
-      headers: { 'user-agent': 'postwerk-tests/1.0', 'content-type': 'application/json', ...(o.key ? { authorization: `Bearer ${o.key}` } : {}) },
+      headers: {
+        'user-agent': 'postwerk-tests/1.0',
+        'content-type': 'application/json',
+        ...(o.key ? { authorization: `Bearer ${o.key}` } : {}),
+      },
       body: o.body === undefined ? undefined : JSON.stringify(o.body),
     });
     const text = await res.text();
@@ -99,13 +114,26 @@ const mxs = async (name: string) => {
 test('creates every record, changes nothing when run again, and the domain then verifies', async (t) => {
   const team = await p.createTeam();
   const name = 'alpha-autoconf.com';
-  const domain = await createDomain(team, { name, click_tracking: true, capabilities: { receiving: 'enabled' }, receiving_host: 'inbound' });
-  t.deepEqual(domain.records.map((r) => r.record), ['SPF', 'SPF', 'DKIM', 'Receiving', 'Tracking', 'TrackingCAA']);
+  const domain = await createDomain(team, {
+    name,
+    click_tracking: true,
+    capabilities: { receiving: 'enabled' },
+    receiving_host: 'inbound',
+  });
+  t.deepEqual(
+    domain.records.map((r) => r.record),
+    ['SPF', 'SPF', 'DKIM', 'Receiving', 'Tracking', 'TrackingCAA'],
+  );
 
   const res = await autoconfigure(team, domain.id, credential());
   t.is(res.status, 200, res.text);
   t.deepEqual(res.body, {
-    object: 'domain', id: domain.id, created: domain.records.map((r) => line(name, r)), updated: [], conflicts: [], credential_kept: false,
+    object: 'domain',
+    id: domain.id,
+    created: domain.records.map((r) => line(name, r)),
+    updated: [],
+    conflicts: [],
+    credential_kept: false,
   });
   t.is(res.body.created[0], `send.${name} MX 10 ${p.config.PLATFORM_FEEDBACK_HOST}`);
 
@@ -117,11 +145,22 @@ test('creates every record, changes nothing when run again, and the domain then 
   t.deepEqual(await mxs(`inbound.${name}`), [`10 ${p.config.PLATFORM_INBOUND_HOST}`]);
   t.like(await zone.cname(`links.${name}`), { status: 'ok', records: [p.config.PLATFORM_TRACKING_HOST] });
   const caa = await zone.caa(name);
-  t.deepEqual(caa.status === 'ok' ? caa.records.map((r) => r.issue).sort() : [], ['letsencrypt.org', 'other-ca.example']);
+  t.deepEqual(caa.status === 'ok' ? caa.records.map((r) => r.issue).sort() : [], [
+    'letsencrypt.org',
+    'other-ca.example',
+  ]);
 
   const row = await p.db('domains').where({ id: domain.id }).first();
   t.true(row.next_check_at.getTime() <= Date.now(), 'the worker checks the domain at once');
-  t.is(await p.db('domain_dns_changes').where({ domain_id: domain.id, action: 'add' }).count('* as n').first().then((r) => Number(r?.n)), 6);
+  t.is(
+    await p
+      .db('domain_dns_changes')
+      .where({ domain_id: domain.id, action: 'add' })
+      .count('* as n')
+      .first()
+      .then((r) => Number(r?.n)),
+    6,
+  );
 
   const again = await autoconfigure(team, domain.id, credential());
   t.deepEqual([again.body.created, again.body.updated, again.body.conflicts], [[], [], []]);
@@ -139,13 +178,19 @@ test('a value the platform added and no longer wants is replaced; a record it di
   const domain = await createDomain(team, { name });
   const first = await autoconfigure(team, domain.id, credential());
   t.is(first.body.created.length, 3);
-  t.deepEqual(await texts(`send.${name}`), ['google-site-verification=abc123', `v=spf1 include:${p.config.PLATFORM_SPF_HOST} ~all`]);
+  t.deepEqual(await texts(`send.${name}`), [
+    'google-site-verification=abc123',
+    `v=spf1 include:${p.config.PLATFORM_SPF_HOST} ~all`,
+  ]);
 
   // The operator moves the bounce host: our MX at the return path is now wrong, and it is ours to replace.
   const moved = await withConfig({ PLATFORM_FEEDBACK_HOST: 'feedback2.postwerk.localhost' }, (request) =>
-    request('POST', `/domains/${domain.id}/auto-configure`, { key: team.key, body: credential() }));
+    request('POST', `/domains/${domain.id}/auto-configure`, { key: team.key, body: credential() }),
+  );
   t.is(moved.status, 200, moved.text);
-  t.deepEqual(moved.body.updated, [`send.${name} MX 10 feedback2.postwerk.localhost (replaces 10 ${p.config.PLATFORM_FEEDBACK_HOST})`]);
+  t.deepEqual(moved.body.updated, [
+    `send.${name} MX 10 feedback2.postwerk.localhost (replaces 10 ${p.config.PLATFORM_FEEDBACK_HOST})`,
+  ]);
   t.deepEqual([moved.body.created, moved.body.conflicts], [[], []]);
   t.deepEqual(await mxs(`send.${name}`), ['10 feedback2.postwerk.localhost']);
   const stored = await p.db('domain_records').where({ domain_id: domain.id, type: 'MX' }).first();
@@ -153,10 +198,16 @@ test('a value the platform added and no longer wants is replaced; a record it di
 
   // Someone edits our SPF record out of band: the new value is theirs, so it is reported and left alone.
   const theirs = `v=spf1 include:${p.config.PLATFORM_SPF_HOST} include:crm.example ~all`;
-  await named.nsupdate(name, [`update delete send.${name} TXT "v=spf1 include:${p.config.PLATFORM_SPF_HOST} ~all"`, `update add send.${name} 300 TXT "${theirs}"`]);
+  await named.nsupdate(name, [
+    `update delete send.${name} TXT "v=spf1 include:${p.config.PLATFORM_SPF_HOST} ~all"`,
+    `update add send.${name} 300 TXT "${theirs}"`,
+  ]);
   const edited = await withConfig({ PLATFORM_FEEDBACK_HOST: 'feedback2.postwerk.localhost' }, (request) =>
-    request('POST', `/domains/${domain.id}/auto-configure`, { key: team.key, body: credential() }));
-  t.deepEqual(edited.body.conflicts, [`send.${name} TXT: found "${theirs}", wanted "v=spf1 include:${p.config.PLATFORM_SPF_HOST} ~all"`]);
+    request('POST', `/domains/${domain.id}/auto-configure`, { key: team.key, body: credential() }),
+  );
+  t.deepEqual(edited.body.conflicts, [
+    `send.${name} TXT: found "${theirs}", wanted "v=spf1 include:${p.config.PLATFORM_SPF_HOST} ~all"`,
+  ]);
   t.deepEqual([edited.body.created, edited.body.updated], [[], []]);
 
   // Nothing we did not create is gone: the verification TXT, their SPF, the customer's apex MX.
@@ -169,7 +220,10 @@ test('foreign SPF, MX and CNAME where ours must stand alone are conflicts and st
   const gamma = 'gamma-autoconf.com';
   const g = await createDomain(team, { name: gamma, click_tracking: true });
   t.is(g.records[0].name, 'send');
-  await named.nsupdate(gamma, [`update add send.${gamma} 300 TXT "v=spf1 include:other-esp.example ~all"`, `update add links.${gamma} 300 CNAME tracking.other-esp.example.`]);
+  await named.nsupdate(gamma, [
+    `update add send.${gamma} 300 TXT "v=spf1 include:other-esp.example ~all"`,
+    `update add links.${gamma} 300 CNAME tracking.other-esp.example.`,
+  ]);
   const res = await autoconfigure(team, g.id, credential());
   t.is(res.status, 200, res.text);
   t.deepEqual(res.body.conflicts, [
@@ -177,13 +231,30 @@ test('foreign SPF, MX and CNAME where ours must stand alone are conflicts and st
     `links.${gamma} CNAME: found tracking.other-esp.example, wanted ${p.config.PLATFORM_TRACKING_HOST}`,
   ]);
   // The MX and DKIM had nothing in their way; no CAA at the apex already lets our CA issue, so none is added.
-  t.deepEqual(res.body.created.map((l: string) => l.split(' ').slice(0, 2).join(' ').replace(/^s\d{6}-[a-z0-9]{4}/, 'SEL')), [`send.${gamma} MX`, `SEL._domainkey.${gamma} TXT`]);
-  t.deepEqual(await texts(`send.${gamma}`), ['v=spf1 include:other-esp.example ~all'], 'no second SPF record (RFC 7208 §4.5)');
+  t.deepEqual(
+    res.body.created.map((l: string) =>
+      l
+        .split(' ')
+        .slice(0, 2)
+        .join(' ')
+        .replace(/^s\d{6}-[a-z0-9]{4}/, 'SEL'),
+    ),
+    [`send.${gamma} MX`, `SEL._domainkey.${gamma} TXT`],
+  );
+  t.deepEqual(
+    await texts(`send.${gamma}`),
+    ['v=spf1 include:other-esp.example ~all'],
+    'no second SPF record (RFC 7208 §4.5)',
+  );
   t.like(await zone.cname(`links.${gamma}`), { status: 'ok', records: ['tracking.other-esp.example'] });
   t.like(await zone.caa(gamma), { status: 'nodata' });
 
   const delta = 'delta-autoconf.com';
-  const d = await createDomain(team, { name: delta, capabilities: { receiving: 'enabled' }, receiving_host: 'inbound' });
+  const d = await createDomain(team, {
+    name: delta,
+    capabilities: { receiving: 'enabled' },
+    receiving_host: 'inbound',
+  });
   await named.nsupdate(delta, [`update add send.${delta} 300 MX 10 bounces.other-esp.example.`]);
   const res2 = await autoconfigure(team, d.id, credential());
   t.deepEqual(res2.body.conflicts, [
@@ -202,7 +273,11 @@ test('a wrong secret, an unknown key, a key without update rights, a dead port: 
   const cases: [Record<string, unknown>, string, RegExp][] = [
     [credential({ secret: Buffer.alloc(32, 7).toString('base64') }), 'tsig_bad_signature', /BADSIG.*secret/],
     [credential({ key_name: 'nobody-knows' }), 'tsig_unknown_key', /BADKEY/],
-    [credential({ key_name: named.readOnlyKey.name, secret: named.readOnlyKey.secret }), 'update_refused', /REFUSED.*allow-update/],
+    [
+      credential({ key_name: named.readOnlyKey.name, secret: named.readOnlyKey.secret }),
+      'update_refused',
+      /REFUSED.*allow-update/,
+    ],
     [credential({ port: 9 }), 'server_unreachable', /Could not reach/],
     [credential({ algorithm: 'hmac-sha512' }), 'tsig_unknown_key', /BADKEY/],
   ];
@@ -221,12 +296,21 @@ test('a wrong secret, an unknown key, a key without update rights, a dead port: 
   const missing = await autoconfigure(team, domain.id, {});
   t.is(missing.status, 422);
   t.is(missing.body.name, 'missing_required_field');
-  t.deepEqual(missing.body.errors.map((e: { path: string }) => e.path), ['server', 'key_name', 'secret']);
-  const malformed = await autoconfigure(team, domain.id, credential({ secret: 'not base64!', zone: 'example.net', server: 'http://x' }));
+  t.deepEqual(
+    missing.body.errors.map((e: { path: string }) => e.path),
+    ['server', 'key_name', 'secret'],
+  );
+  const malformed = await autoconfigure(
+    team,
+    domain.id,
+    credential({ secret: 'not base64!', zone: 'example.net', server: 'http://x' }),
+  );
   t.is(malformed.status, 422);
   t.deepEqual(malformed.body.errors.map((e: { path: string }) => e.path).sort(), ['secret', 'server', 'zone']);
 
-  const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find((d: { managed: boolean }) => d.managed);
+  const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find(
+    (d: { managed: boolean }) => d.managed,
+  );
   const refused = await autoconfigure(team, managed.id, credential());
   t.is(refused.status, 422);
   t.is(refused.body.name, 'validation_error');
@@ -247,11 +331,21 @@ test('keep_credential: later calls omit it, the secret is sealed at rest and red
   t.is(kept.body.created.length, 3);
 
   const row = await p.db('domain_dns_credentials').where({ domain_id: domain.id }).first();
-  t.like(row, { server: `ns.${name}`, port: named.port, zone: name, key_name: named.key.name, algorithm: 'hmac-sha256' });
+  t.like(row, {
+    server: `ns.${name}`,
+    port: named.port,
+    zone: name,
+    key_name: named.key.name,
+    algorithm: 'hmac-sha256',
+  });
   t.false(JSON.stringify(row).includes(named.key.secret));
   t.false(JSON.stringify(row).includes(named.key.secret.replace(/=+$/, '')));
   t.is(open(secretsKey(p.config), row.secret_sealed), named.key.secret);
-  const log = await p.db('request_logs').where({ team_id: team.id, method: 'POST' }).whereLike('endpoint', '%auto-configure').first();
+  const log = await p
+    .db('request_logs')
+    .where({ team_id: team.id, method: 'POST' })
+    .whereLike('endpoint', '%auto-configure')
+    .first();
   t.is(log.request_body.secret, '[redacted]');
 
   // Out of band, our DKIM record goes away; the kept credential puts it back.
@@ -277,21 +371,48 @@ test('a server on a private or loopback address is refused unless DNS_UPDATE_ALL
   const domain = await createDomain(team, { name });
   await withConfig({ DNS_UPDATE_ALLOW_PRIVATE: false }, async (request) => {
     for (const server of ['127.0.0.1', `ns.${name}`, '[::1]', '10.0.0.53']) {
-      const res = await request('POST', `/domains/${domain.id}/auto-configure`, { key: team.key, body: credential({ server }) });
+      const res = await request('POST', `/domains/${domain.id}/auto-configure`, {
+        key: team.key,
+        body: credential({ server }),
+      });
       t.is(res.status, 422, `${server}: ${res.text}`);
       t.is(res.body.details?.reason, 'private_address', server);
     }
   });
   t.deepEqual(await texts(`send.${name}`), []);
   for (const ip of ['8.8.8.8', '2606:4700:4700::1111', '1.1.1.1']) t.true(isPublicAddress(ip), ip);
-  for (const ip of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', 'not-an-ip']) {
+  for (const ip of [
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    '::',
+    'fe80::1',
+    'fd00::1',
+    '::ffff:127.0.0.1',
+    '::ffff:10.0.0.1',
+    'not-an-ip',
+  ]) {
     t.false(isPublicAddress(ip), ip);
   }
 });
 
 test('TSIG: the server accepts our signature, and a tampered, replayed or foreign answer is never trusted', async (t) => {
-  const key = { name: named.key.name, algorithm: 'hmac-sha256' as const, secret: Buffer.from(named.key.secret, 'base64') };
-  const query = packet.encode({ type: 'query', id: 4242, flags: 0, questions: [{ name: 'ns.alpha-autoconf.com', type: 'A', class: 'IN' }] });
+  const key = {
+    name: named.key.name,
+    algorithm: 'hmac-sha256' as const,
+    secret: Buffer.from(named.key.secret, 'base64'),
+  };
+  const query = packet.encode({
+    type: 'query',
+    id: 4242,
+    flags: 0,
+    questions: [{ name: 'ns.alpha-autoconf.com', type: 'A', class: 'IN' }],
+  });
   const { wire, mac } = signMessage(query, key);
   const sent = await exchangeTcp('127.0.0.1', named.port, wire, 2000);
   if (sent.status !== 'ok') return t.fail(sent.error);
@@ -304,7 +425,11 @@ test('TSIG: the server accepts our signature, and a tampered, replayed or foreig
   tampered[at + 3] = 2; // 127.0.0.2
   t.like(verifyResponse(tampered, key, mac), { status: 'invalid' });
   t.like(verifyResponse(answer, key, Buffer.alloc(32)), { status: 'invalid' }, 'an answer to another request');
-  t.like(verifyResponse(answer, key, mac, Date.now() + 3600_000), { status: 'invalid' }, 'an answer replayed an hour later');
+  t.like(
+    verifyResponse(answer, key, mac, Date.now() + 3600_000),
+    { status: 'invalid' },
+    'an answer replayed an hour later',
+  );
   t.like(verifyResponse(answer, { ...key, secret: Buffer.alloc(32, 1) }, mac), { status: 'invalid' });
   t.like(verifyResponse(query, key, mac), { status: 'invalid', reason: 'the answer is not signed' });
 });
@@ -319,20 +444,44 @@ test('plan: only our own values are replaced; a foreign DKIM or a second SPF blo
   ]);
   const txt = (name: string, value: string): ZoneRecord => ({ name, ttl: 60, type: 'TXT', data: txtChunks(value) });
   const observed = new Map<string, ZoneRecord[]>([
-    ['send.plan.example TXT', [txt('send.plan.example', 'v=spf1 include:_spf.old.example ~all'), txt('send.plan.example', 'hello')]],
+    [
+      'send.plan.example TXT',
+      [txt('send.plan.example', 'v=spf1 include:_spf.old.example ~all'), txt('send.plan.example', 'hello')],
+    ],
     ['s1._domainkey.plan.example TXT', [txt('s1._domainkey.plan.example', 'v=DKIM1; k=rsa; p=SOMEONE')]],
-    ['plan.example CAA', [{ name: 'plan.example', ttl: 60, type: 'CAA', data: { flags: 0, tag: 'issue', value: 'other-ca.example' } }]],
+    [
+      'plan.example CAA',
+      [{ name: 'plan.example', ttl: 60, type: 'CAA', data: { flags: 0, tag: 'issue', value: 'other-ca.example' } }],
+    ],
   ]);
   const owned = new Set(['send.plan.example TXT v=spf1 include:_spf.old.example ~all']);
   const plan = planChanges(wanted, observed, owned);
-  t.deepEqual(plan.actions.map((a) => a.line), [
-    `send.plan.example TXT "${spf}" (replaces "v=spf1 include:_spf.old.example ~all")`,
-    'plan.example CAA 0 issue "letsencrypt.org"',
+  t.deepEqual(
+    plan.actions.map((a) => a.line),
+    [
+      `send.plan.example TXT "${spf}" (replaces "v=spf1 include:_spf.old.example ~all")`,
+      'plan.example CAA 0 issue "letsencrypt.org"',
+    ],
+  );
+  t.deepEqual(plan.conflicts, [
+    's1._domainkey.plan.example TXT: found "v=DKIM1; k=rsa; p=SOMEONE", wanted "v=DKIM1; k=rsa; p=NEW"',
   ]);
-  t.deepEqual(plan.conflicts, ['s1._domainkey.plan.example TXT: found "v=DKIM1; k=rsa; p=SOMEONE", wanted "v=DKIM1; k=rsa; p=NEW"']);
-  t.deepEqual(plan.changes.map((c) => `${c.op} ${c.record.type} ${c.record.ttl}`), ['delete TXT 60', 'add TXT 60', 'add CAA 60']);
-  t.deepEqual(plan.changes.filter((c) => c.op === 'delete').map((c) => valueOf(c.record)), ['v=spf1 include:_spf.old.example ~all'], 'only our own value is deleted');
-  t.deepEqual(plan.prerequisites.map((q) => `${q.kind} ${q.name} ${q.type}`), [
-    'rrset_equals send.plan.example TXT', 'rrset_absent send.plan.example CNAME', 'rrset_equals plan.example CAA', 'rrset_absent plan.example CNAME',
-  ]);
+  t.deepEqual(
+    plan.changes.map((c) => `${c.op} ${c.record.type} ${c.record.ttl}`),
+    ['delete TXT 60', 'add TXT 60', 'add CAA 60'],
+  );
+  t.deepEqual(
+    plan.changes.filter((c) => c.op === 'delete').map((c) => valueOf(c.record)),
+    ['v=spf1 include:_spf.old.example ~all'],
+    'only our own value is deleted',
+  );
+  t.deepEqual(
+    plan.prerequisites.map((q) => `${q.kind} ${q.name} ${q.type}`),
+    [
+      'rrset_equals send.plan.example TXT',
+      'rrset_absent send.plan.example CNAME',
+      'rrset_equals plan.example CAA',
+      'rrset_absent plan.example CNAME',
+    ],
+  );
 });

@@ -18,12 +18,20 @@ test.after.always(async () => {
   await dns?.close();
 });
 
-interface ApiRecord { record: string; name: string; type: string; value: string; priority?: number; status: string }
+interface ApiRecord {
+  record: string;
+  name: string;
+  type: string;
+  value: string;
+  priority?: number;
+  status: string;
+}
 
 const svg = (body = '<rect width="64" height="64" fill="#0a5"/>', attrs = 'viewBox="0 0 64 64"') =>
   `<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" version="1.2" baseProfile="tiny-ps" ${attrs}>\n<title>Acme</title>\n${body}\n</svg>\n`;
 
-const VALID = svg(`<defs><linearGradient id="g"><stop offset="0" stop-color="#fff"/><stop offset="1" stop-color="#0a5"/></linearGradient></defs>
+const VALID =
+  svg(`<defs><linearGradient id="g"><stop offset="0" stop-color="#fff"/><stop offset="1" stop-color="#0a5"/></linearGradient></defs>
 <rect width="64" height="64" fill="url(#g)"/>
 <path id="p" d="M8 8 L56 56 Z" style="stroke:#000;stroke-width:2"/>
 <use xlink:href="#p" transform="rotate(90 32 32)"/>`);
@@ -34,10 +42,14 @@ async function domainOf(team: TestTeam, name = `brand-${Math.random().toString(3
   return res.body as { id: string; name: string; records: ApiRecord[] };
 }
 
-const upload = (team: TestTeam, id: string, body: string) => p.request('PUT', `/domains/${id}/brand/logo`, { key: team.key, body: { svg: body } });
-const publicFile = (url: string, headers: Record<string, string> = {}) => fetch(p.url + new URL(url).pathname, { headers: { 'user-agent': 'bimi-fetcher/1.0', ...headers } });
+const upload = (team: TestTeam, id: string, body: string) =>
+  p.request('PUT', `/domains/${id}/brand/logo`, { key: team.key, body: { svg: body } });
+const publicFile = (url: string, headers: Record<string, string> = {}) =>
+  fetch(p.url + new URL(url).pathname, { headers: { 'user-agent': 'bimi-fetcher/1.0', ...headers } });
 const bimiOf = async (team: TestTeam, id: string) =>
-  ((await p.request('GET', `/domains/${id}`, { key: team.key })).body.records as ApiRecord[]).filter((r) => r.record === 'BIMI');
+  ((await p.request('GET', `/domains/${id}`, { key: team.key })).body.records as ApiRecord[]).filter(
+    (r) => r.record === 'BIMI',
+  );
 
 test('a valid logo: stored, served byte for byte at its content address, and published as the BIMI record', async (t) => {
   const team = await p.createTeam();
@@ -75,7 +87,10 @@ test('a valid logo: stored, served byte for byte at its content address, and pub
 
   // The record to publish, and the event that says the records changed.
   const bimi = await bimiOf(team, domain.id);
-  t.deepEqual(bimi.map((r) => [r.name, r.type, r.value, r.status]), [['default._bimi', 'TXT', `v=BIMI1; l=${res.body.url};`, 'not_started']]);
+  t.deepEqual(
+    bimi.map((r) => [r.name, r.type, r.value, r.status]),
+    [['default._bimi', 'TXT', `v=BIMI1; l=${res.body.url};`, 'not_started']],
+  );
   const events = await p.db('events').where({ team_id: team.id, type: 'domain.updated' });
   t.true(events.some((e) => e.data.records.some((r: ApiRecord) => r.record === 'BIMI')));
 
@@ -85,7 +100,7 @@ test('a valid logo: stored, served byte for byte at its content address, and pub
   t.is((await bimiOf(team, domain.id)).length, 1);
 });
 
-test('the BIMI record is verified like the others, and never takes a domain\'s verification away', async (t) => {
+test("the BIMI record is verified like the others, and never takes a domain's verification away", async (t) => {
   const team = await p.createTeam();
   const domain = await domainOf(team);
   const logo = (await upload(team, domain.id, VALID)).body;
@@ -117,7 +132,10 @@ test('a new logo gets a new address: the old file stops answering and the record
   t.not(second.sha256, first.sha256);
   t.is((await publicFile(first.url)).status, 404);
   t.is((await publicFile(second.url)).status, 200);
-  t.deepEqual((await bimiOf(team, domain.id)).map((r) => r.value), [`v=BIMI1; l=${second.url};`]);
+  t.deepEqual(
+    (await bimiOf(team, domain.id)).map((r) => r.value),
+    [`v=BIMI1; l=${second.url};`],
+  );
   // Exactly one file is left in the store.
   t.is(await p.deps.blobs.size(`brand/${team.id}/${domain.id}/${first.sha256}.svg`), null);
   t.truthy(await p.deps.blobs.size(`brand/${team.id}/${domain.id}/${second.sha256}.svg`));
@@ -127,42 +145,118 @@ test('the BIMI record survives a settings change and a DKIM rotation', async (t)
   const team = await p.createTeam();
   const domain = await domainOf(team);
   const logo = (await upload(team, domain.id, VALID)).body;
-  t.is((await p.request('PATCH', `/domains/${domain.id}`, { key: team.key, body: { open_tracking: true } })).status, 200);
+  t.is(
+    (await p.request('PATCH', `/domains/${domain.id}`, { key: team.key, body: { open_tracking: true } })).status,
+    200,
+  );
   t.is((await p.request('POST', `/domains/${domain.id}/dkim/rotate`, { key: team.key })).status, 200);
   const records = (await p.request('GET', `/domains/${domain.id}`, { key: team.key })).body.records as ApiRecord[];
-  t.deepEqual(records.filter((r) => r.record === 'BIMI').map((r) => r.value), [`v=BIMI1; l=${logo.url};`]);
+  t.deepEqual(
+    records.filter((r) => r.record === 'BIMI').map((r) => r.value),
+    [`v=BIMI1; l=${logo.url};`],
+  );
   t.true(records.some((r) => r.record === 'Tracking'));
   t.is(records.filter((r) => r.record === 'DKIM').length, 2);
 });
 
 const hostile: [string, string, string, RegExp][] = [
   ['a <script>', svg('<script>alert(1)</script>'), 'script', /<script> element: scripts are not allowed/],
-  ['a namespaced script', svg('<h:script xmlns:h="http://www.w3.org/1999/xhtml">alert(1)</h:script>'), 'script', /<h:script>/],
-  ['an onload attribute', svg('<rect width="64" height="64" onload="alert(1)"/>'), 'event_attribute', /event attribute onload/],
+  [
+    'a namespaced script',
+    svg('<h:script xmlns:h="http://www.w3.org/1999/xhtml">alert(1)</h:script>'),
+    'script',
+    /<h:script>/,
+  ],
+  [
+    'an onload attribute',
+    svg('<rect width="64" height="64" onload="alert(1)"/>'),
+    'event_attribute',
+    /event attribute onload/,
+  ],
   ['an onclick on the root', svg('', 'viewBox="0 0 64 64" onclick="x()"'), 'event_attribute', /onclick/],
-  ['an external href', svg('<use xlink:href="https://evil.example/logo.svg#a"/>'), 'external_reference', /xlink:href attribute of <use> points to/],
+  [
+    'an external href',
+    svg('<use xlink:href="https://evil.example/logo.svg#a"/>'),
+    'external_reference',
+    /xlink:href attribute of <use> points to/,
+  ],
   ['a relative href', svg('<use href="other.svg#a"/>'), 'external_reference', /only references inside the document/],
-  ['an href hidden in character references', svg('<use xlink:href="&#104;ttp://evil.example/x"/>'), 'external_reference', /http:\/\/evil/],
-  ['an external url() paint', svg('<rect width="64" height="64" fill="url(https://evil.example/p.svg#g)"/>'), 'external_reference', /https: URL/],
+  [
+    'an href hidden in character references',
+    svg('<use xlink:href="&#104;ttp://evil.example/x"/>'),
+    'external_reference',
+    /http:\/\/evil/,
+  ],
+  [
+    'an external url() paint',
+    svg('<rect width="64" height="64" fill="url(https://evil.example/p.svg#g)"/>'),
+    'external_reference',
+    /https: URL/,
+  ],
   ['a data: URI', svg('<use xlink:href="data:image/svg+xml;base64,PHN2Zy8+"/>'), 'data_uri', /data: URI/],
   ['an <image>', svg('<image width="64" height="64" xlink:href="#x"/>'), 'image', /<image> element/],
-  ['a <foreignObject>', svg('<foreignObject width="64" height="64"><div xmlns="http://www.w3.org/1999/xhtml">hi</div></foreignObject>'), 'foreign_object', /<foreignObject>/],
-  ['an animation', svg('<rect width="64" height="64"><animate attributeName="x" from="0" to="10" dur="1s"/></rect>'), 'animation', /animation is not allowed/],
+  [
+    'a <foreignObject>',
+    svg('<foreignObject width="64" height="64"><div xmlns="http://www.w3.org/1999/xhtml">hi</div></foreignObject>'),
+    'foreign_object',
+    /<foreignObject>/,
+  ],
+  [
+    'an animation',
+    svg('<rect width="64" height="64"><animate attributeName="x" from="0" to="10" dur="1s"/></rect>'),
+    'animation',
+    /animation is not allowed/,
+  ],
   ['a style @import', svg('<style>@import "https://evil.example/a.css";</style>'), 'style_import', /@import/],
-  ['a style url()', svg('<style><![CDATA[rect { fill: url(//evil.example/x.svg#g) }]]></style>'), 'external_reference', /url\(\/\/evil/],
+  [
+    'a style url()',
+    svg('<style><![CDATA[rect { fill: url(//evil.example/x.svg#g) }]]></style>'),
+    'external_reference',
+    /url\(\/\/evil/,
+  ],
   ['a CSS escape', svg('<rect width="64" height="64" style="fill:\\75rl(x)"/>'), 'external_reference', /CSS escape/],
-  ['a stylesheet processing instruction', svg().replace('\n<svg', '\n<?xml-stylesheet href="https://evil.example/a.css"?>\n<svg'), 'processing_instruction', /xml-stylesheet/],
-  ['a DOCTYPE with an entity (XXE)', `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]>${svg('<text>&x;</text>').replace(/^<\?xml[^>]*>\n/, '')}`, 'doctype', /DOCTYPE/],
+  [
+    'a stylesheet processing instruction',
+    svg().replace('\n<svg', '\n<?xml-stylesheet href="https://evil.example/a.css"?>\n<svg'),
+    'processing_instruction',
+    /xml-stylesheet/,
+  ],
+  [
+    'a DOCTYPE with an entity (XXE)',
+    `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]>${svg('<text>&x;</text>').replace(/^<\?xml[^>]*>\n/, '')}`,
+    'doctype',
+    /DOCTYPE/,
+  ],
   ['an undefined entity', svg('<text>&x;</text>'), 'not_xml', /undefined entity/],
   ['a wide viewBox', svg('', 'viewBox="0 0 64 32"'), 'not_square', /64 wide and 32 high/],
-  ['unequal width and height', svg('', 'viewBox="0 0 64 64" width="64" height="32"'), 'not_square', /width="64" and height="32" differ/],
+  [
+    'unequal width and height',
+    svg('', 'viewBox="0 0 64 64" width="64" height="32"'),
+    'not_square',
+    /width="64" and height="32" differ/,
+  ],
   ['no viewBox', svg('', 'width="64" height="64"'), 'view_box', /viewBox/],
   ['x= on the root', svg('', 'viewBox="0 0 64 64" x="5"'), 'root_position', /x= or y=/],
-  ['the SVG 1.1 profile', svg().replace('version="1.2" baseProfile="tiny-ps"', 'version="1.1" baseProfile="full"'), 'version', /version="1.2".*not "1.1"/],
-  ['the plain Tiny profile', svg().replace('baseProfile="tiny-ps"', 'baseProfile="tiny"'), 'base_profile', /baseProfile="tiny-ps".*not "tiny"/],
+  [
+    'the SVG 1.1 profile',
+    svg().replace('version="1.2" baseProfile="tiny-ps"', 'version="1.1" baseProfile="full"'),
+    'version',
+    /version="1.2".*not "1.1"/,
+  ],
+  [
+    'the plain Tiny profile',
+    svg().replace('baseProfile="tiny-ps"', 'baseProfile="tiny"'),
+    'base_profile',
+    /baseProfile="tiny-ps".*not "tiny"/,
+  ],
   ['no title', svg().replace('<title>Acme</title>', ''), 'title', /<title>/],
   ['no SVG namespace', svg().replace('xmlns="http://www.w3.org/2000/svg" ', ''), 'namespace', /xmlns/],
-  ['another root element', '<html xmlns="http://www.w3.org/1999/xhtml"><body/></html>', 'root', /root element is <html>/],
+  [
+    'another root element',
+    '<html xmlns="http://www.w3.org/1999/xhtml"><body/></html>',
+    'root',
+    /root element is <html>/,
+  ],
   ['more than 32 KB', svg(`<desc>${'x'.repeat(MAX_SVG_BYTES)}</desc>`), 'too_large', /at most 32768 bytes/],
   ['not XML at all', 'GIF89a this is not a vector logo', 'not_xml', /not well-formed XML/],
   ['unclosed XML', svg().replace('</svg>', ''), 'not_xml', /not well-formed XML/],
@@ -187,12 +281,19 @@ for (const [what, file, rule, message] of hostile) {
 test('the validator accepts common exporter output and refuses a parser-hostile element name', (t) => {
   t.true(checkTinyPs(VALID).ok);
   // Comments, CDATA styles with in-document url(#id), px sizes, a <desc>, character references in text.
-  t.true(checkTinyPs(svg('<!-- exported --><desc>A &amp; B &#169;</desc><style><![CDATA[.a{fill:url(#g)}]]></style><rect class="a" width="64" height="64"/>', 'viewBox="0,0,64,64" width="64px" height="64px"')).ok);
+  t.true(
+    checkTinyPs(
+      svg(
+        '<!-- exported --><desc>A &amp; B &#169;</desc><style><![CDATA[.a{fill:url(#g)}]]></style><rect class="a" width="64" height="64"/>',
+        'viewBox="0,0,64,64" width="64px" height="64px"',
+      ),
+    ).ok,
+  );
   const polluting = checkTinyPs(svg('<__proto__/>'));
   t.false(polluting.ok);
 });
 
-test('a body past the operation\'s limit is 413 before anything is read into memory', async (t) => {
+test("a body past the operation's limit is 413 before anything is read into memory", async (t) => {
   const team = await p.createTeam();
   const domain = await domainOf(team);
   const res = await upload(team, domain.id, 'x'.repeat(200_000));
@@ -215,7 +316,7 @@ test('delete removes the file, the metadata and the BIMI record', async (t) => {
   t.is(again.body.name, 'not_found');
 });
 
-test('another team\'s domain is not found, and its logo is untouched', async (t) => {
+test("another team's domain is not found, and its logo is untouched", async (t) => {
   const owner = await p.createTeam();
   const other = await p.createTeam();
   const domain = await domainOf(owner);
@@ -229,7 +330,7 @@ test('another team\'s domain is not found, and its logo is untouched', async (t)
   t.deepEqual((await p.request('GET', `/domains/${domain.id}/brand/logo`, { key: owner.key })).body, logo);
 });
 
-test('the public path answers 404 for anything but a domain\'s current logo', async (t) => {
+test("the public path answers 404 for anything but a domain's current logo", async (t) => {
   const team = await p.createTeam();
   const domain = await domainOf(team);
   const logo = (await upload(team, domain.id, VALID)).body;
@@ -249,7 +350,9 @@ test('the public path answers 404 for anything but a domain\'s current logo', as
 
 test('the managed domain takes no logo (422); certificate routes answer 501 for now', async (t) => {
   const team = await p.createTeam();
-  const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find((d: { managed: boolean }) => d.managed);
+  const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find(
+    (d: { managed: boolean }) => d.managed,
+  );
   const put = await upload(team, managed.id, VALID);
   t.is(put.status, 422);
   t.is(put.body.name, 'validation_error');
@@ -257,7 +360,10 @@ test('the managed domain takes no logo (422); certificate routes answer 501 for 
 
   const domain = await domainOf(team);
   for (const method of ['GET', 'PUT', 'DELETE']) {
-    const res = await p.request(method, `/domains/${domain.id}/brand/certificate`, { key: team.key, body: method === 'PUT' ? {} : undefined });
+    const res = await p.request(method, `/domains/${domain.id}/brand/certificate`, {
+      key: team.key,
+      body: method === 'PUT' ? {} : undefined,
+    });
     t.is(res.status, 501, method);
     t.is(res.body.name, 'not_implemented');
   }

@@ -18,7 +18,14 @@ test.after.always(async () => {
   await dns?.close();
 });
 
-interface ApiRecord { record: string; name: string; type: string; value: string; priority?: number; status: string }
+interface ApiRecord {
+  record: string;
+  name: string;
+  type: string;
+  value: string;
+  priority?: number;
+  status: string;
+}
 
 const DAY = 24 * 3600_000;
 
@@ -39,7 +46,10 @@ async function age(domainId: string) {
 }
 
 /** A team holding `name`, verified through its DNS records the way a customer gets there. */
-async function holder(name: string, { aged = true } = {}): Promise<{ team: TestTeam; id: string; records: ApiRecord[] }> {
+async function holder(
+  name: string,
+  { aged = true } = {},
+): Promise<{ team: TestTeam; id: string; records: ApiRecord[] }> {
   const team = await p.createTeam('Holder');
   const res = await p.request('POST', '/domains', { key: team.key, body: { name } });
   if (res.status !== 201) throw new Error(`create failed: ${res.status} ${res.text}`);
@@ -59,13 +69,17 @@ async function claim(team: TestTeam, body: Record<string, unknown>) {
 const publishProof = (c: { name: string; record: ApiRecord }, values: string[] = [c.record.value]) =>
   dns.set(`${c.record.name}.${c.name}`, 'TXT', values);
 
-const verify = (team: TestTeam, domainId: string) => p.request('POST', `/domains/${domainId}/claim/verify`, { key: team.key });
+const verify = (team: TestTeam, domainId: string) =>
+  p.request('POST', `/domains/${domainId}/claim/verify`, { key: team.key });
 const get = (team: TestTeam, domainId: string) => p.request('GET', `/domains/${domainId}/claim`, { key: team.key });
 
 test('happy path: the claimer proves control, the domain moves with new keys and records, both teams hear of it', async (t) => {
   const name = 'claim-happy.com';
   const a = await holder(name);
-  const sending = await p.request('POST', '/api-keys', { key: a.team.key, body: { name: 'sender', permission: 'sending_access', domain_id: a.id } });
+  const sending = await p.request('POST', '/api-keys', {
+    key: a.team.key,
+    body: { name: 'sender', permission: 'sending_access', domain_id: a.id },
+  });
   t.is(sending.status, 201);
   const b = await p.createTeam('Claimer');
 
@@ -83,7 +97,11 @@ test('happy path: the claimer proves control, the domain moves with new keys and
   t.is(c.failure_reason, null);
   t.is(new Date(c.expires_at).getTime() - new Date(c.created_at).getTime(), CLAIM_TTL_MS);
   t.deepEqual((await get(b, c.domain_id)).body, c);
-  t.is((await p.request('GET', `/domains/${c.domain_id}`, { key: b.key })).status, 404, 'no domain before the claim completes');
+  t.is(
+    (await p.request('GET', `/domains/${c.domain_id}`, { key: b.key })).status,
+    404,
+    'no domain before the claim completes',
+  );
 
   publishProof(c);
   const done = await verify(b, c.domain_id);
@@ -104,7 +122,14 @@ test('happy path: the claimer proves control, the domain moves with new keys and
   // The new team: the domain under the claim's domain_id, with the claimer's settings, fresh key, new records.
   const got = await p.request('GET', `/domains/${c.domain_id}`, { key: b.key });
   t.is(got.status, 200);
-  t.like(got.body, { id: c.domain_id, name, status: 'not_started', region: 'eu-west-1', click_tracking: true, tracking_subdomain: 'links' });
+  t.like(got.body, {
+    id: c.domain_id,
+    name,
+    status: 'not_started',
+    region: 'eu-west-1',
+    click_tracking: true,
+    tracking_subdomain: 'links',
+  });
   const dkimA = a.records.find((r) => r.record === 'DKIM')!;
   const dkimB = got.body.records.find((r: ApiRecord) => r.record === 'DKIM');
   t.not(dkimB.name, dkimA.name);
@@ -116,14 +141,22 @@ test('happy path: the claimer proves control, the domain moves with new keys and
 
   // Both teams' webhooks hear of it.
   const deletedA = await p.db('events').where({ team_id: a.team.id, type: 'domain.deleted' });
-  t.deepEqual(deletedA.map((e) => e.data.id), [a.id]);
+  t.deepEqual(
+    deletedA.map((e) => e.data.id),
+    [a.id],
+  );
   const createdB = await p.db('events').where({ team_id: b.id, type: 'domain.created' });
-  t.deepEqual(createdB.map((e) => e.data.id), [c.domain_id]);
+  t.deepEqual(
+    createdB.map((e) => e.data.id),
+    [c.domain_id],
+  );
   t.is(createdB[0].data.name, name);
 
   // The claimer publishes its own records and the domain verifies as any other.
   publish(name, got.body.records);
-  dns.set(`${got.body.records.find((r: ApiRecord) => r.record === 'Tracking').name}.${name}`, 'CNAME', [p.config.PLATFORM_TRACKING_HOST]);
+  dns.set(`${got.body.records.find((r: ApiRecord) => r.record === 'Tracking').name}.${name}`, 'CNAME', [
+    p.config.PLATFORM_TRACKING_HOST,
+  ]);
   t.is((await checkDomain(p.db, p.deps.dns, p.config, c.domain_id))?.status, 'verified');
   // Verifying a completed claim again answers it as it stands.
   t.is((await verify(b, c.domain_id)).body.status, 'completed');
@@ -140,10 +173,13 @@ test('only the exact TXT value at the claim name proves control; other records b
     ['it with text after', () => publishProof(c, [`${value} extra`])],
     ['it inside another value', () => publishProof(c, [`x${value}`])],
     ['another token', () => publishProof(c, [`postwerk-domain-verification=${'0'.repeat(32)}`])],
-    ['it at the apex, not the claim name', () => {
-      dns.remove(`_postwerk-claim.${name}`);
-      dns.set(name, 'TXT', [value]);
-    }],
+    [
+      'it at the apex, not the claim name',
+      () => {
+        dns.remove(`_postwerk-claim.${name}`);
+        dns.set(name, 'TXT', [value]);
+      },
+    ],
   ];
   for (const [label, arrange] of wrong) {
     arrange();
@@ -178,7 +214,10 @@ test('a claim expires after 7 days and then proves nothing', async (t) => {
   const a = await holder(name);
   const b = await p.createTeam();
   const c = await claim(b, { name });
-  await p.db('domain_claims').where({ id: c.id }).update({ expires_at: new Date(Date.now() - 1000) });
+  await p
+    .db('domain_claims')
+    .where({ id: c.id })
+    .update({ expires_at: new Date(Date.now() - 1000) });
   const got = await get(b, c.domain_id);
   t.is(got.body.status, 'expired');
   t.is(got.body.record.status, 'failed');
@@ -203,7 +242,10 @@ test('grace_period: a freshly verified domain, or one that just arrived by a cla
   t.is((await p.request('GET', `/domains/${a.id}`, { key: a.team.key })).status, 200);
   const row = await p.db('domain_claims').where({ id: c.id }).first();
   const verifiedAt = (await p.db('domains').where({ id: a.id }).first()).verified_at.getTime();
-  t.true(Math.abs(row.next_check_at.getTime() - (verifiedAt + CLAIM_GRACE_MS)) < 1000, 're-checked when the grace period ends');
+  t.true(
+    Math.abs(row.next_check_at.getTime() - (verifiedAt + CLAIM_GRACE_MS)) < 1000,
+    're-checked when the grace period ends',
+  );
 
   await age(a.id);
   const done = await verify(b, c.domain_id);
@@ -236,26 +278,39 @@ test('recent_owner_activity: a write on the domain or a send with a key bound to
 
   // The write is a day old now; the team then uses a sending key bound to the domain.
   await age(a.id);
-  const sending = await p.request('POST', '/api-keys', { key: a.team.key, body: { name: 'sender', permission: 'sending_access', domain_id: a.id } });
+  const sending = await p.request('POST', '/api-keys', {
+    key: a.team.key,
+    body: { name: 'sender', permission: 'sending_access', domain_id: a.id },
+  });
   await p.request('POST', '/emails', { key: sending.body.token, body: {} });
   res = await verify(b, c.domain_id);
   t.is(res.body.status, 'blocked');
   t.is(res.body.blocked_reason, 'recent_owner_activity');
 
-  await p.db('api_keys').where({ id: sending.body.id }).update({ last_used_at: new Date(Date.now() - 2 * DAY) });
+  await p
+    .db('api_keys')
+    .where({ id: sending.body.id })
+    .update({ last_used_at: new Date(Date.now() - 2 * DAY) });
   await age(a.id);
   res = await verify(b, c.domain_id);
   t.is(res.body.status, 'completed');
   t.is(res.body.blocked_reason, null);
 });
 
-test('pending_scheduled_emails: the holder\'s emails scheduled from the domain hold the move until they are due or canceled', async (t) => {
+test("pending_scheduled_emails: the holder's emails scheduled from the domain hold the move until they are due or canceled", async (t) => {
   const name = 'claim-scheduled.com';
   const a = await holder(name);
   const at = new Date(Date.now() + 3 * 3600_000);
-  const sent = await p.request('POST', '/emails', { key: a.team.key, body: {
-    from: `news@${name}`, to: `delivered@${p.config.SIMULATOR_DOMAIN}`, subject: 'later', text: 'x', scheduled_at: at.toISOString(),
-  } });
+  const sent = await p.request('POST', '/emails', {
+    key: a.team.key,
+    body: {
+      from: `news@${name}`,
+      to: `delivered@${p.config.SIMULATOR_DOMAIN}`,
+      subject: 'later',
+      text: 'x',
+      scheduled_at: at.toISOString(),
+    },
+  });
   t.is(sent.status, 200, sent.text);
   await age(a.id);
   const b = await p.createTeam();
@@ -288,7 +343,10 @@ test('a second claim for the same name supersedes the first', async (t) => {
   publishProof(first);
   t.is((await verify(b, first.domain_id)).body.status, 'superseded');
   t.is((await verify(b, second.domain_id)).body.status, 'pending');
-  t.is((await p.db('domain_claims').where({ team_id: b.id, name }).whereIn('status', ['pending', 'blocked'])).length, 1);
+  t.is(
+    (await p.db('domain_claims').where({ team_id: b.id, name }).whereIn('status', ['pending', 'blocked'])).length,
+    1,
+  );
 });
 
 test('DELETE /domains/{domain_id} cancels an open claim', async (t) => {
@@ -335,20 +393,22 @@ test('the worker re-checks a claim whose claimer asked for verification until it
   t.is((await get(b, c.domain_id)).body.status, 'completed');
 });
 
-test('refused claims: nothing to claim, the team\'s own domain, bad names and settings', async (t) => {
+test("refused claims: nothing to claim, the team's own domain, bad names and settings", async (t) => {
   const b = await p.createTeam();
   const other = await p.createTeam();
   const unverified = await p.request('POST', '/domains', { key: other.key, body: { name: 'claim-unverified.com' } });
   t.is(unverified.status, 201);
   const own = await p.request('POST', '/domains', { key: b.key, body: { name: 'claim-own.com' } });
   t.is(own.status, 201);
-  const managed = (await p.request('GET', '/domains', { key: other.key })).body.data.find((d: { managed: boolean }) => d.managed);
+  const managed = (await p.request('GET', '/domains', { key: other.key })).body.data.find(
+    (d: { managed: boolean }) => d.managed,
+  );
   await holder('claim-settings.com');
 
   const cases: [string, Record<string, unknown>, RegExp?][] = [
     ['verified by nobody', { name: 'claim-unverified.com' }, /POST \/domains/],
     ['known nowhere', { name: 'claim-nowhere.com' }, /POST \/domains/],
-    ['the team\'s own', { name: 'claim-own.com' }, /already/],
+    ["the team's own", { name: 'claim-own.com' }, /already/],
     ['a managed domain', { name: managed.name }],
     ['a public suffix', { name: 'co.uk' }],
     ['a reserved name', { name: 'foo.test' }],
@@ -356,7 +416,10 @@ test('refused claims: nothing to claim, the team\'s own domain, bad names and se
     ['an empty label', { name: 'a..b.com' }],
     ['an unknown region', { name: 'claim-settings.com', region: 'mars-1' }],
     ['a bad label', { name: 'claim-settings.com', custom_return_path: 'not a label' }],
-    ['tracking on the return path', { name: 'claim-settings.com', custom_return_path: 'send', tracking_subdomain: 'send' }],
+    [
+      'tracking on the return path',
+      { name: 'claim-settings.com', custom_return_path: 'send', tracking_subdomain: 'send' },
+    ],
   ];
   for (const [label, body, message] of cases) {
     const res = await p.request('POST', '/domains/claim', { key: b.key, body });

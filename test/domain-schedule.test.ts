@@ -19,39 +19,48 @@ test.after.always(async () => {
 test('the backoff: 1, 2, 5, 10, 15, 30, 60 minutes, then hourly, ending exactly when the 72-hour window closes', (t) => {
   const since = new Date('2026-11-22T00:00:00.000Z');
   const at = (ms: number) => new Date(since.getTime() + ms);
-  const delays = [1, 2, 3, 4, 5, 6, 7, 20].map((n) => nextCheckAt('pending', since, n, since)!.getTime() - since.getTime());
+  const delays = [1, 2, 3, 4, 5, 6, 7, 20].map(
+    (n) => nextCheckAt('pending', since, n, since)!.getTime() - since.getTime(),
+  );
   t.deepEqual(delays, [...PENDING_DELAYS_MS, 3_600_000]);
   t.deepEqual(nextCheckAt('pending', since, 50, at(CHECK_WINDOW_MS - 600_000)), at(CHECK_WINDOW_MS));
   t.is(nextCheckAt('pending', since, 51, at(CHECK_WINDOW_MS)), null);
   t.is(nextCheckAt('partially_failed', since, 51, at(CHECK_WINDOW_MS + 1)), null);
-  t.deepEqual(nextCheckAt('partially_failed', since, 51, at(CHECK_WINDOW_MS + 1), true), at(CHECK_WINDOW_MS + 1 + VERIFIED_RECHECK_MS), 'one that can send is watched daily');
+  t.deepEqual(
+    nextCheckAt('partially_failed', since, 51, at(CHECK_WINDOW_MS + 1), true),
+    at(CHECK_WINDOW_MS + 1 + VERIFIED_RECHECK_MS),
+    'one that can send is watched daily',
+  );
   t.deepEqual(nextCheckAt('verified', since, 3, at(5000)), at(5000 + VERIFIED_RECHECK_MS));
 });
 
-test.serial('a sweep checks new domains and those whose customer asked for verification, leases them, and skips the rest', async (t) => {
-  const team = await p.createTeam();
-  const created = await p.request('POST', '/domains', { key: team.key, body: { name: 'sweep-one.com' } });
-  t.is(created.status, 201);
-  for (const r of created.body.records) {
-    const name = `${r.name}.sweep-one.com`;
-    if (r.type === 'MX') dns.set(name, 'MX', [{ exchange: r.value, priority: r.priority }]);
-    else dns.set(name, 'TXT', [r.value]);
-  }
-  // Only this test's domain is due in this database (the managed domain is never swept).
-  const checked = await sweepDomains(p.db, p.deps.dns, p.config, p.deps.log);
-  t.is(checked, 1);
-  let row = await p.db('domains').where({ id: created.body.id }).first();
-  t.is(row.status, 'verified');
-  t.true(row.next_check_at.getTime() > Date.now() + VERIFIED_RECHECK_MS - 60_000);
-  t.is(await sweepDomains(p.db, p.deps.dns, p.config, p.deps.log), 0, 'nothing else is due');
+test.serial(
+  'a sweep checks new domains and those whose customer asked for verification, leases them, and skips the rest',
+  async (t) => {
+    const team = await p.createTeam();
+    const created = await p.request('POST', '/domains', { key: team.key, body: { name: 'sweep-one.com' } });
+    t.is(created.status, 201);
+    for (const r of created.body.records) {
+      const name = `${r.name}.sweep-one.com`;
+      if (r.type === 'MX') dns.set(name, 'MX', [{ exchange: r.value, priority: r.priority }]);
+      else dns.set(name, 'TXT', [r.value]);
+    }
+    // Only this test's domain is due in this database (the managed domain is never swept).
+    const checked = await sweepDomains(p.db, p.deps.dns, p.config, p.deps.log);
+    t.is(checked, 1);
+    let row = await p.db('domains').where({ id: created.body.id }).first();
+    t.is(row.status, 'verified');
+    t.true(row.next_check_at.getTime() > Date.now() + VERIFIED_RECHECK_MS - 60_000);
+    t.is(await sweepDomains(p.db, p.deps.dns, p.config, p.deps.log), 0, 'nothing else is due');
 
-  // The customer asks again: checked on the next sweep.
-  const verify = await p.request('POST', `/domains/${created.body.id}/verify`, { key: team.key });
-  t.deepEqual(verify.body, { object: 'domain', id: created.body.id });
-  row = await p.db('domains').where({ id: created.body.id }).first();
-  t.true(row.next_check_at.getTime() <= Date.now());
-  t.is(await sweepDomains(p.db, p.deps.dns, p.config, p.deps.log), 1);
-});
+    // The customer asks again: checked on the next sweep.
+    const verify = await p.request('POST', `/domains/${created.body.id}/verify`, { key: team.key });
+    t.deepEqual(verify.body, { object: 'domain', id: created.body.id });
+    row = await p.db('domains').where({ id: created.body.id }).first();
+    t.true(row.next_check_at.getTime() <= Date.now());
+    t.is(await sweepDomains(p.db, p.deps.dns, p.config, p.deps.log), 1);
+  },
+);
 
 test.serial('a domain whose records are missing stays pending and is looked at again after a minute', async (t) => {
   const team = await p.createTeam();

@@ -17,7 +17,14 @@ test.after.always(async () => {
   await dns?.close();
 });
 
-interface ApiRecord { record: string; name: string; type: string; value: string; priority?: number; status: string }
+interface ApiRecord {
+  record: string;
+  name: string;
+  type: string;
+  value: string;
+  priority?: number;
+  status: string;
+}
 
 /** Publishes the records the API asked for, as a customer would in their DNS panel. */
 function publish(domain: string, records: ApiRecord[], only?: (r: ApiRecord) => boolean) {
@@ -46,11 +53,14 @@ test('create answers the records to publish; the private key is sealed at rest; 
   t.is(body.custom_return_path, 'send');
   t.deepEqual(body.capabilities, { sending: 'enabled', receiving: 'disabled' });
   t.false(body.managed);
-  t.deepEqual(body.records.map((r: ApiRecord) => [r.record, r.name.replace(/^s\d{6}-[a-z0-9]{4}/, 'SEL'), r.type, r.status]), [
-    ['SPF', 'send', 'MX', 'not_started'],
-    ['SPF', 'send', 'TXT', 'not_started'],
-    ['DKIM', 'SEL._domainkey', 'TXT', 'not_started'],
-  ]);
+  t.deepEqual(
+    body.records.map((r: ApiRecord) => [r.record, r.name.replace(/^s\d{6}-[a-z0-9]{4}/, 'SEL'), r.type, r.status]),
+    [
+      ['SPF', 'send', 'MX', 'not_started'],
+      ['SPF', 'send', 'TXT', 'not_started'],
+      ['DKIM', 'SEL._domainkey', 'TXT', 'not_started'],
+    ],
+  );
   t.is(body.records[0].value, p.config.PLATFORM_FEEDBACK_HOST);
   t.is(body.records[0].priority, 10);
   t.is(body.records[1].value, `v=spf1 include:${p.config.PLATFORM_SPF_HOST} ~all`);
@@ -88,11 +98,17 @@ test('partial, wrong and spoofed answers never verify; the window closing turns 
   // DKIM right; SPF TXT with something extra; MX pointing elsewhere.
   publish(name, body.records, (r) => r.record === 'DKIM');
   dns.set(`send.${name}`, 'TXT', [`${body.records[1].value} include:evil.example`]);
-  dns.set(`send.${name}`, 'MX', [{ exchange: p.config.PLATFORM_FEEDBACK_HOST, priority: 10 }, { exchange: 'mx.evil.net', priority: 5 }]);
+  dns.set(`send.${name}`, 'MX', [
+    { exchange: p.config.PLATFORM_FEEDBACK_HOST, priority: 10 },
+    { exchange: 'mx.evil.net', priority: 5 },
+  ]);
   let d = await check(body.id);
   t.is(d?.status, 'partially_verified');
   let records = await p.db('domain_records').where({ domain_id: body.id }).orderBy('position');
-  t.deepEqual(records.map((r) => r.status), ['pending', 'pending', 'verified']);
+  t.deepEqual(
+    records.map((r) => r.status),
+    ['pending', 'pending', 'verified'],
+  );
 
   // A DKIM key that is only a prefix of ours is not ours.
   dns.set(`${dkim.name}.${name}`, 'TXT', [dkim.value.slice(0, -10)]);
@@ -106,7 +122,10 @@ test('partial, wrong and spoofed answers never verify; the window closing turns 
   t.is(d?.status, 'partially_failed');
   t.is(d?.next_check_at, null);
   records = await p.db('domain_records').where({ domain_id: body.id }).orderBy('position');
-  t.deepEqual(records.map((r) => r.status), ['failed', 'failed', 'verified']);
+  t.deepEqual(
+    records.map((r) => r.status),
+    ['failed', 'failed', 'verified'],
+  );
 });
 
 test('SERVFAIL and silence are temporary failures, never verified', async (t) => {
@@ -118,7 +137,10 @@ test('SERVFAIL and silence are temporary failures, never verified', async (t) =>
   const d = await check(body.id);
   t.is(d?.status, 'partially_verified');
   const records = await p.db('domain_records').where({ domain_id: body.id }).orderBy('position');
-  t.deepEqual(records.map((r) => r.status), ['temporary_failure', 'temporary_failure', 'verified']);
+  t.deepEqual(
+    records.map((r) => r.status),
+    ['temporary_failure', 'temporary_failure', 'verified'],
+  );
   t.truthy(d?.next_check_at);
   dns.remove(`send.${name}`);
   publish(name, body.records);
@@ -163,15 +185,36 @@ test('every team has a managed domain: verified, no records, and no writes', asy
 
 test('bad names are refused with 422 and say why', async (t) => {
   const team = await p.createTeam();
-  const bad = ['com', 'co.uk', 'github.io', '192.168.1.1', '[::1]', 'localhost', 'foo.test', 'example.com', 'a..b.com',
-    `${'a'.repeat(64)}.com`, `${'abcdefghi.'.repeat(26)}com`, '-bad.com', 'bad-.com', 'sp ace.com', 'a@b.com', 'http://x.com', 'x.com:25', 'x.123'];
+  const bad = [
+    'com',
+    'co.uk',
+    'github.io',
+    '192.168.1.1',
+    '[::1]',
+    'localhost',
+    'foo.test',
+    'example.com',
+    'a..b.com',
+    `${'a'.repeat(64)}.com`,
+    `${'abcdefghi.'.repeat(26)}com`,
+    '-bad.com',
+    'bad-.com',
+    'sp ace.com',
+    'a@b.com',
+    'http://x.com',
+    'x.com:25',
+    'x.123',
+  ];
   for (const name of bad) {
     const res = await p.request('POST', '/domains', { key: team.key, body: { name } });
     t.is(res.status, 422, name);
     t.is(res.body.name, 'validation_error', name);
     t.is(res.body.errors?.[0]?.path, 'name', name);
   }
-  t.is((await p.request('POST', '/domains', { key: team.key, body: { name: 'ok-domain.com', region: 'mars-1' } })).status, 422);
+  t.is(
+    (await p.request('POST', '/domains', { key: team.key, body: { name: 'ok-domain.com', region: 'mars-1' } })).status,
+    422,
+  );
   const idn = await create(team, { name: 'bücher-shop.de' });
   t.is(idn.name, 'xn--bcher-shop-9db.de');
   const dup = await p.request('POST', '/domains', { key: team.key, body: { name: 'BÜCHER-shop.de.' } });
@@ -182,25 +225,42 @@ test('PATCH adds tracking and receiving records; the return path label of anothe
   const team = await p.createTeam();
   const name = 'zeta-patch.com';
   const body = await create(team, { name });
-  const res = await p.request('PATCH', `/domains/${body.id}`, { key: team.key, body: { click_tracking: true, capabilities: { receiving: 'enabled' }, receiving_host: 'inbound' } });
+  const res = await p.request('PATCH', `/domains/${body.id}`, {
+    key: team.key,
+    body: { click_tracking: true, capabilities: { receiving: 'enabled' }, receiving_host: 'inbound' },
+  });
   t.is(res.status, 200);
   t.deepEqual(res.body, { object: 'domain', id: body.id });
   const got = (await p.request('GET', `/domains/${body.id}`, { key: team.key })).body;
   t.is(got.tracking_subdomain, 'links');
   t.is(got.receiving_host, 'inbound');
-  t.deepEqual(got.records.map((r: ApiRecord) => [r.record, r.name, r.type]).filter((r: string[]) => r[0] !== 'DKIM'), [
-    ['SPF', 'send', 'MX'], ['SPF', 'send', 'TXT'], ['Receiving', 'inbound', 'MX'], ['Tracking', 'links', 'CNAME'], ['TrackingCAA', '@', 'CAA'],
-  ]);
+  t.deepEqual(
+    got.records.map((r: ApiRecord) => [r.record, r.name, r.type]).filter((r: string[]) => r[0] !== 'DKIM'),
+    [
+      ['SPF', 'send', 'MX'],
+      ['SPF', 'send', 'TXT'],
+      ['Receiving', 'inbound', 'MX'],
+      ['Tracking', 'links', 'CNAME'],
+      ['TrackingCAA', '@', 'CAA'],
+    ],
+  );
   publish(name, got.records);
   t.is((await check(body.id))?.status, 'verified', 'no CAA at the apex lets any CA issue');
   dns.set(name, 'CAA', [{ tag: 'issue', value: 'other-ca.example' }]);
   t.is((await check(body.id))?.status, 'partially_failed');
 
   dns.set(`bounces.${name}`, 'MX', [{ exchange: 'feedback.othermail.net', priority: 10 }]);
-  const refused = await p.request('PATCH', `/domains/${body.id}`, { key: team.key, body: { custom_return_path: 'bounces' } });
+  const refused = await p.request('PATCH', `/domains/${body.id}`, {
+    key: team.key,
+    body: { custom_return_path: 'bounces' },
+  });
   t.is(refused.status, 422);
   t.is(refused.body.name, 'invalid_parameter');
-  t.like(refused.body.details, { reason: 'return_path_in_use', label: 'bounces', found: { type: 'MX', value: '10 feedback.othermail.net' } });
+  t.like(refused.body.details, {
+    reason: 'return_path_in_use',
+    label: 'bounces',
+    found: { type: 'MX', value: '10 feedback.othermail.net' },
+  });
   t.truthy(refused.body.details.suggestion);
   t.not(refused.body.details.suggestion, 'bounces');
 });
@@ -211,19 +271,30 @@ test('sending enabled by PATCH after a creation without it gets the free return-
   // Another service's MX already at send.<name>, the first label a creation would take.
   dns.set(`send.${name}`, 'MX', [{ exchange: 'feedback.othermail.net', priority: 10 }]);
   const created = await create(team, { name, capabilities: { sending: 'disabled', receiving: 'enabled' } });
-  const enabled = await p.request('PATCH', `/domains/${created.id}`, { key: team.key, body: { capabilities: { sending: 'enabled' } } });
+  const enabled = await p.request('PATCH', `/domains/${created.id}`, {
+    key: team.key,
+    body: { capabilities: { sending: 'enabled' } },
+  });
   t.is(enabled.status, 200, enabled.text);
   const got = (await p.request('GET', `/domains/${created.id}`, { key: team.key })).body;
   t.not(got.custom_return_path, 'send', 'the label in use is not taken');
-  t.deepEqual(got.records.filter((r: ApiRecord) => r.record === 'SPF').map((r: ApiRecord) => r.name), [got.custom_return_path, got.custom_return_path]);
+  t.deepEqual(
+    got.records.filter((r: ApiRecord) => r.record === 'SPF').map((r: ApiRecord) => r.name),
+    [got.custom_return_path, got.custom_return_path],
+  );
 
   // Naming the label in use while enabling is refused as at creation, with a suggestion; nothing changes.
   const other = await create(team, { name: `b.${name}`, capabilities: { sending: 'disabled', receiving: 'enabled' } });
   dns.set(`send.b.${name}`, 'MX', [{ exchange: 'feedback.othermail.net', priority: 10 }]);
-  const refused = await p.request('PATCH', `/domains/${other.id}`, { key: team.key, body: { capabilities: { sending: 'enabled' }, custom_return_path: 'send' } });
+  const refused = await p.request('PATCH', `/domains/${other.id}`, {
+    key: team.key,
+    body: { capabilities: { sending: 'enabled' }, custom_return_path: 'send' },
+  });
   t.is(refused.status, 422, refused.text);
   t.like(refused.body.details, { reason: 'return_path_in_use', label: 'send' });
-  t.like((await p.request('GET', `/domains/${other.id}`, { key: team.key })).body, { capabilities: { sending: 'disabled' } });
+  t.like((await p.request('GET', `/domains/${other.id}`, { key: team.key })).body, {
+    capabilities: { sending: 'disabled' },
+  });
 });
 
 test('DKIM rotation publishes a new selector and signs with it only once it verifies; the old key retires after a week', async (t) => {
@@ -237,19 +308,31 @@ test('DKIM rotation publishes a new selector and signs with it only once it veri
   const fresh = rotated.body.records.find((r: ApiRecord) => r.name === `${rotated.body.selector}._domainkey`);
   t.is(fresh.status, 'not_started');
   t.is((await check(body.id))?.status, 'verified', 'the pending selector does not unverify the domain');
-  t.deepEqual((await p.db('dkim_keys').where({ domain_id: body.id }).orderBy('created_at')).map((k) => k.status), ['active', 'pending']);
+  t.deepEqual(
+    (await p.db('dkim_keys').where({ domain_id: body.id }).orderBy('created_at')).map((k) => k.status),
+    ['active', 'pending'],
+  );
 
   publish(name, [fresh]);
   await check(body.id);
   const keys = await p.db('dkim_keys').where({ domain_id: body.id }).orderBy('created_at');
-  t.deepEqual(keys.map((k) => k.status), ['retiring', 'active']);
+  t.deepEqual(
+    keys.map((k) => k.status),
+    ['retiring', 'active'],
+  );
   t.is(keys[1].selector, rotated.body.selector);
   t.true(keys[0].retire_after.getTime() > Date.now() + 6.9 * 24 * 3600_000);
 
   await check(body.id, new Date(Date.now() + 8 * 24 * 3600_000));
-  t.deepEqual((await p.db('dkim_keys').where({ domain_id: body.id }).orderBy('created_at')).map((k) => k.status), ['retired', 'active']);
+  t.deepEqual(
+    (await p.db('dkim_keys').where({ domain_id: body.id }).orderBy('created_at')).map((k) => k.status),
+    ['retired', 'active'],
+  );
   const records = (await p.request('GET', `/domains/${body.id}`, { key: team.key })).body.records;
-  t.deepEqual(records.filter((r: ApiRecord) => r.record === 'DKIM').map((r: ApiRecord) => r.name), [`${rotated.body.selector}._domainkey`]);
+  t.deepEqual(
+    records.filter((r: ApiRecord) => r.record === 'DKIM').map((r: ApiRecord) => r.name),
+    [`${rotated.body.selector}._domainkey`],
+  );
 });
 
 test('delete removes the domain and records domain.deleted; another team cannot see it', async (t) => {

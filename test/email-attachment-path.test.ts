@@ -40,18 +40,22 @@ let resolver: FetchOptions['resolver'];
 
 function routes(req: http.IncomingMessage, res: http.ServerResponse) {
   const url = new URL(req.url ?? '/', 'https://x');
-  if (url.pathname === '/files/invoice-42.pdf') return res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(pdf);
-  if (url.pathname === '/files/report') return res.writeHead(200, { 'content-type': 'text/csv; charset=utf-8' }).end(csv);
+  if (url.pathname === '/files/invoice-42.pdf')
+    return res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(pdf);
+  if (url.pathname === '/files/report')
+    return res.writeHead(200, { 'content-type': 'text/csv; charset=utf-8' }).end(csv);
   if (url.pathname === '/files/Quarterly%20Report.txt') return res.writeHead(200).end('quarterly');
   if (url.pathname === '/missing.pdf') return res.writeHead(404).end('no');
-  if (url.pathname === '/moved.pdf') return res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+  if (url.pathname === '/moved.pdf')
+    return res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
   if (url.pathname === '/slow.pdf') return; // never answers
   if (url.pathname === '/truncated.pdf') {
     res.writeHead(200, { 'content-length': '100000' });
     res.write(Buffer.alloc(1000));
     return setTimeout(() => res.destroy(), 20);
   }
-  if (url.pathname === '/announced-huge.bin') return res.writeHead(200, { 'content-length': String(MAX_FETCH_BYTES + 1) }).end();
+  if (url.pathname === '/announced-huge.bin')
+    return res.writeHead(200, { 'content-length': String(MAX_FETCH_BYTES + 1) }).end();
   if (url.pathname === '/endless.bin') {
     // Chunked, no length announced: the fetch must stop reading past the cap by itself.
     res.writeHead(200, { 'content-type': 'application/octet-stream' });
@@ -73,8 +77,18 @@ async function listen(server: http.Server | https.Server): Promise<number> {
 test.before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'pw-attach-'));
   const pems = await generate([{ name: 'commonName', value: HOST }], {
-    keySize: 2048, algorithm: 'sha256',
-    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: HOST }, { type: 2, value: 'once.attach-test.com' }, { type: 7, ip: '127.0.0.1' }] }],
+    keySize: 2048,
+    algorithm: 'sha256',
+    extensions: [
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: HOST },
+          { type: 2, value: 'once.attach-test.com' },
+          { type: 7, ip: '127.0.0.1' },
+        ],
+      },
+    ],
   } as never);
   const caFile = path.join(dir, 'ca.pem');
   await writeFile(caFile, pems.cert);
@@ -109,7 +123,10 @@ test.after.always(async () => {
 });
 
 const send = (p: Platform, key: string, from: string, attachments: unknown[], subject = 'files') =>
-  p.request('POST', '/emails', { key, body: { from, to: 'ann@attach-inbox.net', subject, text: 'see attached', attachments } });
+  p.request('POST', '/emails', {
+    key,
+    body: { from, to: 'ann@attach-inbox.net', subject, text: 'see attached', attachments },
+  });
 
 test('path attachments are fetched over https and their bytes reach the delivered MIME, DKIM-signed', async (t) => {
   const res = await send(w.p, team.key, `billing@${team.domain}`, [
@@ -124,14 +141,21 @@ test('path attachments are fetched over https and their bytes reach the delivere
   t.truthy(message);
   const parsed = await simpleParser(message.raw);
   const byName = new Map(parsed.attachments.map((a) => [a.filename, a]));
-  t.deepEqual(parsed.attachments.map((a) => a.filename), ['invoice-42.pdf', 'report', 'q4.txt', 'note.txt'], 'the filename defaults to the last path segment');
+  t.deepEqual(
+    parsed.attachments.map((a) => a.filename),
+    ['invoice-42.pdf', 'report', 'q4.txt', 'note.txt'],
+    'the filename defaults to the last path segment',
+  );
   t.true(byName.get('invoice-42.pdf')!.content.equals(pdf), 'the fetched bytes, unchanged');
   t.is(byName.get('invoice-42.pdf')!.contentType, 'application/pdf', 'a named file takes the type of its extension');
   t.true(byName.get('report')!.content.equals(csv));
-  t.is(byName.get('report')!.contentType, 'text/csv', 'a file without an extension takes the server\'s type');
+  t.is(byName.get('report')!.contentType, 'text/csv', "a file without an extension takes the server's type");
   t.is(byName.get('q4.txt')!.content.toString(), 'quarterly');
   t.is(byName.get('note.txt')!.content.toString(), 'given inline');
-  t.deepEqual((await w.verifyDkim(message.raw)).map((v) => v.status), ['pass']);
+  t.deepEqual(
+    (await w.verifyDkim(message.raw)).map((v) => v.status),
+    ['pass'],
+  );
   const stored = await w.p.db('email_attachments').where({ email_id: res.body.id }).orderBy('filename');
   t.is(stored.length, 4);
 });
@@ -139,7 +163,13 @@ test('path attachments are fetched over https and their bytes reach the delivere
 test('the name is resolved once through DNS_SERVERS and the connection goes to the checked address', async (t) => {
   // The system resolver does not know this name: a re-resolution at connect time could not reach the server.
   const once = 'once.attach-test.com';
-  const got = await fetchAttachment(`${base.replace(HOST, once)}/files/report`, 0, { resolver, allowHttp: false, allowPrivate: true, timeoutMs: 1000, caFile: path.join(dir, 'ca.pem') });
+  const got = await fetchAttachment(`${base.replace(HOST, once)}/files/report`, 0, {
+    resolver,
+    allowHttp: false,
+    allowPrivate: true,
+    timeoutMs: 1000,
+    caFile: path.join(dir, 'ca.pem'),
+  });
   t.true(got.content.equals(csv));
   t.is(w.dns.queries.filter((q) => q.name === once && q.type === 'A').length, 1);
 });
@@ -148,22 +178,49 @@ test('http:// is refused unless ATTACHMENT_FETCH_ALLOW_HTTP; an untrusted certif
   const res = await send(w.p, team.key, `billing@${team.domain}`, [{ path: `${plainBase}/files/report` }]);
   isError(t, res, 422, 'invalid_attachment');
   t.regex(res.body.message, /\(not_https\)/);
-  t.is(res.body.details, undefined, 'details carries only the spec\'s fields');
-  t.deepEqual(res.body.errors.map((e: { path: string }) => e.path), ['attachments.0.path']);
-  const allowed = await fetchAttachment(`${plainBase}/files/report`, 0, { resolver, allowHttp: true, allowPrivate: true, timeoutMs: 1000 });
+  t.is(res.body.details, undefined, "details carries only the spec's fields");
+  t.deepEqual(
+    res.body.errors.map((e: { path: string }) => e.path),
+    ['attachments.0.path'],
+  );
+  const allowed = await fetchAttachment(`${plainBase}/files/report`, 0, {
+    resolver,
+    allowHttp: true,
+    allowPrivate: true,
+    timeoutMs: 1000,
+  });
   t.true(allowed.content.equals(csv));
   // Without the CA file the self-signed certificate is not trusted.
-  const untrusted = await t.throwsAsync(fetchAttachment(`${base}/files/report`, 2, { resolver, allowHttp: false, allowPrivate: true, timeoutMs: 1000 }));
-  t.like((untrusted as ServiceError).toBody(), { statusCode: 422, name: 'invalid_attachment', errors: [{ path: 'attachments.2.path' }] });
+  const untrusted = await t.throwsAsync(
+    fetchAttachment(`${base}/files/report`, 2, { resolver, allowHttp: false, allowPrivate: true, timeoutMs: 1000 }),
+  );
+  t.like((untrusted as ServiceError).toBody(), {
+    statusCode: 422,
+    name: 'invalid_attachment',
+    errors: [{ path: 'attachments.2.path' }],
+  });
   t.regex((untrusted as ServiceError).message, /\(unreachable\)/);
 });
 
 test('private, loopback, link-local and metadata targets are refused before any connection', async (t) => {
-  for (const url of [`${ipBase}/files/report`, 'https://169.254.169.254/latest/meta-data/', 'https://private.attach-test.com/x.pdf', 'https://[::1]/x.pdf', 'https://[::ffff:127.0.0.1]/x.pdf', 'https://10.0.0.1/x.pdf']) {
-    const res = await send(strict, strictTeam.key, `billing@${strictTeam.domain}`, [{ content: 'aGk=', filename: 'a.txt' }, { path: url }]);
+  for (const url of [
+    `${ipBase}/files/report`,
+    'https://169.254.169.254/latest/meta-data/',
+    'https://private.attach-test.com/x.pdf',
+    'https://[::1]/x.pdf',
+    'https://[::ffff:127.0.0.1]/x.pdf',
+    'https://10.0.0.1/x.pdf',
+  ]) {
+    const res = await send(strict, strictTeam.key, `billing@${strictTeam.domain}`, [
+      { content: 'aGk=', filename: 'a.txt' },
+      { path: url },
+    ]);
     isError(t, res, 422, 'invalid_attachment');
     t.regex(res.body.message, /\(private_target\)/, url);
-    t.deepEqual(res.body.errors.map((e: { path: string }) => e.path), ['attachments.1.path']);
+    t.deepEqual(
+      res.body.errors.map((e: { path: string }) => e.path),
+      ['attachments.1.path'],
+    );
   }
   t.is((await strict.db('emails').where({ team_id: strictTeam.id })).length, 0, 'nothing stored');
 });
@@ -192,7 +249,19 @@ test('unreachable, slow, non-2xx, redirected, truncated and oversized files: 422
 test('a file that never ends is cut at the cap: too_large, not read on', async (t) => {
   // Directly, with time to spare: 30 MB over TLS can take longer than the platform's 1 s budget on a busy machine,
   // and then the answer is (rightly) a timeout.
-  const endless = await t.throwsAsync(fetchAttachment(`${base}/endless.bin`, 1, { resolver, allowHttp: false, allowPrivate: true, timeoutMs: 120_000, caFile: path.join(dir, 'ca.pem') }));
-  t.like((endless as ServiceError).toBody(), { statusCode: 422, name: 'invalid_attachment', errors: [{ path: 'attachments.1.path' }] });
+  const endless = await t.throwsAsync(
+    fetchAttachment(`${base}/endless.bin`, 1, {
+      resolver,
+      allowHttp: false,
+      allowPrivate: true,
+      timeoutMs: 120_000,
+      caFile: path.join(dir, 'ca.pem'),
+    }),
+  );
+  t.like((endless as ServiceError).toBody(), {
+    statusCode: 422,
+    name: 'invalid_attachment',
+    errors: [{ path: 'attachments.1.path' }],
+  });
   t.regex((endless as ServiceError).toBody().message, /\(too_large\): .*larger than the 31457280 bytes/);
 });

@@ -3,7 +3,13 @@ import test from 'ava';
 import { startPlatform, type Platform, type TestTeam } from './helpers/platform.ts';
 import { fromNode, isError, nodeRequest } from './helpers/http.ts';
 import {
-  contentDisposition, DOWNLOAD_LINK_TTL_SECONDS, linkKey, nowSeconds, servedContentType, signLink, verifyLink,
+  contentDisposition,
+  DOWNLOAD_LINK_TTL_SECONDS,
+  linkKey,
+  nowSeconds,
+  servedContentType,
+  signLink,
+  verifyLink,
 } from '../shared/links/signed.ts';
 import { newId } from '../shared/ids.ts';
 
@@ -17,18 +23,31 @@ test.after.always(async () => {
   await p?.close();
 });
 
-interface Part { filename?: string; content: Buffer; content_type?: string; content_id?: string }
+interface Part {
+  filename?: string;
+  content: Buffer;
+  content_type?: string;
+  content_id?: string;
+}
 
 async function managedDomain(team: TestTeam): Promise<string> {
-  return (await p.request('GET', '/domains', { key: team.key })).body.data.find((d: { managed: boolean }) => d.managed).name;
+  return (await p.request('GET', '/domains', { key: team.key })).body.data.find((d: { managed: boolean }) => d.managed)
+    .name;
 }
 
 /** A scheduled send from the managed domain to the simulator with these attachments; answers its id. */
 async function sendWith(team: TestTeam, parts: Part[]): Promise<string> {
-  const res = await p.request('POST', '/emails', { key: team.key, body: {
-    from: `files@${await managedDomain(team)}`, to: `delivered@${p.config.SIMULATOR_DOMAIN}`, subject: 'files', text: 'see attached', scheduled_at: 'in 1 hour',
-    attachments: parts.map((a) => ({ ...a, content: a.content.toString('base64') })),
-  } });
+  const res = await p.request('POST', '/emails', {
+    key: team.key,
+    body: {
+      from: `files@${await managedDomain(team)}`,
+      to: `delivered@${p.config.SIMULATOR_DOMAIN}`,
+      subject: 'files',
+      text: 'see attached',
+      scheduled_at: 'in 1 hour',
+      attachments: parts.map((a) => ({ ...a, content: a.content.toString('base64') })),
+    },
+  });
   if (res.status !== 200) throw new Error(`send failed: ${res.status} ${res.text}`);
   return res.body.id;
 }
@@ -55,11 +74,28 @@ test('the list answers every attachment in part order with a signed link; get ad
   t.is(res.body.object, 'list');
   t.false(res.body.has_more);
   const rows = await p.db('email_attachments').where({ email_id: id }).orderBy('position');
-  t.deepEqual(res.body.data.map((a: { id: string }) => a.id), rows.map((r) => r.id));
+  t.deepEqual(
+    res.body.data.map((a: { id: string }) => a.id),
+    rows.map((r) => r.id),
+  );
   const [notes, logo, report] = res.body.data;
-  t.deepEqual(Object.keys(notes).sort(), ['content_disposition', 'content_type', 'download_url', 'expires_at', 'filename', 'id', 'size']);
+  t.deepEqual(Object.keys(notes).sort(), [
+    'content_disposition',
+    'content_type',
+    'download_url',
+    'expires_at',
+    'filename',
+    'id',
+    'size',
+  ]);
   t.like(notes, { filename: 'notes.txt', content_type: 'text/plain', content_disposition: 'attachment', size: 5 });
-  t.like(logo, { filename: 'logo.png', content_type: 'image/png', content_disposition: 'inline', content_id: 'logo', size: PNG.length });
+  t.like(logo, {
+    filename: 'logo.png',
+    content_type: 'image/png',
+    content_disposition: 'inline',
+    content_id: 'logo',
+    size: PNG.length,
+  });
   t.like(report, { filename: 'report.pdf', content_type: 'application/pdf', size: PDF.length });
   for (const a of res.body.data) {
     const url = new URL(a.download_url);
@@ -79,7 +115,11 @@ test('the list answers every attachment in part order with a signed link; get ad
 
   // An email without attachments lists none; another email's attachment is not this one's.
   const plain = await sendWith(team, []);
-  t.deepEqual((await p.request('GET', `/emails/${plain}/attachments`, { key: team.key })).body, { object: 'list', has_more: false, data: [] });
+  t.deepEqual((await p.request('GET', `/emails/${plain}/attachments`, { key: team.key })).body, {
+    object: 'list',
+    has_more: false,
+    data: [],
+  });
   isError(t, await p.request('GET', `/emails/${plain}/attachments/${logo.id}`, { key: team.key }), 404, 'not_found');
   isError(t, await p.request('GET', `/emails/${id}/attachments/${newId()}`, { key: team.key }), 404, 'not_found');
   isError(t, await p.request('GET', `/emails/${newId()}/attachments`, { key: team.key }), 404, 'not_found');
@@ -88,11 +128,18 @@ test('the list answers every attachment in part order with a signed link; get ad
 
 test('pages follow the part order; cursors are attachment ids of the same email', async (t) => {
   const team = await p.createTeam();
-  const id = await sendWith(team, [0, 1, 2, 3, 4].map((i) => ({ filename: `part-${i}.txt`, content: Buffer.from(`part ${i}`) })));
+  const id = await sendWith(
+    team,
+    [0, 1, 2, 3, 4].map((i) => ({ filename: `part-${i}.txt`, content: Buffer.from(`part ${i}`) })),
+  );
   const page = async (query: string) => {
     const res = await p.request('GET', `/emails/${id}/attachments?${query}`, { key: team.key });
     t.is(res.status, 200, res.text);
-    return { names: res.body.data.map((a: { filename: string }) => a.filename), has_more: res.body.has_more, ids: res.body.data.map((a: { id: string }) => a.id) };
+    return {
+      names: res.body.data.map((a: { filename: string }) => a.filename),
+      has_more: res.body.has_more,
+      ids: res.body.data.map((a: { id: string }) => a.id),
+    };
   };
   const first = await page('limit=2');
   t.deepEqual(first.names, ['part-0.txt', 'part-1.txt']);
@@ -112,7 +159,12 @@ test('pages follow the part order; cursors are attachment ids of the same email'
   // A cursor that is no attachment of this email is refused, not guessed at.
   const other = await sendWith(team, [{ filename: 'x.txt', content: Buffer.from('x') }]);
   const otherId = (await p.request('GET', `/emails/${other}/attachments`, { key: team.key })).body.data[0].id;
-  isError(t, await p.request('GET', `/emails/${id}/attachments?after=${otherId}`, { key: team.key }), 422, 'validation_error');
+  isError(
+    t,
+    await p.request('GET', `/emails/${id}/attachments?after=${otherId}`, { key: team.key }),
+    422,
+    'validation_error',
+  );
   isError(t, await p.request('GET', `/emails/${id}/attachments?limit=0`, { key: team.key }), 422, 'validation_error');
 });
 
@@ -138,7 +190,10 @@ test('the download serves the exact bytes as an attachment, without a key, at / 
   t.deepEqual(Buffer.from(await res.arrayBuffer()), PNG);
   t.is(res.headers.get('content-type'), 'image/png');
   // The ASCII fallback loses accents and quotes; filename* keeps the UTF-8 name (RFC 5987).
-  t.is(res.headers.get('content-disposition'), 'attachment; filename="Resume _final_ (v2) _.png"; filename*=UTF-8\'\'R%C3%A9sum%C3%A9%20%22final%22%20%28v2%29%20%E2%82%AC.png');
+  t.is(
+    res.headers.get('content-disposition'),
+    'attachment; filename="Resume _final_ (v2) _.png"; filename*=UTF-8\'\'R%C3%A9sum%C3%A9%20%22final%22%20%28v2%29%20%E2%82%AC.png',
+  );
   const noName = await fetch(p.url + local(csv.download_url), { headers: { 'user-agent': 'mail-client/1.0' } });
   t.is(await noName.text(), 'a,b\n1,2\n');
   t.is(noName.headers.get('content-type'), 'text/csv');
@@ -157,7 +212,10 @@ test('html, svg, scripts and unknown types are served as application/octet-strea
     { filename: 'odd.bin', content: Buffer.from([0, 1, 2]), content_type: 'application/x-whatever' },
   ]);
   const list = (await p.request('GET', `/emails/${id}/attachments`, { key: team.key })).body.data;
-  t.deepEqual(list.map((a: { content_type: string }) => a.content_type), ['text/html', 'image/svg+xml', 'text/javascript', 'application/xhtml+xml', 'application/x-whatever']);
+  t.deepEqual(
+    list.map((a: { content_type: string }) => a.content_type),
+    ['text/html', 'image/svg+xml', 'text/javascript', 'application/xhtml+xml', 'application/x-whatever'],
+  );
   for (const a of list) {
     const res = await fetch(p.url + local(a.download_url), { headers: { 'user-agent': 'mail-client/1.0' } });
     t.is(res.status, 200);
@@ -171,7 +229,10 @@ test('html, svg, scripts and unknown types are served as application/octet-strea
 test('every refused download is the same 404, whatever the reason', async (t) => {
   const team = await p.createTeam();
   const otherTeam = await p.createTeam();
-  const id = await sendWith(team, [{ filename: 'a.txt', content: Buffer.from('a') }, { filename: 'b.txt', content: Buffer.from('b') }]);
+  const id = await sendWith(team, [
+    { filename: 'a.txt', content: Buffer.from('a') },
+    { filename: 'b.txt', content: Buffer.from('b') },
+  ]);
   const [a, b] = (await p.request('GET', `/emails/${id}/attachments`, { key: team.key })).body.data;
   const foreignEmail = await sendWith(otherTeam, [{ filename: 'f.txt', content: Buffer.from('f') }]);
   const [foreign] = (await p.request('GET', `/emails/${foreignEmail}/attachments`, { key: otherTeam.key })).body.data;
@@ -194,15 +255,30 @@ test('every refused download is the same 404, whatever the reason', async (t) =>
   const refusals: [string, string][] = [
     ['tampered token (last character)', `${path}?expires=${expires}&token=${flip(token, token.length - 1)}`],
     ['expires changed', `${path}?expires=${Number(expires) + 1}&token=${token}`],
-    ['another attachment\'s token', path + bTokenQuery],
+    ["another attachment's token", path + bTokenQuery],
     ['this token on another attachment', `${new URL(b.download_url).pathname}?expires=${expires}&token=${token}`],
     ['expired (valid signature)', `${path}?expires=${past}&token=${sign({ expires: past })}`],
     ['beyond 15 minutes (valid signature)', `${path}?expires=${far}&token=${sign({ expires: far })}`],
-    ['signed for another kind', `${path}?expires=${expires}&token=${sign({ kind: 'received_attachment', expires: Number(expires) })}`],
-    ['signed for another team', `${path}?expires=${expires}&token=${sign({ teamId: otherTeam.id, expires: Number(expires) })}`],
-    ['another team\'s attachment under this email', `/emails/${id}/attachments/${foreign.id}/download${new URL(foreign.download_url).search}`],
-    ['this attachment under another team\'s email', `/emails/${foreignEmail}/attachments/${a.id}/download?expires=${expires}&token=${token}`],
-    ['another team\'s link with this token', `${new URL(foreign.download_url).pathname}?expires=${expires}&token=${token}`],
+    [
+      'signed for another kind',
+      `${path}?expires=${expires}&token=${sign({ kind: 'received_attachment', expires: Number(expires) })}`,
+    ],
+    [
+      'signed for another team',
+      `${path}?expires=${expires}&token=${sign({ teamId: otherTeam.id, expires: Number(expires) })}`,
+    ],
+    [
+      "another team's attachment under this email",
+      `/emails/${id}/attachments/${foreign.id}/download${new URL(foreign.download_url).search}`,
+    ],
+    [
+      "this attachment under another team's email",
+      `/emails/${foreignEmail}/attachments/${a.id}/download?expires=${expires}&token=${token}`,
+    ],
+    [
+      "another team's link with this token",
+      `${new URL(foreign.download_url).pathname}?expires=${expires}&token=${token}`,
+    ],
     ['unknown attachment', `/emails/${id}/attachments/${newId()}/download?expires=${expires}&token=${token}`],
     ['malformed ids', `/emails/nope/attachments/also-nope/download?expires=${expires}&token=${token}`],
     ['no query', path],
@@ -240,7 +316,11 @@ test('a download needs no Authorization header but a User-Agent', async (t) => {
   const bare = fromNode(await nodeRequest(p.url, { method: 'GET', path: local(a.download_url) }));
   isError(t, bare, 400, 'validation_error');
   t.regex(bare.body.message, /User-Agent/);
-  const withAgent = await nodeRequest(p.url, { method: 'GET', path: local(a.download_url), headers: { 'user-agent': 'curl/8' } });
+  const withAgent = await nodeRequest(p.url, {
+    method: 'GET',
+    path: local(a.download_url),
+    headers: { 'user-agent': 'curl/8' },
+  });
   t.is(withAgent.status, 200);
   t.is(withAgent.text, 'hi');
   // An Authorization header, even a bad one, changes nothing: the link is the credential.
@@ -248,13 +328,23 @@ test('a download needs no Authorization header but a User-Agent', async (t) => {
   t.is(keyed.status, 200);
   // The list itself still needs a key of the team.
   isError(t, await p.request('GET', `/emails/${id}/attachments`), 401, 'missing_api_key');
-  isError(t, await p.request('GET', `/emails/${id}/attachments`, { key: (await p.createTeam()).key }), 404, 'not_found');
+  isError(
+    t,
+    await p.request('GET', `/emails/${id}/attachments`, { key: (await p.createTeam()).key }),
+    404,
+    'not_found',
+  );
 });
 
 test('signLink and verifyLink: one object, one kind, one team, until expiry', (t) => {
   const key = linkKey(p.config);
   const now = new Date('2026-11-22T10:00:00.000Z');
-  const claims = { kind: 'email_attachment', teamId: newId(), objectId: newId(), expires: nowSeconds(now) + DOWNLOAD_LINK_TTL_SECONDS };
+  const claims = {
+    kind: 'email_attachment',
+    teamId: newId(),
+    objectId: newId(),
+    expires: nowSeconds(now) + DOWNLOAD_LINK_TTL_SECONDS,
+  };
   const token = signLink(key, claims);
   t.regex(token, /^[A-Za-z0-9_-]{43}$/);
   t.is(signLink(key, claims), token);
@@ -266,7 +356,8 @@ test('signLink and verifyLink: one object, one kind, one team, until expiry', (t
   t.false(verifyLink(key, { ...claims, kind: 'received_attachment' }, token, now));
   t.false(verifyLink(key, { ...claims, expires: claims.expires + 1 }, token, now));
   t.false(verifyLink(Buffer.alloc(32, 1), claims, token, now), 'another key');
-  for (const bad of [undefined, '', token.slice(1), `${token}A`, token.toUpperCase(), 42]) t.false(verifyLink(key, claims, bad, now));
+  for (const bad of [undefined, '', token.slice(1), `${token}A`, token.toUpperCase(), 42])
+    t.false(verifyLink(key, claims, bad, now));
   const long = { ...claims, expires: nowSeconds(now) + 3600 };
   t.false(verifyLink(key, long, signLink(key, long), now), 'longer than the kind allows');
   t.true(verifyLink(key, long, signLink(key, long), now, 3600));
@@ -274,18 +365,49 @@ test('signLink and verifyLink: one object, one kind, one team, until expiry', (t
 });
 
 test('served types and Content-Disposition encoding', (t) => {
-  for (const type of ['application/pdf', 'image/png', 'image/jpeg', 'image/gif', 'image/webp', 'text/plain', 'text/csv', 'application/zip']) {
+  for (const type of [
+    'application/pdf',
+    'image/png',
+    'image/jpeg',
+    'image/gif',
+    'image/webp',
+    'text/plain',
+    'text/csv',
+    'application/zip',
+  ]) {
     t.is(servedContentType(type), type);
     t.is(servedContentType(`${type.toUpperCase()}; charset=utf-8`), type);
   }
-  for (const type of ['text/html', 'image/svg+xml', 'application/xhtml+xml', 'text/xml', 'application/javascript', 'text/javascript', 'application/x-shockwave-flash', '', 'nonsense']) {
+  for (const type of [
+    'text/html',
+    'image/svg+xml',
+    'application/xhtml+xml',
+    'text/xml',
+    'application/javascript',
+    'text/javascript',
+    'application/x-shockwave-flash',
+    '',
+    'nonsense',
+  ]) {
     t.is(servedContentType(type), 'application/octet-stream', type);
   }
   t.is(contentDisposition('plain.txt'), 'attachment; filename="plain.txt"; filename*=UTF-8\'\'plain.txt');
-  t.is(contentDisposition('naïve café.pdf'), 'attachment; filename="naive cafe.pdf"; filename*=UTF-8\'\'na%C3%AFve%20caf%C3%A9.pdf');
-  t.is(contentDisposition('it\'s (1)*.txt'), 'attachment; filename="it\'s (1)*.txt"; filename*=UTF-8\'\'it%27s%20%281%29%2A.txt');
-  t.is(contentDisposition('evil"\r\nX-Header: 1.txt'), 'attachment; filename="evil_X-Header: 1.txt"; filename*=UTF-8\'\'evil%22X-Header%3A%201.txt');
-  t.is(contentDisposition('../../etc/passwd'), 'attachment; filename=".._.._etc_passwd"; filename*=UTF-8\'\'.._.._etc_passwd');
+  t.is(
+    contentDisposition('naïve café.pdf'),
+    'attachment; filename="naive cafe.pdf"; filename*=UTF-8\'\'na%C3%AFve%20caf%C3%A9.pdf',
+  );
+  t.is(
+    contentDisposition("it's (1)*.txt"),
+    "attachment; filename=\"it's (1)*.txt\"; filename*=UTF-8''it%27s%20%281%29%2A.txt",
+  );
+  t.is(
+    contentDisposition('evil"\r\nX-Header: 1.txt'),
+    'attachment; filename="evil_X-Header: 1.txt"; filename*=UTF-8\'\'evil%22X-Header%3A%201.txt',
+  );
+  t.is(
+    contentDisposition('../../etc/passwd'),
+    'attachment; filename=".._.._etc_passwd"; filename*=UTF-8\'\'.._.._etc_passwd',
+  );
   t.is(contentDisposition('日本.txt'), 'attachment; filename="__.txt"; filename*=UTF-8\'\'%E6%97%A5%E6%9C%AC.txt');
   t.is(contentDisposition(null), 'attachment; filename="attachment"; filename*=UTF-8\'\'attachment');
 });

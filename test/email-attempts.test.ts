@@ -36,13 +36,27 @@ test('each attempt is readable with its SMTP transcript: a 450 deferral, then th
   t.is(list.status, 200, list.text);
   t.false(list.body.has_more);
   const [delivered, deferred] = list.body.data as ApiAttempt[];
-  t.deepEqual(list.body.data.map((a: ApiAttempt) => a.outcome), ['delivered', 'deferred'], 'newest first');
+  t.deepEqual(
+    list.body.data.map((a: ApiAttempt) => a.outcome),
+    ['delivered', 'deferred'],
+    'newest first',
+  );
   for (const a of [delivered, deferred]) {
-    t.like(a, { object: 'delivery_attempt', email_id: id, domain: 'attempts-inbox.net', recipients: ['sam@attempts-inbox.net'], mx_host: 'mx.attempts-inbox.net', tls: true });
+    t.like(a, {
+      object: 'delivery_attempt',
+      email_id: id,
+      domain: 'attempts-inbox.net',
+      recipients: ['sam@attempts-inbox.net'],
+      mx_host: 'mx.attempts-inbox.net',
+      tls: true,
+    });
     t.true(Number.isInteger(a.duration_ms) && a.duration_ms >= 0);
     t.regex(a.started_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     t.regex(a.transcript!, /^\* (connecting|reusing the session) to mx\.attempts-inbox\.net \[127\.0\.0\.1\]/m);
-    t.regex(a.transcript!, new RegExp(`^C: MAIL FROM:<bounces\\+[^@]+@send\\.${domain.name.replace('.', '\\.')}>`, 'm'));
+    t.regex(
+      a.transcript!,
+      new RegExp(`^C: MAIL FROM:<bounces\\+[^@]+@send\\.${domain.name.replace('.', '\\.')}>`, 'm'),
+    );
     t.regex(a.transcript!, /^C: RCPT TO:<sam@attempts-inbox\.net>/m);
     t.false(a.transcript!.includes(secret), 'the transcript never holds the message');
   }
@@ -59,12 +73,21 @@ test('each attempt is readable with its SMTP transcript: a 450 deferral, then th
   // Pages of one: the cursors are attempt ids, as in every list.
   const first = await w.p.request('GET', `/emails/${id}/attempts?limit=1`, { key: team.key });
   t.like(first.body, { has_more: true });
-  t.deepEqual(first.body.data.map((a: ApiAttempt) => a.id), [delivered.id]);
+  t.deepEqual(
+    first.body.data.map((a: ApiAttempt) => a.id),
+    [delivered.id],
+  );
   const older = await w.p.request('GET', `/emails/${id}/attempts?limit=1&after=${delivered.id}`, { key: team.key });
   t.like(older.body, { has_more: false });
-  t.deepEqual(older.body.data.map((a: ApiAttempt) => a.id), [deferred.id]);
+  t.deepEqual(
+    older.body.data.map((a: ApiAttempt) => a.id),
+    [deferred.id],
+  );
   const newer = await w.p.request('GET', `/emails/${id}/attempts?limit=1&before=${deferred.id}`, { key: team.key });
-  t.deepEqual(newer.body.data.map((a: ApiAttempt) => a.id), [delivered.id]);
+  t.deepEqual(
+    newer.body.data.map((a: ApiAttempt) => a.id),
+    [delivered.id],
+  );
   const bad = await w.p.request('GET', `/emails/${id}/attempts?limit=0`, { key: team.key });
   t.is(bad.status, 422);
   t.is(bad.body.name, 'validation_error');
@@ -83,7 +106,11 @@ test('an attempt the DNS settled has no MX host; each recipient domain is its ow
   t.is(list.status, 200, list.text);
   const byDomain = new Map((list.body.data as ApiAttempt[]).map((a) => [a.domain, a]));
   t.deepEqual([...byDomain.keys()].sort(), ['attempts-nullmx.net', 'attempts-ok.net']);
-  t.like(byDomain.get('attempts-ok.net'), { outcome: 'delivered', mx_host: 'mx.attempts-ok.net', recipients: ['ann@attempts-ok.net'] });
+  t.like(byDomain.get('attempts-ok.net'), {
+    outcome: 'delivered',
+    mx_host: 'mx.attempts-ok.net',
+    recipients: ['ann@attempts-ok.net'],
+  });
   const dns = byDomain.get('attempts-nullmx.net')!;
   t.like(dns, { outcome: 'bounced', mx_host: null, tls: false, recipients: ['bob@attempts-nullmx.net'] });
   t.regex(dns.response!, /^550 5\.1\.10 /);
@@ -111,7 +138,10 @@ test('nothing of another team, of another email, or for a key that only sends', 
   const malformed = await w.p.request('GET', `/emails/${id}/attempts/not-an-id`, { key: team.key });
   t.is(malformed.status, 404);
 
-  const created = await w.p.request('POST', '/api-keys', { key: team.key, body: { name: 'sender only', permission: 'sending_access' } });
+  const created = await w.p.request('POST', '/api-keys', {
+    key: team.key,
+    body: { name: 'sender only', permission: 'sending_access' },
+  });
   t.is(created.status, 201, created.text);
   const restricted = await w.p.request('GET', `/emails/${id}/attempts`, { key: created.body.token });
   t.is(restricted.status, 401);

@@ -3,7 +3,14 @@ import test from 'ava';
 import { Resend } from 'resend';
 import { startPlatform, type Platform, type TestTeam } from './helpers/platform.ts';
 import { fromNode, isError, nodeRequest } from './helpers/http.ts';
-import { DOWNLOAD_LINK_TTL_SECONDS, linkKey, nowSeconds, openLink, sealLink, signLink } from '../shared/links/signed.ts';
+import {
+  DOWNLOAD_LINK_TTL_SECONDS,
+  linkKey,
+  nowSeconds,
+  openLink,
+  sealLink,
+  signLink,
+} from '../shared/links/signed.ts';
 import { parseExpiresIn } from '../api/routes/email-attachments.ts';
 import { newId } from '../shared/ids.ts';
 
@@ -19,17 +26,28 @@ test.after.always(async () => {
 });
 
 async function sendOne(team: TestTeam, extra: Record<string, unknown> = {}): Promise<string> {
-  const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find((d: { managed: boolean }) => d.managed).name;
-  const res = await p.request('POST', '/emails', { key: team.key, body: {
-    from: `Acme <news@${managed}>`, to: `delivered@${p.config.SIMULATOR_DOMAIN}`, subject: 'Shared news', scheduled_at: 'in 1 hour',
-    html: '<p>Hello <script>alert(1)</script><b>there</b></p>', text: 'Hello there', ...extra,
-  } });
+  const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find(
+    (d: { managed: boolean }) => d.managed,
+  ).name;
+  const res = await p.request('POST', '/emails', {
+    key: team.key,
+    body: {
+      from: `Acme <news@${managed}>`,
+      to: `delivered@${p.config.SIMULATOR_DOMAIN}`,
+      subject: 'Shared news',
+      scheduled_at: 'in 1 hour',
+      html: '<p>Hello <script>alert(1)</script><b>there</b></p>',
+      text: 'Hello there',
+      ...extra,
+    },
+  });
   if (res.status !== 200) throw new Error(`send failed: ${res.status} ${res.text}`);
   return res.body.id;
 }
 
 const local = (url: string) => new URL(url).pathname;
-const share = (team: TestTeam, id: string, body?: unknown) => p.request('POST', `/emails/${id}/share`, { key: team.key, body });
+const share = (team: TestTeam, id: string, body?: unknown) =>
+  p.request('POST', `/emails/${id}/share`, { key: team.key, body });
 
 test('a share link opens a read-only JSON view of the email, without a key', async (t) => {
   const team = await p.createTeam();
@@ -53,12 +71,23 @@ test('a share link opens a read-only JSON view of the email, without a key', asy
     t.is(view.headers.get('referrer-policy'), 'no-referrer');
     const email = (await p.request('GET', `/emails/${id}`, { key: team.key })).body;
     t.deepEqual(view.body, {
-      object: 'shared_email', id, from: email.from, to: email.to, subject: 'Shared news', created_at: email.created_at,
-      last_event: 'scheduled', text: 'Hello there', html: '<p>Hello <script>alert(1)</script><b>there</b></p>', expires_at: res.body.expires_at,
+      object: 'shared_email',
+      id,
+      from: email.from,
+      to: email.to,
+      subject: 'Shared news',
+      created_at: email.created_at,
+      last_event: 'scheduled',
+      text: 'Hello there',
+      html: '<p>Hello <script>alert(1)</script><b>there</b></p>',
+      expires_at: res.body.expires_at,
     });
   }
   // Nothing else of the email (bcc, headers, tags, message id) is in the view.
-  const withBcc = await sendOne(team, { bcc: `delivered+secret@${p.config.SIMULATOR_DOMAIN}`, tags: [{ name: 'k', value: 'v' }] });
+  const withBcc = await sendOne(team, {
+    bcc: `delivered+secret@${p.config.SIMULATOR_DOMAIN}`,
+    tags: [{ name: 'k', value: 'v' }],
+  });
   const view = await p.request('GET', local((await share(team, withBcc)).body.url));
   t.false(view.text.includes('secret'));
   t.is(view.body.bcc, undefined);
@@ -71,7 +100,16 @@ test('a share link opens a read-only JSON view of the email, without a key', asy
 test('expires_in: `<n> <unit>` from 1 minute to 30 days; anything else is 422', async (t) => {
   const team = await p.createTeam();
   const id = await sendOne(team);
-  for (const [expires_in, seconds] of [['10m', 600], ['2 hours', 7200], ['1 day', DAY], ['90 seconds', 90], ['1 min', 60], ['30 days', 30 * DAY], ['2h', 7200], [' 3 Weeks ', 21 * DAY]] as const) {
+  for (const [expires_in, seconds] of [
+    ['10m', 600],
+    ['2 hours', 7200],
+    ['1 day', DAY],
+    ['90 seconds', 90],
+    ['1 min', 60],
+    ['30 days', 30 * DAY],
+    ['2h', 7200],
+    [' 3 Weeks ', 21 * DAY],
+  ] as const) {
     const before = nowSeconds();
     const res = await share(team, id, { expires_in });
     t.is(res.status, 200, `${expires_in}: ${res.text}`);
@@ -80,7 +118,23 @@ test('expires_in: `<n> <unit>` from 1 minute to 30 days; anything else is 422', 
     t.is((await p.request('GET', local(res.body.url))).status, 200, expires_in);
   }
   t.is((await share(team, id, { expires_in: null })).status, 200);
-  for (const expires_in of ['0m', '59s', '59 seconds', '31 days', '721h', '5 weeks', 'soon', '', '10', 'm', '-1 day', '1.5 hours', '10 parsecs', 'in 2 hours', '1 day 2 hours']) {
+  for (const expires_in of [
+    '0m',
+    '59s',
+    '59 seconds',
+    '31 days',
+    '721h',
+    '5 weeks',
+    'soon',
+    '',
+    '10',
+    'm',
+    '-1 day',
+    '1.5 hours',
+    '10 parsecs',
+    'in 2 hours',
+    '1 day 2 hours',
+  ]) {
     const res = await share(team, id, { expires_in });
     isError(t, res, 422, 'validation_error');
     t.is(res.body.errors?.[0]?.path, 'expires_in', expires_in);
@@ -111,9 +165,12 @@ test('an expired, tampered or foreign token is the same 404', async (t) => {
     ['expired (valid signature)', seal({ expires: nowSeconds() - 1 })],
     ['beyond 30 days (valid signature)', seal({ expires: nowSeconds() + 31 * DAY })],
     ['another kind of link', seal({ kind: 'email_attachment' })],
-    ['a download token', `${payload}.${signLink(key, { kind: 'email_attachment', teamId: team.id, objectId: id, expires: nowSeconds() + DOWNLOAD_LINK_TTL_SECONDS })}`],
+    [
+      'a download token',
+      `${payload}.${signLink(key, { kind: 'email_attachment', teamId: team.id, objectId: id, expires: nowSeconds() + DOWNLOAD_LINK_TTL_SECONDS })}`,
+    ],
     ['this email under another team', seal({ teamId: otherTeam.id })],
-    ['another team\'s email under this team', seal({ objectId: foreign })],
+    ["another team's email under this team", seal({ objectId: foreign })],
     ['an unknown email', seal({ objectId: newId() })],
     ['signature only', signature],
     ['payload only', payload],
@@ -135,7 +192,7 @@ test('an expired, tampered or foreign token is the same 404', async (t) => {
   t.is((await p.request('GET', `/share/${seal({})}`)).status, 200);
 });
 
-test('share of an unknown or another team\'s email is 404; a key is needed to share, a User-Agent to view', async (t) => {
+test("share of an unknown or another team's email is 404; a key is needed to share, a User-Agent to view", async (t) => {
   const team = await p.createTeam();
   const otherTeam = await p.createTeam();
   const id = await sendOne(team);
@@ -147,7 +204,10 @@ test('share of an unknown or another team\'s email is 404; a key is needed to sh
   const bare = fromNode(await nodeRequest(p.url, { method: 'GET', path: local(url) }));
   isError(t, bare, 400, 'validation_error');
   t.regex(bare.body.message, /User-Agent/);
-  t.is((await nodeRequest(p.url, { method: 'GET', path: local(url), headers: { 'user-agent': 'browser/1' } })).status, 200);
+  t.is(
+    (await nodeRequest(p.url, { method: 'GET', path: local(url), headers: { 'user-agent': 'browser/1' } })).status,
+    200,
+  );
 });
 
 test('sealLink and openLink carry team, object and expiry; openLink honours now and the kind', (t) => {
@@ -166,7 +226,9 @@ test('sealLink and openLink carry team, object and expiry; openLink honours now 
 
 test('the resend SDK lists and gets attachments and shares an email', async (t) => {
   const team = await p.createTeam();
-  const id = await sendOne(team, { attachments: [{ filename: 'a.txt', content: Buffer.from('sdk bytes').toString('base64') }] });
+  const id = await sendOne(team, {
+    attachments: [{ filename: 'a.txt', content: Buffer.from('sdk bytes').toString('base64') }],
+  });
   const resend = new Resend(team.key, { baseUrl: p.url } as never);
   const list = await resend.emails.attachments.list({ emailId: id });
   t.is(list.error, null, JSON.stringify(list.error));
@@ -175,7 +237,10 @@ test('the resend SDK lists and gets attachments and shares an email', async (t) 
   const one = await resend.emails.attachments.get({ emailId: id, id: item.id });
   t.is(one.error, null, JSON.stringify(one.error));
   t.like(one.data, { object: 'attachment', id: item.id });
-  const file = await p.request('GET', new URL(one.data!.download_url).pathname + new URL(one.data!.download_url).search);
+  const file = await p.request(
+    'GET',
+    new URL(one.data!.download_url).pathname + new URL(one.data!.download_url).search,
+  );
   t.is(file.text, 'sdk bytes');
   for (const options of [undefined, { expiresIn: '10m' }]) {
     const shared = await resend.emails.share(id, options as never);

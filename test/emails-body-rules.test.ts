@@ -21,7 +21,8 @@ test.after.always(async () => {
 // Tests of a file run at once: each has a team of its own, so the counts of stored emails are its own.
 async function world() {
   const team: SendingTeam = await sendingTeam(p, dns);
-  const post = (body: unknown, path = '/emails', headers: Record<string, string> = {}) => p.request('POST', path, { key: team.key, body, headers });
+  const post = (body: unknown, path = '/emails', headers: Record<string, string> = {}) =>
+    p.request('POST', path, { key: team.key, body, headers });
   const count = async () => Number((await p.db('emails').where({ team_id: team.id }).count({ n: '*' }))[0].n);
   return { team, post, count };
 }
@@ -41,8 +42,14 @@ test('a template send needs no from or subject: the template answers (none exist
     t.deepEqual(res.body.errors, [{ path: 'template.id', message: 'not found' }]);
   }
   // In a batch too, item by item.
-  const batch = await post([{ to: 'ann@inbox-one.net', template: { id: 'tmpl_welcome' } }, { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' }],
-    '/emails/batch', { 'x-batch-validation': 'permissive' });
+  const batch = await post(
+    [
+      { to: 'ann@inbox-one.net', template: { id: 'tmpl_welcome' } },
+      { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' },
+    ],
+    '/emails/batch',
+    { 'x-batch-validation': 'permissive' },
+  );
   t.is(batch.status, 200, batch.text);
   t.is(batch.body.data.length, 1);
   t.deepEqual(batch.body.errors, [{ index: 0, message: 'Template `tmpl_welcome` not found.' }]);
@@ -56,7 +63,10 @@ test('without a template, from and subject are still required: 422 missing_requi
   t.is(noFrom.status, 422, noFrom.text);
   t.is(noFrom.body.name, 'missing_required_field');
   t.is(noFrom.body.message, 'Missing `from` field.');
-  t.deepEqual(noFrom.body.errors.map((e: { path: string }) => e.path), ['from']);
+  t.deepEqual(
+    noFrom.body.errors.map((e: { path: string }) => e.path),
+    ['from'],
+  );
 
   const noSubject = await post({ from: `a@${team.domain}`, to: 'ann@inbox-one.net', text: 'x', template: null });
   t.is(noSubject.status, 422, noSubject.text);
@@ -108,7 +118,14 @@ test('an email with no body is refused: text "" and no html, or an empty html al
   t.is(none.body.name, 'missing_required_field');
   t.is(none.body.message, 'Missing `html` or `text` field.');
 
-  const batch = await post([{ ...base, text: 'fine' }, { ...base, text: '' }], '/emails/batch', { 'x-batch-validation': 'permissive' });
+  const batch = await post(
+    [
+      { ...base, text: 'fine' },
+      { ...base, text: '' },
+    ],
+    '/emails/batch',
+    { 'x-batch-validation': 'permissive' },
+  );
   t.is(batch.status, 200, batch.text);
   t.is(batch.body.data.length, 1);
   t.is(batch.body.errors[0].index, 1);
@@ -138,7 +155,12 @@ test('html with text "" is accepted and stores no text; html alone gets a genera
 async function longestComposedLine(id: string): Promise<number> {
   const email = await p.db('emails').where({ id }).first();
   const raw = await composeMessage(p.deps, p.db, email);
-  return Math.max(...raw.toString('latin1').split('\r\n').map((l) => l.length));
+  return Math.max(
+    ...raw
+      .toString('latin1')
+      .split('\r\n')
+      .map((l) => l.length),
+  );
 }
 
 test('RFC 5322 §2.1.1: a subject or header value with a run too long to fold into a 998-octet line is refused; nothing stored', async (t) => {
@@ -147,18 +169,51 @@ test('RFC 5322 §2.1.1: a subject or header value with a run too long to fold in
   const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' };
   const cases: [Record<string, unknown>, string, string, RegExp][] = [
     // 2000 characters without a space: nodemailer folds only at whitespace, so this would be a 2008-octet line.
-    [{ ...base, headers: { 'X-Long': 'a'.repeat(2000) } }, 'validation_error', 'headers.X-Long', /`X-Long` header value has 2000 characters with no space .* at most 990 here/],
+    [
+      { ...base, headers: { 'X-Long': 'a'.repeat(2000) } },
+      'validation_error',
+      'headers.X-Long',
+      /`X-Long` header value has 2000 characters with no space .* at most 990 here/,
+    ],
     // Within the 2000-character limit, words before it: the run alone is too long.
-    [{ ...base, headers: { 'X-Long': `${'word '.repeat(100)}${'b'.repeat(991)}` } }, 'validation_error', 'headers.X-Long', /has 992 characters/],
+    [
+      { ...base, headers: { 'X-Long': `${'word '.repeat(100)}${'b'.repeat(991)}` } },
+      'validation_error',
+      'headers.X-Long',
+      /has 992 characters/,
+    ],
     // Whitespace before a long word goes onto its continuation line with it.
-    [{ ...base, headers: { 'X-Long': `a${' '.repeat(100)}${'b'.repeat(980)}` } }, 'validation_error', 'headers.X-Long', /has 1080 characters/],
+    [
+      { ...base, headers: { 'X-Long': `a${' '.repeat(100)}${'b'.repeat(980)}` } },
+      'validation_error',
+      'headers.X-Long',
+      /has 1080 characters/,
+    ],
     // Not encoded by nodemailer whatever it holds (a msg-id), so octets count, and the angle brackets it adds.
-    [{ ...base, headers: { 'In-Reply-To': `<${'é'.repeat(600)}@x.test>` } }, 'validation_error', 'headers.In-Reply-To', /has 1209 characters .* at most 983 here/],
+    [
+      { ...base, headers: { 'In-Reply-To': `<${'é'.repeat(600)}@x.test>` } },
+      'validation_error',
+      'headers.In-Reply-To',
+      /has 1209 characters .* at most 983 here/,
+    ],
     // "Subject: " and 998 characters: a 1007-octet line.
-    [{ ...base, subject: 's'.repeat(998) }, 'validation_error', 'subject', /^The subject has 998 characters with no space .* at most 989 here\.$/],
+    [
+      { ...base, subject: 's'.repeat(998) },
+      'validation_error',
+      'subject',
+      /^The subject has 998 characters with no space .* at most 989 here\.$/,
+    ],
     [{ ...base, subject: `Hello ${'s'.repeat(990)}` }, 'validation_error', 'subject', /has 991 characters/],
     // A media type names at most 127 characters a side (RFC 6838 §4.2); it is a header line too.
-    [{ ...base, attachments: [{ filename: 'a.bin', content: 'eA==', content_type: `application/${'x'.repeat(2000)}` }] }, 'invalid_attachment', 'attachments.0.content_type', /at most 127/],
+    [
+      {
+        ...base,
+        attachments: [{ filename: 'a.bin', content: 'eA==', content_type: `application/${'x'.repeat(2000)}` }],
+      },
+      'invalid_attachment',
+      'attachments.0.content_type',
+      /at most 127/,
+    ],
   ];
   for (const [body, name, path, message] of cases) {
     const label = JSON.stringify(body).slice(0, 100);
@@ -167,12 +222,19 @@ test('RFC 5322 §2.1.1: a subject or header value with a run too long to fold in
     t.is(res.body.name, name, label);
     t.is(res.body.errors?.[0]?.path, path, label);
     t.regex(res.body.errors?.[0]?.message ?? '', message, label);
-    t.is(res.body.message, path === 'subject' ? `Invalid \`subject\`: ${res.body.errors[0].message}` : res.body.errors[0].message, label);
+    t.is(
+      res.body.message,
+      path === 'subject' ? `Invalid \`subject\`: ${res.body.errors[0].message}` : res.body.errors[0].message,
+      label,
+    );
   }
   // In a batch, item by item, as every refusal of the accept path.
   const batch = await post([base, cases[0][0]], '/emails/batch', { 'x-batch-validation': 'permissive' });
   t.is(batch.status, 200, batch.text);
-  t.deepEqual(batch.body.errors.map((e: { index: number }) => e.index), [1]);
+  t.deepEqual(
+    batch.body.errors.map((e: { index: number }) => e.index),
+    [1],
+  );
   t.is(await count(), before + 1);
 });
 
@@ -187,11 +249,20 @@ test('long values that fold (words, non-ASCII, the longest run allowed) are acce
     { ...base, headers: { 'X-Intl': 'ü'.repeat(2000) }, subject: 'é'.repeat(998) },
     // The longest runs allowed: 998 - ("Subject: " or "X-Long: ").
     { ...base, headers: { 'X-Long': 'a'.repeat(990) }, subject: 's'.repeat(989) },
-    { ...base, headers: { 'List-Unsubscribe': `<https://shop.test/leave?u=${'1'.repeat(900)}>, <mailto:leave@shop.test>` } },
-    // Fields whose limits already keep them short: a 256-character display name, a 255-character filename, a long address.
     {
-      ...base, from: `${'N'.repeat(256)} <${'l'.repeat(64)}@${team.domain}>`, reply_to: `"${'\\"'.repeat(127)}" <r@inbox-one.net>`,
-      attachments: [{ filename: `${'f'.repeat(251)}.txt`, content: 'eA==' }, { filename: `${'ß'.repeat(251)}.txt`, content: 'eA==', content_type: `${'t'.repeat(127)}/${'s'.repeat(127)}` }],
+      ...base,
+      headers: { 'List-Unsubscribe': `<https://shop.test/leave?u=${'1'.repeat(900)}>, <mailto:leave@shop.test>` },
+    },
+    // Fields whose limits already keep them short: a 256-character display name, a 255-character filename, a long
+    // address.
+    {
+      ...base,
+      from: `${'N'.repeat(256)} <${'l'.repeat(64)}@${team.domain}>`,
+      reply_to: `"${'\\"'.repeat(127)}" <r@inbox-one.net>`,
+      attachments: [
+        { filename: `${'f'.repeat(251)}.txt`, content: 'eA==' },
+        { filename: `${'ß'.repeat(251)}.txt`, content: 'eA==', content_type: `${'t'.repeat(127)}/${'s'.repeat(127)}` },
+      ],
     },
   ];
   for (const body of accepted) {
@@ -199,6 +270,6 @@ test('long values that fold (words, non-ASCII, the longest run allowed) are acce
     const res = await post(body);
     t.is(res.status, 200, `${label}: ${res.text}`);
     if (res.status !== 200) continue;
-    t.true(await longestComposedLine(res.body.id) <= 998, label);
+    t.true((await longestComposedLine(res.body.id)) <= 998, label);
   }
 });

@@ -57,37 +57,66 @@ const emailRow = async (id: string): Promise<EmailRow> => w.p.db('emails').where
 
 /** Polls the row (this is only how the test notices; the instants it asserts are the database's). */
 async function waitForRow(id: string, check: (row: EmailRow) => boolean, ms = 30_000): Promise<EmailRow> {
-  return until(async () => {
-    const row = await emailRow(id);
-    return check(row) ? row : undefined;
-  }, { what: `email ${id} to move`, timeoutMs: ms, intervalMs: 50 })
-    .catch((err) => { throw new Error(`${(err as Error).message}:\n${worker?.output().slice(-2000) ?? ''}`); });
+  return until(
+    async () => {
+      const row = await emailRow(id);
+      return check(row) ? row : undefined;
+    },
+    { what: `email ${id} to move`, timeoutMs: ms, intervalMs: 50 },
+  ).catch((err) => {
+    throw new Error(`${(err as Error).message}:\n${worker?.output().slice(-2000) ?? ''}`);
+  });
 }
 
 async function schedule(to: string, scheduledAt: string): Promise<string> {
-  const res = await w.p.request('POST', '/emails', { key: team.key, body: { from: `Shop <shop@${team.domain}>`, to, subject: 'Later', text: 'Scheduled hello', scheduled_at: scheduledAt } });
+  const res = await w.p.request('POST', '/emails', {
+    key: team.key,
+    body: {
+      from: `Shop <shop@${team.domain}>`,
+      to,
+      subject: 'Later',
+      text: 'Scheduled hello',
+      scheduled_at: scheduledAt,
+    },
+  });
   if (res.status !== 200) throw new Error(`POST /emails answered ${res.status} ${res.text}`);
   return res.body.id;
 }
 
 /** Every deliver job in the queue (any state) for this email. */
 async function deliverJobs(id: string) {
-  const jobs = await w.p.deliverQueue.getJobs(['waiting', 'delayed', 'active', 'completed', 'failed', 'prioritized', 'paused', 'waiting-children']);
+  const jobs = await w.p.deliverQueue.getJobs([
+    'waiting',
+    'delayed',
+    'active',
+    'completed',
+    'failed',
+    'prioritized',
+    'paused',
+    'waiting-children',
+  ]);
   return jobs.filter((j) => j?.data?.emailId === id);
 }
 
 /** The email's deliver jobs once there is one: the release enqueues just after its commit (within ~20 ms, batched). */
 async function enqueuedJobs(id: string, ms = 10_000) {
-  return until(async () => {
-    const jobs = await deliverJobs(id);
-    return jobs.length ? jobs : undefined;
-  }, { what: `a deliver job for ${id}`, timeoutMs: ms });
+  return until(
+    async () => {
+      const jobs = await deliverJobs(id);
+      return jobs.length ? jobs : undefined;
+    },
+    { what: `a deliver job for ${id}`, timeoutMs: ms },
+  );
 }
 
 /** No event type recorded twice for the email (a second release would repeat its events). */
 async function assertNoRepeatedEvents(t: ExecutionContext, id: string) {
   const types = (await eventsOf(w.p.db, id)).map((e) => e.type);
-  t.deepEqual(types.filter((type, i) => types.indexOf(type) !== i), [], `events: ${types.join(', ')}`);
+  t.deepEqual(
+    types.filter((type, i) => types.indexOf(type) !== i),
+    [],
+    `events: ${types.join(', ')}`,
+  );
 }
 
 const releasedMs = (row: EmailRow) => row.updated_at.getTime() - row.scheduled_at.getTime();
@@ -100,7 +129,8 @@ async function releaseSchedule(): Promise<{ every: number; next: number }> {
   const queue = createQueue(w.p.config, queues.sending);
   try {
     const scheduler = await queue.getJobScheduler('release');
-    if (!scheduler?.every || !scheduler.next) throw new Error(`no "release" job scheduler in the sending queue: ${JSON.stringify(scheduler)}`);
+    if (!scheduler?.every || !scheduler.next)
+      throw new Error(`no "release" job scheduler in the sending queue: ${JSON.stringify(scheduler)}`);
     return { every: scheduler.every, next: scheduler.next };
   } finally {
     await queue.close();
@@ -121,7 +151,11 @@ test.serial('an email scheduled 3 s ahead is released within 1 s of scheduled_at
   let row = await emailRow(id);
   t.is(row.status, 'scheduled');
   t.is(row.scheduled_at.getTime(), when.getTime());
-  t.is((await recipientsOf(w.p.db, id)).get('ann@later-inbox.net')?.next_attempt_at?.getTime(), when.getTime(), 'due at its time');
+  t.is(
+    (await recipientsOf(w.p.db, id)).get('ann@later-inbox.net')?.next_attempt_at?.getTime(),
+    when.getTime(),
+    'due at its time',
+  );
   t.deepEqual(await deliverJobs(id), [], 'not handed to the MTA before its time');
 
   row = await waitForRow(id, (r) => r.status !== 'scheduled');
@@ -133,7 +167,10 @@ test.serial('an email scheduled 3 s ahead is released within 1 s of scheduled_at
   const [job, ...more] = await enqueuedJobs(id);
   t.is(more.length, 0);
   t.is(job?.id, id, 'its deliver job is enqueued');
-  t.true(job.timestamp >= row.updated_at.getTime() - 5 && job.timestamp <= row.updated_at.getTime() + 5000, 'enqueued by the release');
+  t.true(
+    job.timestamp >= row.updated_at.getTime() - 5 && job.timestamp <= row.updated_at.getTime() + 5000,
+    'enqueued by the release',
+  );
 
   await processDelivery(w.deps, id);
   t.is((await recipientsOf(w.p.db, id)).get('ann@later-inbox.net')?.status, 'delivered');
@@ -145,103 +182,136 @@ test.serial('an email scheduled 3 s ahead is released within 1 s of scheduled_at
   await assertNoRepeatedEvents(t, id);
 });
 
-test.serial('reschedule records email.scheduled again and releases at the new time; a canceled email is never released', async (t) => {
-  t.timeout(180_000);
-  await runningWorker();
-  // Canceled before its time: the worker must pass it by.
-  const canceledAt = new Date(Date.now() + 4000);
-  const canceledId = await schedule('cy@later-inbox.net', canceledAt.toISOString());
-  const cancel = await w.p.request('POST', `/emails/${canceledId}/cancel`, { key: team.key });
-  t.is(cancel.status, 200, cancel.text);
-  t.deepEqual(cancel.body, { object: 'email', id: canceledId });
-  const canceledRow = await emailRow(canceledId);
-  t.like(canceledRow, { status: 'canceled', last_event: 'canceled' });
-  t.true(canceledRow.updated_at.getTime() < canceledAt.getTime(), 'canceled before its time');
-  t.deepEqual((await eventsOf(w.p.db, canceledId)).map((e) => e.type), ['email.scheduled', 'email.canceled']);
-  const canceledEvent = await w.p.db('events').where({ team_id: team.id, type: 'email.canceled' }).whereRaw(`data->>'email_id' = ?`, [canceledId]).first();
-  t.like(canceledEvent?.data, { email_id: canceledId, to: ['cy@later-inbox.net'], subject: 'Later' });
+test.serial(
+  'reschedule records email.scheduled again and releases at the new time; a canceled email is never released',
+  async (t) => {
+    t.timeout(180_000);
+    await runningWorker();
+    // Canceled before its time: the worker must pass it by.
+    const canceledAt = new Date(Date.now() + 4000);
+    const canceledId = await schedule('cy@later-inbox.net', canceledAt.toISOString());
+    const cancel = await w.p.request('POST', `/emails/${canceledId}/cancel`, { key: team.key });
+    t.is(cancel.status, 200, cancel.text);
+    t.deepEqual(cancel.body, { object: 'email', id: canceledId });
+    const canceledRow = await emailRow(canceledId);
+    t.like(canceledRow, { status: 'canceled', last_event: 'canceled' });
+    t.true(canceledRow.updated_at.getTime() < canceledAt.getTime(), 'canceled before its time');
+    t.deepEqual(
+      (await eventsOf(w.p.db, canceledId)).map((e) => e.type),
+      ['email.scheduled', 'email.canceled'],
+    );
+    const canceledEvent = await w.p
+      .db('events')
+      .where({ team_id: team.id, type: 'email.canceled' })
+      .whereRaw(`data->>'email_id' = ?`, [canceledId])
+      .first();
+    t.like(canceledEvent?.data, { email_id: canceledId, to: ['cy@later-inbox.net'], subject: 'Later' });
 
-  // Scheduled an hour ahead, then moved to a few seconds ahead: due after the canceled one.
-  const movedId = await schedule('mo@later-inbox.net', 'in 1 hour');
-  t.true((await emailRow(movedId)).scheduled_at.getTime() > Date.now() + 3500_000);
-  const patched = await w.p.request('PATCH', `/emails/${movedId}`, { key: team.key, body: { scheduled_at: 'IN 5 SECONDS' } });
-  t.is(patched.status, 200, patched.text);
-  t.deepEqual(patched.body, { object: 'email', id: movedId });
-  const moved = await emailRow(movedId);
-  t.is(moved.status, 'scheduled');
-  t.true(Math.abs(moved.scheduled_at.getTime() - (Date.now() + 5000)) < 3000, 'moved to about 5 s ahead');
-  t.true(moved.scheduled_at.getTime() > canceledAt.getTime(), 'due after the canceled one');
-  t.is((await recipientsOf(w.p.db, movedId)).get('mo@later-inbox.net')?.next_attempt_at?.getTime(), moved.scheduled_at.getTime(), 'its recipient is due at the new time');
-  const scheduledEvents = await w.p.db('events').where({ team_id: team.id, type: 'email.scheduled' }).whereRaw(`data->>'email_id' = ?`, [movedId]);
-  t.is(scheduledEvents.length, 2, 'one at acceptance, one for the reschedule');
-  t.like(scheduledEvents[1].data, { email_id: movedId, to: ['mo@later-inbox.net'] });
+    // Scheduled an hour ahead, then moved to a few seconds ahead: due after the canceled one.
+    const movedId = await schedule('mo@later-inbox.net', 'in 1 hour');
+    t.true((await emailRow(movedId)).scheduled_at.getTime() > Date.now() + 3500_000);
+    const patched = await w.p.request('PATCH', `/emails/${movedId}`, {
+      key: team.key,
+      body: { scheduled_at: 'IN 5 SECONDS' },
+    });
+    t.is(patched.status, 200, patched.text);
+    t.deepEqual(patched.body, { object: 'email', id: movedId });
+    const moved = await emailRow(movedId);
+    t.is(moved.status, 'scheduled');
+    t.true(Math.abs(moved.scheduled_at.getTime() - (Date.now() + 5000)) < 3000, 'moved to about 5 s ahead');
+    t.true(moved.scheduled_at.getTime() > canceledAt.getTime(), 'due after the canceled one');
+    t.is(
+      (await recipientsOf(w.p.db, movedId)).get('mo@later-inbox.net')?.next_attempt_at?.getTime(),
+      moved.scheduled_at.getTime(),
+      'its recipient is due at the new time',
+    );
+    const scheduledEvents = await w.p
+      .db('events')
+      .where({ team_id: team.id, type: 'email.scheduled' })
+      .whereRaw(`data->>'email_id' = ?`, [movedId]);
+    t.is(scheduledEvents.length, 2, 'one at acceptance, one for the reschedule');
+    t.like(scheduledEvents[1].data, { email_id: movedId, to: ['mo@later-inbox.net'] });
 
-  // The worker releases the moved email at its new time: it has run its release after the canceled one was due.
-  const released = await waitForRow(movedId, (r) => r.status !== 'scheduled');
-  const delay = releasedMs(released);
-  t.log(`rescheduled email released ${delay} ms after its new scheduled_at`);
-  // At the new time (the 1 s bound is the first test's; this one lands at any phase of the release runs).
-  t.true(delay >= 0 && delay <= 5000, `released ${delay} ms after scheduled_at`);
-  t.true(released.updated_at.getTime() > canceledAt.getTime());
-  // Two more release runs past both times.
-  await sleep(Math.max(0, released.updated_at.getTime() + 2500 - Date.now()));
+    // The worker releases the moved email at its new time: it has run its release after the canceled one was due.
+    const released = await waitForRow(movedId, (r) => r.status !== 'scheduled');
+    const delay = releasedMs(released);
+    t.log(`rescheduled email released ${delay} ms after its new scheduled_at`);
+    // At the new time (the 1 s bound is the first test's; this one lands at any phase of the release runs).
+    t.true(delay >= 0 && delay <= 5000, `released ${delay} ms after scheduled_at`);
+    t.true(released.updated_at.getTime() > canceledAt.getTime());
+    // Two more release runs past both times.
+    await sleep(Math.max(0, released.updated_at.getTime() + 2500 - Date.now()));
 
-  const still = await emailRow(canceledId);
-  t.like(still, { status: 'canceled', last_event: 'canceled' });
-  t.is(still.updated_at.getTime(), canceledRow.updated_at.getTime(), 'not touched since the cancel');
-  t.is((await recipientsOf(w.p.db, canceledId)).get('cy@later-inbox.net')?.status, 'canceled');
-  t.deepEqual(await deliverJobs(canceledId), [], 'never handed to the MTA');
-  t.deepEqual((await eventsOf(w.p.db, canceledId)).map((e) => e.type), ['email.scheduled', 'email.canceled']);
-  t.is((await w.p.request('GET', `/emails/${canceledId}`, { key: team.key })).body.last_event, 'canceled');
-  // Neither can change any more.
-  t.is((await w.p.request('PATCH', `/emails/${canceledId}`, { key: team.key, body: { scheduled_at: 'in 1 hour' } })).status, 422);
-  t.is((await w.p.request('POST', `/emails/${movedId}/cancel`, { key: team.key })).status, 422);
+    const still = await emailRow(canceledId);
+    t.like(still, { status: 'canceled', last_event: 'canceled' });
+    t.is(still.updated_at.getTime(), canceledRow.updated_at.getTime(), 'not touched since the cancel');
+    t.is((await recipientsOf(w.p.db, canceledId)).get('cy@later-inbox.net')?.status, 'canceled');
+    t.deepEqual(await deliverJobs(canceledId), [], 'never handed to the MTA');
+    t.deepEqual(
+      (await eventsOf(w.p.db, canceledId)).map((e) => e.type),
+      ['email.scheduled', 'email.canceled'],
+    );
+    t.is((await w.p.request('GET', `/emails/${canceledId}`, { key: team.key })).body.last_event, 'canceled');
+    // Neither can change any more.
+    t.is(
+      (await w.p.request('PATCH', `/emails/${canceledId}`, { key: team.key, body: { scheduled_at: 'in 1 hour' } }))
+        .status,
+      422,
+    );
+    t.is((await w.p.request('POST', `/emails/${movedId}/cancel`, { key: team.key })).status, 422);
 
-  await processDelivery(w.deps, canceledId);
-  t.is(w.sink.deliveredTo('cy@later-inbox.net').length, 0, 'even a stray deliver job sends nothing');
-  await processDelivery(w.deps, movedId);
-  t.is(w.sink.deliveredTo('mo@later-inbox.net').length, 1);
-});
+    await processDelivery(w.deps, canceledId);
+    t.is(w.sink.deliveredTo('cy@later-inbox.net').length, 0, 'even a stray deliver job sends nothing');
+    await processDelivery(w.deps, movedId);
+    t.is(w.sink.deliveredTo('mo@later-inbox.net').length, 1);
+  },
+);
 
-test.serial('a worker killed (SIGKILL) before the time and started after it releases the email at once, exactly once', async (t) => {
-  t.timeout(300_000);
-  const before = await runningWorker();
-  const when = new Date(Date.now() + 5000);
-  const id = await schedule('kim@later-inbox.net', when.toISOString());
-  process.kill(before.pid, 'SIGKILL');
-  await before.stop();
-  worker = null;
-  t.true(Date.now() < when.getTime(), 'killed before the email was due');
-  t.notRegex(before.output(), /"msg":"process\.stopped"/, 'killed, not stopped cleanly');
+test.serial(
+  'a worker killed (SIGKILL) before the time and started after it releases the email at once, exactly once',
+  async (t) => {
+    t.timeout(300_000);
+    const before = await runningWorker();
+    const when = new Date(Date.now() + 5000);
+    const id = await schedule('kim@later-inbox.net', when.toISOString());
+    process.kill(before.pid, 'SIGKILL');
+    await before.stop();
+    worker = null;
+    t.true(Date.now() < when.getTime(), 'killed before the email was due');
+    t.notRegex(before.output(), /"msg":"process\.stopped"/, 'killed, not stopped cleanly');
 
-  // Its time passes with no worker: nobody releases it.
-  await sleep(when.getTime() + 2000 - Date.now());
-  t.is((await emailRow(id)).status, 'scheduled');
+    // Its time passes with no worker: nobody releases it.
+    await sleep(when.getTime() + 2000 - Date.now());
+    t.is((await emailRow(id)).status, 'scheduled');
 
-  const { proc, spawnedAt, startedAt } = await startWorker();
-  t.log(`the worker took ${startedAt - spawnedAt} ms to start`);
-  const row = await waitForRow(id, (r) => r.status !== 'scheduled');
-  const releasedAt = row.updated_at.getTime();
-  t.log(`released ${releasedAt - startedAt} ms after the worker said it started`);
-  t.true(releasedAt >= spawnedAt, 'released by the new worker');
-  t.true(releasedAt <= startedAt + 3000, `released ${releasedAt - startedAt} ms after the worker started`);
+    const { proc, spawnedAt, startedAt } = await startWorker();
+    t.log(`the worker took ${startedAt - spawnedAt} ms to start`);
+    const row = await waitForRow(id, (r) => r.status !== 'scheduled');
+    const releasedAt = row.updated_at.getTime();
+    t.log(`released ${releasedAt - startedAt} ms after the worker said it started`);
+    t.true(releasedAt >= spawnedAt, 'released by the new worker');
+    t.true(releasedAt <= startedAt + 3000, `released ${releasedAt - startedAt} ms after the worker started`);
 
-  // Several more release runs: nothing changes, one deliver job.
-  await sleep(Math.max(0, releasedAt + 3000 - Date.now()));
-  const later = await emailRow(id);
-  t.is(later.status, row.status);
-  t.is(later.updated_at.getTime(), releasedAt, 'released once');
-  const jobs = await deliverJobs(id);
-  t.deepEqual(jobs.map((j) => j.id), [id]);
-  t.notRegex(proc.output(), /"msg":"job\.failed"/);
+    // Several more release runs: nothing changes, one deliver job.
+    await sleep(Math.max(0, releasedAt + 3000 - Date.now()));
+    const later = await emailRow(id);
+    t.is(later.status, row.status);
+    t.is(later.updated_at.getTime(), releasedAt, 'released once');
+    const jobs = await deliverJobs(id);
+    t.deepEqual(
+      jobs.map((j) => j.id),
+      [id],
+    );
+    t.notRegex(proc.output(), /"msg":"job\.failed"/);
 
-  await processDelivery(w.deps, id);
-  t.is((await processDelivery(w.deps, id)).leased, 0, 'a second run of its job finds nothing to do');
-  t.is(w.sink.deliveredTo('kim@later-inbox.net').length, 1, 'one copy');
-  t.is((await recipientsOf(w.p.db, id)).get('kim@later-inbox.net')?.status, 'delivered');
-  t.is((await w.p.request('GET', `/emails/${id}`, { key: team.key })).body.last_event, 'delivered');
-  await assertNoRepeatedEvents(t, id);
-});
+    await processDelivery(w.deps, id);
+    t.is((await processDelivery(w.deps, id)).leased, 0, 'a second run of its job finds nothing to do');
+    t.is(w.sink.deliveredTo('kim@later-inbox.net').length, 1, 'one copy');
+    t.is((await recipientsOf(w.p.db, id)).get('kim@later-inbox.net')?.status, 'delivered');
+    t.is((await w.p.request('GET', `/emails/${id}`, { key: team.key })).body.last_event, 'delivered');
+    await assertNoRepeatedEvents(t, id);
+  },
+);
 
 // The grammar (CONTRACT): a fixed clock, Wednesday 2026-03-04 10:30:15.500 UTC.
 const NOW = new Date('2026-03-04T10:30:15.500Z');
@@ -302,15 +372,48 @@ const accepted: [string, number][] = [
 
 const refused: string[] = [
   // Not the grammar.
-  'next blue moon', 'soon', 'in 2 fortnights', 'in 2', 'in hours', 'in 1.5 hours', 'in -1 hours', 'in two hours',
-  'in 2 hours from now', 'friday', 'at 9am', 'tomorrow 9am', 'tomorrow at', 'yesterday at 9am', 'next tomorrow at 9am',
-  'next week', 'next today at 9am', 'fri at 9am', 'tomorrow at 9 a.m.', 'tomorrow at noon pm', 'tomorrow at 9:5',
-  'tomorrow at 25', 'tomorrow at 24:00', 'tomorrow at 13pm', 'tomorrow at 0am', 'tomorrow at 9:60', 'tomorrow at 9:00:00',
-  '2026-03-05 08:00', '2026-03-05T08:00:00', '2026-02-30T08:00:00Z', '',
+  'next blue moon',
+  'soon',
+  'in 2 fortnights',
+  'in 2',
+  'in hours',
+  'in 1.5 hours',
+  'in -1 hours',
+  'in two hours',
+  'in 2 hours from now',
+  'friday',
+  'at 9am',
+  'tomorrow 9am',
+  'tomorrow at',
+  'yesterday at 9am',
+  'next tomorrow at 9am',
+  'next week',
+  'next today at 9am',
+  'fri at 9am',
+  'tomorrow at 9 a.m.',
+  'tomorrow at noon pm',
+  'tomorrow at 9:5',
+  'tomorrow at 25',
+  'tomorrow at 24:00',
+  'tomorrow at 13pm',
+  'tomorrow at 0am',
+  'tomorrow at 9:60',
+  'tomorrow at 9:00:00',
+  '2026-03-05 08:00',
+  '2026-03-05T08:00:00',
+  '2026-02-30T08:00:00Z',
+  '',
   // In the past (more than a second ago).
-  'today at midnight', 'today at 10:30', 'today at 9am', '2026-03-04T10:30:14Z', '2001-01-01T00:00:00Z',
+  'today at midnight',
+  'today at 10:30',
+  'today at 9am',
+  '2026-03-04T10:30:14Z',
+  '2001-01-01T00:00:00Z',
   // More than 30 days ahead.
-  'in 31 days', 'in 5 weeks', 'in 721 hours', '2026-04-04T10:31:00Z',
+  'in 31 days',
+  'in 5 weeks',
+  'in 721 hours',
+  '2026-04-04T10:31:00Z',
 ];
 
 test('scheduled_at grammar (CONTRACT): every accepted form names the instant it should, on a fixed clock', (t) => {
@@ -322,7 +425,11 @@ test('scheduled_at grammar (CONTRACT): every accepted form names the instant it 
     } catch (err) {
       got = `refused: ${(err as Error).message}`;
     }
-    t.is(typeof got === 'number' ? new Date(got).toISOString() : got, new Date(expected).toISOString(), JSON.stringify(phrase));
+    t.is(
+      typeof got === 'number' ? new Date(got).toISOString() : got,
+      new Date(expected).toISOString(),
+      JSON.stringify(phrase),
+    );
   }
 });
 
@@ -335,8 +442,17 @@ test('scheduled_at grammar (CONTRACT): anything else, a past instant or more tha
 
 test('scheduled_at: an ISO 8601 instant must name a real day and time, never one rolled over to the next', (t) => {
   const now = new Date('2026-02-20T00:00:00Z');
-  for (const text of ['2026-02-29T08:00:00Z', '2026-02-30T08:00:00Z', '2026-02-31T08:00:00Z', '2026-02-21T24:00:00Z', '2026-02-21T10:60Z',
-    '2026-02-21T10:00:60Z', '2026-02-21T10:00+24:00', '2026-13-01T10:00Z', '2026-02-00T10:00Z']) {
+  for (const text of [
+    '2026-02-29T08:00:00Z',
+    '2026-02-30T08:00:00Z',
+    '2026-02-31T08:00:00Z',
+    '2026-02-21T24:00:00Z',
+    '2026-02-21T10:60Z',
+    '2026-02-21T10:00:60Z',
+    '2026-02-21T10:00+24:00',
+    '2026-13-01T10:00Z',
+    '2026-02-00T10:00Z',
+  ]) {
     const err = t.throws(() => parseScheduledAt(text, now), undefined, text);
     t.is(err?.message, 'is not a valid date', text);
   }
@@ -348,7 +464,17 @@ test('scheduled_at through the API: refusals are 422 validation_error on schedul
   const other = await sendingTeam(w.p, w.dns);
   const base = { from: `shop@${other.domain}`, to: 'gia@later-inbox.net', subject: 'Grammar', text: 'x' };
   // Clock-independent refusals (no phrase here is valid at any time of day).
-  for (const phrase of ['next blue moon', 'in 2 fortnights', 'tomorrow at 13pm', 'tomorrow at 9:60', 'friday', 'in 31 days', 'in 5 weeks', '2001-01-01T00:00:00Z', 'yesterday at 9am']) {
+  for (const phrase of [
+    'next blue moon',
+    'in 2 fortnights',
+    'tomorrow at 13pm',
+    'tomorrow at 9:60',
+    'friday',
+    'in 31 days',
+    'in 5 weeks',
+    '2001-01-01T00:00:00Z',
+    'yesterday at 9am',
+  ]) {
     const res = await w.p.request('POST', '/emails', { key: other.key, body: { ...base, scheduled_at: phrase } });
     t.is(res.status, 422, phrase);
     t.is(res.body.name, 'validation_error', phrase);
@@ -363,9 +489,16 @@ test('scheduled_at through the API: refusals are 422 validation_error on schedul
   t.is(email.last_event, 'scheduled');
   t.true(Math.abs(new Date(email.scheduled_at).getTime() - (sent + 2 * H)) < 60_000, email.scheduled_at);
 
-  const bad = await w.p.request('PATCH', `/emails/${res.body.id}`, { key: other.key, body: { scheduled_at: 'tomorrow at 25' } });
+  const bad = await w.p.request('PATCH', `/emails/${res.body.id}`, {
+    key: other.key,
+    body: { scheduled_at: 'tomorrow at 25' },
+  });
   t.is(bad.status, 422);
   t.is(bad.body.name, 'validation_error');
-  t.is(new Date((await emailRow(res.body.id)).scheduled_at).getTime(), new Date(email.scheduled_at).getTime(), 'unchanged');
+  t.is(
+    new Date((await emailRow(res.body.id)).scheduled_at).getTime(),
+    new Date(email.scheduled_at).getTime(),
+    'unchanged',
+  );
   t.is((await w.p.request('POST', `/emails/${res.body.id}/cancel`, { key: other.key })).status, 200);
 });

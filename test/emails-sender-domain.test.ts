@@ -28,10 +28,19 @@ test.after.always(async () => {
   await dns?.close();
 });
 
-interface Rec { record: string; name: string; type: string; status: string; value: string }
+interface Rec {
+  record: string;
+  name: string;
+  type: string;
+  status: string;
+  value: string;
+}
 
 const send = (team: SendingTeam, extra: Record<string, unknown> = {}) =>
-  p.request('POST', '/emails', { key: team.key, body: { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x', ...extra } });
+  p.request('POST', '/emails', {
+    key: team.key,
+    body: { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x', ...extra },
+  });
 
 async function domainOf(team: SendingTeam): Promise<{ status: string; records: Rec[] }> {
   const res = await p.request('GET', `/domains/${team.domainId}`, { key: team.key });
@@ -54,7 +63,10 @@ function publish(domain: string, r: Rec) {
 function isNotVerified(t: import('ava').ExecutionContext, res: Awaited<ReturnType<typeof send>>, domain: string) {
   t.is(res.status, 403, res.text);
   t.is(res.body.name, 'validation_error');
-  t.is(res.body.message, `The ${domain} domain is not verified. Add and verify it on the domains page (POST /domains).`);
+  t.is(
+    res.body.message,
+    `The ${domain} domain is not verified. Add and verify it on the domains page (POST /domains).`,
+  );
 }
 
 test('click tracking whose CNAME is not published yet leaves the domain partially verified, and it still sends', async (t) => {
@@ -63,7 +75,13 @@ test('click tracking whose CNAME is not published yet leaves the domain partiall
   await patch(team, { click_tracking: true });
   let domain = await domainOf(team);
   t.is(domain.status, 'partially_verified');
-  t.deepEqual(domain.records.filter((r) => r.status !== 'verified').map((r) => r.record).sort(), ['Tracking', 'TrackingCAA']);
+  t.deepEqual(
+    domain.records
+      .filter((r) => r.status !== 'verified')
+      .map((r) => r.record)
+      .sort(),
+    ['Tracking', 'TrackingCAA'],
+  );
   const res = await send(team);
   t.is(res.status, 200, res.text);
 
@@ -123,7 +141,7 @@ test('the sending records decide: an unpublished DKIM or SPF record keeps the do
   isNotVerified(t, await send(owner), name);
 });
 
-test('a rotation\'s new DKIM key does not decide until it signs', async (t) => {
+test("a rotation's new DKIM key does not decide until it signs", async (t) => {
   const team = await sendingTeam(p, dns);
   await patch(team, { click_tracking: true });
   const rotated = await p.request('POST', `/domains/${team.domainId}/dkim/rotate`, { key: team.key });
@@ -131,7 +149,7 @@ test('a rotation\'s new DKIM key does not decide until it signs', async (t) => {
   await recheck(team);
   const dkim = (await domainOf(team)).records.filter((r) => r.record === 'DKIM');
   t.is(dkim.length, 2);
-  t.is(dkim.filter((r) => r.status === 'verified').length, 1, 'the new key\'s record is not published');
+  t.is(dkim.filter((r) => r.status === 'verified').length, 1, "the new key's record is not published");
   t.is((await send(team)).status, 200);
 });
 
@@ -146,9 +164,15 @@ test('sending disabled answers so before any record is looked at, verified or no
   // A domain never verified, sending disabled: the capability is what it hears about.
   const fresh = await p.createTeam();
   const name = `receive-only-${process.pid}.com`;
-  const created = await p.request('POST', '/domains', { key: fresh.key, body: { name, capabilities: { sending: 'disabled', receiving: 'enabled' } } });
+  const created = await p.request('POST', '/domains', {
+    key: fresh.key,
+    body: { name, capabilities: { sending: 'disabled', receiving: 'enabled' } },
+  });
   t.is(created.status, 201, created.text);
-  const res = await p.request('POST', '/emails', { key: fresh.key, body: { from: `a@${name}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' } });
+  const res = await p.request('POST', '/emails', {
+    key: fresh.key,
+    body: { from: `a@${name}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' },
+  });
   t.is(res.status, 403);
   t.is(res.body.message, `Sending is disabled for the ${name} domain.`);
 
@@ -163,7 +187,10 @@ test('the managed domain sends, verified by the platform with no records of its 
   const team = await p.createTeam();
   const managed = (await p.request('GET', '/domains', { key: team.key })).body.data[0];
   t.is(managed.status, 'verified');
-  const res = await p.request('POST', '/emails', { key: team.key, body: { from: `me@${managed.name}`, to: `delivered@${p.config.SIMULATOR_DOMAIN}`, subject: 'x', text: 'x' } });
+  const res = await p.request('POST', '/emails', {
+    key: team.key,
+    body: { from: `me@${managed.name}`, to: `delivered@${p.config.SIMULATOR_DOMAIN}`, subject: 'x', text: 'x' },
+  });
   t.is(res.status, 200, res.text);
 });
 
@@ -171,7 +198,13 @@ test('SMTP submission takes the same rule: a partially verified domain with veri
   const team = await sendingTeam(p, dns);
   await patch(team, { click_tracking: true });
   t.is((await domainOf(team)).status, 'partially_verified');
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: submissionPort, secure: true, tls: { rejectUnauthorized: false }, auth: { user: 'apikey', pass: team.key } });
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: submissionPort,
+    secure: true,
+    tls: { rejectUnauthorized: false },
+    auth: { user: 'apikey', pass: team.key },
+  });
   const mail = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'over smtp', text: 'hello' };
   const info = await transport.sendMail(mail);
   t.regex(info.response, /queued as [0-9a-f-]{36}/);
@@ -189,7 +222,11 @@ test('a domain sending on its SPF and DKIM alone is re-checked daily once its wi
   const after = new Date(Date.now() + CHECK_WINDOW_MS + 60_000);
   let checked = (await checkDomain(p.db, p.deps.dns, p.config, team.domainId, after))!;
   t.is(checked.status, 'partially_failed');
-  t.deepEqual(checked.next_check_at, new Date(after.getTime() + VERIFIED_RECHECK_MS), 'watched daily, as a verified domain is');
+  t.deepEqual(
+    checked.next_check_at,
+    new Date(after.getTime() + VERIFIED_RECHECK_MS),
+    'watched daily, as a verified domain is',
+  );
   t.is((await send(team)).status, 200);
 
   // The customer removes the DKIM record; the next daily check notices, and sending stops.
@@ -199,5 +236,9 @@ test('a domain sending on its SPF and DKIM alone is re-checked daily once its wi
   checked = (await checkDomain(p.db, p.deps.dns, p.config, team.domainId, nextDay))!;
   t.is((await domainOf(team)).records.find((r) => r.record === 'DKIM')?.status, 'failed');
   isNotVerified(t, await send(team), team.domain);
-  t.deepEqual(checked.next_check_at, null, 'a domain that can no longer send waits for the customer (POST /domains/{id}/verify)');
+  t.deepEqual(
+    checked.next_check_at,
+    null,
+    'a domain that can no longer send waits for the customer (POST /domains/{id}/verify)',
+  );
 });

@@ -18,13 +18,29 @@ test.after.always(async () => {
 });
 
 const HOSTILE = { nul: 'a\u0000b', surrogate: 'a\ud800b' };
-type Operation = { 'x-service-permission'?: string; responses?: Record<string, unknown>;
-  requestBody?: { content?: Record<string, { schema: Schema }> }; parameters?: { in: string; name: string; schema?: Schema }[] };
-type Schema = { $ref?: string; type?: string | string[]; properties?: Record<string, Schema>; items?: Schema;
-  additionalProperties?: Schema | boolean; anyOf?: Schema[]; oneOf?: Schema[] };
+type Operation = {
+  'x-service-permission'?: string;
+  responses?: Record<string, unknown>;
+  requestBody?: { content?: Record<string, { schema: Schema }> };
+  parameters?: { in: string; name: string; schema?: Schema }[];
+};
+type Schema = {
+  $ref?: string;
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  additionalProperties?: Schema | boolean;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+};
 
 /** The dotted paths of the string fields a body schema names (objects, array items and records, 3 levels deep). */
-function stringFields(doc: { components: { schemas: Record<string, Schema> } }, schema: Schema, prefix = '', depth = 0): string[] {
+function stringFields(
+  doc: { components: { schemas: Record<string, Schema> } },
+  schema: Schema,
+  prefix = '',
+  depth = 0,
+): string[] {
   const s = schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop()!] : schema;
   const variants = [...(s.anyOf ?? []), ...(s.oneOf ?? [])];
   if (variants.length) return [...new Set(variants.flatMap((v) => stringFields(doc, v, prefix, depth)))];
@@ -34,7 +50,8 @@ function stringFields(doc: { components: { schemas: Record<string, Schema> } }, 
   const at = (k: string) => (prefix ? `${prefix}.${k}` : k);
   if (types.includes('array') && s.items) return stringFields(doc, s.items, at('0'), depth + 1);
   const out = Object.entries(s.properties ?? {}).flatMap(([k, v]) => stringFields(doc, v, at(k), depth + 1));
-  if (typeof s.additionalProperties === 'object') out.push(...stringFields(doc, s.additionalProperties, at('X-Field'), depth + 1));
+  if (typeof s.additionalProperties === 'object')
+    out.push(...stringFields(doc, s.additionalProperties, at('X-Field'), depth + 1));
   return out;
 }
 
@@ -50,7 +67,8 @@ test('every string of every operation, body and query: a NUL or a lone surrogate
   let checked = 0;
   for (const [template, item] of Object.entries(doc.paths as Record<string, Record<string, Operation>>)) {
     for (const [method, op] of Object.entries(item)) {
-      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method) || op['x-service-permission'] === 'none') continue;
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method) || op['x-service-permission'] === 'none')
+        continue;
       if (op.responses?.['501']) continue; // not built: refused before anything is read
       const path = template.replace(/\{[^}]+\}/g, () => newId());
       const json = op.requestBody?.content?.['application/json']?.schema;
@@ -63,7 +81,9 @@ test('every string of every operation, body and query: a NUL or a lone surrogate
           checked++;
         }
       }
-      for (const param of (op.parameters ?? []).filter((q) => q.in === 'query' && [q.schema?.type].flat().includes('string'))) {
+      for (const param of (op.parameters ?? []).filter(
+        (q) => q.in === 'query' && [q.schema?.type].flat().includes('string'),
+      )) {
         const nul = await p.request(method.toUpperCase(), `${path}?${param.name}=a%00b`, { key });
         t.is(nul.status, 422, `${method} ${template} query ${param.name}: ${JSON.stringify(nul.body)}`);
         t.is(nul.body.errors?.[0]?.path, param.name);
@@ -77,10 +97,16 @@ test('every string of every operation, body and query: a NUL or a lone surrogate
   t.log(`${checked} string fields checked`);
   t.true(checked > 60);
   // The cases the sweep found, by hand.
-  const send = await p.request('POST', '/emails', { key, body: { from: 'a@x.test', to: 'b@y.test', subject: 'hi\u0000', text: 'x' } });
+  const send = await p.request('POST', '/emails', {
+    key,
+    body: { from: 'a@x.test', to: 'b@y.test', subject: 'hi\u0000', text: 'x' },
+  });
   t.is(send.status, 422);
   t.is(send.body.errors[0].path, 'subject');
-  const batch = await p.request('POST', '/emails/batch', { key, body: [{ from: 'a@x.test', to: 'b@y.test', subject: 'ok', headers: { 'X-A': '\ud800' } }] });
+  const batch = await p.request('POST', '/emails/batch', {
+    key,
+    body: [{ from: 'a@x.test', to: 'b@y.test', subject: 'ok', headers: { 'X-A': '\ud800' } }],
+  });
   t.is(batch.body.errors[0].path, '0.headers.X-A');
   const search = await p.request('GET', '/emails/receiving?search=%00', { key });
   t.is(search.status, 422);
@@ -89,7 +115,7 @@ test('every string of every operation, body and query: a NUL or a lone surrogate
   t.is(param.status, 404);
 });
 
-test('a row that PostgreSQL refuses never takes other teams\' request logs with it; the hostile ones are kept escaped', async (t) => {
+test("a row that PostgreSQL refuses never takes other teams' request logs with it; the hostile ones are kept escaped", async (t) => {
   const a = await p.createTeam();
   const b = await p.createTeam();
   const ua = `hostile-${newId()}`;
@@ -99,18 +125,23 @@ test('a row that PostgreSQL refuses never takes other teams\' request logs with 
     p.request('POST', '/topics', { key: b.key, body: { name: 'x\u0000y' }, userAgent: ua }),
     p.request('POST', '/topics', { key: b.key, body: { name: 'x\ud800y' }, userAgent: ua }),
   ]);
-  const logsOf = async (team: { key: string }) => (await p.request('GET', '/logs?limit=100', { key: team.key })).body.data;
+  const logsOf = async (team: { key: string }) =>
+    (await p.request('GET', '/logs?limit=100', { key: team.key })).body.data;
   t.is((await logsOf(a)).filter((l: { endpoint: string }) => l.endpoint === '/team').length, 5);
   const hostile = (await logsOf(b)).filter((l: { user_agent: string }) => l.user_agent === ua);
   t.is(hostile.length, 2);
-  const bodies = await Promise.all(hostile.map(async (l: { id: string }) => (await p.request('GET', `/logs/${l.id}`, { key: b.key })).body.request_body));
+  const bodies = await Promise.all(
+    hostile.map(
+      async (l: { id: string }) => (await p.request('GET', `/logs/${l.id}`, { key: b.key })).body.request_body,
+    ),
+  );
   t.deepEqual(bodies.map((x) => x.name).sort(), ['x\\u0000y', 'x\\ud800y']);
 });
 
 /** Writes `head` on a raw socket and answers everything the server sends until it closes, with the time it took. */
 async function raw(head: string): Promise<{ text: string; ms: number }> {
   const started = performance.now();
-  const socket = net.connect((new URL(p.url).port as unknown) as number, '127.0.0.1');
+  const socket = net.connect(new URL(p.url).port as unknown as number, '127.0.0.1');
   let text = '';
   socket.on('data', (d) => (text += d.toString('latin1')));
   socket.write(head);
@@ -120,8 +151,10 @@ async function raw(head: string): Promise<{ text: string; ms: number }> {
 const jsonOf = (text: string) => JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
 
 test('a body shorter than its Content-Length is 408 in the Error shape once HTTP_REQUEST_TIMEOUT_MS has passed', async (t) => {
-  const { text, ms } = await raw(`POST /topics HTTP/1.1\r\nHost: x\r\nUser-Agent: slow\r\nAuthorization: Bearer ${key}\r\n` +
-    'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":');
+  const { text, ms } = await raw(
+    `POST /topics HTTP/1.1\r\nHost: x\r\nUser-Agent: slow\r\nAuthorization: Bearer ${key}\r\n` +
+      'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":',
+  );
   t.regex(text, /^HTTP\/1\.1 408 /);
   t.like(jsonOf(text), { statusCode: 408, name: 'validation_error' });
   t.true(ms < 1500 + 2500, `${ms} ms`);
@@ -138,7 +171,10 @@ test('headers that never end are 408; headers past the size limit are 431, both 
 
 test('reply_to is capped like to: at most 50 addresses', async (t) => {
   const many = Array.from({ length: 51 }, (_, i) => `r${i}@x.test`);
-  const res = await p.request('POST', '/emails', { key, body: { from: 'a@x.test', to: 'b@y.test', subject: 's', text: 't', reply_to: many } });
+  const res = await p.request('POST', '/emails', {
+    key,
+    body: { from: 'a@x.test', to: 'b@y.test', subject: 's', text: 't', reply_to: many },
+  });
   t.is(res.status, 422);
   t.is(res.body.errors[0].path, 'reply_to');
 });

@@ -36,7 +36,11 @@ const createThing = defineOperation({
   scope: null,
   idempotent: true,
   status: 201,
-  body: z.object({ name: z.string(), tags: z.array(z.number()).optional(), meta: z.record(z.string(), z.unknown()).optional() }),
+  body: z.object({
+    name: z.string(),
+    tags: z.array(z.number()).optional(),
+    meta: z.record(z.string(), z.unknown()).optional(),
+  }),
   response: z.object({ object: z.literal('thing'), id: z.uuid(), name: z.string(), run: z.number() }),
   handler: async ({ body }) => {
     const run = (runs.get(body.name) ?? 0) + 1;
@@ -73,12 +77,19 @@ const unique = (label: string) => `${label}-${++names}`;
 
 async function sendingKey(): Promise<{ teamId: string; key: string }> {
   const team = await p.createTeam();
-  const res = await p.request('POST', '/api-keys', { key: team.key, body: { name: 'send', permission: 'sending_access' } });
+  const res = await p.request('POST', '/api-keys', {
+    key: team.key,
+    body: { name: 'send', permission: 'sending_access' },
+  });
   return { teamId: team.id, key: res.body.token };
 }
 
 function post(key: string, body: unknown, idempotencyKey?: string, path = '/things'): Promise<TestResponse> {
-  return app.request('POST', path, { key, body, headers: idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey } });
+  return app.request('POST', path, {
+    key,
+    body,
+    headers: idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey },
+  });
 }
 
 function isError(t: ExecutionContext, res: TestResponse, status: number, name: string) {
@@ -160,7 +171,7 @@ test('Idempotency-Key length: 1 to 256 characters; 257 is 400 invalid_idempotenc
   isError(t, await post(key, { name }, tooLong), 400, 'invalid_idempotency_key');
   t.false(runs.has(name));
   t.is(await row(teamId, tooLong), undefined);
-  for (const idem of ['k'.repeat(256), 'k', '!#$%&\'*+-.^_`|~ key with spaces']) {
+  for (const idem of ['k'.repeat(256), 'k', "!#$%&'*+-.^_`|~ key with spaces"]) {
     const res = await post(key, { name }, idem);
     t.is(res.status, 201, idem);
     t.is((await post(key, { name }, idem)).headers.get('idempotent-replayed'), 'true');
@@ -220,7 +231,11 @@ test('an in-flight record older than 60 s is taken over by the same request; a n
   const gate = hold(name);
   const abandoned = post(key, { name }, name);
   await gate.entered;
-  const age = (s: number) => p.db('idempotency_keys').where({ team_id: teamId, key: name }).update({ created_at: new Date(Date.now() - s * 1000) });
+  const age = (s: number) =>
+    p
+      .db('idempotency_keys')
+      .where({ team_id: teamId, key: name })
+      .update({ created_at: new Date(Date.now() - s * 1000) });
 
   await age(50);
   isError(t, await post(key, { name }, name), 409, 'concurrent_idempotent_requests');
@@ -245,7 +260,11 @@ test('a record older than 24 h is replaced; a younger one still replays', async 
   const { teamId, key } = await sendingKey();
   const name = unique('expired');
   const first = await post(key, { name }, name);
-  const age = (ms: number) => p.db('idempotency_keys').where({ team_id: teamId, key: name }).update({ created_at: new Date(Date.now() - ms) });
+  const age = (ms: number) =>
+    p
+      .db('idempotency_keys')
+      .where({ team_id: teamId, key: name })
+      .update({ created_at: new Date(Date.now() - ms) });
 
   await age(23 * 3600_000);
   t.deepEqual((await post(key, { name }, name)).body, first.body);
@@ -269,9 +288,18 @@ test('a record older than 24 h is replaced; a younger one still replays', async 
 test('body validation and authentication failures come before the key is claimed', async (t) => {
   const { teamId, key } = await sendingKey();
   const name = unique('early');
-  const invalid = await app.request('POST', '/things', { key, body: { nope: 1 }, headers: { 'idempotency-key': name } });
+  const invalid = await app.request('POST', '/things', {
+    key,
+    body: { nope: 1 },
+    headers: { 'idempotency-key': name },
+  });
   isError(t, invalid, 422, 'missing_required_field');
-  isError(t, await app.request('POST', '/things', { body: { name }, headers: { 'idempotency-key': name } }), 401, 'missing_api_key');
+  isError(
+    t,
+    await app.request('POST', '/things', { body: { name }, headers: { 'idempotency-key': name } }),
+    401,
+    'missing_api_key',
+  );
   t.is(await row(teamId, name), undefined);
   t.is((await post(key, { name }, name)).status, 201);
 });
@@ -296,7 +324,10 @@ test('a run whose reservation was taken over cannot store its answer while the n
   const oldGate = hold(name);
   const old = post(key, { name }, name);
   await oldGate.entered;
-  await p.db('idempotency_keys').where({ key: name }).update({ created_at: new Date(Date.now() - 61_000) });
+  await p
+    .db('idempotency_keys')
+    .where({ key: name })
+    .update({ created_at: new Date(Date.now() - 61_000) });
   const newGate = hold(name);
   const fresh = post(key, { name }, name);
   await newGate.entered;
@@ -318,10 +349,16 @@ test('POST /emails/batch with an Idempotency-Key: the replay answers the same id
   const sim = (local: string) => `${local}@${p.config.SIMULATOR_DOMAIN}`;
   const batch = [
     { from: `Shop <shop@${managed.name}>`, to: sim('delivered'), subject: 'Batch one', text: 'One' },
-    { from: `Shop <shop@${managed.name}>`, to: [sim('delivered+two'), sim('bounced')], subject: 'Batch two', text: 'Two' },
+    {
+      from: `Shop <shop@${managed.name}>`,
+      to: [sim('delivered+two'), sim('bounced')],
+      subject: 'Batch two',
+      text: 'Two',
+    },
   ];
   const idem = 'batch-order-7';
-  const send = (body: unknown) => p.request('POST', '/emails/batch', { key: team.key, body, headers: { 'idempotency-key': idem } });
+  const send = (body: unknown) =>
+    p.request('POST', '/emails/batch', { key: team.key, body, headers: { 'idempotency-key': idem } });
 
   const first = await send(batch);
   t.is(first.status, 200, first.text);
@@ -332,7 +369,11 @@ test('POST /emails/batch with an Idempotency-Key: the replay answers the same id
   // The same JSON value with other key order, at / and under /api/v1.
   const reordered = batch.map((e) => Object.fromEntries(Object.entries(e).reverse()));
   const again = await send(reordered);
-  const v1 = await p.request('POST', '/api/v1/emails/batch', { key: team.key, body: batch, headers: { 'idempotency-key': idem } });
+  const v1 = await p.request('POST', '/api/v1/emails/batch', {
+    key: team.key,
+    body: batch,
+    headers: { 'idempotency-key': idem },
+  });
   for (const res of [again, v1]) {
     t.is(res.status, 200, res.text);
     t.deepEqual(res.body, first.body);
@@ -356,12 +397,18 @@ test('POST /emails/batch with an Idempotency-Key: the replay answers the same id
 
 test('a permissive batch whose every item is refused: 200 with the errors, stored under the key and replayed', async (t) => {
   const team = await p.createTeam();
-  const body = [{ to: 'a@example.com', subject: 'No from', text: 'x' }, { from: 'not an address', to: 'b@example.com', subject: 'Bad from', text: 'x' }];
+  const body = [
+    { to: 'a@example.com', subject: 'No from', text: 'x' },
+    { from: 'not an address', to: 'b@example.com', subject: 'Bad from', text: 'x' },
+  ];
   const headers = { 'idempotency-key': 'all-refused-1', 'x-batch-validation': 'permissive' };
   const first = await p.request('POST', '/emails/batch', { key: team.key, body, headers });
   t.is(first.status, 200, first.text);
   t.deepEqual(first.body.data, []);
-  t.deepEqual(first.body.errors.map((e: { index: number }) => e.index), [0, 1]);
+  t.deepEqual(
+    first.body.errors.map((e: { index: number }) => e.index),
+    [0, 1],
+  );
   t.like(await row(team.id, 'all-refused-1'), { status: 'done', response_status: 200 });
   const again = await p.request('POST', '/emails/batch', { key: team.key, body, headers });
   t.deepEqual(again.body, first.body);

@@ -41,9 +41,22 @@ function cycles(graph: Map<string, string[]>): string[][] {
 }
 
 test('the import graph finds a cycle when there is one (the check can fail)', (t) => {
-  const graph = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]);
+  const graph = new Map([
+    ['a', ['b']],
+    ['b', ['c']],
+    ['c', ['a']],
+    ['d', ['a']],
+  ]);
   t.deepEqual(cycles(graph), [['a', 'b', 'c', 'a']]);
-  t.deepEqual(cycles(new Map([['a', ['b']], ['b', []]])), []);
+  t.deepEqual(
+    cycles(
+      new Map([
+        ['a', ['b']],
+        ['b', []],
+      ]),
+    ),
+    [],
+  );
 });
 
 test('no file of api/, mta/, inbound/, worker/, shared/ or bench/ imports itself through others', (t) => {

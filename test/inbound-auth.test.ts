@@ -25,7 +25,13 @@ const DKIM_TXT = `v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: '
 test.before(async () => {
   [p, dns] = await Promise.all([startPlatform(), startDnsServer()]);
   mx = await startTestMx(p);
-  deps = { ...mx.deps, authenticator: createAuthenticator({ dns: createResolver({ servers: [dns.address], timeoutMs: 1000, tries: 1 }), authservId: AUTHSERV }) };
+  deps = {
+    ...mx.deps,
+    authenticator: createAuthenticator({
+      dns: createResolver({ servers: [dns.address], timeoutMs: 1000, tries: 1 }),
+      authservId: AUTHSERV,
+    }),
+  };
   await mx.receivingTeam('auth-rx.test');
 });
 test.after.always(async () => {
@@ -40,15 +46,29 @@ function publish(domain: string, spf: string, dmarc = 'v=DMARC1; p=reject') {
   dns.set(`_dmarc.${domain}`, 'TXT', [dmarc]);
 }
 
-const message = (from: string, subject: string, body = 'Hello from a signed message.\r\n') => Buffer.from([
-  `From: Alice <alice@${from}>`, 'To: x@auth-rx.test', `Subject: ${subject}`, 'Date: Sun, 22 Nov 2026 09:00:00 +0000',
-  `Message-ID: <${subject.replace(/\W/g, '')}@${from}>`, 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '', body,
-].join('\r\n'));
+const message = (from: string, subject: string, body = 'Hello from a signed message.\r\n') =>
+  Buffer.from(
+    [
+      `From: Alice <alice@${from}>`,
+      'To: x@auth-rx.test',
+      `Subject: ${subject}`,
+      'Date: Sun, 22 Nov 2026 09:00:00 +0000',
+      `Message-ID: <${subject.replace(/\W/g, '')}@${from}>`,
+      'MIME-Version: 1.0',
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      body,
+    ].join('\r\n'),
+  );
 
 async function signed(raw: Buffer, domain: string): Promise<Buffer> {
   // mailauth signs with the keys of signatureData; the top-level fields are only defaults for them.
   const key = { signingDomain: domain, selector: 'sel', privateKey: PRIVATE };
-  const { signatures, errors } = await dkimSign(raw, { ...key, canonicalization: 'relaxed/relaxed', signatureData: [key] });
+  const { signatures, errors } = await dkimSign(raw, {
+    ...key,
+    canonicalization: 'relaxed/relaxed',
+    signatureData: [key],
+  });
   if (errors.length) throw errors[0];
   if (!/^DKIM-Signature:/i.test(signatures)) throw new Error('mailauth made no signature');
   return Buffer.concat([Buffer.from(signatures), raw]);
@@ -56,7 +76,7 @@ async function signed(raw: Buffer, domain: string): Promise<Buffer> {
 
 async function receive(raw: Buffer, envelopeFrom: string) {
   const id = await mx.send(['x@auth-rx.test'], { raw }, envelopeFrom);
-  if (await processReceived(deps, id) !== 'processed') throw new Error('not processed');
+  if ((await processReceived(deps, id)) !== 'processed') throw new Error('not processed');
   const email = await p.db('received_emails').where({ id }).first();
   const [name, value] = (email.headers as [string, string][])[0];
   return { email, name, value, verdicts: email.authentication, sent: raw, id };
@@ -72,13 +92,27 @@ async function explainFailure(t: ExecutionContext, got: Awaited<ReturnType<typeo
     if (type === 'TXT' && name.startsWith('sel._domainkey.')) return [[DKIM_TXT]];
     throw Object.assign(new Error(`no ${type} for ${name} here`), { code: 'ENOTFOUND' });
   };
-  const row = await p.db('received_messages').where({ id: got.id }).first().catch(() => undefined);
+  const row = await p
+    .db('received_messages')
+    .where({ id: got.id })
+    .first()
+    .catch(() => undefined);
   const stored = row?.raw_blob_key ? await p.deps.blobs.get(row.raw_blob_key) : null;
-  const check = async (raw: Buffer) => (await dkimVerify(raw, { resolver } as never)).results.map((r: { status: { result: string; comment?: string } }) => `${r.status.result}${r.status.comment ? ` (${r.status.comment})` : ''}`);
+  const check = async (raw: Buffer) =>
+    (await dkimVerify(raw, { resolver } as never)).results.map(
+      (r: { status: { result: string; comment?: string } }) =>
+        `${r.status.result}${r.status.comment ? ` (${r.status.comment})` : ''}`,
+    );
   t.log('verdicts:', JSON.stringify(got.verdicts), 'header:', got.value);
   t.log('sent, static key:', await check(got.sent));
   if (stored) {
-    t.log('stored, static key:', await check(stored), stored.equals(got.sent) ? 'stored = sent' : `stored differs from sent (${stored.length} vs ${got.sent.length} bytes)`);
+    t.log(
+      'stored, static key:',
+      await check(stored),
+      stored.equals(got.sent)
+        ? 'stored = sent'
+        : `stored differs from sent (${stored.length} vs ${got.sent.length} bytes)`,
+    );
     if (!stored.equals(got.sent)) t.log('stored:', JSON.stringify(stored.toString('latin1').slice(0, 3000)));
   }
   t.log('DNS queries:', JSON.stringify(dns.queries.filter((q) => q.name.includes('_domainkey'))));
@@ -99,32 +133,47 @@ test('a DKIM-signed message whose key is in DNS: dkim=pass, spf=pass, dmarc=pass
   t.deepEqual(verdicts.dkim, [{ result: 'pass', domain: 'signer.test', selector: 'sel', aligned: true }]);
   t.deepEqual(verdicts.spf, { result: 'pass', domain: 'signer.test' });
   t.like(verdicts.dmarc, { result: 'pass', domain: 'signer.test', policy: 'reject' });
-  t.true(dns.queries.some((q) => q.name === 'sel._domainkey.signer.test' && q.type === 'TXT'), 'the key came from the loopback DNS');
+  t.true(
+    dns.queries.some((q) => q.name === 'sel._domainkey.signer.test' && q.type === 'TXT'),
+    'the key came from the loopback DNS',
+  );
 });
 
 test('a signed header changed in transit fails DKIM; a changed body is neutral (body hash); SPF still carries DMARC', async (t) => {
   publish('tamper.test', 'v=spf1 ip4:127.0.0.1 -all');
   const good = await signed(message('tamper.test', 'Tampered'), 'tamper.test');
-  const header = await receive(Buffer.from(good.toString().replace('Subject: Tampered', 'Subject: Tampered with')), 'alice@tamper.test');
+  const header = await receive(
+    Buffer.from(good.toString().replace('Subject: Tampered', 'Subject: Tampered with')),
+    'alice@tamper.test',
+  );
   t.is(header.verdicts.dkim[0].result, 'fail');
   t.regex(header.value, /dkim=fail \(bad signature\) header\.i=@tamper\.test/);
   t.is(header.verdicts.spf.result, 'pass');
   t.is(header.verdicts.dmarc.result, 'pass', 'SPF is aligned: the envelope and the From share a domain');
   // mailauth reports a body that no longer matches bh= as neutral, with the reason in the comment.
-  const body = await receive(Buffer.from(good.toString().replace('Hello from a signed', 'Hello from a changed')), 'alice@tamper.test');
+  const body = await receive(
+    Buffer.from(good.toString().replace('Hello from a signed', 'Hello from a changed')),
+    'alice@tamper.test',
+  );
   t.is(body.verdicts.dkim[0].result, 'neutral');
   t.regex(body.value, /dkim=neutral \(body hash did not verify\)/);
 });
 
-test('SPF fail from the TXT record, no signature, DMARC fail with the domain\'s policy: verdicts only, the message is kept', async (t) => {
+test("SPF fail from the TXT record, no signature, DMARC fail with the domain's policy: verdicts only, the message is kept", async (t) => {
   publish('spf-fail.test', 'v=spf1 ip4:192.0.2.1 -all', 'v=DMARC1; p=quarantine');
   const { email, value, verdicts } = await receive(message('spf-fail.test', 'Unsigned'), 'alice@spf-fail.test');
   t.is(verdicts.spf.result, 'fail');
   t.regex(value, /spf=fail /);
-  t.deepEqual(verdicts.dkim.map((d: { result: string }) => d.result), ['none']);
+  t.deepEqual(
+    verdicts.dkim.map((d: { result: string }) => d.result),
+    ['none'],
+  );
   t.like(verdicts.dmarc, { result: 'fail', policy: 'quarantine' });
   t.is(email.dropped_reason, null, 'DMARC policy is reported, not enforced by dropping');
-  t.is((await p.db('events').where({ type: 'email.received' }).whereRaw(`data->>'email_id' = ?`, [email.id])).length, 1);
+  t.is(
+    (await p.db('events').where({ type: 'email.received' }).whereRaw(`data->>'email_id' = ?`, [email.id])).length,
+    1,
+  );
 });
 
 test('softfail and no record at all are told apart; a DNS server failing gives temperror, never a drop or a retry', async (t) => {
@@ -139,11 +188,17 @@ test('softfail and no record at all are told apart; a DNS server failing gives t
   t.is(broken.email.dropped_reason, null);
 });
 
-test('a forwarder\'s ARC set whose key is in DNS verifies: arc=pass', async (t) => {
+test("a forwarder's ARC set whose key is in DNS verifies: arc=pass", async (t) => {
   publish('origin.test', 'v=spf1 ip4:192.0.2.1 -all');
   publish('forwarder.test', 'v=spf1 ip4:127.0.0.1 -all');
   const original = await signed(message('origin.test', 'Forwarded'), 'origin.test');
-  const seal = { signingDomain: 'forwarder.test', selector: 'sel', privateKey: PRIVATE, authResults: 'forwarder.test; dkim=pass header.d=origin.test', cv: 'none' };
+  const seal = {
+    signingDomain: 'forwarder.test',
+    selector: 'sel',
+    privateKey: PRIVATE,
+    authResults: 'forwarder.test; dkim=pass header.d=origin.test',
+    cv: 'none',
+  };
   const arcHeaders = await sealMessage(original, seal as ARCSealOptions);
   const got = await receive(Buffer.concat([arcHeaders, original]), 'list@forwarder.test');
   const { value, verdicts } = got;
@@ -153,7 +208,7 @@ test('a forwarder\'s ARC set whose key is in DNS verifies: arc=pass', async (t) 
   t.is(verdicts.dkim[0].result, 'pass', 'the original signature still verifies');
 });
 
-test('an Authentication-Results field claiming our authserv-id arrives forged and is removed; another host\'s stays', async (t) => {
+test("an Authentication-Results field claiming our authserv-id arrives forged and is removed; another host's stays", async (t) => {
   publish('forge.test', 'v=spf1 ip4:192.0.2.1 -all');
   const raw = Buffer.concat([
     Buffer.from(`Authentication-Results: ${AUTHSERV.toUpperCase()}; spf=pass smtp.mailfrom=forge.test\r\n`),
@@ -161,11 +216,22 @@ test('an Authentication-Results field claiming our authserv-id arrives forged an
     message('forge.test', 'Forged'),
   ]);
   const { email, verdicts } = await receive(raw, 'alice@forge.test');
-  const results = (email.headers as [string, string][]).filter(([n]) => n === 'Authentication-Results').map(([, v]) => v);
+  const results = (email.headers as [string, string][])
+    .filter(([n]) => n === 'Authentication-Results')
+    .map(([, v]) => v);
   t.is(results.length, 2);
   t.is(authservIdOf(results[0]), AUTHSERV);
   t.regex(results[0], /spf=fail/, 'ours, with the real verdict');
   t.is(authservIdOf(results[1]), 'other.example');
   t.is(verdicts.spf.result, 'fail');
-  t.deepEqual(withoutForgedResults([['authentication-results', `${AUTHSERV}; none`], ['Subject', 'x']], AUTHSERV), [['Subject', 'x']]);
+  t.deepEqual(
+    withoutForgedResults(
+      [
+        ['authentication-results', `${AUTHSERV}; none`],
+        ['Subject', 'x'],
+      ],
+      AUTHSERV,
+    ),
+    [['Subject', 'x']],
+  );
 });

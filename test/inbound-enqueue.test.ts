@@ -18,15 +18,22 @@ const tick = () => new Promise((r) => setImmediate(r));
 test('one call when idle; calls made while it is in flight coalesce into the next; a failure is reported, not thrown', async (t) => {
   const calls: { ids: string[]; done: ReturnType<typeof deferred> }[] = [];
   const failures: string[][] = [];
-  const enqueue = batchedEnqueue(async (ids) => {
-    const done = deferred();
-    calls.push({ ids, done });
-    return done.promise;
-  }, (_err, ids) => failures.push(ids));
+  const enqueue = batchedEnqueue(
+    async (ids) => {
+      const done = deferred();
+      calls.push({ ids, done });
+      return done.promise;
+    },
+    (_err, ids) => failures.push(ids),
+  );
 
   enqueue(['a']);
   await tick();
-  t.deepEqual(calls.map((c) => c.ids), [['a']], 'sent at once');
+  t.deepEqual(
+    calls.map((c) => c.ids),
+    [['a']],
+    'sent at once',
+  );
   enqueue(['b']);
   enqueue(['c', 'd']);
   await tick();
@@ -34,7 +41,11 @@ test('one call when idle; calls made while it is in flight coalesce into the nex
   calls[0].done.reject(new Error('redis down'));
   await tick();
   t.deepEqual(failures, [['a']]);
-  t.deepEqual(calls.map((c) => c.ids), [['a'], ['b', 'c', 'd']], 'the rest in one batch, after the failure too');
+  t.deepEqual(
+    calls.map((c) => c.ids),
+    [['a'], ['b', 'c', 'd']],
+    'the rest in one batch, after the failure too',
+  );
   calls[1].done.resolve();
   await tick();
   enqueue(['e']);
@@ -44,7 +55,10 @@ test('one call when idle; calls made while it is in flight coalesce into the nex
 
 test('a batch carries at most 500 ids', async (t) => {
   const sizes: number[] = [];
-  const enqueue = batchedEnqueue(async (ids) => void sizes.push(ids.length), () => t.fail());
+  const enqueue = batchedEnqueue(
+    async (ids) => void sizes.push(ids.length),
+    () => t.fail(),
+  );
   enqueue(Array.from({ length: 1201 }, (_, i) => `m${i}`));
   for (let i = 0; i < 10; i++) await tick();
   t.deepEqual(sizes, [500, 500, 201]);

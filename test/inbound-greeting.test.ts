@@ -1,6 +1,6 @@
-// The MX's pause before its 220 (shared/lib-internals/smtp-server-greeting.ts): an early talker is cut with 421, and a client address
-// that waited out the pause is greeted at once on its next connections for a day (postscreen's greet TTL), while
-// an address that talked early still meets the pause. Clients connect from distinct loopback addresses.
+// The MX's pause before its 220 (shared/lib-internals/smtp-server-greeting.ts): an early talker is cut with 421, and a
+// client address that waited out the pause is greeted at once on its next connections for a day (postscreen's greet
+// TTL), while an address that talked early still meets the pause. Clients connect from distinct loopback addresses.
 import test from 'ava';
 import net, { type AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -11,7 +11,10 @@ let server: MxSmtpServer;
 let port: number;
 
 test.before(async () => {
-  server = new MxSmtpServer({ authOptional: true, disableReverseLookup: true, logger: false, name: 'mx.greeting.test' }, PAUSE_MS);
+  server = new MxSmtpServer(
+    { authOptional: true, disableReverseLookup: true, logger: false, name: 'mx.greeting.test' },
+    PAUSE_MS,
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   port = (server.server.address() as AddressInfo).port;
 });
@@ -35,17 +38,20 @@ function firstReply(from: string, early = false): Promise<{ line: string; ms: nu
   });
 }
 
-test.serial('the first connection from an address waits for the pause; the next ones from it are greeted at once', async (t) => {
-  const first = await firstReply('127.0.0.3');
-  t.regex(first.line, /^220 mx\.greeting\.test ESMTP/);
-  t.true(first.ms >= PAUSE_MS - 50, `greeted after ${first.ms} ms`);
-  t.true(server.passes.has('127.0.0.3'));
-  for (let i = 0; i < 3; i++) {
-    const next = await firstReply('127.0.0.3');
-    t.regex(next.line, /^220 /);
-    t.true(next.ms < PAUSE_MS / 2, `greeted after ${next.ms} ms`);
-  }
-});
+test.serial(
+  'the first connection from an address waits for the pause; the next ones from it are greeted at once',
+  async (t) => {
+    const first = await firstReply('127.0.0.3');
+    t.regex(first.line, /^220 mx\.greeting\.test ESMTP/);
+    t.true(first.ms >= PAUSE_MS - 50, `greeted after ${first.ms} ms`);
+    t.true(server.passes.has('127.0.0.3'));
+    for (let i = 0; i < 3; i++) {
+      const next = await firstReply('127.0.0.3');
+      t.regex(next.line, /^220 /);
+      t.true(next.ms < PAUSE_MS / 2, `greeted after ${next.ms} ms`);
+    }
+  },
+);
 
 test.serial('an early talker gets 421, is not remembered, and meets the pause again next time', async (t) => {
   const early = await firstReply('127.0.0.4', true);

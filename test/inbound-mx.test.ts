@@ -24,7 +24,12 @@ test.before(async () => {
   p = await startPlatform({ INBOUND_MAX_MESSAGE_BYTES: String(512 * 1024) });
   const tls = await tlsCredentials({}, 'mx.test');
   mx = createMxServer({
-    config: p.config, db: p.db, blobs: p.deps.blobs, log: p.deps.log, secrets: secretsKey(p.config), tls,
+    config: p.config,
+    db: p.db,
+    blobs: p.deps.blobs,
+    log: p.deps.log,
+    secrets: secretsKey(p.config),
+    tls,
     enqueueReceive: async (ids) => void enqueued.push(...ids),
   });
   await new Promise<void>((resolve) => mx.listen(0, '127.0.0.1', () => resolve()));
@@ -35,13 +40,25 @@ test.after.always(async () => {
   await p?.close();
 });
 
-async function domain(teamId: string, name: string, options: { receiving?: 'enabled' | 'disabled'; receivingHost?: string } = {}) {
+async function domain(
+  teamId: string,
+  name: string,
+  options: { receiving?: 'enabled' | 'disabled'; receivingHost?: string } = {},
+) {
   const id = newId();
-  await p.db('domains').insert({ id, team_id: teamId, name, status: 'verified', receiving: options.receiving ?? 'enabled', receiving_host: options.receivingHost ?? '@' });
+  await p.db('domains').insert({
+    id,
+    team_id: teamId,
+    name,
+    status: 'verified',
+    receiving: options.receiving ?? 'enabled',
+    receiving_host: options.receivingHost ?? '@',
+  });
   return { id, name };
 }
 
-const client = () => nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, tls: { rejectUnauthorized: false } });
+const client = () =>
+  nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, tls: { rejectUnauthorized: false } });
 const message = (to: string | string[], extra: Record<string, unknown> = {}) =>
   client().sendMail({ from: 'Alice <alice@sender.example>', to, subject: 'Hi', text: 'Hello', ...extra });
 
@@ -64,7 +81,12 @@ test.serial('mail to a receiving domain at @ is stored (blob and row) when the 2
   t.is(raw!.length, row.size);
   t.regex(raw!.toString(), /Subject: Hi/);
   // RFC 5321 §4.4: our Received field first, naming the client, us, ESMTPS (STARTTLS), the copy's id and its recipient.
-  t.regex(raw!.toString(), new RegExp(`^Received: from \\S+ \\(\\[(::ffff:)?127\\.0\\.0\\.1\\]\\)\r\n\tby ${p.config.MTA_HOSTNAME.replace(/\./g, '\\.')} with ESMTPS id ${id}\r\n\tfor <Bob@acme-at\\.test>;\r\n\t\\w{3}, \\d{2} \\w{3} \\d{4} \\d{2}:\\d{2}:\\d{2} \\+0000\r\n`));
+  t.regex(
+    raw!.toString(),
+    new RegExp(
+      `^Received: from \\S+ \\(\\[(::ffff:)?127\\.0\\.0\\.1\\]\\)\r\n\tby ${p.config.MTA_HOSTNAME.replace(/\./g, '\\.')} with ESMTPS id ${id}\r\n\tfor <Bob@acme-at\\.test>;\r\n\t\\w{3}, \\d{2} \\w{3} \\d{4} \\d{2}:\\d{2}:\\d{2} \\+0000\r\n`,
+    ),
+  );
   t.true(enqueued.includes(id), 'the receive job was enqueued after the commit');
 });
 
@@ -105,21 +127,29 @@ test.serial('recipients at two teams: one row and one blob per team, refused one
   t.not(rows[0].raw_blob_key, rows[1].raw_blob_key, 'each team owns its copy');
 });
 
-test.serial('a return-path address of one of our emails is accepted as a bounce; a forged one is refused', async (t) => {
-  const team = await p.createTeam();
-  const d = await domain(team.id, 'sender-rp.test');
-  const emailId = await insertEmail(p.db, p.deps.blobs, { teamId: team.id, domain: d, to: ['someone@example.net'] });
-  const secrets = secretsKey(p.config);
-  const address = returnPathAddress(secrets, emailId, 'send', d.name);
-  const info = await client().sendMail({ envelope: { from: '', to: [address] }, raw: 'From: MAILER-DAEMON@example.net\r\nSubject: Undelivered\r\n\r\nbounce\r\n' });
-  t.regex(info.response, /^250 /);
-  const row = await p.db('received_messages').where({ email_id: emailId }).first();
-  t.is(row.kind, 'bounce');
-  t.is(row.team_id, team.id);
-  const forged = returnPathAddress(Buffer.alloc(32, 7), emailId, 'send', d.name);
-  const err = await t.throwsAsync(client().sendMail({ envelope: { from: '', to: [forged] }, raw: 'Subject: x\r\n\r\nx\r\n' }));
-  t.is((err as { responseCode?: number }).responseCode, 550);
-});
+test.serial(
+  'a return-path address of one of our emails is accepted as a bounce; a forged one is refused',
+  async (t) => {
+    const team = await p.createTeam();
+    const d = await domain(team.id, 'sender-rp.test');
+    const emailId = await insertEmail(p.db, p.deps.blobs, { teamId: team.id, domain: d, to: ['someone@example.net'] });
+    const secrets = secretsKey(p.config);
+    const address = returnPathAddress(secrets, emailId, 'send', d.name);
+    const info = await client().sendMail({
+      envelope: { from: '', to: [address] },
+      raw: 'From: MAILER-DAEMON@example.net\r\nSubject: Undelivered\r\n\r\nbounce\r\n',
+    });
+    t.regex(info.response, /^250 /);
+    const row = await p.db('received_messages').where({ email_id: emailId }).first();
+    t.is(row.kind, 'bounce');
+    t.is(row.team_id, team.id);
+    const forged = returnPathAddress(Buffer.alloc(32, 7), emailId, 'send', d.name);
+    const err = await t.throwsAsync(
+      client().sendMail({ envelope: { from: '', to: [forged] }, raw: 'Subject: x\r\n\r\nx\r\n' }),
+    );
+    t.is((err as { responseCode?: number }).responseCode, 550);
+  },
+);
 
 test.serial('EHLO offers STARTTLS, SIZE, 8BITMIME, SMTPUTF8 and PIPELINING, and no AUTH', async (t) => {
   const socket = net.connect(port, '127.0.0.1');
@@ -129,7 +159,8 @@ test.serial('EHLO offers STARTTLS, SIZE, 8BITMIME, SMTPUTF8 and PIPELINING, and 
   socket.write('EHLO client.test\r\n');
   await until(() => /^250 /m.test(text.split('\r\n').slice(1).join('\r\n')), { what: 'a 250', timeoutMs: 5000 });
   socket.destroy();
-  for (const f of ['STARTTLS', 'SIZE 524288', '8BITMIME', 'SMTPUTF8', 'PIPELINING']) t.true(text.includes(`250-${f}`) || text.includes(`250 ${f}`), f);
+  for (const f of ['STARTTLS', 'SIZE 524288', '8BITMIME', 'SMTPUTF8', 'PIPELINING'])
+    t.true(text.includes(`250-${f}`) || text.includes(`250 ${f}`), f);
   t.false(text.includes('AUTH'));
 });
 
@@ -143,42 +174,68 @@ test.serial('a client that talks before the greeting is cut with 421', async (t)
   t.regex(text, /421 .*talk too soon/i);
 });
 
-test.serial('hostile corpus: each message is stored or refused with a clear reply, and the listener lives on', async (t) => {
-  const team = await p.createTeam();
-  await domain(team.id, 'hostile.test');
-  const nested = (depth: number): string => depth === 0 ? 'Content-Type: text/plain\r\n\r\ncore\r\n'
-    : `Content-Type: multipart/mixed; boundary="b${depth}"\r\n\r\n--b${depth}\r\n${nested(depth - 1)}--b${depth}--\r\n`;
-  const corpus: Record<string, string | Buffer> = {
-    brokenBoundary: 'Subject: broken\r\nContent-Type: multipart/mixed; boundary="never"\r\n\r\n--other\r\nContent-Type: text/plain\r\n\r\nlost\r\n',
-    deepNesting: `Subject: deep\r\nMIME-Version: 1.0\r\n${nested(300)}`,
-    nulBytes: Buffer.from('Subject: nul\u0000here\r\nFrom: a\u0000b@x.test\r\n\r\nbody\u0000with nul\r\n', 'latin1'),
-    hugeHeader: `Subject: ${'h'.repeat(200_000)}\r\nX-Many: ${'v, '.repeat(30_000)}\r\n\r\nbody\r\n`,
-    noHeaders: '\r\n\r\n\r\n',
-    bareLf: 'Subject: lf\nContent-Type: text/plain\n\nonly LF\n',
-  };
-  for (const [name, raw] of Object.entries(corpus)) {
-    const info = await client().sendMail({ envelope: { from: 'x@sender.test', to: [`${name}@hostile.test`] }, raw });
-    t.regex(info.response, /^250 /, name);
-  }
-  const tooBig = await t.throwsAsync(client().sendMail({ envelope: { from: 'x@sender.test', to: ['big@hostile.test'] }, raw: `Subject: big\r\n\r\n${'x'.repeat(600 * 1024)}\r\n` }));
-  t.is((tooBig as { responseCode?: number }).responseCode, 552, 'larger than INBOUND_MAX_MESSAGE_BYTES');
-  t.is((await p.db('received_messages').where({ team_id: team.id })).length, Object.keys(corpus).length);
-  t.regex((await message('after@hostile.test')).response, /^250 /, 'the listener still takes mail');
-});
-
+test.serial(
+  'hostile corpus: each message is stored or refused with a clear reply, and the listener lives on',
+  async (t) => {
+    const team = await p.createTeam();
+    await domain(team.id, 'hostile.test');
+    const nested = (depth: number): string =>
+      depth === 0
+        ? 'Content-Type: text/plain\r\n\r\ncore\r\n'
+        : `Content-Type: multipart/mixed; boundary="b${depth}"\r\n\r\n--b${depth}\r\n${nested(depth - 1)}--b${depth}--\r\n`;
+    const corpus: Record<string, string | Buffer> = {
+      brokenBoundary:
+        'Subject: broken\r\nContent-Type: multipart/mixed; boundary="never"\r\n\r\n--other\r\nContent-Type: text/plain\r\n\r\nlost\r\n',
+      deepNesting: `Subject: deep\r\nMIME-Version: 1.0\r\n${nested(300)}`,
+      nulBytes: Buffer.from('Subject: nul\u0000here\r\nFrom: a\u0000b@x.test\r\n\r\nbody\u0000with nul\r\n', 'latin1'),
+      hugeHeader: `Subject: ${'h'.repeat(200_000)}\r\nX-Many: ${'v, '.repeat(30_000)}\r\n\r\nbody\r\n`,
+      noHeaders: '\r\n\r\n\r\n',
+      bareLf: 'Subject: lf\nContent-Type: text/plain\n\nonly LF\n',
+    };
+    for (const [name, raw] of Object.entries(corpus)) {
+      const info = await client().sendMail({ envelope: { from: 'x@sender.test', to: [`${name}@hostile.test`] }, raw });
+      t.regex(info.response, /^250 /, name);
+    }
+    const tooBig = await t.throwsAsync(
+      client().sendMail({
+        envelope: { from: 'x@sender.test', to: ['big@hostile.test'] },
+        raw: `Subject: big\r\n\r\n${'x'.repeat(600 * 1024)}\r\n`,
+      }),
+    );
+    t.is((tooBig as { responseCode?: number }).responseCode, 552, 'larger than INBOUND_MAX_MESSAGE_BYTES');
+    t.is((await p.db('received_messages').where({ team_id: team.id })).length, Object.keys(corpus).length);
+    t.regex((await message('after@hostile.test')).response, /^250 /, 'the listener still takes mail');
+  },
+);
 
 test.serial('a storage failure answers 451 4.3.0 (the sender retries) and leaves no row', async (t) => {
   const team = await p.createTeam();
   await domain(team.id, 'disk-full.test');
   const failing = createMxServer({
-    config: p.config, db: p.db, log: p.deps.log, secrets: secretsKey(p.config), tls: await tlsCredentials({}, 'mx.test'),
-    blobs: { ...p.deps.blobs, put: async () => { throw new Error('ENOSPC'); } },
+    config: p.config,
+    db: p.db,
+    log: p.deps.log,
+    secrets: secretsKey(p.config),
+    tls: await tlsCredentials({}, 'mx.test'),
+    blobs: {
+      ...p.deps.blobs,
+      put: async () => {
+        throw new Error('ENOSPC');
+      },
+    },
     enqueueReceive: async () => {},
   });
   await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', () => resolve()));
   try {
-    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: (failing.server.address() as AddressInfo).port, secure: false, tls: { rejectUnauthorized: false } });
-    const err = await t.throwsAsync(transport.sendMail({ from: 'a@sender.test', to: 'x@disk-full.test', subject: 's', text: 't' }));
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: (failing.server.address() as AddressInfo).port,
+      secure: false,
+      tls: { rejectUnauthorized: false },
+    });
+    const err = await t.throwsAsync(
+      transport.sendMail({ from: 'a@sender.test', to: 'x@disk-full.test', subject: 's', text: 't' }),
+    );
     t.is((err as { responseCode?: number }).responseCode, 451);
     t.regex((err as { response?: string }).response ?? '', /^451 4\.3\.0/);
     t.is((await p.db('received_messages').where({ team_id: team.id })).length, 0);

@@ -26,7 +26,12 @@ let deps: ReceiveDeps;
 test.before(async () => {
   p = await startPlatform();
   deps = { db: p.db, blobs: p.deps.blobs, log: p.deps.log, secrets: secretsKey(p.config) };
-  mx = createMxServer({ ...deps, config: p.config, tls: await tlsCredentials({}, 'mx.test'), enqueueReceive: async () => {} });
+  mx = createMxServer({
+    ...deps,
+    config: p.config,
+    tls: await tlsCredentials({}, 'mx.test'),
+    enqueueReceive: async () => {},
+  });
   await new Promise<void>((resolve) => mx.listen(0, '127.0.0.1', () => resolve()));
   port = (mx.server.address() as AddressInfo).port;
 });
@@ -43,7 +48,12 @@ async function receivingTeam(name: string) {
 }
 
 async function send(to: string[], mail: Record<string, unknown>): Promise<string> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, tls: { rejectUnauthorized: false } });
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    tls: { rejectUnauthorized: false },
+  });
   const info = await transport.sendMail({ ...mail, envelope: { from: 'alice@sender.test', to } });
   return /stored as (\S+)/.exec(info.response)![1];
 }
@@ -51,8 +61,14 @@ async function send(to: string[], mail: Record<string, unknown>): Promise<string
 test('a message becomes a received email with its attachments and an email.received event', async (t) => {
   const { team } = await receivingTeam('shop.test');
   const id = await send(['orders@shop.test'], {
-    from: 'Alice <alice@sender.test>', to: 'Orders <orders@shop.test>', cc: 'cc@other.test', replyTo: 'reply@sender.test',
-    subject: 'Your order ✓', messageId: '<m1@sender.test>', text: 'plain body', html: '<p>html <img src="cid:logo@x"></p>',
+    from: 'Alice <alice@sender.test>',
+    to: 'Orders <orders@shop.test>',
+    cc: 'cc@other.test',
+    replyTo: 'reply@sender.test',
+    subject: 'Your order ✓',
+    messageId: '<m1@sender.test>',
+    text: 'plain body',
+    html: '<p>html <img src="cid:logo@x"></p>',
     headers: { 'X-Custom': 'yes' },
     attachments: [
       { filename: 'invoice.pdf', content: Buffer.from('%PDF-1.4 fake'), contentType: 'application/pdf' },
@@ -74,10 +90,13 @@ test('a message becomes a received email with its attachments and an email.recei
   t.true((email.headers as [string, string][]).some(([n, v]) => n === 'X-Custom' && v === 'yes'));
   const attachments = await p.db('received_attachments').where({ email_id: id }).orderBy('position');
   // In the order the parts appear: nodemailer puts the inline image beside the HTML, before the attachment.
-  t.deepEqual(attachments.map((a) => [a.filename, a.content_type, a.content_disposition, a.content_id]), [
-    ['logo.png', 'image/png', 'inline', 'logo@x'],
-    ['invoice.pdf', 'application/pdf', 'attachment', null],
-  ]);
+  t.deepEqual(
+    attachments.map((a) => [a.filename, a.content_type, a.content_disposition, a.content_id]),
+    [
+      ['logo.png', 'image/png', 'inline', 'logo@x'],
+      ['invoice.pdf', 'application/pdf', 'attachment', null],
+    ],
+  );
   t.is((await p.deps.blobs.get(attachments[1].blob_key))!.toString(), '%PDF-1.4 fake');
   t.is(attachments[1].size, 13);
   const events = await p.db('events').where({ team_id: team.id, type: 'email.received' });
@@ -85,7 +104,13 @@ test('a message becomes a received email with its attachments and an email.recei
   const data = events[0].data;
   t.is(data.email_id, id);
   t.deepEqual(data.received_for, ['orders@shop.test']);
-  t.deepEqual(data.attachments[0], { id: attachments[0].id, filename: 'logo.png', content_type: 'image/png', content_disposition: 'inline', content_id: 'logo@x' });
+  t.deepEqual(data.attachments[0], {
+    id: attachments[0].id,
+    filename: 'logo.png',
+    content_type: 'image/png',
+    content_disposition: 'inline',
+    content_id: 'logo@x',
+  });
   t.is((await p.db('received_messages').where({ id }).first()).status, 'processed');
   t.is(await processReceived(deps, id), 'skipped', 'a duplicate run changes nothing');
   t.is((await p.db('events').where({ team_id: team.id, type: 'email.received' })).length, 1);
@@ -93,8 +118,10 @@ test('a message becomes a received email with its attachments and an email.recei
 
 test('hostile messages end processed, unreadable MIME as parse_failed or readable, no NUL ever reaches a text column', async (t) => {
   const { team } = await receivingTeam('hostile-rx.test');
-  const nested = (depth: number): string => depth === 0 ? 'Content-Type: text/plain\r\n\r\ncore\r\n'
-    : `Content-Type: multipart/mixed; boundary="b${depth}"\r\n\r\n--b${depth}\r\n${nested(depth - 1)}--b${depth}--\r\n`;
+  const nested = (depth: number): string =>
+    depth === 0
+      ? 'Content-Type: text/plain\r\n\r\ncore\r\n'
+      : `Content-Type: multipart/mixed; boundary="b${depth}"\r\n\r\n--b${depth}\r\n${nested(depth - 1)}--b${depth}--\r\n`;
   const corpus = [
     'Subject: broken\r\nContent-Type: multipart/mixed; boundary="never"\r\n\r\n--other\r\nContent-Type: text/plain\r\n\r\nlost\r\n',
     `Subject: deep\r\nMIME-Version: 1.0\r\n${nested(300)}`,
@@ -120,7 +147,10 @@ test('a suspended team drops as team_blocked; a domain no longer receiving drops
   const b = await send(['x@gone.test'], mail);
   await p.db('teams').where({ id: blocked.team.id }).update({ status: 'suspended' });
   await p.db('domains').where({ id: gone.domain.id }).update({ receiving: 'disabled' });
-  for (const [id, reason] of [[a, 'team_blocked'], [b, 'no_mailbox']]) {
+  for (const [id, reason] of [
+    [a, 'team_blocked'],
+    [b, 'no_mailbox'],
+  ]) {
     t.is(await processReceived(deps, id), 'processed');
     const email = await p.db('received_emails').where({ id }).first();
     t.is(email.dropped_reason, reason);
@@ -129,13 +159,18 @@ test('a suspended team drops as team_blocked; a domain no longer receiving drops
     t.is(email.text, null);
     t.is((await p.db('received_attachments').where({ email_id: id })).length, 0);
   }
-  t.is((await p.db('events').whereIn('team_id', [blocked.team.id, gone.team.id]).where({ type: 'email.received' })).length, 0);
+  t.is(
+    (await p.db('events').whereIn('team_id', [blocked.team.id, gone.team.id]).where({ type: 'email.received' })).length,
+    0,
+  );
 });
 
 test('a bounce is only marked processed and never becomes a received email', async (t) => {
   const { team, domain } = await receivingTeam('bounce-rx.test');
   const emailId = await insertEmail(p.db, p.deps.blobs, { teamId: team.id, domain, to: ['r@example.net'] });
-  const id = await send([returnPathAddress(deps.secrets, emailId, 'send', domain.name)], { raw: 'Subject: Undelivered\r\n\r\nx\r\n' });
+  const id = await send([returnPathAddress(deps.secrets, emailId, 'send', domain.name)], {
+    raw: 'Subject: Undelivered\r\n\r\nx\r\n',
+  });
   t.is(await processReceived(deps, id), 'processed');
   t.is((await p.db('received_messages').where({ id }).first()).status, 'processed');
   t.falsy(await p.db('received_emails').where({ id }).first());
@@ -148,9 +183,12 @@ test.serial('the sweep hands a message a crash left stored to a real worker', as
   let worker: Worker | undefined;
   try {
     t.is(await sweepReceived(p.db, queue, new Date()), 0, 'a fresh message is left to its own enqueue');
-    t.true(await sweepReceived(p.db, queue, new Date(Date.now() + 120_000)) >= 1);
+    t.true((await sweepReceived(p.db, queue, new Date(Date.now() + 120_000))) >= 1);
     worker = createWorker(p.config, queues.receive, async (job) => processReceived(deps, String(job.data.messageId)));
-    await until(async () => (await p.db('received_messages').where({ id }).first()).status === 'processed', { what: 'the swept message processed', intervalMs: 50 });
+    await until(async () => (await p.db('received_messages').where({ id }).first()).status === 'processed', {
+      what: 'the swept message processed',
+      intervalMs: 50,
+    });
     t.is((await p.db('received_emails').where({ id }).first()).subject, 'swept');
   } finally {
     await worker?.close();

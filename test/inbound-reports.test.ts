@@ -73,7 +73,10 @@ test('an RFC 5965 abuse report records email.complained and a complaint suppress
   t.is(await processReceived(deps, first), 'processed');
   t.is(await processReceived(deps, await report(returnPath, raw, 'fbl@isp.example')), 'processed');
   const events = await eventsOf(w.p.db, id);
-  t.deepEqual(events.map((e) => e.type), ['email.sent', 'email.delivered', 'email.complained']);
+  t.deepEqual(
+    events.map((e) => e.type),
+    ['email.sent', 'email.delivered', 'email.complained'],
+  );
   t.deepEqual(events[2].data.to, [`angry@${RCPT}`]);
   t.is(events[2].data.email_id, id);
   t.like(await suppression(team, `angry@${RCPT}`), { origin: 'complaint', source_id: id });
@@ -86,7 +89,13 @@ test('an RFC 5965 abuse report records email.complained and a complaint suppress
 
 test('a complaint without Original-Rcpt-To is matched by the reported message To when it names one recipient; not-spam is ignored', async (t) => {
   const { id, returnPath } = await deliver([`redacted@${RCPT}`]);
-  t.is(await processReceived(deps, await report(returnPath, arf({ type: 'not-spam', rcpt: `redacted@${RCPT}`, to: `redacted@${RCPT}` }))), 'processed');
+  t.is(
+    await processReceived(
+      deps,
+      await report(returnPath, arf({ type: 'not-spam', rcpt: `redacted@${RCPT}`, to: `redacted@${RCPT}` })),
+    ),
+    'processed',
+  );
   t.deepEqual(await typesOf(id), ['email.sent', 'email.delivered']);
   t.is(await processReceived(deps, await report(returnPath, arf({ to: `Someone <redacted@${RCPT}>` }))), 'processed');
   t.deepEqual(await typesOf(id), ['email.sent', 'email.delivered', 'email.complained']);
@@ -95,11 +104,21 @@ test('a complaint without Original-Rcpt-To is matched by the reported message To
 
 test('a complaint about a recipient that bounced asynchronously after delivery still counts and outranks the bounce', async (t) => {
   const { id, returnPath } = await deliver([`both@${RCPT}`]);
-  await processReceived(deps, await report(returnPath, dsn({ rcpt: `both@${RCPT}`, action: 'failed', status: '5.1.1', diagnostic: 'smtp; 550 5.1.1 user unknown' })));
+  await processReceived(
+    deps,
+    await report(
+      returnPath,
+      dsn({ rcpt: `both@${RCPT}`, action: 'failed', status: '5.1.1', diagnostic: 'smtp; 550 5.1.1 user unknown' }),
+    ),
+  );
   t.like(await suppression(team, `both@${RCPT}`), { origin: 'bounce' });
   await processReceived(deps, await report(returnPath, arf({ rcpt: `both@${RCPT}`, to: `both@${RCPT}` })));
   t.deepEqual(await typesOf(id), ['email.sent', 'email.delivered', 'email.bounced', 'email.complained']);
-  t.like(await suppression(team, `both@${RCPT}`), { origin: 'complaint', source_id: id }, 'the stronger origin replaces the bounce');
+  t.like(
+    await suppression(team, `both@${RCPT}`),
+    { origin: 'complaint', source_id: id },
+    'the stronger origin replaces the bounce',
+  );
   t.is((await w.p.db('emails').where({ id }).first()).last_event, 'complained');
 });
 
@@ -135,7 +154,9 @@ Hello there
   t.like(rs.get(`qgone@${RCPT}`), { status: 'bounced', bounce_type: 'Permanent', bounce_sub_type: 'NoEmail' });
   t.is(rs.get(`qfine@${RCPT}`)?.status, 'delivered');
   const bounced = (await eventsOf(w.p.db, id)).find((e) => e.type === 'email.bounced');
-  t.deepEqual((bounced?.data.bounce as { diagnosticCode: string[] }).diagnosticCode, [`smtp; 550 5.1.1 <qgone@${RCPT}>... User unknown`]);
+  t.deepEqual((bounced?.data.bounce as { diagnosticCode: string[] }).diagnosticCode, [
+    `smtp; 550 5.1.1 <qgone@${RCPT}>... User unknown`,
+  ]);
   t.like(await suppression(team, `qgone@${RCPT}`), { origin: 'bounce' });
 });
 
@@ -167,7 +188,12 @@ To: exgone@${RCPT}
 Subject: Hello
 `;
   t.is(await processReceived(deps, await report(exchange.returnPath, exchangeRaw)), 'processed');
-  t.like((await recipientsOf(w.p.db, exchange.id)).get(`exgone@${RCPT}`), { status: 'bounced', bounce_type: 'Permanent', bounce_sub_type: 'NoEmail', last_response: '550 5.1.1 RESOLVER.ADR.RecipNotFound; not found' });
+  t.like((await recipientsOf(w.p.db, exchange.id)).get(`exgone@${RCPT}`), {
+    status: 'bounced',
+    bounce_type: 'Permanent',
+    bounce_sub_type: 'NoEmail',
+    last_response: '550 5.1.1 RESOLVER.ADR.RecipNotFound; not found',
+  });
   t.like(await suppression(team, `exgone@${RCPT}`), { origin: 'bounce', source_id: exchange.id });
 
   const gmail = await deliver([`gfull@${RCPT}`]);
@@ -200,6 +226,11 @@ Hello there
 --g-boundary--
 `;
   t.is(await processReceived(deps, await report(gmail.returnPath, gmailRaw)), 'processed');
-  t.like((await recipientsOf(w.p.db, gmail.id)).get(`gfull@${RCPT}`), { status: 'bounced', bounce_type: 'Transient', bounce_sub_type: 'MailboxFull', enhanced_code: '5.2.2' });
+  t.like((await recipientsOf(w.p.db, gmail.id)).get(`gfull@${RCPT}`), {
+    status: 'bounced',
+    bounce_type: 'Transient',
+    bounce_sub_type: 'MailboxFull',
+    enhanced_code: '5.2.2',
+  });
   t.falsy(await suppression(team, `gfull@${RCPT}`), 'a full mailbox is no reason to stop sending');
 });

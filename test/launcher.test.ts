@@ -41,7 +41,10 @@ test('npm start creates and migrates the database, prints the first key once, ru
   });
 
   const run = () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'shared/launcher/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'shared/launcher/main.ts'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -50,13 +53,22 @@ test('npm start creates and migrates the database, prints the first key once, ru
   };
 
   const first = run();
-  const key = await until(() => /\n {2}(rk_[0-9A-Za-z]+)\n/.exec(first.output())?.[1], { what: 'the first key', timeoutMs: 30_000, intervalMs: 100 });
-  const ready = await until(async () => {
-    const res = await fetch(`http://127.0.0.1:${port}/ready`, { headers: { 'user-agent': 'launcher-test' } });
-    return res.status === 200 ? res.json() : undefined;
-  }, { what: '/ready', timeoutMs: 30_000, intervalMs: 100, ignoreErrors: true });
+  const key = await until(() => /\n {2}(rk_[0-9A-Za-z]+)\n/.exec(first.output())?.[1], {
+    what: 'the first key',
+    timeoutMs: 30_000,
+    intervalMs: 100,
+  });
+  const ready = await until(
+    async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/ready`, { headers: { 'user-agent': 'launcher-test' } });
+      return res.status === 200 ? res.json() : undefined;
+    },
+    { what: '/ready', timeoutMs: 30_000, intervalMs: 100, ignoreErrors: true },
+  );
   t.is(ready.status, 'ok');
-  const team = await fetch(`http://127.0.0.1:${port}/team`, { headers: { 'user-agent': 't', authorization: `Bearer ${key}` } });
+  const team = await fetch(`http://127.0.0.1:${port}/team`, {
+    headers: { 'user-agent': 't', authorization: `Bearer ${key}` },
+  });
   t.is(team.status, 200);
   // Each process says when it has finished starting: a SIGTERM that reaches one still loading its modules (before
   // it traps signals, shared/shutdown.ts) would not be a clean stop to test. Starting takes seconds alone and far
@@ -70,13 +82,25 @@ test('npm start creates and migrates the database, prints the first key once, ru
   t.is(await first.exited, 0);
   for (const proc of ['api', 'mta', 'inbound', 'worker']) {
     const stopped = new RegExp(`"process":"${proc}"[^\\n]*"msg":"process.stopped"`).test(first.output());
-    if (!stopped) t.log(first.output().split('\n').filter((l) => l.includes(`"process":"${proc}"`)).slice(-8).join('\n'));
+    if (!stopped)
+      t.log(
+        first
+          .output()
+          .split('\n')
+          .filter((l) => l.includes(`"process":"${proc}"`))
+          .slice(-8)
+          .join('\n'),
+      );
     t.true(stopped, `${proc} stopped cleanly`);
   }
 
   // A second start finds the team and prints no key.
   const second = run();
-  await until(() => second.output().includes('platform.started'), { what: 'second start', timeoutMs: 30_000, intervalMs: 100 });
+  await until(() => second.output().includes('platform.started'), {
+    what: 'second start',
+    timeoutMs: 30_000,
+    intervalMs: 100,
+  });
   second.child.kill('SIGTERM');
   t.is(await second.exited, 0);
   t.notRegex(second.output(), /rk_[0-9A-Za-z]{20,}/);

@@ -16,7 +16,8 @@ import { MxSmtpServer, SMTP_SERVER_VERSION } from '../shared/lib-internals/smtp-
 import { correctReplies } from '../shared/lib-internals/smtp-server-replies.ts';
 import { rawSmtp } from './helpers/smtp-client.ts';
 
-const installed = (name: string) => JSON.parse(readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8')).version;
+const installed = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8')).version;
 
 test('the versions the internals were written against are the ones installed', (t) => {
   t.is(installed('mailauth'), MAILAUTH_VERSION);
@@ -24,29 +25,55 @@ test('the versions the internals were written against are the ones installed', (
   t.is(installed('smtp-server'), SMTP_SERVER_VERSION);
 });
 
-const message = Buffer.from([
-  'From: Shop <shop@lib-internals.test>', 'To: a@example.com, b@example.com', 'Subject: Order  \t shipped',
-  ' (folded)', 'Date: Tue, 24 Nov 2026 12:00:00 +0000', 'Message-ID: <x@lib-internals.test>', 'List-Unsubscribe: <https://u.test/x>',
-  'List-Unsubscribe-Post: List-Unsubscribe=One-Click', 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', 'X-Not-Signed: 1', '',
-  '.leading dot', 'trailing space   ', '', 'Body with \t tabs', '', '', '',
-].join('\r\n'));
-const HEADERS = 'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:List-Unsubscribe:List-Unsubscribe-Post';
+const message = Buffer.from(
+  [
+    'From: Shop <shop@lib-internals.test>',
+    'To: a@example.com, b@example.com',
+    'Subject: Order  \t shipped',
+    ' (folded)',
+    'Date: Tue, 24 Nov 2026 12:00:00 +0000',
+    'Message-ID: <x@lib-internals.test>',
+    'List-Unsubscribe: <https://u.test/x>',
+    'List-Unsubscribe-Post: List-Unsubscribe=One-Click',
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    'X-Not-Signed: 1',
+    '',
+    '.leading dot',
+    'trailing space   ',
+    '',
+    'Body with \t tabs',
+    '',
+    '',
+    '',
+  ].join('\r\n'),
+);
+const HEADERS =
+  'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:List-Unsubscribe:List-Unsubscribe-Post';
 
-test('mailauth: DKIM signatures composed from its parts are byte for byte its dkimSign\'s, and verify', async (t) => {
-  const pem = (k: ReturnType<typeof generateKeyPairSync>['privateKey']) => k.export({ type: 'pkcs8', format: 'pem' }) as string;
+test("mailauth: DKIM signatures composed from its parts are byte for byte its dkimSign's, and verify", async (t) => {
+  const pem = (k: ReturnType<typeof generateKeyPairSync>['privateKey']) =>
+    k.export({ type: 'pkcs8', format: 'pem' }) as string;
   const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const ed = generateKeyPairSync('ed25519');
   const signTime = new Date('2026-11-24T12:00:00Z');
   const sets = {
     rsa: [{ domain: 'lib-internals.test', selector: 'r1', key: rsa.privateKey }],
     ed25519: [{ domain: 'lib-internals.test', selector: 'e1', key: ed.privateKey }],
-    both: [{ domain: 'lib-internals.test', selector: 'r1', key: rsa.privateKey }, { domain: 'lib-internals.test', selector: 'e1', key: ed.privateKey }],
+    both: [
+      { domain: 'lib-internals.test', selector: 'r1', key: rsa.privateKey },
+      { domain: 'lib-internals.test', selector: 'e1', key: ed.privateKey },
+    ],
   };
   for (const [name, keys] of Object.entries(sets)) {
     const ours = dkimSignatures(message, keys, HEADERS, signTime);
     const theirs = await dkimSign(message, {
-      signingDomain: keys[0].domain, selector: keys[0].selector, privateKey: pem(keys[0].key), canonicalization: 'relaxed/relaxed',
-      headerList: HEADERS as unknown as string[], signTime,
+      signingDomain: keys[0].domain,
+      selector: keys[0].selector,
+      privateKey: pem(keys[0].key),
+      canonicalization: 'relaxed/relaxed',
+      headerList: HEADERS as unknown as string[],
+      signTime,
       signatureData: keys.map((k) => ({ signingDomain: k.domain, selector: k.selector, privateKey: pem(k.key) })),
     });
     t.deepEqual(theirs.errors, [], name);
@@ -62,18 +89,27 @@ test('mailauth: DKIM signatures composed from its parts are byte for byte its dk
       },
       curTime: signTime,
     });
-    t.deepEqual(verified.results.map((r: { status: { result: string } }) => r.status.result), keys.map(() => 'pass'), name);
+    t.deepEqual(
+      verified.results.map((r: { status: { result: string } }) => r.status.result),
+      keys.map(() => 'pass'),
+      name,
+    );
   }
 });
 
 test('nodemailer: the connection members the mta relies on exist, and a prepared payload arrives as sent', async (t) => {
   const received: Buffer[] = [];
   const server = new SMTPServer({
-    authOptional: true, disabledCommands: ['STARTTLS'], logger: false,
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
     onData(stream, _session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => { received.push(Buffer.concat(chunks)); callback(); });
+      stream.on('end', () => {
+        received.push(Buffer.concat(chunks));
+        callback();
+      });
     },
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -86,7 +122,10 @@ test('nodemailer: the connection members the mta relies on exist, and a prepared
     t.true(Array.isArray(internals._responseActions), '_responseActions');
     t.true(internals._socket instanceof net.Socket, '_socket');
     // Set only along the way (a transaction, a STARTTLS): read from the source where they are written.
-    const source = readFileSync(new URL('../node_modules/nodemailer/dist/cjs/smtp-connection/index.js', import.meta.url), 'utf8');
+    const source = readFileSync(
+      new URL('../node_modules/nodemailer/dist/cjs/smtp-connection/index.js', import.meta.url),
+      'utf8',
+    );
     t.regex(source, /this\._envelope = \(envelope \|\| \{\}\)/, '_envelope holds the transaction');
     t.regex(source, /this\.upgrading = true/, 'upgrading marks a STARTTLS under way');
     const lines: string[] = [];
@@ -94,11 +133,17 @@ test('nodemailer: the connection members the mta relies on exist, and a prepared
     const body = Buffer.from('Subject: direct\r\n\r\n.dot line\r\nend\r\n');
     prepare(body);
     const info = await new Promise<SMTPConnection.SentMessageInfo>((resolve, reject) =>
-      conn.send({ from: 'a@lib-internals.test', to: ['b@lib-internals.test'] }, body, (err, i) => (err ? reject(err) : resolve(i as SMTPConnection.SentMessageInfo))));
+      conn.send({ from: 'a@lib-internals.test', to: ['b@lib-internals.test'] }, body, (err, i) =>
+        err ? reject(err) : resolve(i as SMTPConnection.SentMessageInfo),
+      ),
+    );
     t.regex(info.response, /^250 /);
     t.true('_envelope' in internals, '_envelope after a transaction');
     t.deepEqual(received, [body]);
-    t.true(lines.some((l) => l.includes(`<${body.length + 1 + 3} bytes encoded mime message`)), 'sent as one prepared payload');
+    t.true(
+      lines.some((l) => l.includes(`<${body.length + 1 + 3} bytes encoded mime message`)),
+      'sent as one prepared payload',
+    );
   } finally {
     conn.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -106,12 +151,23 @@ test('nodemailer: the connection members the mta relies on exist, and a prepared
 });
 
 test('smtp-server: the members the greeting pause and the reply corrections restate or wrap exist and still work', async (t) => {
-  for (const member of ['init', '_setListeners', 'connectionReady', 'send']) t.is(typeof (ServerConnection.prototype as unknown as Record<string, unknown>)[member], 'function', member);
-  for (const member of ['connect', '_onError', '_onClientConnect']) t.is(typeof (SMTPServer.prototype as unknown as Record<string, unknown>)[member], 'function', member);
-  const server = new MxSmtpServer({
-    authOptional: true, disabledCommands: ['STARTTLS'], logger: false, size: 1000, hideENHANCEDSTATUSCODES: false,
-    onMailFrom(_address, _session, callback) { callback(Object.assign(new Error('5.7.1 Refused by policy'), { responseCode: 550 })); },
-  }, 1000);
+  for (const member of ['init', '_setListeners', 'connectionReady', 'send'])
+    t.is(typeof (ServerConnection.prototype as unknown as Record<string, unknown>)[member], 'function', member);
+  for (const member of ['connect', '_onError', '_onClientConnect'])
+    t.is(typeof (SMTPServer.prototype as unknown as Record<string, unknown>)[member], 'function', member);
+  const server = new MxSmtpServer(
+    {
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      size: 1000,
+      hideENHANCEDSTATUSCODES: false,
+      onMailFrom(_address, _session, callback) {
+        callback(Object.assign(new Error('5.7.1 Refused by policy'), { responseCode: 550 }));
+      },
+    },
+    1000,
+  );
   correctReplies(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as net.AddressInfo).port;

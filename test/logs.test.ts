@@ -14,7 +14,7 @@ test.after.always(async () => {
 
 const uniqueAgent = (label: string) => `logs-test-${label}/${randomBytes(4).toString('hex')}`;
 
-test('GET /logs lists the team\'s requests newest first, with method, endpoint, status, agent and duration', async (t) => {
+test("GET /logs lists the team's requests newest first, with method, endpoint, status, agent and duration", async (t) => {
   const team = await p.createTeam();
   const other = await p.createTeam();
   await p.request('GET', '/team', { key: other.key });
@@ -25,7 +25,11 @@ test('GET /logs lists the team\'s requests newest first, with method, endpoint, 
     second,
     await p.request('GET', '/team', { key: team.key, userAgent }),
     await p.request('GET', `/api-keys/${missing}`, { key: team.key, userAgent }),
-    await p.request('PATCH', `/api/v1/api-keys/${second.body.id}`, { key: team.key, body: { name: 'renamed' }, userAgent }),
+    await p.request('PATCH', `/api/v1/api-keys/${second.body.id}`, {
+      key: team.key,
+      body: { name: 'renamed' },
+      userAgent,
+    }),
     // A request with another of the team's keys is the team's too.
     await p.request('GET', '/api-keys?limit=1', { key: second.body.token, userAgent: 'second-key' }),
     await p.request('DELETE', `/api-keys/${second.body.id}`, { key: team.key, userAgent }),
@@ -48,7 +52,15 @@ test('GET /logs lists the team\'s requests newest first, with method, endpoint, 
   const oldestFirst = [...list.body.data].reverse();
   for (const [i, item] of oldestFirst.entries()) {
     const [method, endpoint, status, agent] = expected[i];
-    t.deepEqual(Object.keys(item).sort(), ['created_at', 'duration_ms', 'endpoint', 'id', 'method', 'response_status', 'user_agent']);
+    t.deepEqual(Object.keys(item).sort(), [
+      'created_at',
+      'duration_ms',
+      'endpoint',
+      'id',
+      'method',
+      'response_status',
+      'user_agent',
+    ]);
     t.is(item.method, method);
     t.true(item.endpoint.startsWith(endpoint), `${item.endpoint} vs ${endpoint}`);
     t.is(item.response_status, status);
@@ -60,7 +72,10 @@ test('GET /logs lists the team\'s requests newest first, with method, endpoint, 
   t.is(oldestFirst[2].endpoint, `/api-keys/${missing}`);
   t.is(oldestFirst[3].endpoint, `/api/v1/api-keys/${second.body.id}`);
   const times = list.body.data.map((l: { created_at: string }) => Date.parse(l.created_at));
-  t.deepEqual(times, [...times].sort((a, b) => b - a));
+  t.deepEqual(
+    times,
+    [...times].sort((a, b) => b - a),
+  );
   // The listing request itself is the newest entry next time.
   const again = await p.request('GET', '/logs?limit=1', { key: team.key });
   t.is(again.body.data[0].id, list.headers.get('x-request-log-id'));
@@ -69,7 +84,12 @@ test('GET /logs lists the team\'s requests newest first, with method, endpoint, 
 
 test('GET /logs/{id} shows the bodies with secrets redacted; the token is nowhere in the stored row', async (t) => {
   const team = await p.createTeam();
-  const body = { name: 'ci', password: 'hunter2-pw', nested: { client_secret: 's3cr3t-abc', list: [{ api_key: 'ak-123456', note: 'kept' }] }, signing_key: 'sk-999' };
+  const body = {
+    name: 'ci',
+    password: 'hunter2-pw',
+    nested: { client_secret: 's3cr3t-abc', list: [{ api_key: 'ak-123456', note: 'kept' }] },
+    signing_key: 'sk-999',
+  };
   const created = await p.request('POST', '/api-keys', { key: team.key, body });
   t.is(created.status, 201);
   const token: string = created.body.token;
@@ -95,7 +115,11 @@ test('GET /logs/{id} shows the bodies with secrets redacted; the token is nowher
     const stored = JSON.stringify(row);
     for (const secret of secrets) t.false(stored.includes(secret), `${secret} in ${stored}`);
   }
-  for (const res of [log, await p.request('GET', '/logs', { key: team.key }), await p.request('GET', `/logs/${used.headers.get('x-request-log-id')}`, { key: team.key })]) {
+  for (const res of [
+    log,
+    await p.request('GET', '/logs', { key: team.key }),
+    await p.request('GET', `/logs/${used.headers.get('x-request-log-id')}`, { key: team.key }),
+  ]) {
     for (const secret of secrets) t.false(res.text.includes(secret));
   }
 
@@ -109,7 +133,7 @@ test('GET /logs/{id} shows the bodies with secrets redacted; the token is nowher
   t.is(usedLog.body.response_body.id, team.id);
 });
 
-test('another team\'s log, an unknown id or a malformed id is 404 not_found', async (t) => {
+test("another team's log, an unknown id or a malformed id is 404 not_found", async (t) => {
   const mine = await p.createTeam();
   const theirs = await p.createTeam();
   const theirLog = (await p.request('GET', '/team', { key: theirs.key })).headers.get('x-request-log-id');
@@ -139,9 +163,13 @@ test('requests without a valid key are not logged under any team', async (t) => 
     await p.request('GET', '/api-keys', { userAgent, key: suspended.key }),
     await p.request('GET', '/health', { userAgent }),
   ];
-  t.deepEqual(answers.map((r) => r.status), [401, 403, 403, 403, 403, 200]);
+  t.deepEqual(
+    answers.map((r) => r.status),
+    [401, 403, 403, 403, 403, 200],
+  );
   for (const res of answers) t.is(res.headers.get('x-request-log-id'), null);
-  const count = async () => Number((await p.db('request_logs').where({ user_agent: userAgent }).count<{ n: string }[]>('* as n'))[0].n);
+  const count = async () =>
+    Number((await p.db('request_logs').where({ user_agent: userAgent }).count<{ n: string }[]>('* as n'))[0].n);
   t.is(await count(), 0);
   // The same agent with a valid key is logged: the count above can see it.
   await p.request('GET', '/team', { userAgent, key: team.key });
@@ -150,13 +178,17 @@ test('requests without a valid key are not logged under any team', async (t) => 
 
 test('long strings, large or deep bodies, long agents and long paths are cut', async (t) => {
   const team = await p.createTeam();
-  const logOf = async (res: { headers: Headers }) => (await p.request('GET', `/logs/${res.headers.get('x-request-log-id')}`, { key: team.key })).body;
+  const logOf = async (res: { headers: Headers }) =>
+    (await p.request('GET', `/logs/${res.headers.get('x-request-log-id')}`, { key: team.key })).body;
 
   const longName = await p.request('POST', '/api-keys', { key: team.key, body: { name: 'n'.repeat(3000) } });
   t.is(longName.status, 422);
   t.is((await logOf(longName)).request_body.name, `${'n'.repeat(2048)}…[3000 chars]`);
 
-  const large = await p.request('POST', '/api-keys', { key: team.key, body: { name: 'large', parts: Array.from({ length: 40 }, () => 'p'.repeat(2048)) } });
+  const large = await p.request('POST', '/api-keys', {
+    key: team.key,
+    body: { name: 'large', parts: Array.from({ length: 40 }, () => 'p'.repeat(2048)) },
+  });
   t.is(large.status, 201);
   const largeLog = await logOf(large);
   t.is(largeLog.request_body.truncated, true);

@@ -20,7 +20,13 @@ test('maintenance forgets idempotency keys past 24 h and request logs past 30 da
     { team_id: team.id, key: 'fresh', request_hash: 'x', status: 'done', created_at: hoursAgo(23) },
   ]);
   const log = (id: string, created_at: Date) => ({
-    id, team_id: team.id, method: 'GET', endpoint: '/team', response_status: 200, duration_ms: 1, created_at,
+    id,
+    team_id: team.id,
+    method: 'GET',
+    endpoint: '/team',
+    response_status: 200,
+    duration_ms: 1,
+    created_at,
   });
   const oldLog = newId();
   const newLog = newId();
@@ -28,6 +34,6 @@ test('maintenance forgets idempotency keys past 24 h and request logs past 30 da
 
   const removed = await runMaintenance(p.db, p.deps.blobs, now);
   t.deepEqual(removed, { idempotency_keys: 1, request_logs: 1, dropped_received: 0 });
-  t.deepEqual((await p.db('idempotency_keys').where({ team_id: team.id }).pluck('key')), ['fresh']);
-  t.deepEqual((await p.db('request_logs').where({ team_id: team.id }).pluck('id')), [newLog]);
+  t.deepEqual(await p.db('idempotency_keys').where({ team_id: team.id }).pluck('key'), ['fresh']);
+  t.deepEqual(await p.db('request_logs').where({ team_id: team.id }).pluck('id'), [newLog]);
 });

@@ -18,8 +18,16 @@ test('rule names are unique and the last rule catches everything', (t) => {
 });
 
 test('parseReply: code, enhanced code (only when its class agrees), multi-line text', (t) => {
-  t.deepEqual(parseReply('550 5.1.1 <a@b.c>: User unknown'), { code: 550, enhanced: '5.1.1', text: '550 5.1.1 <a@b.c>: User unknown' });
-  t.deepEqual(parseReply('550-5.7.1 first\n550 5.7.1 second'), { code: 550, enhanced: '5.7.1', text: '550 5.7.1 first 5.7.1 second' });
+  t.deepEqual(parseReply('550 5.1.1 <a@b.c>: User unknown'), {
+    code: 550,
+    enhanced: '5.1.1',
+    text: '550 5.1.1 <a@b.c>: User unknown',
+  });
+  t.deepEqual(parseReply('550-5.7.1 first\n550 5.7.1 second'), {
+    code: 550,
+    enhanced: '5.7.1',
+    text: '550 5.7.1 first 5.7.1 second',
+  });
   t.is(parseReply('550 4.2.2 mixed classes')?.enhanced, null);
   t.is(parseReply('421 Service not available')?.enhanced, null);
   t.is(parseReply('garbage'), null);
@@ -30,9 +38,15 @@ test('verdicts: 2xx delivers, 4xx defers, 5xx bounces with its type; failures wi
   t.is(v('250 2.0.0 Ok').action, 'deliver');
   t.is(v('451 4.3.0 Local error').action, 'defer');
   t.like(v('550 5.1.1 No such user'), { action: 'bounce', bounce: { type: 'Permanent', subType: 'NoEmail' } });
-  t.like(v('550 Requested action not taken: mailbox unavailable'), { action: 'bounce', bounce: { type: 'Permanent', subType: 'General' } });
+  t.like(v('550 Requested action not taken: mailbox unavailable'), {
+    action: 'bounce',
+    bounce: { type: 'Permanent', subType: 'General' },
+  });
   t.like(v('552 5.2.2 Mailbox full'), { action: 'bounce', bounce: { type: 'Transient', subType: 'MailboxFull' } });
-  t.like(v('554 5.7.1 Blocked using zen.spamhaus.org'), { action: 'bounce', bounce: { type: 'Transient', subType: 'General' } });
+  t.like(v('554 5.7.1 Blocked using zen.spamhaus.org'), {
+    action: 'bounce',
+    bounce: { type: 'Transient', subType: 'General' },
+  });
   t.like(v('!ECONNREFUSED connect ECONNREFUSED'), { action: 'defer', code: 421, enhanced: '4.4.2' });
 });
 

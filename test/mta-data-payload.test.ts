@@ -14,12 +14,13 @@ async function viaStream(message: Buffer): Promise<Buffer> {
   return Buffer.concat(out);
 }
 
-test('the payload equals what nodemailer\'s data stream sends; a bare CR is left to that stream', async (t) => {
+test("the payload equals what nodemailer's data stream sends; a bare CR is left to that stream", async (t) => {
   const cases = ['', '.', 'a\r\n', '.a\r\n.b\r\n..c', 'a\nb\n.c\n', '\n.\n', 'x\r\n\n.\r\n', 'no end of line'];
   const pieces = ['a', '.', '\r\n', '\r\n.', '..', ' ', '\n', '\n.'];
   let seed = 7;
   const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
-  for (let i = 0; i < 3000; i++) cases.push(Array.from({ length: next() % 12 }, () => pieces[next() % pieces.length]).join(''));
+  for (let i = 0; i < 3000; i++)
+    cases.push(Array.from({ length: next() % 12 }, () => pieces[next() % pieces.length]).join(''));
   for (const text of cases) {
     const message = Buffer.from(text);
     t.deepEqual(dataPayload(message), await viaStream(message), JSON.stringify(text));

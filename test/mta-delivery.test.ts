@@ -26,8 +26,13 @@ test('an API email is composed, DKIM-signed, sent over STARTTLS with the return-
   const domain = await w.sendingDomain(team, 'shop-alpha.com');
   w.mx('alpha-rcpt.net');
   const id = await insertEmail(w.p.db, w.p.deps.blobs, {
-    teamId: team.id, domain, from: 'Shop <orders@shop-alpha.com>', to: ['ann@alpha-rcpt.net'],
-    bcc: ['hidden@alpha-rcpt.net'], subject: 'Your order', tags: [{ name: 'kind', value: 'receipt' }],
+    teamId: team.id,
+    domain,
+    from: 'Shop <orders@shop-alpha.com>',
+    to: ['ann@alpha-rcpt.net'],
+    bcc: ['hidden@alpha-rcpt.net'],
+    subject: 'Your order',
+    tags: [{ name: 'kind', value: 'receipt' }],
     attachments: [{ filename: 'r.txt', content: Buffer.from('receipt body'), contentType: 'text/plain' }],
   });
   const summary = await processDelivery(w.deps, id);
@@ -36,7 +41,11 @@ test('an API email is composed, DKIM-signed, sent over STARTTLS with the return-
   const [message] = w.sink.deliveredTo('ann@alpha-rcpt.net');
   t.truthy(message);
   t.true(message.secure, 'STARTTLS was offered, so it was used');
-  t.deepEqual(message.to.sort(), ['ann@alpha-rcpt.net', 'hidden@alpha-rcpt.net'], 'one transaction for the domain, both RCPTs');
+  t.deepEqual(
+    message.to.sort(),
+    ['ann@alpha-rcpt.net', 'hidden@alpha-rcpt.net'],
+    'one transaction for the domain, both RCPTs',
+  );
   t.is(readReturnPathAddress(w.deps.secrets, message.from), id);
   t.true(message.from.endsWith('@send.shop-alpha.com'));
 
@@ -49,7 +58,10 @@ test('an API email is composed, DKIM-signed, sent over STARTTLS with the return-
   t.false(parsed.headers.has('list-unsubscribe'), 'no topic, no broadcast: no List-Unsubscribe');
 
   const dkim = await w.verifyDkim(message.raw);
-  t.deepEqual(dkim.map((d) => [d.status, d.domain, d.selector]), [['pass', 'shop-alpha.com', domain.selector]]);
+  t.deepEqual(
+    dkim.map((d) => [d.status, d.domain, d.selector]),
+    [['pass', 'shop-alpha.com', domain.selector]],
+  );
 
   const recipients = await recipientsOf(w.p.db, id);
   for (const r of recipients.values()) {
@@ -64,9 +76,15 @@ test('an API email is composed, DKIM-signed, sent over STARTTLS with the return-
   t.is(email.last_event, 'delivered');
   t.is(email.raw_blob_key, null, 'delivered at the first attempt: sent from memory, never stored');
   const again = await composeMessage(w.deps, w.p.db, email);
-  t.true(message.raw.toString('latin1').endsWith(again.toString('latin1')), 'composing again gives the bytes that were sent (after the DKIM header)');
+  t.true(
+    message.raw.toString('latin1').endsWith(again.toString('latin1')),
+    'composing again gives the bytes that were sent (after the DKIM header)',
+  );
   const events = await eventsOf(w.p.db, id);
-  t.deepEqual(events.map((e) => e.type), ['email.sent', 'email.delivered']);
+  t.deepEqual(
+    events.map((e) => e.type),
+    ['email.sent', 'email.delivered'],
+  );
   t.deepEqual(events[0].data.tags, { kind: 'receipt' });
   t.deepEqual((events[1].data.to as string[]).sort(), ['ann@alpha-rcpt.net', 'hidden@alpha-rcpt.net']);
 
@@ -98,23 +116,40 @@ test('recipients are grouped by domain: one transaction per domain, each with it
   w.mx('gamma-one.net');
   w.mx('gamma-two.net');
   const id = await insertEmail(w.p.db, w.p.deps.blobs, {
-    teamId: team.id, domain, to: ['a@gamma-one.net', 'b@gamma-one.net'], cc: ['c@gamma-two.net'],
+    teamId: team.id,
+    domain,
+    to: ['a@gamma-one.net', 'b@gamma-one.net'],
+    cc: ['c@gamma-two.net'],
   });
   await processDelivery(w.deps, id);
   const forId = w.sink.messages.filter((m) => m.to.some((a) => /gamma-(one|two)\.net$/.test(a)));
   t.deepEqual(forId.map((m) => m.to.sort().join(',')).sort(), ['a@gamma-one.net,b@gamma-one.net', 'c@gamma-two.net']);
   t.is(new Set(forId.map((m) => m.raw.toString())).size, 1, 'the same signed bytes go to every domain');
   const attempts = await w.p.db('delivery_attempts').where({ email_id: id }).orderBy('domain');
-  t.deepEqual(attempts.map((a) => [a.domain, a.recipients.sort()]), [['gamma-one.net', ['a@gamma-one.net', 'b@gamma-one.net']], ['gamma-two.net', ['c@gamma-two.net']]]);
+  t.deepEqual(
+    attempts.map((a) => [a.domain, a.recipients.sort()]),
+    [
+      ['gamma-one.net', ['a@gamma-one.net', 'b@gamma-one.net']],
+      ['gamma-two.net', ['c@gamma-two.net']],
+    ],
+  );
 });
 
 test('a topic send carries List-Unsubscribe with one-click (RFC 8058), covered by the DKIM signature', async (t) => {
   const team = await w.p.createTeam();
   const domain = await w.sendingDomain(team, 'shop-delta.com');
   w.mx('delta-rcpt.net');
-  const topic = await w.p.request('POST', '/topics', { key: team.key, body: { name: 'Deals', default_subscription: 'opt_in' } });
+  const topic = await w.p.request('POST', '/topics', {
+    key: team.key,
+    body: { name: 'Deals', default_subscription: 'opt_in' },
+  });
   t.is(topic.status, 201, topic.text);
-  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: ['dee@delta-rcpt.net'], topicId: topic.body.id });
+  const id = await insertEmail(w.p.db, w.p.deps.blobs, {
+    teamId: team.id,
+    domain,
+    to: ['dee@delta-rcpt.net'],
+    topicId: topic.body.id,
+  });
   await processDelivery(w.deps, id);
   const [message] = w.sink.deliveredTo('dee@delta-rcpt.net');
   const unfolded = message.raw.toString().replace(/\r\n[ \t]+/g, ' ');
@@ -124,7 +159,10 @@ test('a topic send carries List-Unsubscribe with one-click (RFC 8058), covered b
   t.is(readUnsubscribeToken(w.deps.secrets, url.split('/').pop()!), recipient.id, 'the link names the recipient');
   t.regex(message.raw.toString(), /List-Unsubscribe-Post: List-Unsubscribe=One-Click/);
   t.regex(message.raw.toString(), /h=[^;]*List-Unsubscribe-Post/i);
-  t.deepEqual((await w.verifyDkim(message.raw)).map((d) => d.status), ['pass']);
+  t.deepEqual(
+    (await w.verifyDkim(message.raw)).map((d) => d.status),
+    ['pass'],
+  );
 });
 
 for (const rawInBlobStore of [false, true]) {
@@ -135,8 +173,16 @@ for (const rawInBlobStore of [false, true]) {
     const rcptDomain = rawInBlobStore ? 'epb-rcpt.net' : 'eps-rcpt.net';
     const domain = await w.sendingDomain(team, name);
     w.mx(rcptDomain);
-    const raw = Buffer.from(`From: a@${name}\r\nTo: eve@${rcptDomain}\r\nBcc: secret@${rcptDomain}\r\nSubject: raw\r\n\r\nRaw body line\r\n`);
-    const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: [`eve@${rcptDomain}`], raw, rawInBlobStore });
+    const raw = Buffer.from(
+      `From: a@${name}\r\nTo: eve@${rcptDomain}\r\nBcc: secret@${rcptDomain}\r\nSubject: raw\r\n\r\nRaw body line\r\n`,
+    );
+    const id = await insertEmail(w.p.db, w.p.deps.blobs, {
+      teamId: team.id,
+      domain,
+      to: [`eve@${rcptDomain}`],
+      raw,
+      rawInBlobStore,
+    });
     await processDelivery(w.deps, id);
     const [message] = w.sink.deliveredTo(`eve@${rcptDomain}`);
     const text = message.raw.toString();
@@ -144,9 +190,16 @@ for (const rawInBlobStore of [false, true]) {
     t.regex(text, /^Date: /m);
     t.notRegex(text, /^Bcc:/im);
     t.regex(text, /Raw body line/);
-    t.deepEqual((await w.verifyDkim(message.raw)).map((d) => d.status), ['pass']);
+    t.deepEqual(
+      (await w.verifyDkim(message.raw)).map((d) => d.status),
+      ['pass'],
+    );
     const email = await w.p.db('emails').where({ id }).first();
-    t.is(email.raw_blob_key, rawInBlobStore ? `emails/${team.id}/${id}/submitted.eml` : null, 'the submitted message is never recomposed (nor stored again)');
+    t.is(
+      email.raw_blob_key,
+      rawInBlobStore ? `emails/${team.id}/${id}/submitted.eml` : null,
+      'the submitted message is never recomposed (nor stored again)',
+    );
     t.is((await w.p.db('email_raw').where({ email_id: id })).length, rawInBlobStore ? 0 : 1);
   });
 }

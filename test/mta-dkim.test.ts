@@ -38,10 +38,14 @@ print(json.dumps([verify(message, i) for i in range(int(sys.argv[2]))]))
 /** dkimpy's verdict on each DKIM-Signature of `raw`, with the TXT records given (name → value). */
 function dkimpy(raw: Buffer, records: Record<string, string>, signatures: number): Promise<boolean[]> {
   return new Promise((resolve, reject) => {
-    const child = execFile('/usr/bin/python3', ['-c', DKIMPY, JSON.stringify(records), String(signatures)], (err, stdout, stderr) => {
-      if (err) return reject(new Error(`dkimpy failed (apt-get install python3-dkim): ${stderr || err.message}`));
-      resolve(JSON.parse(stdout));
-    });
+    const child = execFile(
+      '/usr/bin/python3',
+      ['-c', DKIMPY, JSON.stringify(records), String(signatures)],
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`dkimpy failed (apt-get install python3-dkim): ${stderr || err.message}`));
+        resolve(JSON.parse(stdout));
+      },
+    );
     child.stdin?.end(raw);
   });
 }
@@ -52,19 +56,33 @@ test('RSA and Ed25519 signatures, each verified by mailauth, dkimpy and opendkim
   const ed = generateKeyPairSync('ed25519');
   const edPublic = (ed.publicKey.export({ format: 'der', type: 'spki' }) as Buffer).subarray(-32).toString('base64');
   await w.p.db('dkim_keys').insert({
-    id: newId(), team_id: team.id, domain_id: domain.id, selector: 'ed1', algorithm: 'ed25519', public_key: edPublic,
+    id: newId(),
+    team_id: team.id,
+    domain_id: domain.id,
+    selector: 'ed1',
+    algorithm: 'ed25519',
+    public_key: edPublic,
     private_key_sealed: seal(secretsKey(w.p.config), ed.privateKey.export({ format: 'pem', type: 'pkcs8' }) as string),
-    status: 'active', activated_at: new Date(),
+    status: 'active',
+    activated_at: new Date(),
   });
   const edRecord = `v=DKIM1; k=ed25519; p=${edPublic}`;
   w.dns.set('ed1._domainkey.dual-signed.com', 'TXT', [edRecord]);
   w.mx('dual-rcpt.net');
-  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: ['d@dual-rcpt.net'], html: '<p>Grüße, naïve café</p>' });
+  const id = await insertEmail(w.p.db, w.p.deps.blobs, {
+    teamId: team.id,
+    domain,
+    to: ['d@dual-rcpt.net'],
+    html: '<p>Grüße, naïve café</p>',
+  });
   await processDelivery(w.deps, id);
   const [message] = w.sink.deliveredTo('d@dual-rcpt.net');
 
   const verdicts = await w.verifyDkim(message.raw);
-  t.deepEqual(verdicts.map((v) => [v.status, v.selector]).sort(), [['pass', 'ed1'], ['pass', domain.selector]]);
+  t.deepEqual(verdicts.map((v) => [v.status, v.selector]).sort(), [
+    ['pass', 'ed1'],
+    ['pass', domain.selector],
+  ]);
   t.regex(message.raw.toString(), /a=ed25519-sha256/);
   t.regex(message.raw.toString(), /a=rsa-sha256/);
 
@@ -75,13 +93,25 @@ test('RSA and Ed25519 signatures, each verified by mailauth, dkimpy and opendkim
   };
   t.deepEqual(await dkimpy(message.raw, records, 2), [true, true]);
   // Each signature alone, so one good signature cannot cover for the other.
-  t.deepEqual((await opendkimVerify(message.raw, records)).map((v) => v.output), ['', '']);
+  t.deepEqual(
+    (await opendkimVerify(message.raw, records)).map((v) => v.output),
+    ['', ''],
+  );
   // The same checks fail on a tampered body, and without the keys in DNS: the verifiers are really checking.
   // (In the body: a 'Gr' inside a signature's base64 would break that signature alone.)
   const text = message.raw.toString();
   const bodyAt = text.indexOf('\r\n\r\n');
   const tampered = Buffer.from(text.slice(0, bodyAt) + text.slice(bodyAt).replace('Gr', 'Xr'));
   t.deepEqual(await dkimpy(tampered, records, 2), [false, false]);
-  t.deepEqual((await opendkimVerify(tampered, records)).map((v) => [v.pass, v.output]), [[false, 'opendkim-testmsg: dkim_eom(): Bad signature'], [false, 'opendkim-testmsg: dkim_eom(): Bad signature']]);
-  t.deepEqual((await opendkimVerify(message.raw, {})).map((v) => v.output), ['opendkim-testmsg: dkim_eom(): Key retrieval failed', 'opendkim-testmsg: dkim_eom(): Key retrieval failed']);
+  t.deepEqual(
+    (await opendkimVerify(tampered, records)).map((v) => [v.pass, v.output]),
+    [
+      [false, 'opendkim-testmsg: dkim_eom(): Bad signature'],
+      [false, 'opendkim-testmsg: dkim_eom(): Bad signature'],
+    ],
+  );
+  t.deepEqual(
+    (await opendkimVerify(message.raw, {})).map((v) => v.output),
+    ['opendkim-testmsg: dkim_eom(): Key retrieval failed', 'opendkim-testmsg: dkim_eom(): Key retrieval failed'],
+  );
 });

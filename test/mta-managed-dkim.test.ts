@@ -28,9 +28,15 @@ test.after.always(async () => {
 
 /** `npm run cli -- <args>` as the operator runs it, on the world's database and secrets key; its JSON answer. */
 async function cli(...args: string[]): Promise<{ code: number | null; out: unknown; stderr: string }> {
-  const run = await runCli({
-    DATABASE_URL: w.p.config.DATABASE_URL, SECRETS_KEY: w.p.config.SECRETS_KEY!, MANAGED_DOMAIN_HOST: HOST, MANAGED_DKIM_SELECTOR: SELECTOR,
-  }, ...args);
+  const run = await runCli(
+    {
+      DATABASE_URL: w.p.config.DATABASE_URL,
+      SECRETS_KEY: w.p.config.SECRETS_KEY!,
+      MANAGED_DOMAIN_HOST: HOST,
+      MANAGED_DKIM_SELECTOR: SELECTOR,
+    },
+    ...args,
+  );
   return { code: run.code, out: run.code === 0 ? JSON.parse(run.stdout) : run.stdout, stderr: run.stderr };
 }
 
@@ -42,7 +48,13 @@ test('mail from the managed domain is signed d=<MANAGED_DOMAIN_HOST> with the ke
   w.mx('team-inbox.net');
   await verifyIdentity(w.p.db, team.id, 'owner@team-inbox.net');
   const sent = await w.p.request('POST', '/emails', {
-    key: team.key, body: { from: `Owner <owner@${managed.name}>`, to: 'owner@team-inbox.net', subject: 'Signed by the platform', html: '<p>Grüße</p>' },
+    key: team.key,
+    body: {
+      from: `Owner <owner@${managed.name}>`,
+      to: 'owner@team-inbox.net',
+      subject: 'Signed by the platform',
+      html: '<p>Grüße</p>',
+    },
   });
   t.is(sent.status, 200, sent.text);
   await processDelivery(w.deps, sent.body.id);
@@ -66,8 +78,15 @@ test('mail from the managed domain is signed d=<MANAGED_DOMAIN_HOST> with the ke
 
   // As a receiver's DMARC check sees it (RFC 7489 §3.1.1 relaxed alignment: same organizational domain).
   w.dns.set(`_dmarc.${HOST}`, 'TXT', ['v=DMARC1; p=reject']);
-  const authenticator = createAuthenticator({ dns: createResolver({ servers: [w.dns.address], timeoutMs: 2000, tries: 1 }), authservId: 'mx.team-inbox.net' });
-  const { verdicts } = await authenticator.authenticate(message.raw, { ip: '127.0.0.1', helo: w.p.config.MTA_HOSTNAME, sender: message.from });
+  const authenticator = createAuthenticator({
+    dns: createResolver({ servers: [w.dns.address], timeoutMs: 2000, tries: 1 }),
+    authservId: 'mx.team-inbox.net',
+  });
+  const { verdicts } = await authenticator.authenticate(message.raw, {
+    ip: '127.0.0.1',
+    helo: w.p.config.MTA_HOSTNAME,
+    sender: message.from,
+  });
   t.deepEqual(verdicts.dkim, [{ result: 'pass', domain: HOST, selector: SELECTOR, aligned: true }]);
   // The policy found at the organizational domain (RFC 7489 §6.6.3), the From domain having none of its own.
   t.like(verdicts.dmarc, { result: 'pass', domain: HOST });
@@ -82,10 +101,14 @@ test('the platform key is created once however many ensure it at once, and store
   const secrets = secretsKey(w.p.config);
   let inserts = 0;
   const count = (q: { sql: string; bindings?: unknown[] }) => {
-    if (q.sql.startsWith('insert into "platform_dkim_keys"') && q.bindings?.includes(config.MANAGED_DOMAIN_HOST)) inserts++;
+    if (q.sql.startsWith('insert into "platform_dkim_keys"') && q.bindings?.includes(config.MANAGED_DOMAIN_HOST))
+      inserts++;
   };
   w.p.db.on('query', count);
-  const [a, b] = await Promise.all([ensurePlatformKey(w.p.db, secrets, config), ensurePlatformKey(w.p.db, secrets, config)]);
+  const [a, b] = await Promise.all([
+    ensurePlatformKey(w.p.db, secrets, config),
+    ensurePlatformKey(w.p.db, secrets, config),
+  ]);
   w.p.db.off('query', count);
   // Both found no key and generated one (a key takes far longer than a read): the conflict really happened.
   t.is(inserts, 2);

@@ -53,9 +53,15 @@ test('4xx defers on the schedule (1 minute first), and the next attempt delivers
   t.is(r.status, 'delivered');
   t.is(r.attempts, 2);
   t.is(w.sink.deliveredTo('sam@soft.net').length, 1);
-  t.deepEqual((await eventsOf(w.p.db, id)).map((e) => e.type), ['email.sent', 'email.delivered']);
+  t.deepEqual(
+    (await eventsOf(w.p.db, id)).map((e) => e.type),
+    ['email.sent', 'email.delivered'],
+  );
   const attempts = await w.p.db('delivery_attempts').where({ email_id: id }).orderBy('id');
-  t.deepEqual(attempts.map((a) => a.outcome), ['deferred', 'delivered']);
+  t.deepEqual(
+    attempts.map((a) => a.outcome),
+    ['deferred', 'delivered'],
+  );
   t.regex(attempts[0].transcript, /S: 450 4\.2\.1 Mailbox busy/);
 });
 
@@ -73,7 +79,9 @@ test('5xx bounces with the reply and enhanced code kept; a hard bounce adds a su
   const events = await eventsOf(w.p.db, id);
   const bounced = events.find((e) => e.type === 'email.bounced')!;
   t.like(bounced.data, { to: ['gone@hard.net'], bounce: { type: 'Permanent', subType: 'NoEmail' } });
-  t.deepEqual((bounced.data.bounce as { diagnosticCode: string[] }).diagnosticCode, ['smtp; 550 5.1.1 <gone@hard.net>: Recipient address rejected: User unknown']);
+  t.deepEqual((bounced.data.bounce as { diagnosticCode: string[] }).diagnosticCode, [
+    'smtp; 550 5.1.1 <gone@hard.net>: Recipient address rejected: User unknown',
+  ]);
   t.truthy(await w.p.db('events').where({ team_id: team.id, type: 'suppression.added' }).first());
   const email = await w.p.db('emails').where({ id }).first();
   t.like(email, { status: 'done', last_event: 'bounced' });
@@ -85,11 +93,24 @@ test('one transaction, mixed RCPT answers: each recipient gets its own outcome; 
   w.sink.script('full@mixed.net', { rcpt: '552 5.2.2 Mailbox full' });
   await processDelivery(w.deps, id);
   const rs = await recipientsOf(w.p.db, id);
-  t.deepEqual([...rs.values()].map((r) => [r.address, r.status]).sort(), [['full@mixed.net', 'bounced'], ['later@mixed.net', 'deferred'], ['ok@mixed.net', 'delivered']]);
-  t.deepEqual([rs.get('full@mixed.net')!.bounce_type, rs.get('full@mixed.net')!.bounce_sub_type], ['Transient', 'MailboxFull']);
-  t.falsy(await w.p.db('suppressions').where({ team_id: team.id, email: 'full@mixed.net' }).first(), 'a full mailbox is no reason to suppress');
+  t.deepEqual([...rs.values()].map((r) => [r.address, r.status]).sort(), [
+    ['full@mixed.net', 'bounced'],
+    ['later@mixed.net', 'deferred'],
+    ['ok@mixed.net', 'delivered'],
+  ]);
+  t.deepEqual(
+    [rs.get('full@mixed.net')!.bounce_type, rs.get('full@mixed.net')!.bounce_sub_type],
+    ['Transient', 'MailboxFull'],
+  );
+  t.falsy(
+    await w.p.db('suppressions').where({ team_id: team.id, email: 'full@mixed.net' }).first(),
+    'a full mailbox is no reason to suppress',
+  );
   const delivered = w.sink.messages.filter((m) => m.to.some((a) => a.endsWith('@mixed.net')));
-  t.deepEqual(delivered.map((m) => m.to), [['ok@mixed.net']]);
+  t.deepEqual(
+    delivered.map((m) => m.to),
+    [['ok@mixed.net']],
+  );
   const [attempt] = await w.p.db('delivery_attempts').where({ email_id: id });
   t.is(attempt.outcome, 'partial');
   const email = await w.p.db('emails').where({ id }).first();
@@ -118,10 +139,19 @@ test('null MX, no MX and no address, and NXDOMAIN bounce without connecting; SER
   w.dns.set('nullmx.net', 'MX', [{ exchange: '.', priority: 0 }]);
   w.dns.set('nomail.net', 'TXT', ['v=spf1 -all']);
   w.dns.fail('broken.net', 'servfail');
-  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: ['a@nullmx.net', 'b@nomail.net', 'c@nxdomain-here.net', 'd@broken.net'] });
+  const id = await insertEmail(w.p.db, w.p.deps.blobs, {
+    teamId: team.id,
+    domain,
+    to: ['a@nullmx.net', 'b@nomail.net', 'c@nxdomain-here.net', 'd@broken.net'],
+  });
   await processDelivery(w.deps, id);
   const rs = await recipientsOf(w.p.db, id);
-  t.like(rs.get('a@nullmx.net'), { status: 'bounced', enhanced_code: '5.1.10', bounce_type: 'Permanent', mx_host: null });
+  t.like(rs.get('a@nullmx.net'), {
+    status: 'bounced',
+    enhanced_code: '5.1.10',
+    bounce_type: 'Permanent',
+    mx_host: null,
+  });
   t.like(rs.get('b@nomail.net'), { status: 'bounced', enhanced_code: '5.1.2' });
   t.like(rs.get('c@nxdomain-here.net'), { status: 'bounced', enhanced_code: '5.1.2' });
   t.like(rs.get('d@broken.net'), { status: 'deferred', enhanced_code: '4.4.3' });
@@ -132,7 +162,11 @@ test('null MX, no MX and no address, and NXDOMAIN bounce without connecting; SER
 test('the next MX is tried when one refuses the connection or answers 421 at the greeting', async (t) => {
   const team = await w.p.createTeam();
   const domain = await w.sendingDomain(team, 'sender-multi.com');
-  w.dns.set('multi.net', 'MX', [{ exchange: 'mx1.multi.net', priority: 10 }, { exchange: 'mx2.multi.net', priority: 20 }, { exchange: 'mx3.multi.net', priority: 30 }]);
+  w.dns.set('multi.net', 'MX', [
+    { exchange: 'mx1.multi.net', priority: 10 },
+    { exchange: 'mx2.multi.net', priority: 20 },
+    { exchange: 'mx3.multi.net', priority: 30 },
+  ]);
   w.dns.set('mx1.multi.net', 'A', ['127.0.0.3']); // nothing listens there
   w.dns.set('mx2.multi.net', 'A', ['127.0.0.4']); // the grumpy one
   w.dns.set('mx3.multi.net', 'A', ['127.0.0.1']);
@@ -148,7 +182,11 @@ test('a message too large for the peer bounces as Transient/MessageTooLarge at D
   const { team, id } = await setup('small.net', ['tiny@small.net']);
   w.sink.script('tiny@small.net', { data: '552 5.3.4 Message size exceeds fixed limit' });
   await processDelivery(w.deps, id);
-  t.like((await recipientsOf(w.p.db, id)).get('tiny@small.net'), { status: 'bounced', bounce_type: 'Transient', bounce_sub_type: 'MessageTooLarge' });
+  t.like((await recipientsOf(w.p.db, id)).get('tiny@small.net'), {
+    status: 'bounced',
+    bounce_type: 'Transient',
+    bounce_sub_type: 'MessageTooLarge',
+  });
   t.falsy(await w.p.db('suppressions').where({ team_id: team.id }).first());
 });
 
@@ -163,7 +201,12 @@ test('72 hours of deferrals end in a bounce of type Undetermined, without a supp
   t.is(r.next_attempt_at?.getTime(), t0.getTime() + GIVE_UP_AFTER_MS, 'the last retry lands on the 72-hour mark');
   await processDelivery(w.deps, id, at(t0, GIVE_UP_AFTER_MS));
   r = (await recipientsOf(w.p.db, id)).get('nope@never.net')!;
-  t.like(r, { status: 'bounced', bounce_type: 'Undetermined', bounce_sub_type: 'Undetermined', last_response: '451 4.7.1 Greylisted' });
+  t.like(r, {
+    status: 'bounced',
+    bounce_type: 'Undetermined',
+    bounce_sub_type: 'Undetermined',
+    last_response: '451 4.7.1 Greylisted',
+  });
   t.falsy(await w.p.db('suppressions').where({ team_id: team.id }).first());
   const types = (await eventsOf(w.p.db, id)).map((e) => e.type);
   t.deepEqual(types, ['email.sent', 'email.delivery_delayed', 'email.bounced']);
@@ -196,7 +239,10 @@ test('our own failure (an attachment blob gone) defers as 451 4.3.0, never bounc
   const domain = await w.sendingDomain(team, 'sender-broken.com');
   w.mx('ours.net');
   const id = await insertEmail(w.p.db, w.p.deps.blobs, {
-    teamId: team.id, domain, to: ['x@ours.net'], attachments: [{ filename: 'a.txt', content: Buffer.from('a'), contentType: 'text/plain' }],
+    teamId: team.id,
+    domain,
+    to: ['x@ours.net'],
+    attachments: [{ filename: 'a.txt', content: Buffer.from('a'), contentType: 'text/plain' }],
   });
   const attachment = await w.p.db('email_attachments').where({ email_id: id }).first();
   await w.p.deps.blobs.delete(attachment.blob_key);

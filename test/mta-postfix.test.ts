@@ -13,7 +13,10 @@ test.before(async () => {
   w = await startMtaWorld();
   // Postfix is the MX of pf-rcpt.net on the delivery port at 127.0.0.6 and relays what it accepts to the sink.
   postfix = await startPostfix({
-    host: '127.0.0.6', port: w.sink.port, domain: DOMAIN, relayTo: { host: '127.0.0.1', port: w.sink.port },
+    host: '127.0.0.6',
+    port: w.sink.port,
+    domain: DOMAIN,
+    relayTo: { host: '127.0.0.1', port: w.sink.port },
     known: ['ok@pf-rcpt.net', 'ok2@pf-rcpt.net', 'later@pf-rcpt.net'],
     access: { 'later@pf-rcpt.net': '450 4.2.1 Mailbox temporarily unavailable' },
     messageSizeLimit: 200_000,
@@ -43,14 +46,22 @@ test('Postfix takes the message over STARTTLS; it arrives beyond Postfix with it
   await w.sink.waitFor(() => w.sink.deliveredTo('ok@pf-rcpt.net').length > 0, 20_000);
   const [relayed] = w.sink.deliveredTo('ok@pf-rcpt.net');
   t.regex(relayed.raw.toString(), /Received: from .*\s+by mx\.pf-rcpt\.net \(Postfix\) with ESMTPS/);
-  t.deepEqual((await w.verifyDkim(relayed.raw)).map((d) => d.status), ['pass']);
+  t.deepEqual(
+    (await w.verifyDkim(relayed.raw)).map((d) => d.status),
+    ['pass'],
+  );
 });
 
 test("Postfix's own refusals: unknown user bounces (Permanent/NoEmail), 450 defers, in one transaction with a delivered one", async (t) => {
   const { team, id } = await send(['ok2@pf-rcpt.net', 'nobody@pf-rcpt.net', 'later@pf-rcpt.net']);
   const rs = await recipientsOf(w.p.db, id);
   t.is(rs.get('ok2@pf-rcpt.net')?.status, 'delivered');
-  t.like(rs.get('nobody@pf-rcpt.net'), { status: 'bounced', enhanced_code: '5.1.1', bounce_type: 'Permanent', bounce_sub_type: 'NoEmail' });
+  t.like(rs.get('nobody@pf-rcpt.net'), {
+    status: 'bounced',
+    enhanced_code: '5.1.1',
+    bounce_type: 'Permanent',
+    bounce_sub_type: 'NoEmail',
+  });
   t.regex(rs.get('nobody@pf-rcpt.net')?.last_response ?? '', /User unknown in relay recipient table/);
   t.like(rs.get('later@pf-rcpt.net'), { status: 'deferred', enhanced_code: '4.2.1' });
   t.truthy(await w.p.db('suppressions').where({ team_id: team.id, email: 'nobody@pf-rcpt.net' }).first());
@@ -58,5 +69,9 @@ test("Postfix's own refusals: unknown user bounces (Permanent/NoEmail), 450 defe
 
 test("a message over Postfix's SIZE limit bounces as Transient/MessageTooLarge", async (t) => {
   const { id } = await send(['ok@pf-rcpt.net'], { html: `<p>${'x'.repeat(300_000)}</p>` });
-  t.like((await recipientsOf(w.p.db, id)).get('ok@pf-rcpt.net'), { status: 'bounced', bounce_type: 'Transient', bounce_sub_type: 'MessageTooLarge' });
+  t.like((await recipientsOf(w.p.db, id)).get('ok@pf-rcpt.net'), {
+    status: 'bounced',
+    bounce_type: 'Transient',
+    bounce_sub_type: 'MessageTooLarge',
+  });
 });

@@ -7,22 +7,31 @@ import { generateKeyPairSync } from 'node:crypto';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { createSigner, defaultSigningThreads, type SigningKey } from '../mta/delivery/sign.ts';
 
-const pem = (type: 'rsa' | 'ed25519') => (type === 'rsa'
-  ? generateKeyPairSync('rsa', { modulusLength: 2048 })
-  : generateKeyPairSync('ed25519'));
+const pem = (type: 'rsa' | 'ed25519') =>
+  type === 'rsa' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ed25519');
 
 const rsa = pem('rsa');
 const ed = pem('ed25519');
 const keys: SigningKey[] = [
-  { domain: 'signer.example', selector: 'r1', privateKey: rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() },
-  { domain: 'signer.example', selector: 'e1', privateKey: ed.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() },
+  {
+    domain: 'signer.example',
+    selector: 'r1',
+    privateKey: rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  },
+  {
+    domain: 'signer.example',
+    selector: 'e1',
+    privateKey: ed.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  },
 ];
 const records: Record<string, string> = {
   'r1._domainkey.signer.example': `v=DKIM1; k=rsa; p=${rsa.publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`,
   'e1._domainkey.signer.example': `v=DKIM1; k=ed25519; p=${ed.publicKey.export({ type: 'spki', format: 'der' }).subarray(12).toString('base64')}`,
 };
-const message = Buffer.from('From: a@signer.example\r\nTo: b@example.net\r\nSubject: Same bytes\r\nDate: Mon, 23 Nov 2026 10:00:00 +0000\r\n'
-  + 'Message-ID: <1@signer.example>\r\n\r\nHello,\r\nthe same body either way.\r\n');
+const message = Buffer.from(
+  'From: a@signer.example\r\nTo: b@example.net\r\nSubject: Same bytes\r\nDate: Mon, 23 Nov 2026 10:00:00 +0000\r\n' +
+    'Message-ID: <1@signer.example>\r\n\r\nHello,\r\nthe same body either way.\r\n',
+);
 const now = new Date('2026-11-23T10:00:00Z');
 
 test('inline and threaded signing give the same signatures, and mailauth verifies them', async (t) => {
@@ -40,12 +49,18 @@ test('inline and threaded signing give the same signatures, and mailauth verifie
       return [[records[name]]];
     };
     const verdict = await dkimVerify(signed, { resolver });
-    t.deepEqual(verdict.results.map((r: { status: { result: string } }) => r.status.result), ['pass', 'pass']);
+    t.deepEqual(
+      verdict.results.map((r: { status: { result: string } }) => r.status.result),
+      ['pass', 'pass'],
+    );
   } finally {
     await Promise.all([inline.close(), threaded.close()]);
   }
 });
 
 test('no signing threads by default on two cores or fewer; cores minus two beyond', (t) => {
-  t.deepEqual([1, 2, 3, 4, 8].map((cores) => defaultSigningThreads(cores)), [0, 0, 1, 2, 6]);
+  t.deepEqual(
+    [1, 2, 3, 4, 8].map((cores) => defaultSigningThreads(cores)),
+    [0, 0, 1, 2, 6],
+  );
 });

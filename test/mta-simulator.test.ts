@@ -14,7 +14,9 @@ let worker: Worker;
 test.before(async () => {
   w = await startMtaWorld();
   queue = createQueue(w.p.config, queues.deliver);
-  worker = createWorker(w.p.config, queues.deliver, async (job) => processDelivery(w.deps, job.data.emailId), { concurrency: 4 });
+  worker = createWorker(w.p.config, queues.deliver, async (job) => processDelivery(w.deps, job.data.emailId), {
+    concurrency: 4,
+  });
 });
 test.after.always(async () => {
   await worker?.close();
@@ -28,7 +30,10 @@ async function send(to: string[]) {
   const managed = await w.p.db('domains').where({ team_id: team.id, managed: true }).first();
   const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain: managed, to });
   await queue.add('deliver', { emailId: id }, { jobId: id });
-  await until(async () => !(await w.p.db('email_recipients').where({ email_id: id }).whereIn('status', ['queued']).first()), { what: 'no recipient left queued' });
+  await until(
+    async () => !(await w.p.db('email_recipients').where({ email_id: id }).whereIn('status', ['queued']).first()),
+    { what: 'no recipient left queued' },
+  );
   return { team, id };
 }
 
@@ -36,7 +41,10 @@ test('delivered@ and labelled addresses are delivered without a connection', asy
   const { id } = await send([w.sim('delivered'), w.sim('delivered+signup')]);
   const rs = await recipientsOf(w.p.db, id);
   t.true([...rs.values()].every((r) => r.status === 'delivered'));
-  t.deepEqual((await eventsOf(w.p.db, id)).map((e) => e.type), ['email.sent', 'email.delivered']);
+  t.deepEqual(
+    (await eventsOf(w.p.db, id)).map((e) => e.type),
+    ['email.sent', 'email.delivered'],
+  );
   t.is(w.sink.deliveredTo(w.sim('delivered')).length, 0);
   const [attempt] = await w.p.db('delivery_attempts').where({ email_id: id });
   t.like(attempt, { outcome: 'delivered', mx_host: null, domain: w.p.config.SIMULATOR_DOMAIN });
@@ -45,7 +53,12 @@ test('delivered@ and labelled addresses are delivered without a connection', asy
 
 test('bounced@ bounces 550 5.1.1 Permanent/General, without adding a suppression', async (t) => {
   const { team, id } = await send([w.sim('bounced')]);
-  t.like((await recipientsOf(w.p.db, id)).get(w.sim('bounced')), { status: 'bounced', enhanced_code: '5.1.1', bounce_type: 'Permanent', bounce_sub_type: 'General' });
+  t.like((await recipientsOf(w.p.db, id)).get(w.sim('bounced')), {
+    status: 'bounced',
+    enhanced_code: '5.1.1',
+    bounce_type: 'Permanent',
+    bounce_sub_type: 'General',
+  });
   const bounced = (await eventsOf(w.p.db, id)).find((e) => e.type === 'email.bounced');
   t.like(bounced?.data, { to: [w.sim('bounced')], bounce: { type: 'Permanent', subType: 'General' } });
   t.falsy(await w.p.db('suppressions').where({ team_id: team.id }).first());
@@ -54,7 +67,10 @@ test('bounced@ bounces 550 5.1.1 Permanent/General, without adding a suppression
 
 test('complained@ is delivered, then complains', async (t) => {
   const { id } = await send([w.sim('complained')]);
-  t.deepEqual((await eventsOf(w.p.db, id)).map((e) => e.type), ['email.sent', 'email.delivered', 'email.complained']);
+  t.deepEqual(
+    (await eventsOf(w.p.db, id)).map((e) => e.type),
+    ['email.sent', 'email.delivered', 'email.complained'],
+  );
   t.is((await w.p.db('emails').where({ id }).first()).last_event, 'complained');
 });
 
@@ -62,7 +78,10 @@ test('suppressed@ is suppressed with an email.suppressed event and no attempt', 
   const { id } = await send([w.sim('suppressed')]);
   t.is((await recipientsOf(w.p.db, id)).get(w.sim('suppressed'))?.status, 'suppressed');
   const event = (await eventsOf(w.p.db, id)).find((e) => e.type === 'email.suppressed');
-  t.like(event?.data, { to: [w.sim('suppressed')], suppressed: { type: 'OnAccountSuppressionList', reason: 'previous_bounce' } });
+  t.like(event?.data, {
+    to: [w.sim('suppressed')],
+    suppressed: { type: 'OnAccountSuppressionList', reason: 'previous_bounce' },
+  });
   t.is((await w.p.db('delivery_attempts').where({ email_id: id })).length, 0);
   t.like(await w.p.db('emails').where({ id }).first(), { status: 'done', last_event: 'suppressed' });
 });
@@ -74,7 +93,10 @@ test('delayed@ defers once with delivery_delayed at once, then is delivered at i
   t.is((await w.p.db('emails').where({ id }).first()).last_event, 'delivery_delayed');
   await processDelivery(w.deps, id, r.next_attempt_at!);
   t.is((await recipientsOf(w.p.db, id)).get(w.sim('delayed'))?.status, 'delivered');
-  t.deepEqual((await eventsOf(w.p.db, id)).map((e) => e.type), ['email.sent', 'email.delivery_delayed', 'email.delivered']);
+  t.deepEqual(
+    (await eventsOf(w.p.db, id)).map((e) => e.type),
+    ['email.sent', 'email.delivery_delayed', 'email.delivered'],
+  );
   t.is((await w.p.db('emails').where({ id }).first()).last_event, 'delivered');
 });
 
@@ -82,10 +104,18 @@ test('simulator and real recipients in one email each take their own path', asyn
   const team = await w.p.createTeam();
   const domain = await w.sendingDomain(team, 'sender-simmix.com');
   w.mx('simmix.net');
-  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: [w.sim('bounced'), 'real@simmix.net'] });
+  const id = await insertEmail(w.p.db, w.p.deps.blobs, {
+    teamId: team.id,
+    domain,
+    to: [w.sim('bounced'), 'real@simmix.net'],
+  });
   await processDelivery(w.deps, id);
   const rs = await recipientsOf(w.p.db, id);
   t.is(rs.get(w.sim('bounced'))?.status, 'bounced');
   t.is(rs.get('real@simmix.net')?.status, 'delivered');
-  t.deepEqual(w.sink.deliveredTo('real@simmix.net')[0].to, ['real@simmix.net'], 'the simulator address never reaches the wire');
+  t.deepEqual(
+    w.sink.deliveredTo('real@simmix.net')[0].to,
+    ['real@simmix.net'],
+    'the simulator address never reaches the wire',
+  );
 });

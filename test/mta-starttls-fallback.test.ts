@@ -70,14 +70,18 @@ async function brokenTlsReceiver(host: string, port: number, sinkPort: number, m
   });
   return {
     seen,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
-for (const [mode, ip] of [['garbage', '127.0.0.6'], ['hangup', '127.0.0.7']] as const) {
+for (const [mode, ip] of [
+  ['garbage', '127.0.0.6'],
+  ['hangup', '127.0.0.7'],
+] as const) {
   test(`a failed STARTTLS handshake (${mode}) is retried once in the clear: delivered, and the transcript shows both`, async (t) => {
     const receiver = await brokenTlsReceiver(ip, w.sink.port, w.sink.port, mode);
     t.teardown(receiver.close);
@@ -90,7 +94,10 @@ for (const [mode, ip] of [['garbage', '127.0.0.6'], ['hangup', '127.0.0.7']] as 
     const transcript = attempt.transcript!;
     t.log(transcript);
 
-    t.like((await recipientsOf(w.p.db, id)).get(`tia@${mode}-tls.net`), { status: 'delivered', mx_host: `mx.${mode}-tls.net` });
+    t.like((await recipientsOf(w.p.db, id)).get(`tia@${mode}-tls.net`), {
+      status: 'delivered',
+      mx_host: `mx.${mode}-tls.net`,
+    });
     t.deepEqual(receiver.seen.connections, 2, 'the broken session, then one in the clear');
     t.is(receiver.seen.starttls, 1, 'STARTTLS asked for once');
     t.true(receiver.seen.handshakeBytes > 0, 'the client really began a handshake');

@@ -28,16 +28,24 @@ test.after.always(async () => {
 /** fetch always adds `user-agent: node`; node:http sends only the headers it is given. */
 function getWithoutUserAgent(url: string): Promise<{ status: number; body: Json }> {
   return new Promise((resolve, reject) => {
-    http.get(url, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    }).on('error', reject);
+    http
+      .get(url, (res) => {
+        let text = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (c: string) => (text += c))
+          .on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      })
+      .on('error', reject);
   });
 }
 
 function documented(): { method: string; path: string; op: Json }[] {
   return Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) =>
-    Object.entries(item).filter(([m]) => METHODS.includes(m)).map(([method, op]) => ({ method, path, op: op as Json })));
+    Object.entries(item)
+      .filter(([m]) => METHODS.includes(m))
+      .map(([method, op]) => ({ method, path, op: op as Json })),
+  );
 }
 
 /** A deliberately small JSON Schema (2020-12) checker: the keywords zod's converter emits for our schemas. */
@@ -49,22 +57,30 @@ function validate(schema: Json, value: unknown, at = '$'): string[] {
   }
   const errors: string[] = [];
   const alternatives = schema.anyOf ?? schema.oneOf;
-  if (alternatives && !(alternatives as Json[]).some((s) => validate(s, value, at).length === 0)) errors.push(`${at}: matches none of anyOf/oneOf`);
+  if (alternatives && !(alternatives as Json[]).some((s) => validate(s, value, at).length === 0))
+    errors.push(`${at}: matches none of anyOf/oneOf`);
   for (const s of (schema.allOf ?? []) as Json[]) errors.push(...validate(s, value, at));
-  if ('const' in schema && !isDeepStrictEqual(schema.const, value)) errors.push(`${at}: expected ${JSON.stringify(schema.const)}`);
-  if (schema.enum && !(schema.enum as unknown[]).some((e) => isDeepStrictEqual(e, value))) errors.push(`${at}: ${JSON.stringify(value)} not in enum`);
+  if ('const' in schema && !isDeepStrictEqual(schema.const, value))
+    errors.push(`${at}: expected ${JSON.stringify(schema.const)}`);
+  if (schema.enum && !(schema.enum as unknown[]).some((e) => isDeepStrictEqual(e, value)))
+    errors.push(`${at}: ${JSON.stringify(value)} not in enum`);
   if (schema.type) {
     const types: string[] = Array.isArray(schema.type) ? schema.type : [schema.type];
     const actual = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
-    const ok = types.some((t) => t === actual || (t === 'integer' && Number.isInteger(value)) || (t === 'number' && actual === 'number'));
+    const ok = types.some(
+      (t) => t === actual || (t === 'integer' && Number.isInteger(value)) || (t === 'number' && actual === 'number'),
+    );
     if (!ok) return [...errors, `${at}: expected ${types.join('|')}, got ${actual}`];
   }
   if (typeof value === 'string') {
-    if (schema.format === 'uuid' && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) errors.push(`${at}: not a uuid`);
+    if (schema.format === 'uuid' && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value))
+      errors.push(`${at}: not a uuid`);
     if (schema.format === 'date-time' && Number.isNaN(Date.parse(value))) errors.push(`${at}: not a date-time`);
-    if (schema.pattern && !new RegExp(schema.pattern, 'u').test(value)) errors.push(`${at}: does not match ${schema.pattern}`);
+    if (schema.pattern && !new RegExp(schema.pattern, 'u').test(value))
+      errors.push(`${at}: does not match ${schema.pattern}`);
   }
-  if (Array.isArray(value) && schema.items) value.forEach((v, i) => errors.push(...validate(schema.items, v, `${at}[${i}]`)));
+  if (Array.isArray(value) && schema.items)
+    value.forEach((v, i) => errors.push(...validate(schema.items, v, `${at}[${i}]`)));
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     const obj = value as Record<string, unknown>;
     const props = (schema.properties ?? {}) as Record<string, Json>;
@@ -72,7 +88,8 @@ function validate(schema: Json, value: unknown, at = '$'): string[] {
     for (const [k, v] of Object.entries(obj)) {
       if (props[k]) errors.push(...validate(props[k], v, `${at}.${k}`));
       else if (schema.additionalProperties === false) errors.push(`${at}.${k}: not allowed`);
-      else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') errors.push(...validate(schema.additionalProperties, v, `${at}.${k}`));
+      else if (schema.additionalProperties && typeof schema.additionalProperties === 'object')
+        errors.push(...validate(schema.additionalProperties, v, `${at}.${k}`));
     }
   }
   return errors;
@@ -86,8 +103,17 @@ function responseSchema(method: string, path: string, status: number): Json {
   return response.content['application/json'].schema;
 }
 
-function matchesDocument(t: { deepEqual: (a: unknown, b: unknown, m?: string) => void }, method: string, path: string, res: TestResponse) {
-  t.deepEqual(validate(responseSchema(method, path, res.status), res.body), [], `${method.toUpperCase()} ${path} → ${res.status}: ${res.text}`);
+function matchesDocument(
+  t: { deepEqual: (a: unknown, b: unknown, m?: string) => void },
+  method: string,
+  path: string,
+  res: TestResponse,
+) {
+  t.deepEqual(
+    validate(responseSchema(method, path, res.status), res.body),
+    [],
+    `${method.toUpperCase()} ${path} → ${res.status}: ${res.text}`,
+  );
 }
 
 test('GET /openapi.json needs no key (only a User-Agent): OpenAPI 3.1.0, document version 1.0.0', async (t) => {
@@ -111,19 +137,33 @@ test('every operation has a unique operationId, tags, x-service-permission, x-se
     t.is(typeof op.operationId, 'string', `${what}: operationId`);
     t.false(ids.has(op.operationId), `${what}: operationId ${op.operationId} also used by ${ids.get(op.operationId)}`);
     ids.set(op.operationId, what);
-    t.true(Array.isArray(op.tags) && op.tags.length > 0 && op.tags.every((x: unknown) => typeof x === 'string' && x), `${what}: tags`);
+    t.true(
+      Array.isArray(op.tags) && op.tags.length > 0 && op.tags.every((x: unknown) => typeof x === 'string' && x),
+      `${what}: tags`,
+    );
     t.true('x-service-permission' in op, `${what}: x-service-permission`);
-    t.true(PERMISSIONS.includes(op['x-service-permission']), `${what}: x-service-permission ${op['x-service-permission']}`);
+    t.true(
+      PERMISSIONS.includes(op['x-service-permission']),
+      `${what}: x-service-permission ${op['x-service-permission']}`,
+    );
     t.true('x-service-scope' in op, `${what}: x-service-scope`);
-    t.true(op['x-service-scope'] === null || (typeof op['x-service-scope'] === 'string' && /^[a-z-]+:[a-z-]+$/.test(op['x-service-scope'])), `${what}: x-service-scope ${op['x-service-scope']}`);
+    t.true(
+      op['x-service-scope'] === null ||
+        (typeof op['x-service-scope'] === 'string' && /^[a-z-]+:[a-z-]+$/.test(op['x-service-scope'])),
+      `${what}: x-service-scope ${op['x-service-scope']}`,
+    );
     const success = Object.entries(op.responses as Record<string, Json>).filter(([code]) => /^2\d\d$/.test(code));
     t.true(success.length > 0, `${what}: a 2xx response`);
-    for (const [code, r] of success) t.is(typeof r.content?.['application/json']?.schema, 'object', `${what}: ${code} has a JSON schema`);
+    for (const [code, r] of success)
+      t.is(typeof r.content?.['application/json']?.schema, 'object', `${what}: ${code} has a JSON schema`);
     // Path parameters are documented as such.
     const inPath = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
     const params = ((op.parameters ?? []) as Json[]).filter((x) => x.in === 'path');
     t.deepEqual(params.map((x) => x.name).sort(), inPath, `${what}: path parameters`);
-    t.true(params.every((x) => x.required === true), `${what}: path parameters are required`);
+    t.true(
+      params.every((x) => x.required === true),
+      `${what}: path parameters are required`,
+    );
   }
 });
 
@@ -161,7 +201,10 @@ test('every $ref in the document resolves', (t) => {
 
 test('the router serves exactly the documented operations, at / and under /api/v1', (t) => {
   const router = buildRouter(operations, p.deps);
-  const served = new Map<string, Set<string>>([['', new Set()], ['/api/v1', new Set()]]);
+  const served = new Map<string, Set<string>>([
+    ['', new Set()],
+    ['/api/v1', new Set()],
+  ]);
   for (const layer of router.stack) {
     t.is(typeof layer.path, 'string');
     const raw = String(layer.path);
@@ -185,7 +228,11 @@ test('the schema checker used below refuses what does not match', (t) => {
   // Without this, a checker that accepted everything would make the next test pass for nothing.
   t.not(validate({ $ref: '#/components/schemas/Team' }, {}).length, 0);
   t.not(validate({ $ref: '#/components/schemas/ApiKey' }, { object: 'api_key', id: 'nope' }).length, 0);
-  t.not(validate({ $ref: '#/components/schemas/Error' }, { statusCode: 404, name: 'not_found', message: 'x', extra: 1 }).length, 0);
+  t.not(
+    validate({ $ref: '#/components/schemas/Error' }, { statusCode: 404, name: 'not_found', message: 'x', extra: 1 })
+      .length,
+    0,
+  );
   t.not(validate({ $ref: '#/components/schemas/Health' }, { status: 'fine', version: '1', env: 'test' }).length, 0);
 });
 
@@ -205,7 +252,12 @@ test('real responses of implemented routes match the document (the router also c
   const one = await p.request('GET', `/api-keys/${id}`, { key });
   t.is(one.status, 200);
   matchesDocument(t, 'get', '/api-keys/{id}', one);
-  matchesDocument(t, 'patch', '/api-keys/{id}', await p.request('PATCH', `/api-keys/${id}`, { key, body: { name: 'renamed' } }));
+  matchesDocument(
+    t,
+    'patch',
+    '/api-keys/{id}',
+    await p.request('PATCH', `/api-keys/${id}`, { key, body: { name: 'renamed' } }),
+  );
   const list = await p.request('GET', '/api-keys?limit=5', { key });
   t.is(list.body.data.length, 2);
   matchesDocument(t, 'get', '/api-keys', list);

@@ -42,12 +42,17 @@ interface Answer {
 function get(base: string, p: string, userAgent: string | null = 'postwerk-tests/1.0'): Promise<Answer> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    http.get(base + p, { headers: userAgent ? { 'user-agent': userAgent } : {} }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => {
-        resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), ms: performance.now() - started });
-      });
-    }).on('error', reject);
+    http
+      .get(base + p, { headers: userAgent ? { 'user-agent': userAgent } : {} }, (res) => {
+        let text = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (c: string) => (text += c))
+          .on('end', () => {
+            resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), ms: performance.now() - started });
+          });
+      })
+      .on('error', reject);
   });
 }
 
@@ -171,7 +176,7 @@ test('blob store unwritable: /ready answers 503 degraded naming blob_store', asy
   }
 });
 
-test('database down: /ready answers 503 degraded naming database, without the URL\'s password', async (t) => {
+test("database down: /ready answers 503 degraded naming database, without the URL's password", async (t) => {
   const url = new URL(p.config.DATABASE_URL);
   url.password = SECRET;
   url.pathname = `/pw_missing_${Date.now()}`;

@@ -16,7 +16,12 @@ test.after.always(async () => {
 async function teamWithKeys(extra: number): Promise<{ key: string; teamId: string; ids: string[] }> {
   const team = await p.createTeam();
   for (let i = 0; i < extra; i++) await createKey(p.db, team.id, { name: `k${i}` });
-  const rows = await p.db('api_keys').where({ team_id: team.id }).orderBy('created_at', 'desc').orderBy('id', 'desc').select('id');
+  const rows = await p
+    .db('api_keys')
+    .where({ team_id: team.id })
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .select('id');
   return { key: team.key, teamId: team.id, ids: rows.map((r) => r.id) };
 }
 
@@ -55,7 +60,24 @@ test('limit defaults to 20 and accepts 1 to 100', async (t) => {
 
 test('an out-of-range or non-numeric limit is 422 validation_error with errors[]', async (t) => {
   const team = await teamWithKeys(0);
-  for (const limit of ['0', '101', '1e9', '-1', 'abc', '1.5', '', '%20', 'Infinity', 'NaN', '20abc', '0x10', '1e1', '%205', '%2B5', '0b11']) {
+  for (const limit of [
+    '0',
+    '101',
+    '1e9',
+    '-1',
+    'abc',
+    '1.5',
+    '',
+    '%20',
+    'Infinity',
+    'NaN',
+    '20abc',
+    '0x10',
+    '1e1',
+    '%205',
+    '%2B5',
+    '0b11',
+  ]) {
     isValidationError(t, await p.request('GET', `/api-keys?limit=${limit}`, { key: team.key }), 'limit');
     isValidationError(t, await p.request('GET', `/api/v1/logs?limit=${limit}`, { key: team.key }), 'limit');
   }
@@ -73,7 +95,11 @@ test('after and before together, or a cursor that is not a UUID, is 422 validati
     isValidationError(t, await p.request('GET', `/api-keys?before=${cursor}`, { key: team.key }), 'before');
   }
   // A repeated cursor is a list, not a UUID.
-  isValidationError(t, await p.request('GET', `/api-keys?after=${team.ids[0]}&after=${team.ids[1]}`, { key: team.key }), 'after');
+  isValidationError(
+    t,
+    await p.request('GET', `/api-keys?after=${team.ids[0]}&after=${team.ids[1]}`, { key: team.key }),
+    'after',
+  );
   isValidationError(t, await p.request('GET', '/logs?after=nope', { key: team.key }), 'after');
 });
 
@@ -89,12 +115,21 @@ test('walking forward with after and back with before visits every item once, ne
     cursor = ids(res).at(-1);
     t.true(forward.length < 10);
   }
-  t.deepEqual(forward.map((r) => ids(r).length), [4, 4, 3]);
-  t.deepEqual(forward.map((r) => r.body.has_more), [true, true, false]);
+  t.deepEqual(
+    forward.map((r) => ids(r).length),
+    [4, 4, 3],
+  );
+  t.deepEqual(
+    forward.map((r) => r.body.has_more),
+    [true, true, false],
+  );
   t.deepEqual(forward.flatMap(ids), team.ids);
   // Newest first, by created_at too (not only by id).
   const created = forward.flatMap((r) => r.body.data.map((k: { created_at: string }) => Date.parse(k.created_at)));
-  t.deepEqual(created, [...created].sort((a, b) => b - a));
+  t.deepEqual(
+    created,
+    [...created].sort((a, b) => b - a),
+  );
 
   // Back from the oldest page: `before` the first id of a page gives the page above it, still newest first.
   const back: TestResponse[] = [];
@@ -107,9 +142,21 @@ test('walking forward with after and back with before visits every item once, ne
     cursor = ids(res)[0];
     t.true(back.length < 10);
   }
-  t.deepEqual(back.map((r) => ids(r)), [team.ids.slice(4, 8), team.ids.slice(0, 4)]);
-  t.deepEqual(back.map((r) => r.body.has_more), [true, false]);
-  t.deepEqual([...back].reverse().flatMap(ids).concat(ids(forward.at(-1)!)), team.ids);
+  t.deepEqual(
+    back.map((r) => ids(r)),
+    [team.ids.slice(4, 8), team.ids.slice(0, 4)],
+  );
+  t.deepEqual(
+    back.map((r) => r.body.has_more),
+    [true, false],
+  );
+  t.deepEqual(
+    [...back]
+      .reverse()
+      .flatMap(ids)
+      .concat(ids(forward.at(-1)!)),
+    team.ids,
+  );
 
   // The ends: nothing before the newest, nothing after the oldest.
   const beforeNewest = await p.request('GET', `/api-keys?before=${team.ids[0]}`, { key: team.key });
@@ -140,7 +187,9 @@ test('GET /logs pages its rows the same way', async (t) => {
   const team = await p.createTeam();
   // 7 requests, each logged; the listing requests below add rows only above the ones being walked.
   for (let i = 0; i < 7; i++) await p.request('GET', `/api-keys?limit=${i + 1}`, { key: team.key });
-  const expected = (await p.db('request_logs').where({ team_id: team.id }).orderBy('id', 'desc').select('id')).map((r) => r.id);
+  const expected = (await p.db('request_logs').where({ team_id: team.id }).orderBy('id', 'desc').select('id')).map(
+    (r) => r.id,
+  );
   t.is(expected.length, 7);
   const seen: string[] = [];
   let cursor = '';
@@ -160,7 +209,9 @@ test('GET /logs pages its rows the same way', async (t) => {
   t.deepEqual(seen, expected);
   t.deepEqual(pages, [true, true, false]);
   t.deepEqual(
-    (await p.request('GET', '/logs?limit=3&after=' + expected[2], { key: team.key })).body.data.map((l: { endpoint: string }) => l.endpoint),
+    (await p.request('GET', '/logs?limit=3&after=' + expected[2], { key: team.key })).body.data.map(
+      (l: { endpoint: string }) => l.endpoint,
+    ),
     ['/api-keys', '/api-keys', '/api-keys'],
   );
 });

@@ -36,7 +36,13 @@ test('lowerPriority: the threads that exist and a worker thread made afterwards 
     });
     console.log(JSON.stringify({ before, nices }));
     await w.terminate();`;
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]);
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    '--import',
+    'tsx',
+    '--input-type=module',
+    '-e',
+    script,
+  ]);
   const { before, nices } = JSON.parse(stdout) as { before: number; nices: number[] };
   t.true(before > 1, 'node already runs helper threads before the call');
   t.true(nices.length > before, 'the worker thread is among them');

@@ -52,39 +52,59 @@ function headers(res: TestResponse) {
   return ['limit', 'remaining', 'reset', 'policy'].map((h) => res.headers.get(`ratelimit-${h}`));
 }
 
-test.serial('a team with a limit of N gets N answers, then 429 rate_limit_exceeded with retry-after, until the next second', async (t) => {
-  const team = await teamWithLimit(5);
-  const results = await withinOneSecond(t, async () => {
-    const out: TestResponse[] = [];
-    for (let i = 0; i < 7; i++) out.push(await p.request('GET', i % 2 ? '/api/v1/team' : '/team', { key: team.key }));
-    return out;
-  });
-  t.deepEqual(results.slice(0, 5).map((r) => r.status), [200, 200, 200, 200, 200]);
-  t.deepEqual(results.slice(0, 5).map(headers), [4, 3, 2, 1, 0].map((left) => ['5', String(left), '1', '5;w=1']));
-  for (const r of results.slice(0, 5)) t.is(r.headers.get('retry-after'), null);
-  limited(t, results[5], 5);
-  limited(t, results[6], 5);
-  t.is(results[6].headers.get('ratelimit-policy'), '5;w=1');
+test.serial(
+  'a team with a limit of N gets N answers, then 429 rate_limit_exceeded with retry-after, until the next second',
+  async (t) => {
+    const team = await teamWithLimit(5);
+    const results = await withinOneSecond(t, async () => {
+      const out: TestResponse[] = [];
+      for (let i = 0; i < 7; i++) out.push(await p.request('GET', i % 2 ? '/api/v1/team' : '/team', { key: team.key }));
+      return out;
+    });
+    t.deepEqual(
+      results.slice(0, 5).map((r) => r.status),
+      [200, 200, 200, 200, 200],
+    );
+    t.deepEqual(
+      results.slice(0, 5).map(headers),
+      [4, 3, 2, 1, 0].map((left) => ['5', String(left), '1', '5;w=1']),
+    );
+    for (const r of results.slice(0, 5)) t.is(r.headers.get('retry-after'), null);
+    limited(t, results[5], 5);
+    limited(t, results[6], 5);
+    t.is(results[6].headers.get('ratelimit-policy'), '5;w=1');
 
-  // A new second, a new window.
-  await startOfSecond();
-  const next = await p.request('GET', '/team', { key: team.key });
-  t.is(next.status, 200);
-  t.is(next.headers.get('ratelimit-remaining'), '4');
-  t.is(next.body.sending.rate_limit.requests_per_second, 5);
-});
+    // A new second, a new window.
+    await startOfSecond();
+    const next = await p.request('GET', '/team', { key: team.key });
+    t.is(next.status, 200);
+    t.is(next.headers.get('ratelimit-remaining'), '4');
+    t.is(next.body.sending.rate_limit.requests_per_second, 5);
+  },
+);
 
 test.serial('concurrent requests are counted atomically', async (t) => {
   const team = await teamWithLimit(4);
-  const results = await withinOneSecond(t, () => Promise.all(Array.from({ length: 10 }, () => p.request('GET', '/team', { key: team.key }))));
+  const results = await withinOneSecond(t, () =>
+    Promise.all(Array.from({ length: 10 }, () => p.request('GET', '/team', { key: team.key }))),
+  );
   t.is(results.filter((r) => r.status === 200).length, 4);
   t.is(results.filter((r) => r.status === 429).length, 6);
-  t.deepEqual(results.filter((r) => r.status === 200).map((r) => r.headers.get('ratelimit-remaining')).sort(), ['0', '1', '2', '3']);
+  t.deepEqual(
+    results
+      .filter((r) => r.status === 200)
+      .map((r) => r.headers.get('ratelimit-remaining'))
+      .sort(),
+    ['0', '1', '2', '3'],
+  );
 });
 
 test.serial('every authenticated response carries the ratelimit headers; unauthenticated ones do not', async (t) => {
   const team = await teamWithLimit(null); // the platform default, RATE_LIMIT_RPS=1000 in tests
-  const sending = await p.request('POST', '/api-keys', { key: team.key, body: { name: 's', permission: 'sending_access' } });
+  const sending = await p.request('POST', '/api-keys', {
+    key: team.key,
+    body: { name: 's', permission: 'sending_access' },
+  });
   const authenticated = [
     sending,
     await p.request('GET', '/team', { key: team.key }),
@@ -96,7 +116,10 @@ test.serial('every authenticated response carries the ratelimit headers; unauthe
     await p.request('GET', '/api/v1/logs', { key: team.key }),
     await p.request('GET', '/team', { key: sending.body.token }), // a valid key outside its routes
   ];
-  t.deepEqual(authenticated.map((r) => r.status), [201, 200, 200, 404, 422, 422, 404, 200, 401]);
+  t.deepEqual(
+    authenticated.map((r) => r.status),
+    [201, 200, 200, 404, 422, 422, 404, 200, 401],
+  );
   for (const res of authenticated) {
     const [limit, remaining, reset, policy] = headers(res);
     t.is(limit, '1000', res.text);
@@ -111,7 +134,10 @@ test.serial('every authenticated response carries the ratelimit headers; unauthe
     await p.request('GET', '/team', { key: 'rk_not-a-key' }),
     await p.request('GET', '/nope', { key: team.key }),
   ];
-  t.deepEqual(anonymous.map((r) => r.status), [200, 401, 403, 404]);
+  t.deepEqual(
+    anonymous.map((r) => r.status),
+    [200, 401, 403, 404],
+  );
   for (const res of anonymous) t.deepEqual(headers(res), [null, null, null, null]);
 });
 
@@ -131,8 +157,14 @@ test.serial('two api copies on the same Redis and database share one limit', asy
     for (let i = 0; i < 8; i++) out.push(await (i % 2 ? other.request : p.request)('GET', '/team', { key: team.key }));
     return out;
   });
-  t.deepEqual(results.map((r) => r.status), [200, 200, 200, 200, 200, 200, 429, 429]);
-  t.deepEqual(results.map((r) => r.headers.get('ratelimit-remaining')), ['5', '4', '3', '2', '1', '0', '0', '0']);
+  t.deepEqual(
+    results.map((r) => r.status),
+    [200, 200, 200, 200, 200, 200, 429, 429],
+  );
+  t.deepEqual(
+    results.map((r) => r.headers.get('ratelimit-remaining')),
+    ['5', '4', '3', '2', '1', '0', '0', '0'],
+  );
   limited(t, results[6], 6);
   limited(t, results[7], 6);
 });
@@ -147,8 +179,17 @@ test.serial('teams do not share a limit', async (t) => {
     for (let i = 0; i < 4; i++) b.push(await p.request('GET', '/team', { key: y.key }));
     return [a, b];
   });
-  t.deepEqual(xs.map((r) => r.status), [200, 200, 200, 429]);
-  t.deepEqual(ys.map((r) => r.status), [200, 200, 200, 429]);
-  t.deepEqual(ys.map((r) => r.headers.get('ratelimit-remaining')), ['2', '1', '0', '0']);
+  t.deepEqual(
+    xs.map((r) => r.status),
+    [200, 200, 200, 429],
+  );
+  t.deepEqual(
+    ys.map((r) => r.status),
+    [200, 200, 200, 429],
+  );
+  t.deepEqual(
+    ys.map((r) => r.headers.get('ratelimit-remaining')),
+    ['2', '1', '0', '0'],
+  );
   t.is(ys[0].body.id, y.id);
 });

@@ -24,17 +24,32 @@ const download = (url: string, prefix = '') => w.download(url, prefix);
 test('attachments: in part order with fresh signed links; one attachment adds object; cursors are attachment ids', async (t) => {
   const { team, domain } = await receivingTeam();
   const id = await deliverOne(`files@${domain}`, {
-    subject: 'files', text: 'see attached',
+    subject: 'files',
+    text: 'see attached',
     attachments: ['a', 'b', 'c'].map((n) => ({ filename: `${n}.txt`, content: `content ${n}` })),
   });
   const before = nowSeconds();
   const res = await p.request('GET', `/emails/receiving/${id}/attachments`, { key: team.key });
   t.is(res.status, 200, res.text);
   const rows = await p.db('received_attachments').where({ email_id: id }).orderBy('position');
-  t.deepEqual(ids(res), rows.map((r) => r.id));
-  t.deepEqual(res.body.data.map((a: { filename: string }) => a.filename), ['a.txt', 'b.txt', 'c.txt']);
+  t.deepEqual(
+    ids(res),
+    rows.map((r) => r.id),
+  );
+  t.deepEqual(
+    res.body.data.map((a: { filename: string }) => a.filename),
+    ['a.txt', 'b.txt', 'c.txt'],
+  );
   const [a, b, c] = res.body.data;
-  t.deepEqual(Object.keys(a).sort(), ['content_disposition', 'content_type', 'download_url', 'expires_at', 'filename', 'id', 'size']);
+  t.deepEqual(Object.keys(a).sort(), [
+    'content_disposition',
+    'content_type',
+    'download_url',
+    'expires_at',
+    'filename',
+    'id',
+    'size',
+  ]);
   t.true(a.download_url.startsWith(`${BASE}/emails/receiving/${id}/attachments/${a.id}/download?expires=`));
   const expires = Number(new URL(a.download_url).searchParams.get('expires'));
   t.true(expires >= before + DOWNLOAD_LINK_TTL_SECONDS && expires <= nowSeconds() + DOWNLOAD_LINK_TTL_SECONDS);
@@ -55,8 +70,18 @@ test('attachments: in part order with fresh signed links; one attachment adds ob
   const back = await p.request('GET', `/emails/receiving/${id}/attachments?limit=1&before=${c.id}`, { key: team.key });
   t.deepEqual(ids(back), [b.id]);
   t.true(back.body.has_more);
-  isError(t, await p.request('GET', `/emails/receiving/${id}/attachments?after=${newId()}`, { key: team.key }), 422, 'validation_error');
-  isError(t, await p.request('GET', `/emails/receiving/${id}/attachments/${newId()}`, { key: team.key }), 404, 'not_found');
+  isError(
+    t,
+    await p.request('GET', `/emails/receiving/${id}/attachments?after=${newId()}`, { key: team.key }),
+    422,
+    'validation_error',
+  );
+  isError(
+    t,
+    await p.request('GET', `/emails/receiving/${id}/attachments/${newId()}`, { key: team.key }),
+    404,
+    'not_found',
+  );
   // A part whose bytes were refused storage is listed with its size and no link.
   await p.deps.blobs.delete(rows[2].blob_key);
   const without = (await p.request('GET', `/emails/receiving/${id}/attachments`, { key: team.key })).body.data[2];
@@ -69,7 +94,8 @@ test('downloads: the exact bytes as an attachment, nosniff; html, svg and unknow
   const html = Buffer.from('<script>alert(document.cookie)</script>');
   const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
   const id = await deliverOne(`files@${domain}`, {
-    subject: 'files', text: 'x',
+    subject: 'files',
+    text: 'x',
     attachments: [
       { filename: 'report.pdf', content: PDF, contentType: 'application/pdf' },
       { filename: 'page.html', content: html, contentType: 'text/html' },
@@ -79,8 +105,13 @@ test('downloads: the exact bytes as an attachment, nosniff; html, svg and unknow
     ],
   });
   const list = (await p.request('GET', `/emails/receiving/${id}/attachments`, { key: team.key })).body.data;
-  const expected: [Buffer, string][] = [[PDF, 'application/pdf'], [html, 'application/octet-stream'], [svg, 'application/octet-stream'],
-    [Buffer.from([0, 1, 2]), 'application/octet-stream'], [Buffer.from('hi'), 'text/plain']];
+  const expected: [Buffer, string][] = [
+    [PDF, 'application/pdf'],
+    [html, 'application/octet-stream'],
+    [svg, 'application/octet-stream'],
+    [Buffer.from([0, 1, 2]), 'application/octet-stream'],
+    [Buffer.from('hi'), 'text/plain'],
+  ];
   for (const [i, a] of list.entries()) {
     for (const prefix of ['', '/api/v1']) {
       const res = await download(a.download_url, prefix);
@@ -92,9 +123,14 @@ test('downloads: the exact bytes as an attachment, nosniff; html, svg and unknow
       t.regex(res.headers.get('cache-control') ?? '', /no-store/);
     }
   }
-  t.is((await download(list[0].download_url)).headers.get('content-disposition'), 'attachment; filename="report.pdf"; filename*=UTF-8\'\'report.pdf');
-  t.is((await download(list[4].download_url)).headers.get('content-disposition'),
-    'attachment; filename="Resume _v2_.txt"; filename*=UTF-8\'\'R%C3%A9sum%C3%A9%20%22v2%22.txt');
+  t.is(
+    (await download(list[0].download_url)).headers.get('content-disposition'),
+    'attachment; filename="report.pdf"; filename*=UTF-8\'\'report.pdf',
+  );
+  t.is(
+    (await download(list[4].download_url)).headers.get('content-disposition'),
+    'attachment; filename="Resume _v2_.txt"; filename*=UTF-8\'\'R%C3%A9sum%C3%A9%20%22v2%22.txt',
+  );
 });
 
 test('raw.eml: the message exactly as the MX stored it, as a download, without a key', async (t) => {
@@ -117,12 +153,25 @@ test('raw.eml: the message exactly as the MX stored it, as a download, without a
 test('every refused download is the same 404: expired, tampered, another object, kind or team, deleted', async (t) => {
   const { team, domain } = await receivingTeam();
   const other = await receivingTeam();
-  const id = await deliverOne(`x@${domain}`, { subject: 's', text: 'x', attachments: [{ filename: 'a.txt', content: 'a' }, { filename: 'b.txt', content: 'b' }] });
-  const foreignId = await deliverOne(`x@${other.domain}`, { subject: 's', text: 'x', attachments: [{ filename: 'f.txt', content: 'f' }] });
+  const id = await deliverOne(`x@${domain}`, {
+    subject: 's',
+    text: 'x',
+    attachments: [
+      { filename: 'a.txt', content: 'a' },
+      { filename: 'b.txt', content: 'b' },
+    ],
+  });
+  const foreignId = await deliverOne(`x@${other.domain}`, {
+    subject: 's',
+    text: 'x',
+    attachments: [{ filename: 'f.txt', content: 'f' }],
+  });
   const [a, b] = (await p.request('GET', `/emails/receiving/${id}/attachments`, { key: team.key })).body.data;
-  const [foreign] = (await p.request('GET', `/emails/receiving/${foreignId}/attachments`, { key: other.team.key })).body.data;
+  const [foreign] = (await p.request('GET', `/emails/receiving/${foreignId}/attachments`, { key: other.team.key })).body
+    .data;
   const raw = (await p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body.raw.download_url;
-  const foreignRaw = (await p.request('GET', `/emails/receiving/${foreignId}`, { key: other.team.key })).body.raw.download_url;
+  const foreignRaw = (await p.request('GET', `/emails/receiving/${foreignId}`, { key: other.team.key })).body.raw
+    .download_url;
   const key = linkKey(p.config);
   const u = new URL(a.download_url);
   const path = u.pathname;
@@ -146,12 +195,24 @@ test('every refused download is the same 404: expired, tampered, another object,
     ['expires changed', `${path}?expires=${Number(expires) + 1}&token=${token}`],
     ['expired (valid signature)', `${path}?expires=${past}&token=${sign({ expires: past })}`],
     ['beyond 15 minutes (valid signature)', `${path}?expires=${far}&token=${sign({ expires: far })}`],
-    ['another attachment\'s token', path + new URL(b.download_url).search],
+    ["another attachment's token", path + new URL(b.download_url).search],
     ['this token on another attachment', `${new URL(b.download_url).pathname}?expires=${expires}&token=${token}`],
-    ['a sent attachment\'s kind', `${path}?expires=${expires}&token=${sign({ kind: 'email_attachment', expires: Number(expires) })}`],
-    ['signed for another team', `${path}?expires=${expires}&token=${sign({ teamId: other.team.id, expires: Number(expires) })}`],
-    ['another team\'s attachment under this email', `/emails/receiving/${id}/attachments/${foreign.id}/download${new URL(foreign.download_url).search}`],
-    ['this attachment under another team\'s email', `/emails/receiving/${foreignId}/attachments/${a.id}/download?expires=${expires}&token=${token}`],
+    [
+      "a sent attachment's kind",
+      `${path}?expires=${expires}&token=${sign({ kind: 'email_attachment', expires: Number(expires) })}`,
+    ],
+    [
+      'signed for another team',
+      `${path}?expires=${expires}&token=${sign({ teamId: other.team.id, expires: Number(expires) })}`,
+    ],
+    [
+      "another team's attachment under this email",
+      `/emails/receiving/${id}/attachments/${foreign.id}/download${new URL(foreign.download_url).search}`,
+    ],
+    [
+      "this attachment under another team's email",
+      `/emails/receiving/${foreignId}/attachments/${a.id}/download?expires=${expires}&token=${token}`,
+    ],
     ['unknown attachment', `/emails/receiving/${id}/attachments/${newId()}/download?expires=${expires}&token=${token}`],
     ['malformed ids', `/emails/receiving/nope/attachments/also-nope/download?expires=${expires}&token=${token}`],
     ['no query', path],
@@ -159,10 +220,16 @@ test('every refused download is the same 404: expired, tampered, another object,
     ['garbage expires', `${path}?expires=soon&token=${token}`],
     ['repeated token', `${path}?expires=${expires}&token=${token}&token=${token}`],
     ['raw: tampered', `${rawPath}?expires=${rawExpires}&token=${flip(rawToken, 3)}`],
-    ['raw: an attachment\'s token', `${rawPath}?expires=${expires}&token=${token}`],
+    ["raw: an attachment's token", `${rawPath}?expires=${expires}&token=${token}`],
     ['raw: the raw token on an attachment', `${path}?expires=${rawExpires}&token=${rawToken}`],
-    ['raw: another team\'s message with this token', `${new URL(foreignRaw).pathname}?expires=${rawExpires}&token=${rawToken}`],
-    ['raw: expired (valid signature)', `${rawPath}?expires=${past}&token=${signLink(key, { kind: 'received_raw', teamId: team.id, objectId: id, expires: past })}`],
+    [
+      "raw: another team's message with this token",
+      `${new URL(foreignRaw).pathname}?expires=${rawExpires}&token=${rawToken}`,
+    ],
+    [
+      'raw: expired (valid signature)',
+      `${rawPath}?expires=${past}&token=${signLink(key, { kind: 'received_raw', teamId: team.id, objectId: id, expires: past })}`,
+    ],
     ['raw: unknown message', `/emails/receiving/${newId()}/raw/download?expires=${rawExpires}&token=${rawToken}`],
     ['raw: a sent email id', `/emails/receiving/nope/raw/download?expires=${rawExpires}&token=${rawToken}`],
   ];
@@ -181,28 +248,39 @@ test('every refused download is the same 404: expired, tampered, another object,
   t.is((await p.request('GET', local(raw))).text, reference.text, 'raw of a deleted email');
 });
 
-test('delete: the record, attachments and raw blobs go, the size leaves the allowance; another team\'s copy stays', async (t) => {
+test("delete: the record, attachments and raw blobs go, the size leaves the allowance; another team's copy stays", async (t) => {
   const first = await receivingTeam();
   const second = await receivingTeam();
   // One SMTP transaction for two teams: one copy (row and raw blob) each.
   const [mine, theirs] = await deliver([`x@${first.domain}`, `y@${second.domain}`], {
-    subject: 'shared', text: 'x', attachments: [{ filename: 'a.txt', content: 'a' }, { filename: 'b.txt', content: 'b' }],
+    subject: 'shared',
+    text: 'x',
+    attachments: [
+      { filename: 'a.txt', content: 'a' },
+      { filename: 'b.txt', content: 'b' },
+    ],
   });
   t.truthy(theirs);
-  const usage = async (teamId: string) => Number((await p.db('received_messages').where({ team_id: teamId }).sum('size as s').first())?.s ?? 0);
+  const usage = async (teamId: string) =>
+    Number((await p.db('received_messages').where({ team_id: teamId }).sum('size as s').first())?.s ?? 0);
   const message = await p.db('received_messages').where({ id: mine }).first();
-  const blobKeys = [message.raw_blob_key, ...(await p.db('received_attachments').where({ email_id: mine }).pluck('blob_key'))];
+  const blobKeys = [
+    message.raw_blob_key,
+    ...(await p.db('received_attachments').where({ email_id: mine }).pluck('blob_key')),
+  ];
   t.is(blobKeys.length, 3);
   for (const k of blobKeys) t.not(await p.deps.blobs.get(k), null);
   const usedBefore = await usage(first.team.id);
   t.true(usedBefore >= message.size && message.size > 0);
-  const theirsRaw = (await p.request('GET', `/emails/receiving/${theirs}`, { key: second.team.key })).body.raw.download_url;
+  const theirsRaw = (await p.request('GET', `/emails/receiving/${theirs}`, { key: second.team.key })).body.raw
+    .download_url;
 
   isError(t, await p.request('DELETE', `/emails/receiving/${mine}`, { key: second.team.key }), 404, 'not_found');
   const res = await p.request('DELETE', `/emails/receiving/${mine}`, { key: first.team.key });
   t.is(res.status, 200, res.text);
   t.deepEqual(res.body, { object: 'email', id: mine, deleted: true });
-  for (const table of ['received_messages', 'received_emails']) t.is((await p.db(table).where({ id: mine })).length, 0, table);
+  for (const table of ['received_messages', 'received_emails'])
+    t.is((await p.db(table).where({ id: mine })).length, 0, table);
   t.is((await p.db('received_attachments').where({ email_id: mine })).length, 0);
   for (const k of blobKeys) t.is(await p.deps.blobs.get(k), null, k);
   t.is(await usage(first.team.id), usedBefore - message.size);
@@ -212,7 +290,10 @@ test('delete: the record, attachments and raw blobs go, the size leaves the allo
   // The other team's copy of the same message is untouched.
   t.is((await p.request('GET', `/emails/receiving/${theirs}`, { key: second.team.key })).status, 200);
   t.is((await download(theirsRaw)).status, 200);
-  t.is((await p.request('GET', `/emails/receiving/${theirs}/attachments`, { key: second.team.key })).body.data.length, 2);
+  t.is(
+    (await p.request('GET', `/emails/receiving/${theirs}/attachments`, { key: second.team.key })).body.data.length,
+    2,
+  );
 });
 
 test('a blob another row still names is kept when a received email is deleted', async (t) => {

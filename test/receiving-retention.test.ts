@@ -21,13 +21,32 @@ const DAY = 24 * 3600_000;
 
 /** A message through the MX's store and the real receive job, received `daysAgo` days ago. */
 async function receive(team: TestTeam, domain: { id: string; name: string }, daysAgo: number) {
-  const raw = Buffer.from([`From: Someone <someone@sender.test>`, `To: inbox@${domain.name}`, `Subject: ${daysAgo} days`, '', 'Hello', ''].join('\r\n'));
+  const raw = Buffer.from(
+    [
+      `From: Someone <someone@sender.test>`,
+      `To: inbox@${domain.name}`,
+      `Subject: ${daysAgo} days`,
+      '',
+      'Hello',
+      '',
+    ].join('\r\n'),
+  );
   const [id] = await storeReceivedMessage(p.db, p.deps.blobs, {
-    raw, envelopeFrom: 'someone@sender.test', recipients: [{ address: `inbox@${domain.name}`, recipient: { kind: 'mail', teamId: team.id, domainId: domain.id } }],
-    remoteIp: '127.0.0.1', helo: 'sender.test', tls: false, byHost: 'mx.test',
+    raw,
+    envelopeFrom: 'someone@sender.test',
+    recipients: [
+      { address: `inbox@${domain.name}`, recipient: { kind: 'mail', teamId: team.id, domainId: domain.id } },
+    ],
+    remoteIp: '127.0.0.1',
+    helo: 'sender.test',
+    tls: false,
+    byHost: 'mx.test',
   });
   await processReceived({ db: p.db, blobs: p.deps.blobs, log: p.deps.log, secrets: secretsKey(p.config) }, id);
-  await p.db('received_emails').where({ id }).update({ created_at: new Date(Date.now() - daysAgo * DAY) });
+  await p
+    .db('received_emails')
+    .where({ id })
+    .update({ created_at: new Date(Date.now() - daysAgo * DAY) });
   const blob = (await p.db('received_messages').where({ id }).first('raw_blob_key')).raw_blob_key as string;
   return { id, blob };
 }
@@ -38,9 +57,10 @@ async function receivingDomain(team: TestTeam) {
   return domain;
 }
 
-const status = async (team: TestTeam, id: string) => (await p.request('GET', `/emails/receiving/${id}`, { key: team.key })).status;
+const status = async (team: TestTeam, id: string) =>
+  (await p.request('GET', `/emails/receiving/${id}`, { key: team.key })).status;
 
-test('dropped records older than the team\'s window go whole; young ones, kept ones and longer windows stay', async (t) => {
+test("dropped records older than the team's window go whole; young ones, kept ones and longer windows stay", async (t) => {
   const team = await p.createTeam();
   const patient = await p.createTeam();
   const [domain, patientDomain] = [await receivingDomain(team), await receivingDomain(patient)];
@@ -50,7 +70,11 @@ test('dropped records older than the team\'s window go whole; young ones, kept o
   // Today's one message each: what comes after it today is dropped.
   await receive(team, domain, 0);
   await receive(patient, patientDomain, 0);
-  const [old, young, patientOld] = [await receive(team, domain, 31), await receive(team, domain, 29), await receive(patient, patientDomain, 31)];
+  const [old, young, patientOld] = [
+    await receive(team, domain, 31),
+    await receive(team, domain, 29),
+    await receive(patient, patientDomain, 31),
+  ];
   for (const r of [old, young, patientOld]) {
     t.is((await p.db('received_emails').where({ id: r.id }).first('dropped_reason')).dropped_reason, 'daily_cap');
   }
@@ -58,10 +82,26 @@ test('dropped records older than the team\'s window go whole; young ones, kept o
 
   // The default window is 30 days; the patient team's operator keeps 60.
   t.is((await p.db('teams').where({ id: team.id }).first('data_retention_days')).data_retention_days, 30);
-  const set = await runCli({ DATABASE_URL: p.config.DATABASE_URL }, 'team', 'set-retention', '--team', patient.id, '--days', '60');
+  const set = await runCli(
+    { DATABASE_URL: p.config.DATABASE_URL },
+    'team',
+    'set-retention',
+    '--team',
+    patient.id,
+    '--days',
+    '60',
+  );
   t.is(set.code, 0, set.stderr);
   t.like(JSON.parse(set.stdout).team, { id: patient.id, data_retention_days: 60 });
-  const refused = await runCli({ DATABASE_URL: p.config.DATABASE_URL }, 'team', 'set-retention', '--team', patient.id, '--days', '0');
+  const refused = await runCli(
+    { DATABASE_URL: p.config.DATABASE_URL },
+    'team',
+    'set-retention',
+    '--team',
+    patient.id,
+    '--days',
+    '0',
+  );
   t.not(refused.code, 0);
   t.regex(refused.stderr, /--days is a whole number/);
 
@@ -70,7 +110,12 @@ test('dropped records older than the team\'s window go whole; young ones, kept o
   t.is(await status(team, old.id), 404);
   t.is(await p.db('received_messages').where({ id: old.id }).first(), undefined, 'the message row went too');
   t.is(await p.deps.blobs.size(old.blob), null, 'its raw blob went');
-  for (const [who, r] of [[team, young], [team, keptOld], [patient, patientOld]] as const) t.is(await status(who, r.id), 200);
+  for (const [who, r] of [
+    [team, young],
+    [team, keptOld],
+    [patient, patientOld],
+  ] as const)
+    t.is(await status(who, r.id), 200);
   t.not(await p.deps.blobs.size(keptOld.blob), null);
 
   // A second run finds nothing more; the window shortened, the patient team's record goes too.

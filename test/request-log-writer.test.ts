@@ -16,11 +16,21 @@ test.after.always(async () => {
 });
 
 const row = (teamId: string, keyId: string | null, extra: Partial<NewRequestLog> = {}): NewRequestLog => ({
-  id: newId(), team_id: teamId, api_key_id: keyId, method: 'POST', endpoint: '/emails', response_status: 200,
-  user_agent: 'writer-test', duration_ms: 3, request_body: { subject: 'hi', password: 'pw' }, response_body: { id: 'x' }, ...extra,
+  id: newId(),
+  team_id: teamId,
+  api_key_id: keyId,
+  method: 'POST',
+  endpoint: '/emails',
+  response_status: 200,
+  user_agent: 'writer-test',
+  duration_ms: 3,
+  request_body: { subject: 'hi', password: 'pw' },
+  response_body: { id: 'x' },
+  ...extra,
 });
 
-const count = async (teamId: string) => Number((await p.db('request_logs').where({ team_id: teamId }).count<{ n: string }[]>('* as n'))[0].n);
+const count = async (teamId: string) =>
+  Number((await p.db('request_logs').where({ team_id: teamId }).count<{ n: string }[]>('* as n'))[0].n);
 
 test('with a delay, rows are written together by the timer, by maxRows, by flush() and by close()', async (t) => {
   const team = await p.createTeam();
@@ -48,11 +58,17 @@ test('a batch stores redacted bodies and touches each key once, with its newest 
   const team = await p.createTeam();
   const key = await p.db('api_keys').where({ team_id: team.id }).first('id');
   const writer = requestLogWriter(p.db, p.deps.log, { delayMs: 100_000 });
-  const rows = [row(team.id, key.id), row(team.id, key.id, { request_body: undefined, response_body: 'a'.repeat(5000) })];
+  const rows = [
+    row(team.id, key.id),
+    row(team.id, key.id, { request_body: undefined, response_body: 'a'.repeat(5000) }),
+  ];
   for (const r of rows) await writer.record(r);
   await writer.close();
   const stored = await p.db('request_logs').where({ team_id: team.id }).orderBy('id');
-  t.deepEqual(stored.map((s) => s.id), rows.map((r) => r.id));
+  t.deepEqual(
+    stored.map((s) => s.id),
+    rows.map((r) => r.id),
+  );
   t.deepEqual(stored[0].request_body, { subject: 'hi', password: '[redacted]' });
   t.is(stored[1].request_body, null);
   t.true(String(stored[1].response_body).startsWith('a'.repeat(2048)));

@@ -23,10 +23,16 @@ test.after.always(async () => {
 });
 
 test('send, get, list, batch, reschedule and cancel through the SDK', async (t) => {
-  const sent = await resend.emails.send({ from: `Acme <hi@${team.domain}>`, to: ['ann@inbox-one.net'], subject: 'Hello', html: '<p>Hi</p>' }, { idempotencyKey: 'sdk-1' });
+  const sent = await resend.emails.send(
+    { from: `Acme <hi@${team.domain}>`, to: ['ann@inbox-one.net'], subject: 'Hello', html: '<p>Hi</p>' },
+    { idempotencyKey: 'sdk-1' },
+  );
   t.is(sent.error, null, JSON.stringify(sent.error));
   const id = sent.data!.id;
-  const again = await resend.emails.send({ from: `Acme <hi@${team.domain}>`, to: ['ann@inbox-one.net'], subject: 'Hello', html: '<p>Hi</p>' }, { idempotencyKey: 'sdk-1' });
+  const again = await resend.emails.send(
+    { from: `Acme <hi@${team.domain}>`, to: ['ann@inbox-one.net'], subject: 'Hello', html: '<p>Hi</p>' },
+    { idempotencyKey: 'sdk-1' },
+  );
   t.is(again.data?.id, id);
 
   const got = await resend.emails.get(id);
@@ -44,7 +50,13 @@ test('send, get, list, batch, reschedule and cancel through the SDK', async (t) 
   t.is(list.error, null);
   t.true(list.data!.data.some((e: { id: string }) => e.id === id));
 
-  const scheduled = await resend.emails.send({ from: `hi@${team.domain}`, to: ['s@inbox-one.net'], subject: 'Later', text: 'x', scheduledAt: 'in 1 hour' });
+  const scheduled = await resend.emails.send({
+    from: `hi@${team.domain}`,
+    to: ['s@inbox-one.net'],
+    subject: 'Later',
+    text: 'x',
+    scheduledAt: 'in 1 hour',
+  });
   t.is(scheduled.error, null, JSON.stringify(scheduled.error));
   const moved = await resend.emails.update({ id: scheduled.data!.id, scheduledAt: 'tomorrow at 10:30am' });
   t.is(moved.error, null, JSON.stringify(moved.error));
@@ -58,18 +70,37 @@ test('a send under a topic through the SDK (topicId), in a batch too', async (t)
   const topic = await resend.topics.create({ name: 'SDK news', defaultSubscription: 'opt_in' });
   t.is(topic.error, null, JSON.stringify(topic.error));
   const topicId = topic.data!.id;
-  const sent = await resend.emails.send({ from: `hi@${team.domain}`, to: ['t@inbox-one.net'], subject: 'News', text: 'x', topicId });
+  const sent = await resend.emails.send({
+    from: `hi@${team.domain}`,
+    to: ['t@inbox-one.net'],
+    subject: 'News',
+    text: 'x',
+    topicId,
+  });
   t.is(sent.error, null, JSON.stringify(sent.error));
   t.is((await resend.emails.get(sent.data!.id)).data?.topic_id, topicId);
-  const batch = await resend.batch.send([{ from: `hi@${team.domain}`, to: ['t2@inbox-one.net'], subject: 'News 2', text: 'x', topicId }]);
+  const batch = await resend.batch.send([
+    { from: `hi@${team.domain}`, to: ['t2@inbox-one.net'], subject: 'News 2', text: 'x', topicId },
+  ]);
   t.is(batch.error, null, JSON.stringify(batch.error));
   t.is((await resend.emails.get(batch.data!.data[0].id)).data?.topic_id, topicId);
-  const unknown = await resend.emails.send({ from: `hi@${team.domain}`, to: ['t@inbox-one.net'], subject: 'News', text: 'x', topicId: '0190f3b2-0000-7000-8000-000000000001' });
+  const unknown = await resend.emails.send({
+    from: `hi@${team.domain}`,
+    to: ['t@inbox-one.net'],
+    subject: 'News',
+    text: 'x',
+    topicId: '0190f3b2-0000-7000-8000-000000000001',
+  });
   t.like(unknown.error, { statusCode: 422, name: 'validation_error' });
 });
 
 test('errors come back in the shape the SDK expects', async (t) => {
-  const res = await resend.emails.send({ from: 'hi@unverified-domain.com', to: ['ann@inbox-one.net'], subject: 'x', text: 'x' });
+  const res = await resend.emails.send({
+    from: 'hi@unverified-domain.com',
+    to: ['ann@inbox-one.net'],
+    subject: 'x',
+    text: 'x',
+  });
   t.is(res.data, null);
   t.like(res.error, { name: 'validation_error', statusCode: 403 });
   const missing = await resend.emails.get('01a20175-0000-7000-8000-0000000000ff');

@@ -18,7 +18,13 @@ const name = (op: Operation, base = '') => `${verb(op)} ${base}${op.path}`;
 const verb = (op: Operation) => op.method.toUpperCase();
 /** Any value fits the path: every refusal below happens before the parameters are read. */
 const anyPath = (op: Operation) => fillPath(op.path, randomUUID());
-const authRefusals = ['missing_api_key', 'invalid_api_key', 'restricted_api_key', 'suspended_api_key', 'invalid_permission'];
+const authRefusals = [
+  'missing_api_key',
+  'invalid_api_key',
+  'restricted_api_key',
+  'suspended_api_key',
+  'invalid_permission',
+];
 
 let p: Platform;
 let owner: TestTeam;
@@ -32,8 +38,13 @@ let storeKey: string;
 test.before(async () => {
   p = await startPlatform();
   let narrow: TestTeam;
-  [owner, other, pending, reaching, narrow] = await Promise.all(['Owner', 'Other', 'Pending', 'Reaching', 'Narrow'].map((n) => p.createTeam(n)));
-  const sending = await p.request('POST', '/api-keys', { key: narrow.key, body: { name: 'send only', permission: 'sending_access' } });
+  [owner, other, pending, reaching, narrow] = await Promise.all(
+    ['Owner', 'Other', 'Pending', 'Reaching', 'Narrow'].map((n) => p.createTeam(n)),
+  );
+  const sending = await p.request('POST', '/api-keys', {
+    key: narrow.key,
+    body: { name: 'send only', permission: 'sending_access' },
+  });
   if (sending.status !== 201) throw new Error(`could not create a sending_access key: ${sending.text}`);
   sendingKey = sending.body.token;
   storeKey = (await createKey(p.db, narrow.id, { name: 'store only', permission: 'store_access' })).token;
@@ -79,12 +90,24 @@ test('an unknown rk_ key or a malformed header: 403 invalid_api_key on every key
   ];
   await eachOp(keyOps, async (op) => {
     for (const [label, headers] of variants) {
-      isRefusal(t, await p.request(verb(op), anyPath(op), { headers }), 403, 'invalid_api_key', `${name(op)} with ${label}`);
+      isRefusal(
+        t,
+        await p.request(verb(op), anyPath(op), { headers }),
+        403,
+        'invalid_api_key',
+        `${name(op)} with ${label}`,
+      );
     }
   });
   const sample = keyOps[0];
   for (const [label, headers] of variants) {
-    isRefusal(t, await p.request(verb(sample), V1 + anyPath(sample), { headers }), 403, 'invalid_api_key', `${name(sample, V1)} with ${label}`);
+    isRefusal(
+      t,
+      await p.request(verb(sample), V1 + anyPath(sample), { headers }),
+      403,
+      'invalid_api_key',
+      `${name(sample, V1)} with ${label}`,
+    );
   }
 });
 
@@ -93,19 +116,31 @@ test('a narrower key outside its routes: 401 restricted_api_key', async (t) => {
     const path = anyPath(op);
     const bySending = await p.request(verb(op), path, { key: sendingKey });
     if (op.permission === 'sending_access') {
-      t.false(authRefusals.includes(bySending.body?.name), `${name(op)}: a sending_access key reaches it (${bySending.text})`);
+      t.false(
+        authRefusals.includes(bySending.body?.name),
+        `${name(op)}: a sending_access key reaches it (${bySending.text})`,
+      );
     } else {
       isRefusal(t, bySending, 401, 'restricted_api_key', `${name(op)} with a sending_access key`);
     }
     const byStore = await p.request(verb(op), path, { key: storeKey });
     if (op.permission === 'store_access') {
-      t.false(authRefusals.includes(byStore.body?.name), `${name(op)}: a store_access key reaches it (${byStore.text})`);
+      t.false(
+        authRefusals.includes(byStore.body?.name),
+        `${name(op)}: a store_access key reaches it (${byStore.text})`,
+      );
     } else {
       isRefusal(t, byStore, 401, 'restricted_api_key', `${name(op)} with a store_access key`);
     }
   });
   const sample = keyOps.find((op) => op.permission !== 'sending_access')!;
-  isRefusal(t, await p.request(verb(sample), V1 + anyPath(sample), { key: sendingKey }), 401, 'restricted_api_key', `${name(sample, V1)} with a sending_access key`);
+  isRefusal(
+    t,
+    await p.request(verb(sample), V1 + anyPath(sample), { key: sendingKey }),
+    401,
+    'restricted_api_key',
+    `${name(sample, V1)} with a sending_access key`,
+  );
 });
 
 test('operations declared notImplemented answer 501 not_implemented after the key checks', async (t) => {
@@ -113,13 +148,31 @@ test('operations declared notImplemented answer 501 not_implemented after the ke
   if (unbuilt.length === 0) return t.pass('every area is built');
   await eachOp(unbuilt, async (op) => {
     const path = anyPath(op);
-    isRefusal(t, await p.request(verb(op), path, { key: pending.key }), 501, 'not_implemented', `${name(op)} with a full_access key`);
+    isRefusal(
+      t,
+      await p.request(verb(op), path, { key: pending.key }),
+      501,
+      'not_implemented',
+      `${name(op)} with a full_access key`,
+    );
     if (op.permission === 'sending_access') {
-      isRefusal(t, await p.request(verb(op), path, { key: sendingKey }), 501, 'not_implemented', `${name(op)} with a sending_access key`);
+      isRefusal(
+        t,
+        await p.request(verb(op), path, { key: sendingKey }),
+        501,
+        'not_implemented',
+        `${name(op)} with a sending_access key`,
+      );
     }
   });
   const sample = unbuilt[0];
-  isRefusal(t, await p.request(verb(sample), V1 + anyPath(sample), { key: pending.key }), 501, 'not_implemented', name(sample, V1));
+  isRefusal(
+    t,
+    await p.request(verb(sample), V1 + anyPath(sample), { key: pending.key }),
+    501,
+    'not_implemented',
+    name(sample, V1),
+  );
 });
 
 test('implemented operations are reached by a full_access key', async (t) => {
@@ -133,7 +186,7 @@ test('implemented operations are reached by a full_access key', async (t) => {
   }
 });
 
-test('a path id of another team (or of nothing) answers 404 not_found, and the owner\'s resource is untouched', async (t) => {
+test("a path id of another team (or of nothing) answers 404 not_found, and the owner's resource is untouched", async (t) => {
   const withIds = keyOps.filter((op) => !op.notImplemented && pathParamNames(op.path).length > 0);
   for (const op of withIds) {
     const fixture = fixtureFor(op);
@@ -148,15 +201,35 @@ test('a path id of another team (or of nothing) answers 404 not_found, and the o
     }
     const ids = await fixture(p, owner);
     const ownersPath = fillPath(op.path, ids);
-    isRefusal(t, await p.request(verb(op), ownersPath, { key: other.key, body }), 404, 'not_found', `${name(op)} with another team's id`);
-    isRefusal(t, await p.request(verb(op), fillPath(op.path, randomUUID()), { key: other.key, body }), 404, 'not_found', `${name(op)} with an id of nothing`);
+    isRefusal(
+      t,
+      await p.request(verb(op), ownersPath, { key: other.key, body }),
+      404,
+      'not_found',
+      `${name(op)} with another team's id`,
+    );
+    isRefusal(
+      t,
+      await p.request(verb(op), fillPath(op.path, randomUUID()), { key: other.key, body }),
+      404,
+      'not_found',
+      `${name(op)} with an id of nothing`,
+    );
     // A write by the other team changed nothing: the owner still reads the resource.
     const read = operations.find((o) => o.method === 'get' && o.path === op.path && !o.notImplemented);
-    if (read) t.is((await p.request('GET', ownersPath, { key: owner.key })).status, 200, `${name(op)}: the owner still reads ${ownersPath}`);
+    if (read)
+      t.is(
+        (await p.request('GET', ownersPath, { key: owner.key })).status,
+        200,
+        `${name(op)}: the owner still reads ${ownersPath}`,
+      );
   }
   const sample = withIds[0];
   const ids = await fixtureFor(sample)!(p, owner);
-  const res = await p.request(verb(sample), V1 + fillPath(sample.path, ids), { key: other.key, body: sampleBodies[sample.operationId] });
+  const res = await p.request(verb(sample), V1 + fillPath(sample.path, ids), {
+    key: other.key,
+    body: sampleBodies[sample.operationId],
+  });
   isRefusal(t, res, 404, 'not_found', `${name(sample, V1)} with another team's id`);
 });
 
@@ -176,8 +249,21 @@ test('operations no API key reaches (session, null) are refused with and without
   // None is declared yet; a synthetic pair routed by the real router shows what the first one will get.
   const reached = z.object({ reached: z.literal(true) });
   const declare = (operationId: string, path: string, permission: 'session' | null) =>
-    defineOperation({ operationId, method: 'get', path, tag: 'probe', summary: 'probe', permission, scope: null, response: reached, handler: async () => ({ reached: true as const }) });
-  const server = createApp(p.deps, [declare('sessionProbe', '/session-probe', 'session'), declare('nullProbe', '/null-probe', null)]).listen(0, '127.0.0.1');
+    defineOperation({
+      operationId,
+      method: 'get',
+      path,
+      tag: 'probe',
+      summary: 'probe',
+      permission,
+      scope: null,
+      response: reached,
+      handler: async () => ({ reached: true as const }),
+    });
+  const server = createApp(p.deps, [
+    declare('sessionProbe', '/session-probe', 'session'),
+    declare('nullProbe', '/null-probe', null),
+  ]).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   try {
@@ -186,7 +272,9 @@ test('operations no API key reaches (session, null) are refused with and without
       const bareBody = await bare.json();
       t.is(bare.status, 401, `${path} without a key: ${JSON.stringify(bareBody)}`);
       t.is(bareBody.name, 'missing_api_key');
-      const keyed = await fetch(base + path, { headers: { 'user-agent': 'postwerk-tests/1.0', authorization: `Bearer ${reaching.key}` } });
+      const keyed = await fetch(base + path, {
+        headers: { 'user-agent': 'postwerk-tests/1.0', authorization: `Bearer ${reaching.key}` },
+      });
       const keyedBody = await keyed.json();
       t.is(keyed.status, 401, `${path} with a full_access key: ${JSON.stringify(keyedBody)}`);
       t.is(keyedBody.name, 'restricted_api_key');

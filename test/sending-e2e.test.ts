@@ -27,10 +27,30 @@ test('SMTP submission and POST /emails both reach the recipient MX, DKIM-signed,
   const domain = await w.sendingDomain(team, 'e2e-sender.com');
   w.mx('e2e-inbox.net');
 
-  const smtp = nodemailer.createTransport({ host: '127.0.0.1', port, requireTLS: true, tls: { rejectUnauthorized: false }, auth: { user: 'apikey', pass: team.key } });
-  const info = await smtp.sendMail({ from: `Shop <shop@${domain.name}>`, to: 'ann@e2e-inbox.net', bcc: 'audit@e2e-inbox.net', subject: 'Over SMTP', text: 'hello over smtp' });
+  const smtp = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port,
+    requireTLS: true,
+    tls: { rejectUnauthorized: false },
+    auth: { user: 'apikey', pass: team.key },
+  });
+  const info = await smtp.sendMail({
+    from: `Shop <shop@${domain.name}>`,
+    to: 'ann@e2e-inbox.net',
+    bcc: 'audit@e2e-inbox.net',
+    subject: 'Over SMTP',
+    text: 'hello over smtp',
+  });
   const smtpId = /queued as (\S+)/.exec(info.response)![1];
-  const rest = await w.p.request('POST', '/emails', { key: team.key, body: { from: `shop@${domain.name}`, to: 'bob@e2e-inbox.net', subject: 'Over REST', html: '<p>hello over rest</p>' } });
+  const rest = await w.p.request('POST', '/emails', {
+    key: team.key,
+    body: {
+      from: `shop@${domain.name}`,
+      to: 'bob@e2e-inbox.net',
+      subject: 'Over REST',
+      html: '<p>hello over rest</p>',
+    },
+  });
   t.is(rest.status, 200, rest.text);
 
   for (const id of [smtpId, rest.body.id]) await processDelivery(w.deps, id);
@@ -47,7 +67,10 @@ test('SMTP submission and POST /emails both reach the recipient MX, DKIM-signed,
   t.true(toBob.raw.toString().includes('Subject: Over REST'));
   for (const m of [toAnn, toBob]) {
     const verdicts = await w.verifyDkim(m.raw);
-    t.true(verdicts.some((v) => v.status === 'pass' && v.domain === domain.name), JSON.stringify(verdicts));
+    t.true(
+      verdicts.some((v) => v.status === 'pass' && v.domain === domain.name),
+      JSON.stringify(verdicts),
+    );
   }
 
   for (const id of [smtpId, rest.body.id]) {

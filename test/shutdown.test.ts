@@ -7,9 +7,15 @@ import { fileURLToPath } from 'node:url';
 
 const child = fileURLToPath(new URL('./helpers/shutdown-child.ts', import.meta.url));
 
-function run(env: Record<string, string>, onLine?: (line: string, kill: () => void) => void): Promise<{ code: number | null; signal: string | null; lines: string[] }> {
+function run(
+  env: Record<string, string>,
+  onLine?: (line: string, kill: () => void) => void,
+): Promise<{ code: number | null; signal: string | null; lines: string[] }> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', child], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn(process.execPath, ['--import', 'tsx', child], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const lines: string[] = [];
     let buffered = '';
     p.stdout.setEncoding('utf8').on('data', (chunk: string) => {

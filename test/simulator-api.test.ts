@@ -22,7 +22,10 @@ async function sendFromSandbox(t: ExecutionContext, to: string) {
   t.is(domains.status, 200, domains.text);
   const managed = domains.body.data.find((d: { managed?: boolean }) => d.managed === true);
   t.truthy(managed, 'the team has a managed domain');
-  const res = await w.p.request('POST', '/emails', { key: team.key, body: { from: `Team <hello@${managed.name}>`, to, subject: 'Simulated', text: 'Hello' } });
+  const res = await w.p.request('POST', '/emails', {
+    key: team.key,
+    body: { from: `Team <hello@${managed.name}>`, to, subject: 'Simulated', text: 'Hello' },
+  });
   t.is(res.status, 200, res.text);
   const row = await w.p.db('teams').where({ id: team.id }).first();
   t.true(row.sandbox_regions.length > 0, 'still in the sandbox');
@@ -43,7 +46,11 @@ async function lastEvent(key: string, id: string): Promise<string> {
 function noNetwork(t: ExecutionContext) {
   t.is(w.sink.stats.connections, 0, 'no connection reached the SMTP sink');
   const domain = w.p.config.SIMULATOR_DOMAIN;
-  t.deepEqual(w.dns.queries.filter((q) => q.name === domain || q.name.endsWith(`.${domain}`)), [], 'no DNS question about the simulator domain');
+  t.deepEqual(
+    w.dns.queries.filter((q) => q.name === domain || q.name.endsWith(`.${domain}`)),
+    [],
+    'no DNS question about the simulator domain',
+  );
 }
 
 test('delivered@ is delivered', async (t) => {
@@ -60,7 +67,12 @@ test('delivered@ is delivered', async (t) => {
 test('bounced@ bounces (Permanent/General) and adds no suppression', async (t) => {
   const { team, id } = await sendFromSandbox(t, w.sim('bounced'));
   await processDelivery(w.deps, id);
-  t.like((await recipientsOf(w.p.db, id)).get(w.sim('bounced')), { status: 'bounced', enhanced_code: '5.1.1', bounce_type: 'Permanent', bounce_sub_type: 'General' });
+  t.like((await recipientsOf(w.p.db, id)).get(w.sim('bounced')), {
+    status: 'bounced',
+    enhanced_code: '5.1.1',
+    bounce_type: 'Permanent',
+    bounce_sub_type: 'General',
+  });
   t.is(await lastEvent(team.key, id), 'bounced');
   t.deepEqual(await eventTypes(id), ['email.bounced']);
   const bounced = (await eventsOf(w.p.db, id)).find((e) => e.type === 'email.bounced');
@@ -96,7 +108,10 @@ test('delayed@ is delayed at once, then delivered at its retry a minute later', 
   t.is(await lastEvent(team.key, id), 'delivered');
   t.deepEqual(await eventTypes(id), ['email.delivery_delayed', 'email.delivered']);
   const attempts = await w.p.db('delivery_attempts').where({ email_id: id }).orderBy('id');
-  t.deepEqual(attempts.map((a) => a.outcome), ['deferred', 'delivered']);
+  t.deepEqual(
+    attempts.map((a) => a.outcome),
+    ['deferred', 'delivered'],
+  );
   noNetwork(t);
 });
 
@@ -114,9 +129,14 @@ test('suppressed@ is suppressed, with email.suppressed and no attempt', async (t
 
 test('the sandbox still refuses a real address from the managed domain', async (t) => {
   const team = await w.p.createTeam();
-  const managed = (await w.p.request('GET', '/domains', { key: team.key })).body.data.find((d: { managed?: boolean }) => d.managed === true);
+  const managed = (await w.p.request('GET', '/domains', { key: team.key })).body.data.find(
+    (d: { managed?: boolean }) => d.managed === true,
+  );
   w.mx('outside-inbox.net');
-  const res = await w.p.request('POST', '/emails', { key: team.key, body: { from: `hello@${managed.name}`, to: 'someone@outside-inbox.net', subject: 'x', text: 'x' } });
+  const res = await w.p.request('POST', '/emails', {
+    key: team.key,
+    body: { from: `hello@${managed.name}`, to: 'someone@outside-inbox.net', subject: 'x', text: 'x' },
+  });
   t.is(res.status, 403, res.text);
   t.like(res.body, { name: 'validation_error', details: { recipient: 'someone@outside-inbox.net' } });
   t.true(res.body.details.allowed.includes('simulator'), res.text);

@@ -34,7 +34,14 @@ async function rss(pid: number): Promise<number> {
 async function streamOversized(smtp: RawSmtp, pid: number) {
   const before = await rss(pid);
   let peak = before;
-  const sampler = setInterval(() => void rss(pid).then((r) => (peak = Math.max(peak, r)), () => undefined), 50);
+  const sampler = setInterval(
+    () =>
+      void rss(pid).then(
+        (r) => (peak = Math.max(peak, r)),
+        () => undefined,
+      ),
+    50,
+  );
   const line = Buffer.from(`${'x'.repeat(998)}\r\n`);
   const chunk = Buffer.concat(Array.from({ length: 64 }, () => line));
   const started = performance.now();
@@ -51,10 +58,15 @@ const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 test('the MX reads a 200 MB message at a 1 MB limit without holding it, then answers 552 5.3.4', async (t) => {
   const team = await p.createTeam();
   const domain = `rx-${newId().slice(-8)}.test`;
-  await p.db('domains').insert({ id: newId(), team_id: team.id, name: domain, status: 'verified', receiving: 'enabled' });
+  await p
+    .db('domains')
+    .insert({ id: newId(), team_id: team.id, name: domain, status: 'verified', receiving: 'enabled' });
   const port = await freePort();
   const mx = startEntry('inbound/main.ts', p.config, {
-    MX_HOST: '127.0.0.1', MX_PORT: String(port), INBOUND_MAX_MESSAGE_BYTES: String(LIMIT), INBOUND_GREETING_DELAY_MS: '0',
+    MX_HOST: '127.0.0.1',
+    MX_PORT: String(port),
+    INBOUND_MAX_MESSAGE_BYTES: String(LIMIT),
+    INBOUND_GREETING_DELAY_MS: '0',
   });
   started.push(mx);
   await mx.logged('mx.listening');
@@ -75,8 +87,10 @@ test('SMTP submission reads a 200 MB message at a 1 MB limit without holding it,
   const team = await p.createTeam();
   const [submission, submissionTls] = [await freePort(), await freePort()];
   const mta = startEntry('mta/main.ts', p.config, {
-    SMTP_SUBMISSION_PORT: String(submission), SMTP_SUBMISSION_TLS_PORT: String(submissionTls),
-    SMTP_SUBMISSION_MAX_BYTES: String(LIMIT), MTA_CONCURRENCY: '1',
+    SMTP_SUBMISSION_PORT: String(submission),
+    SMTP_SUBMISSION_TLS_PORT: String(submissionTls),
+    SMTP_SUBMISSION_MAX_BYTES: String(LIMIT),
+    MTA_CONCURRENCY: '1',
   });
   started.push(mta);
   await mta.logged('submission.listening');
@@ -89,7 +103,9 @@ test('SMTP submission reads a 200 MB message at a 1 MB limit without holding it,
   t.regex(await smtp.send('DATA'), /^354 /);
   const run = await streamOversized(smtp, mta.pid);
   smtp.close();
-  t.log(`submission: ${mb(STREAMED)} in ${run.seconds.toFixed(1)} s; RSS ${mb(run.before)} before, peak ${mb(run.peak)}`);
+  t.log(
+    `submission: ${mb(STREAMED)} in ${run.seconds.toFixed(1)} s; RSS ${mb(run.before)} before, peak ${mb(run.peak)}`,
+  );
   t.regex(run.reply, /^552 5\.3\.4 /);
   t.true(run.peak - run.before < BOUND, `the mta grew by ${mb(run.peak - run.before)}`);
   t.is((await p.db('emails').where({ team_id: team.id }).count({ n: '*' }).first())!.n, 0);

@@ -34,7 +34,12 @@ async function submit(key: string, mailFrom: string, to: string, message: string
   const s = await rawSmtp(port);
   try {
     await s.send('EHLO client.test');
-    const steps = [`AUTH PLAIN ${Buffer.from(`\0apikey\0${key}`).toString('base64')}`, `MAIL FROM:<${mailFrom}>`, `RCPT TO:<${to}>`, 'DATA'];
+    const steps = [
+      `AUTH PLAIN ${Buffer.from(`\0apikey\0${key}`).toString('base64')}`,
+      `MAIL FROM:<${mailFrom}>`,
+      `RCPT TO:<${to}>`,
+      'DATA',
+    ];
     for (const step of steps) {
       const reply = await s.send(step);
       if (!/^(235|250|354) /.test(reply)) return reply;
@@ -45,7 +50,8 @@ async function submit(key: string, mailFrom: string, to: string, message: string
   }
 }
 
-const mime = (head: string, subject: string, body = 'hello') => `${head}To: ann@inbox-chk.net\r\nSubject: ${subject}\r\n\r\n${body}\r\n`;
+const mime = (head: string, subject: string, body = 'hello') =>
+  `${head}To: ann@inbox-chk.net\r\nSubject: ${subject}\r\n\r\n${body}\r\n`;
 const QUEUED = /^250 2\.0\.0 OK: queued as [0-9a-f-]{36}$/;
 
 /** A second domain of the team, verified against the loopback DNS. */
@@ -72,7 +78,8 @@ test('From must hold exactly one mailbox: none, two, a group or two From fields 
     [`From: ${a}\r\nFrom: b@${team.domain}\r\n`, /^550 5\.7\.1 The message has more than one From header$/],
     ['From: Nobody\r\n', /^550 5\.7\.1 The From header must hold exactly one mailbox/],
   ];
-  for (const [head, expected] of cases) t.regex(await submit(team.key, a, 'ann@inbox-chk.net', mime(head, 'from check')), expected, JSON.stringify(head));
+  for (const [head, expected] of cases)
+    t.regex(await submit(team.key, a, 'ann@inbox-chk.net', mime(head, 'from check')), expected, JSON.stringify(head));
   t.deepEqual(await nothingStored(team), [0, []]);
   // The same message with one From goes.
   t.regex(await submit(team.key, a, 'ann@inbox-chk.net', mime(`From: Shop <${a}>\r\n`, 'from check')), QUEUED);
@@ -85,41 +92,78 @@ test('a Sender header must be one mailbox at a domain the key may send from; els
   const cases: [string, RegExp][] = [
     [`Sender: s@${team.domain}, t@${team.domain}\r\n`, /^550 5\.7\.1 The Sender header must hold exactly one mailbox/],
     ['Sender: helpers:;\r\n', /^550 5\.7\.1 The Sender header must hold exactly one mailbox/],
-    [`Sender: s@${team.domain}\r\nSender: t@${team.domain}\r\n`, /^550 5\.7\.1 The message has more than one Sender header$/],
-    ['Sender: s@not-ours.com\r\n', /^550 5\.7\.1 Sender header s@not-ours\.com: The not-ours\.com domain is not verified\./],
-    [`Sender: s@${other.domain}\r\n`, new RegExp(`^550 5\\.7\\.1 Sender header s@${other.domain.replace(/\./g, '\\.')}: The ${other.domain.replace(/\./g, '\\.')} domain is not verified`)],
+    [
+      `Sender: s@${team.domain}\r\nSender: t@${team.domain}\r\n`,
+      /^550 5\.7\.1 The message has more than one Sender header$/,
+    ],
+    [
+      'Sender: s@not-ours.com\r\n',
+      /^550 5\.7\.1 Sender header s@not-ours\.com: The not-ours\.com domain is not verified\./,
+    ],
+    [
+      `Sender: s@${other.domain}\r\n`,
+      new RegExp(
+        `^550 5\\.7\\.1 Sender header s@${other.domain.replace(/\./g, '\\.')}: The ${other.domain.replace(/\./g, '\\.')} domain is not verified`,
+      ),
+    ],
     ['Sender: "Bad" <s@x..y>\r\n', /^550 5\.7\.1 The Sender address s@x\.\.y has an invalid domain$/],
   ];
-  for (const [sender, expected] of cases) t.regex(await submit(team.key, `a@${team.domain}`, 'ann@inbox-chk.net', mime(`${from}${sender}`, 'sender check')), expected, sender);
+  for (const [sender, expected] of cases)
+    t.regex(
+      await submit(team.key, `a@${team.domain}`, 'ann@inbox-chk.net', mime(`${from}${sender}`, 'sender check')),
+      expected,
+      sender,
+    );
   t.deepEqual(await nothingStored(team), [0, []]);
 
   // A key bound to one domain: a Sender at the team's other verified domain is refused as a From there would be.
   const second = await secondDomain(team, `second-${team.domain}`);
-  const bound = await p.request('POST', '/api-keys', { key: team.key, body: { name: 'b', permission: 'sending_access', domain_id: team.domainId } });
+  const bound = await p.request('POST', '/api-keys', {
+    key: team.key,
+    body: { name: 'b', permission: 'sending_access', domain_id: team.domainId },
+  });
   t.is(bound.status, 201, bound.text);
-  const withSender = (key: string, sender: string) => submit(key, `a@${team.domain}`, 'ann@inbox-chk.net', mime(`${from}Sender: ${sender}\r\n`, 'bound sender'));
-  t.regex(await withSender(bound.body.token, `s@${second}`), new RegExp(`^550 5\\.7\\.1 Sender header s@${second.replace(/\./g, '\\.')}: This API key may only send from its own domain`));
+  const withSender = (key: string, sender: string) =>
+    submit(key, `a@${team.domain}`, 'ann@inbox-chk.net', mime(`${from}Sender: ${sender}\r\n`, 'bound sender'));
+  t.regex(
+    await withSender(bound.body.token, `s@${second}`),
+    new RegExp(
+      `^550 5\\.7\\.1 Sender header s@${second.replace(/\./g, '\\.')}: This API key may only send from its own domain`,
+    ),
+  );
   t.deepEqual(await nothingStored(team), [0, []]);
 
   t.regex(await withSender(bound.body.token, `Desk <desk@${team.domain}>`), QUEUED);
-  t.regex(await withSender(team.key, `s@${second}`), QUEUED, 'a key bound to no domain may name any of the team\'s');
+  t.regex(await withSender(team.key, `s@${second}`), QUEUED, "a key bound to no domain may name any of the team's");
 });
 
 test('a List-Unsubscribe header satisfies the bulk rule; without one the same message stops at BULK_DAILY_LIMIT', async (t) => {
   const team = await sendingTeam(p, dns);
   const a = `news@${team.domain}`;
-  const send = (n: number, subject: string, extra: string) => submit(team.key, a, `r${n}@inbox-chk.net`, `From: ${a}\r\n${extra}To: r${n}@inbox-chk.net\r\nSubject: ${subject}\r\n\r\nBig news\r\n`);
+  const send = (n: number, subject: string, extra: string) =>
+    submit(
+      team.key,
+      a,
+      `r${n}@inbox-chk.net`,
+      `From: ${a}\r\n${extra}To: r${n}@inbox-chk.net\r\nSubject: ${subject}\r\n\r\nBig news\r\n`,
+    );
   // Folded over two lines, as long values are.
-  const header = 'List-Unsubscribe: <mailto:leave@inbox-chk.net?subject=leave>,\r\n <https://shop.test/leave?u=1>\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n';
+  const header =
+    'List-Unsubscribe: <mailto:leave@inbox-chk.net?subject=leave>,\r\n <https://shop.test/leave?u=1>\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n';
   const replies = [];
   for (let n = 1; n <= BULK + 1; n++) replies.push(await send(n, 'Weekly news', header));
   for (const r of replies) t.regex(r, QUEUED);
   const id = /queued as (\S+)/.exec(replies[0])![1];
-  t.deepEqual((await p.db('emails').where({ id }).first()).headers, { 'List-Unsubscribe': '<mailto:leave@inbox-chk.net?subject=leave>, <https://shop.test/leave?u=1>' });
+  t.deepEqual((await p.db('emails').where({ id }).first()).headers, {
+    'List-Unsubscribe': '<mailto:leave@inbox-chk.net?subject=leave>, <https://shop.test/leave?u=1>',
+  });
 
   // The control: the same content without the header is refused once it would reach more than BULK people.
   for (let n = 1; n <= BULK; n++) t.regex(await send(n, 'Daily news', ''), QUEUED);
-  t.regex(await send(BULK + 1, 'Daily news', ''), /^550 5\.7\.1 This message has reached 2 people today without an unsubscribe link/);
+  t.regex(
+    await send(BULK + 1, 'Daily news', ''),
+    /^550 5\.7\.1 This message has reached 2 people today without an unsubscribe link/,
+  );
   t.is((await p.db('emails').where({ team_id: team.id, subject: 'Daily news' })).length, BULK);
 });
 
@@ -131,14 +175,28 @@ test('submitted mail keeps its own folding: a subject and a List-Unsubscribe tha
   // submitted) needs. The API's rule for the lines it composes does not apply here.
   const subject = Array.from({ length: 31 }, () => `=?us-ascii?Q?${'s'.repeat(32)}?=`).join('\r\n ');
   const unsubscribe = `List-Unsubscribe:\r\n <https://shop.test/leave?u=${'1'.repeat(960)}>\r\n`;
-  const reply = await submit(team.key, a, 'ann@inbox-chk.net', `From: ${a}\r\n${unsubscribe}To: ann@inbox-chk.net\r\nSubject: ${subject}\r\n\r\nhello\r\n`);
+  const reply = await submit(
+    team.key,
+    a,
+    'ann@inbox-chk.net',
+    `From: ${a}\r\n${unsubscribe}To: ann@inbox-chk.net\r\nSubject: ${subject}\r\n\r\nhello\r\n`,
+  );
   t.regex(reply, QUEUED);
-  const email = await p.db('emails').where({ id: /queued as (\S+)/.exec(reply)![1] }).first();
+  const email = await p
+    .db('emails')
+    .where({ id: /queued as (\S+)/.exec(reply)![1] })
+    .first();
   t.is(email.subject, 's'.repeat(992));
   t.is(email.headers['List-Unsubscribe'].length, 988);
 
   // "Reply STOP to unsubscribe" is no link: the same message stops at BULK_DAILY_LIMIT.
-  const send = (n: number) => submit(team.key, a, `w${n}@inbox-chk.net`, `From: ${a}\r\nTo: w${n}@inbox-chk.net\r\nSubject: Words\r\n\r\nBig news. Reply STOP to unsubscribe.\r\n`);
+  const send = (n: number) =>
+    submit(
+      team.key,
+      a,
+      `w${n}@inbox-chk.net`,
+      `From: ${a}\r\nTo: w${n}@inbox-chk.net\r\nSubject: Words\r\n\r\nBig news. Reply STOP to unsubscribe.\r\n`,
+    );
   for (let n = 1; n <= BULK; n++) t.regex(await send(n), QUEUED);
   t.regex(await send(BULK + 1), /^550 5\.7\.1 This message has reached 2 people today without an unsubscribe link/);
 });
@@ -146,7 +204,12 @@ test('submitted mail keeps its own folding: a subject and a List-Unsubscribe tha
 test('the sandbox: a recipient outside it is refused with 550 5.7.1; the simulator is reached', async (t) => {
   const team = await sendingTeam(p, dns, { sandbox: true });
   const a = `a@${team.domain}`;
-  const refused = await submit(team.key, a, 'stranger@inbox-chk.net', `From: ${a}\r\nTo: stranger@inbox-chk.net\r\nSubject: sandbox\r\n\r\nx\r\n`);
+  const refused = await submit(
+    team.key,
+    a,
+    'stranger@inbox-chk.net',
+    `From: ${a}\r\nTo: stranger@inbox-chk.net\r\nSubject: sandbox\r\n\r\nx\r\n`,
+  );
   t.regex(refused, /^550 5\.7\.1 The us-east-1 region of this team is still in the sending sandbox/);
   t.deepEqual(await nothingStored(team), [0, []]);
   const sim = `delivered@${p.config.SIMULATOR_DOMAIN}`;
@@ -156,10 +219,18 @@ test('the sandbox: a recipient outside it is refused with 550 5.7.1; the simulat
 test('a key bound to one domain cannot send from another: 550 5.7.1', async (t) => {
   const team = await sendingTeam(p, dns);
   const second = await p.request('POST', '/domains', { key: team.key, body: { name: `second-${team.domain}` } });
-  const bound = await p.request('POST', '/api-keys', { key: team.key, body: { name: 'b', permission: 'sending_access', domain_id: second.body.id } });
+  const bound = await p.request('POST', '/api-keys', {
+    key: team.key,
+    body: { name: 'b', permission: 'sending_access', domain_id: second.body.id },
+  });
   const a = `a@${team.domain}`;
   const refused = await submit(bound.body.token, a, 'ann@inbox-chk.net', mime(`From: ${a}\r\n`, 'bound'));
-  t.regex(refused, new RegExp(`^550 5\\.7\\.1 This API key may only send from its own domain, not from ${team.domain.replace(/\./g, '\\.')}\\.$`));
+  t.regex(
+    refused,
+    new RegExp(
+      `^550 5\\.7\\.1 This API key may only send from its own domain, not from ${team.domain.replace(/\./g, '\\.')}\\.$`,
+    ),
+  );
   t.deepEqual(await nothingStored(team), [0, []]);
   // The team's own key sends the same message.
   t.regex(await submit(team.key, a, 'ann@inbox-chk.net', mime(`From: ${a}\r\n`, 'bound')), QUEUED);
@@ -169,7 +240,11 @@ test('the daily quota: 451 4.7.1 once reached, nothing more stored', async (t) =
   const team = await sendingTeam(p, dns);
   await p.db('teams').where({ id: team.id }).update({ daily_send_limit: 2 });
   const a = `a@${team.domain}`;
-  for (const n of [1, 2]) t.regex(await submit(team.key, a, 'ann@inbox-chk.net', mime(`From: ${a}\r\n`, `quota ${n}`)), QUEUED);
-  t.regex(await submit(team.key, a, 'ann@inbox-chk.net', mime(`From: ${a}\r\n`, 'quota 3')), /^451 4\.7\.1 You have reached your daily sending quota of 2 emails\. It resets at 00:00 UTC\.$/);
+  for (const n of [1, 2])
+    t.regex(await submit(team.key, a, 'ann@inbox-chk.net', mime(`From: ${a}\r\n`, `quota ${n}`)), QUEUED);
+  t.regex(
+    await submit(team.key, a, 'ann@inbox-chk.net', mime(`From: ${a}\r\n`, 'quota 3')),
+    /^451 4\.7\.1 You have reached your daily sending quota of 2 emails\. It resets at 00:00 UTC\.$/,
+  );
   t.is((await p.db('emails').where({ team_id: team.id })).length, 2);
 });

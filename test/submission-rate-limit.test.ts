@@ -47,7 +47,10 @@ async function message(s: RawSmtp, team: SendingTeam, subject: string): Promise<
   if (!mail.startsWith('250')) return [mail];
   await s.send('RCPT TO:<ann@inbox-rl.net>');
   await s.send('DATA');
-  return [mail, await s.send(`From: a@${team.domain}\r\nTo: ann@inbox-rl.net\r\nSubject: ${subject}\r\n\r\nhello\r\n.`)];
+  return [
+    mail,
+    await s.send(`From: a@${team.domain}\r\nTo: ann@inbox-rl.net\r\nSubject: ${subject}\r\n\r\nhello\r\n.`),
+  ];
 }
 
 /** Runs `burst` inside one wall-clock second (the window); a burst that slipped past the boundary runs again. */
@@ -62,30 +65,37 @@ async function withinOneSecond<T>(t: ExecutionContext, burst: () => Promise<T>):
   }
 }
 
-const stored = async (team: SendingTeam, subject: string) => Number((await p.db('emails').where({ team_id: team.id, subject }).count({ n: '*' }))[0].n);
+const stored = async (team: SendingTeam, subject: string) =>
+  Number((await p.db('emails').where({ team_id: team.id, subject }).count({ n: '*' }))[0].n);
 
-test.serial('over the per-second limit a message is refused at MAIL FROM with 451 4.7.1, nothing stored; the next second it goes', async (t) => {
-  const team = await teamWithLimit(2);
-  const s = await session(team);
-  let tag = '';
-  const replies = await withinOneSecond(t, async () => {
-    tag = Math.random().toString(36).slice(2);
-    const out: string[][] = [];
-    for (let i = 0; i < 3; i++) out.push(await message(s, team, `burst ${i} ${tag}`));
-    return out;
-  });
-  t.regex(replies[0][1], /^250 2\.0\.0 OK: queued as /);
-  t.regex(replies[1][1], /^250 2\.0\.0 OK: queued as /);
-  t.is(replies[2].length, 1, 'refused before RCPT and DATA');
-  t.regex(replies[2][0], /^451 4\.7\.1 Too many requests\. You can make 2 requests per second; retry after 1 second\(s\)\./);
-  t.is(await stored(team, `burst 2 ${tag}`), 0);
-  // The session stays usable: the client retries the transaction once the window has passed.
-  await startOfSecond();
-  const retried = await message(s, team, `burst 2 ${tag}`);
-  t.regex(retried[1], /^250 2\.0\.0 OK: queued as /);
-  t.is(await stored(team, `burst 2 ${tag}`), 1);
-  s.close();
-});
+test.serial(
+  'over the per-second limit a message is refused at MAIL FROM with 451 4.7.1, nothing stored; the next second it goes',
+  async (t) => {
+    const team = await teamWithLimit(2);
+    const s = await session(team);
+    let tag = '';
+    const replies = await withinOneSecond(t, async () => {
+      tag = Math.random().toString(36).slice(2);
+      const out: string[][] = [];
+      for (let i = 0; i < 3; i++) out.push(await message(s, team, `burst ${i} ${tag}`));
+      return out;
+    });
+    t.regex(replies[0][1], /^250 2\.0\.0 OK: queued as /);
+    t.regex(replies[1][1], /^250 2\.0\.0 OK: queued as /);
+    t.is(replies[2].length, 1, 'refused before RCPT and DATA');
+    t.regex(
+      replies[2][0],
+      /^451 4\.7\.1 Too many requests\. You can make 2 requests per second; retry after 1 second\(s\)\./,
+    );
+    t.is(await stored(team, `burst 2 ${tag}`), 0);
+    // The session stays usable: the client retries the transaction once the window has passed.
+    await startOfSecond();
+    const retried = await message(s, team, `burst 2 ${tag}`);
+    t.regex(retried[1], /^250 2\.0\.0 OK: queued as /);
+    t.is(await stored(team, `burst 2 ${tag}`), 1);
+    s.close();
+  },
+);
 
 test.serial('the api and SMTP submission share one window per team', async (t) => {
   const team = await teamWithLimit(3);

@@ -61,14 +61,17 @@ async function message(s: RawSmtp, team: SendingTeam, subject: string, to = ['an
   return s.send(`From: a@${team.domain}\r\nTo: ${to[0]}\r\nSubject: ${subject}\r\n\r\nhello\r\n.`);
 }
 
-const stored = async (team: SendingTeam, subject: string) => Number((await p.db('emails').where({ team_id: team.id, subject }).count({ n: '*' }))[0].n);
+const stored = async (team: SendingTeam, subject: string) =>
+  Number((await p.db('emails').where({ team_id: team.id, subject }).count({ n: '*' }))[0].n);
 const QUEUED = /^250 2\.0\.0 OK: queued as [0-9a-f-]{36}$/;
 /** The emails a team has blobs of (each keeps its raw message and attachments under emails/<team>/<email>/). */
 const blobbed = (team: SendingTeam) => readdir(path.join(p.config.BLOB_DIR, 'emails', team.id)).catch(() => []);
 
 test('a key revoked mid-session is refused at the next MAIL FROM with 550 5.7.8; nothing more is stored', async (t) => {
   const team = await sendingTeam(p, dns);
-  const key = (await p.request('POST', '/api-keys', { key: team.key, body: { name: 'smtp', permission: 'sending_access' } })).body;
+  const key = (
+    await p.request('POST', '/api-keys', { key: team.key, body: { name: 'smtp', permission: 'sending_access' } })
+  ).body;
   const s = await session(key.token);
   t.regex(await message(s, team, 'before revoke'), QUEUED);
   t.is((await p.request('DELETE', `/api-keys/${key.id}`, { key: team.key })).status, 200);
@@ -103,7 +106,7 @@ test('a daily quota set mid-session holds for the next message: 451 4.7.1, nothi
   t.is(await stored(team, 'quota 2'), 0);
 });
 
-test('ENHANCEDSTATUSCODES: announced; smtp-server\'s own replies and ours carry exactly one code', async (t) => {
+test("ENHANCEDSTATUSCODES: announced; smtp-server's own replies and ours carry exactly one code", async (t) => {
   const team = await sendingTeam(p, dns);
   const s = await rawSmtp(port);
   t.regex(s.greeting, /^220 \S+ ESMTP/, 'the greeting carries none (RFC 2034 §3)');
@@ -117,7 +120,7 @@ test('ENHANCEDSTATUSCODES: announced; smtp-server\'s own replies and ours carry 
   t.regex(await s.send('DATA'), /^354 /);
   const refused = await s.send('From: a@not-ours.com\r\nTo: ann@inbox-ses.net\r\nSubject: codes\r\n\r\nx\r\n.');
   t.regex(refused, /^550 5\.7\.1 The not-ours\.com domain is not verified\./);
-  t.notRegex(refused, /^\d{3} \d\.\d+\.\d+ \d\.\d+\.\d+/, 'one code, not the library\'s and ours');
+  t.notRegex(refused, /^\d{3} \d\.\d+\.\d+ \d\.\d+\.\d+/, "one code, not the library's and ours");
   t.regex(await message(s, team, 'codes ok'), QUEUED);
   s.close();
 });
@@ -129,7 +132,10 @@ test('51 recipients: the 51st gets 452 4.5.3, the message goes to the other 50 a
   const to = Array.from({ length: 51 }, (_, i) => `r${i + 1}@inbox-ses.net`);
   const replies: string[] = [];
   for (const r of to) replies.push(await s.send(`RCPT TO:<${r}>`));
-  t.true(replies.slice(0, 50).every((r) => r.startsWith('250 ')), replies.slice(0, 50).find((r) => !r.startsWith('250 ')));
+  t.true(
+    replies.slice(0, 50).every((r) => r.startsWith('250 ')),
+    replies.slice(0, 50).find((r) => !r.startsWith('250 ')),
+  );
   t.is(replies[50], '452 4.5.3 At most 50 recipients per message');
   // A recipient already accepted is not refused again: its entry is replaced, not counted twice.
   t.regex(await s.send('RCPT TO:<R7@inbox-ses.net>'), /^250 /);
@@ -159,5 +165,9 @@ test('past the size limit without SIZE: 552 5.3.4 after the final dot, nothing s
   t.is(await stored(team, 'too big'), 0);
   t.is(await stored(team, 'small after big'), 1);
   t.deepEqual(await blobbed(team), [], 'nothing in the blob store (the small message is kept in email_raw)');
-  t.deepEqual(await p.db('email_raw').where({ team_id: team.id }).pluck('email_id'), [/queued as (\S+)/.exec(after)![1]], 'only the second message is stored');
+  t.deepEqual(
+    await p.db('email_raw').where({ team_id: team.id }).pluck('email_id'),
+    [/queued as (\S+)/.exec(after)![1]],
+    'only the second message is stored',
+  );
 });

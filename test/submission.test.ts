@@ -35,8 +35,12 @@ test.after.always(async () => {
 
 function transport(pass: string, implicitTls = false, user = 'apikey') {
   return nodemailer.createTransport({
-    host: '127.0.0.1', port: implicitTls ? ports.implicit : ports.starttls, secure: implicitTls, requireTLS: !implicitTls,
-    tls: { rejectUnauthorized: false }, auth: { user, pass },
+    host: '127.0.0.1',
+    port: implicitTls ? ports.implicit : ports.starttls,
+    secure: implicitTls,
+    requireTLS: !implicitTls,
+    tls: { rejectUnauthorized: false },
+    auth: { user, pass },
   });
 }
 
@@ -54,11 +58,21 @@ test('a message submitted with STARTTLS and AUTH takes the accept path and shows
   const id = /queued as ([0-9a-f-]{36})/.exec(info.response)?.[1];
   t.truthy(id, info.response);
   const email = (await p.request('GET', `/emails/${id}`, { key: team.key })).body;
-  t.like(email, { from: `Shop <orders@${team.domain}>`, subject: 'Order 42', to: ['Ann <ann@inbox-one.net>'], cc: ['carol@inbox-one.net'], bcc: ['hidden@inbox-one.net'], last_event: 'sent' });
+  t.like(email, {
+    from: `Shop <orders@${team.domain}>`,
+    subject: 'Order 42',
+    to: ['Ann <ann@inbox-one.net>'],
+    cc: ['carol@inbox-one.net'],
+    bcc: ['hidden@inbox-one.net'],
+    last_event: 'sent',
+  });
   t.is(email.message_id, info.messageId);
   const list = await p.request('GET', '/emails', { key: team.key });
   t.is(list.status, 200);
-  t.like(list.body.data.find((e: { id: string }) => e.id === id), { object: 'email', from: `Shop <orders@${team.domain}>`, subject: 'Order 42', message_id: info.messageId });
+  t.like(
+    list.body.data.find((e: { id: string }) => e.id === id),
+    { object: 'email', from: `Shop <orders@${team.domain}>`, subject: 'Order 42', message_id: info.messageId },
+  );
   const row = await p.db('emails').where({ id }).first();
   t.is(row.source, 'smtp');
   t.is(row.raw_blob_key, null, 'a message this small is kept in email_raw, not the blob store');
@@ -66,13 +80,25 @@ test('a message submitted with STARTTLS and AUTH takes the accept path and shows
   t.false(/^bcc:/im.test(raw), 'the Bcc header is not delivered');
   t.true(raw.includes('Subject: Order 42'));
   const recipients = await p.db('email_recipients').where({ email_id: id }).orderBy('address');
-  t.deepEqual(recipients.map((r) => [r.address, r.kind]), [['ann@inbox-one.net', 'to'], ['carol@inbox-one.net', 'cc'], ['hidden@inbox-one.net', 'bcc']]);
+  t.deepEqual(
+    recipients.map((r) => [r.address, r.kind]),
+    [
+      ['ann@inbox-one.net', 'to'],
+      ['carol@inbox-one.net', 'cc'],
+      ['hidden@inbox-one.net', 'bcc'],
+    ],
+  );
   t.is((await p.db('email_attachments').where({ email_id: id })).length, 1);
   t.truthy(await p.deliverQueue.getJob(id!));
 });
 
 test('implicit TLS works the same', async (t) => {
-  const info = await transport(team.key, true).sendMail({ from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'tls', text: 'x' });
+  const info = await transport(team.key, true).sendMail({
+    from: `a@${team.domain}`,
+    to: 'ann@inbox-one.net',
+    subject: 'tls',
+    text: 'x',
+  });
   t.regex(info.response, /^250 2\.0\.0 OK: queued as /);
 });
 
@@ -84,11 +110,19 @@ test('authentication: wrong username, unknown key, revoked key, no AUTH at all',
   t.regex(reply(wrongUser), /^535 5\.7\.8 Use the username `apikey`/);
   const unknown = await t.throwsAsync(transport('rk_nope').sendMail(mail));
   t.regex(reply(unknown), /^535 5\.7\.8 Authentication credentials invalid$/);
-  const key = await p.request('POST', '/api-keys', { key: team.key, body: { name: 'soon revoked', permission: 'sending_access' } });
+  const key = await p.request('POST', '/api-keys', {
+    key: team.key,
+    body: { name: 'soon revoked', permission: 'sending_access' },
+  });
   await p.request('DELETE', `/api-keys/${key.body.id}`, { key: team.key });
   const revoked = await t.throwsAsync(transport(key.body.token).sendMail(mail));
   t.regex(reply(revoked), /^535 5\.7\.8 Authentication credentials invalid$/);
-  const noAuth = nodemailer.createTransport({ host: '127.0.0.1', port: ports.starttls, requireTLS: true, tls: { rejectUnauthorized: false } });
+  const noAuth = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: ports.starttls,
+    requireTLS: true,
+    tls: { rejectUnauthorized: false },
+  });
   const refused = await t.throwsAsync(noAuth.sendMail(mail));
   t.regex(reply(refused), /^530 5\.7\.0 /);
 });
@@ -108,10 +142,14 @@ test('the STARTTLS port offers no AUTH before STARTTLS and refuses one sent anyw
 });
 
 test('refusals keep their meaning as SMTP replies: unverified sender 550 5.7.1, unusable recipients 550 5.1.1', async (t) => {
-  const unverified = await t.throwsAsync(transport(team.key).sendMail({ from: 'a@not-ours.com', to: 'ann@inbox-one.net', subject: 'x', text: 'x' }));
+  const unverified = await t.throwsAsync(
+    transport(team.key).sendMail({ from: 'a@not-ours.com', to: 'ann@inbox-one.net', subject: 'x', text: 'x' }),
+  );
   t.is((unverified as { responseCode?: number }).responseCode, 550);
   t.regex((unverified as Error).message, /5\.7\.1 The not-ours\.com domain is not verified/);
-  const reserved = await t.throwsAsync(transport(team.key).sendMail({ from: `a@${team.domain}`, to: 'x@example.com', subject: 'x', text: 'x' }));
+  const reserved = await t.throwsAsync(
+    transport(team.key).sendMail({ from: `a@${team.domain}`, to: 'x@example.com', subject: 'x', text: 'x' }),
+  );
   t.regex((reserved as Error).message, /550 5\.1\.1/);
 });
 
@@ -119,8 +157,17 @@ test('a submitted message over RAW_INLINE_MAX_BYTES goes to the blob store befor
   const ids: string[] = [];
   // Sizes of the body as given: line ends grow to CRLF on the way.
   for (const size of [RAW_INLINE_MAX_BYTES * 0.9, RAW_INLINE_MAX_BYTES]) {
-    const text = `${'a line of a long message body, sixty-four characters wide ....\n'.padStart(64, '.').repeat(Math.ceil(size / 64))}`.slice(0, size) + 'END-OF-BODY';
-    const info = await transport(team.key).sendMail({ from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: `size ${size}`, text });
+    const text =
+      `${'a line of a long message body, sixty-four characters wide ....\n'.padStart(64, '.').repeat(Math.ceil(size / 64))}`.slice(
+        0,
+        size,
+      ) + 'END-OF-BODY';
+    const info = await transport(team.key).sendMail({
+      from: `a@${team.domain}`,
+      to: 'ann@inbox-one.net',
+      subject: `size ${size}`,
+      text,
+    });
     ids.push(/queued as (\S+)/.exec(info.response)![1]);
   }
   const [small, large] = await Promise.all(ids.map((id) => p.db('emails').where({ id }).first()));
@@ -128,16 +175,29 @@ test('a submitted message over RAW_INLINE_MAX_BYTES goes to the blob store befor
   t.is((await p.db('email_raw').where({ email_id: small.id })).length, 1);
   t.truthy(large.raw_blob_key);
   t.is((await p.db('email_raw').where({ email_id: large.id })).length, 0);
-  const [smallRaw, largeRaw] = await Promise.all([small, large].map((row) => storedMessage(p.db, p.deps.blobs, row.id)));
+  const [smallRaw, largeRaw] = await Promise.all(
+    [small, large].map((row) => storedMessage(p.db, p.deps.blobs, row.id)),
+  );
   t.true(smallRaw!.length <= RAW_INLINE_MAX_BYTES && largeRaw!.length > RAW_INLINE_MAX_BYTES);
-  for (const [row, raw] of [[small, smallRaw!], [large, largeRaw!]] as const) {
+  for (const [row, raw] of [
+    [small, smallRaw!],
+    [large, largeRaw!],
+  ] as const) {
     t.true(raw.toString().includes(`Subject: ${row.subject}`));
     t.true(raw.toString().includes('END-OF-BODY'), 'the whole message is stored');
   }
 });
 
 test('Idempotency-Key inside the message: a second submission gets the same id and sends nothing again', async (t) => {
-  const mail = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'once over smtp', text: 'x', messageId: '<fixed-1@test>', date: new Date('2026-11-22T00:00:00Z'), headers: { 'Idempotency-Key': 'smtp-order-7' } };
+  const mail = {
+    from: `a@${team.domain}`,
+    to: 'ann@inbox-one.net',
+    subject: 'once over smtp',
+    text: 'x',
+    messageId: '<fixed-1@test>',
+    date: new Date('2026-11-22T00:00:00Z'),
+    headers: { 'Idempotency-Key': 'smtp-order-7' },
+  };
   const first = await transport(team.key).sendMail(mail);
   const second = await transport(team.key).sendMail(mail);
   const id = /queued as (\S+)/.exec(first.response)![1];
@@ -165,7 +225,9 @@ test('hostile sessions: bare LF, smuggling sequences, NUL and overlong lines are
     `${head('lf')}bare\nlf\r\n`,
     // SMTP smuggling: a second message hidden behind an end of data that some other server would take for one
     // must not become a message of its own (every variant holds a bare CR or LF, refused as such).
-    ...['\n.\r\n', '\r\n.\n', '\r.\r\n', '\n.\n', '\r.\r', '\r\n.\r'].map((end) => `${head('s1')}hello${end}${smuggled}`),
+    ...['\n.\r\n', '\r\n.\n', '\r.\r\n', '\n.\n', '\r.\r', '\r\n.\r'].map(
+      (end) => `${head('s1')}hello${end}${smuggled}`,
+    ),
     `${head('cr')}bare\rcr\r\n`,
     `${head('nul')}nul\0here\r\n`,
     `${head('long')}${'x'.repeat(1200)}\r\n`,
@@ -179,7 +241,11 @@ test('hostile sessions: bare LF, smuggling sequences, NUL and overlong lines are
     t.regex(await s.send('RCPT TO:<ann@inbox-one.net>'), /^250/);
     t.regex(await s.send('DATA'), /^354/);
     const reply = await s.send(Buffer.from(`${body}.\r\n`, 'latin1'), true);
-    t.regex(reply, /^554 5\.6\.0/, JSON.stringify(body.slice(body.indexOf('\r\n\r\n') + 4, body.indexOf('\r\n\r\n') + 12)));
+    t.regex(
+      reply,
+      /^554 5\.6\.0/,
+      JSON.stringify(body.slice(body.indexOf('\r\n\r\n') + 4, body.indexOf('\r\n\r\n') + 12)),
+    );
     t.regex(await s.send('RSET'), /^250/);
     s.close();
   }

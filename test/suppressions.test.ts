@@ -21,7 +21,10 @@ async function suppress(team: TestTeam, email: string): Promise<string> {
 
 test('create answers 201 {object, id}; the suppression reads by id and by address; suppression.added is recorded', async (t) => {
   const team = await p.createTeam();
-  const created = await p.request('POST', '/suppressions', { key: team.key, body: { email: '  Jane.Doe+news@Example.COM ' } });
+  const created = await p.request('POST', '/suppressions', {
+    key: team.key,
+    body: { email: '  Jane.Doe+news@Example.COM ' },
+  });
   t.is(created.status, 201);
   t.deepEqual(Object.keys(created.body).sort(), ['id', 'object']);
   t.is(created.body.object, 'suppression');
@@ -30,7 +33,13 @@ test('create answers 201 {object, id}; the suppression reads by id and by addres
   const byId = await p.request('GET', `/suppressions/${id}`, { key: team.key });
   t.is(byId.status, 200);
   t.deepEqual(Object.keys(byId.body).sort(), ['created_at', 'email', 'id', 'object', 'origin', 'source_id']);
-  t.like(byId.body, { object: 'suppression', id, email: 'jane.doe+news@example.com', origin: 'manual', source_id: null });
+  t.like(byId.body, {
+    object: 'suppression',
+    id,
+    email: 'jane.doe+news@example.com',
+    origin: 'manual',
+    source_id: null,
+  });
   t.regex(byId.body.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
   // By address: percent-encoded, a raw `+` (a path keeps it literal), any case, and under /api/v1.
@@ -47,7 +56,13 @@ test('create answers 201 {object, id}; the suppression reads by id and by addres
 
   const added = await events(team, 'suppression.added');
   t.is(added.length, 1);
-  t.deepEqual(added[0].data, { id, email: 'jane.doe+news@example.com', origin: 'manual', source_id: null, created_at: byId.body.created_at });
+  t.deepEqual(added[0].data, {
+    id,
+    email: 'jane.doe+news@example.com',
+    origin: 'manual',
+    source_id: null,
+    created_at: byId.body.created_at,
+  });
 });
 
 test('adding an address that is already suppressed keeps its entry: same id, one row, no second event', async (t) => {
@@ -56,7 +71,10 @@ test('adding an address that is already suppressed keeps its entry: same id, one
   t.is(await suppress(team, 'AGAIN@example.com'), id);
   t.is(await suppress(team, ' again@example.com'), id);
 
-  const batch = await p.request('POST', '/suppressions/batch/add', { key: team.key, body: { emails: ['new@example.com', 'Again@Example.com', 'NEW@example.com'] } });
+  const batch = await p.request('POST', '/suppressions/batch/add', {
+    key: team.key,
+    body: { emails: ['new@example.com', 'Again@Example.com', 'NEW@example.com'] },
+  });
   t.is(batch.status, 201);
   t.is(batch.body.data.length, 3);
   t.deepEqual(batch.body.data[1], { object: 'suppression', id });
@@ -67,7 +85,9 @@ test('adding an address that is already suppressed keeps its entry: same id, one
   t.is((await events(team, 'suppression.added')).length, 2);
 
   // At the same moment too: one row, one event, every caller answered with its id.
-  const raced = await Promise.all(Array.from({ length: 6 }, (_, i) => suppress(team, i % 2 ? 'RACE@example.com' : 'race@example.com')));
+  const raced = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => suppress(team, i % 2 ? 'RACE@example.com' : 'race@example.com')),
+  );
   t.is(new Set(raced).size, 1);
   t.is((await events(team, 'suppression.added')).length, 3);
 });
@@ -77,21 +97,36 @@ test('a stronger origin replaces a weaker one (manual < bounce < unsubscribe < c
   const id = await suppress(team, 'origin@example.com');
   const sourceId = randomUUID();
 
-  const bounced = await addSuppression(p.db, team.id, { email: 'Origin@example.com', origin: 'bounce', source_id: sourceId });
+  const bounced = await addSuppression(p.db, team.id, {
+    email: 'Origin@example.com',
+    origin: 'bounce',
+    source_id: sourceId,
+  });
   t.true(bounced.changed);
   t.like(bounced.row, { id, origin: 'bounce', source_id: sourceId });
-  t.like((await p.request('GET', `/suppressions/${id}`, { key: team.key })).body, { id, origin: 'bounce', source_id: sourceId });
+  t.like((await p.request('GET', `/suppressions/${id}`, { key: team.key })).body, {
+    id,
+    origin: 'bounce',
+    source_id: sourceId,
+  });
 
   for (const origin of ['manual', 'bounce'] as const) {
     const kept = await addSuppression(p.db, team.id, { email: 'origin@example.com', origin, source_id: null });
     t.false(kept.changed, origin);
     t.like(kept.row, { id, origin: 'bounce', source_id: sourceId });
   }
-  t.like((await addSuppression(p.db, team.id, { email: 'origin@example.com', origin: 'complaint' })).row, { id, origin: 'complaint', source_id: null });
+  t.like((await addSuppression(p.db, team.id, { email: 'origin@example.com', origin: 'complaint' })).row, {
+    id,
+    origin: 'complaint',
+    source_id: null,
+  });
   t.false((await addSuppression(p.db, team.id, { email: 'origin@example.com', origin: 'unsubscribe' })).changed);
 
   const added = await events(team, 'suppression.added');
-  t.deepEqual(added.map((e) => e.data.origin), ['manual', 'bounce', 'complaint']);
+  t.deepEqual(
+    added.map((e) => e.data.origin),
+    ['manual', 'bounce', 'complaint'],
+  );
   t.true(added.every((e) => e.data.id === id));
   // The created_at of the entry is when the address was first suppressed.
   t.is(added[2].data.created_at, added[0].data.created_at);
@@ -101,29 +136,47 @@ test('list: the list item shape, newest first, filtered by origin, paged with li
   const team = await p.createTeam();
   const manual = [];
   for (let i = 0; i < 5; i++) manual.push(await suppress(team, `list-${i}@example.com`));
-  const bounce = (await addSuppression(p.db, team.id, { email: 'bounced@example.com', origin: 'bounce', source_id: randomUUID() })).row.id;
-  const complaint = (await addSuppression(p.db, team.id, { email: 'complained@example.com', origin: 'complaint' })).row.id;
+  const bounce = (
+    await addSuppression(p.db, team.id, { email: 'bounced@example.com', origin: 'bounce', source_id: randomUUID() })
+  ).row.id;
+  const complaint = (await addSuppression(p.db, team.id, { email: 'complained@example.com', origin: 'complaint' })).row
+    .id;
 
   const all = await p.request('GET', '/suppressions', { key: team.key });
   t.is(all.status, 200);
   t.like(all.body, { object: 'list', has_more: false });
-  t.deepEqual(all.body.data.map((s: { id: string }) => s.id), [complaint, bounce, ...[...manual].reverse()]);
+  t.deepEqual(
+    all.body.data.map((s: { id: string }) => s.id),
+    [complaint, bounce, ...[...manual].reverse()],
+  );
   t.deepEqual(Object.keys(all.body.data[0]).sort(), ['created_at', 'email', 'id', 'origin', 'source_id']);
 
   const bounces = await p.request('GET', '/suppressions?origin=bounce', { key: team.key });
   t.is(bounces.status, 200);
-  t.deepEqual(bounces.body.data.map((s: { id: string }) => s.id), [bounce]);
+  t.deepEqual(
+    bounces.body.data.map((s: { id: string }) => s.id),
+    [bounce],
+  );
   t.is(bounces.body.data[0].email, 'bounced@example.com');
   t.is((await p.request('GET', '/suppressions?origin=unsubscribe', { key: team.key })).body.data.length, 0);
 
   const first = await p.request('GET', '/suppressions?origin=manual&limit=2', { key: team.key });
   t.true(first.body.has_more);
-  t.deepEqual(first.body.data.map((s: { id: string }) => s.id), [manual[4], manual[3]]);
+  t.deepEqual(
+    first.body.data.map((s: { id: string }) => s.id),
+    [manual[4], manual[3]],
+  );
   const second = await p.request('GET', `/suppressions?origin=manual&limit=2&after=${manual[3]}`, { key: team.key });
-  t.deepEqual(second.body.data.map((s: { id: string }) => s.id), [manual[2], manual[1]]);
+  t.deepEqual(
+    second.body.data.map((s: { id: string }) => s.id),
+    [manual[2], manual[1]],
+  );
   t.true(second.body.has_more);
   const back = await p.request('GET', `/suppressions?origin=manual&limit=2&before=${manual[2]}`, { key: team.key });
-  t.deepEqual(back.body.data.map((s: { id: string }) => s.id), [manual[4], manual[3]]);
+  t.deepEqual(
+    back.body.data.map((s: { id: string }) => s.id),
+    [manual[4], manual[3]],
+  );
 
   const badOrigin = await p.request('GET', '/suppressions?origin=spam', { key: team.key });
   t.is(badOrigin.status, 422);
@@ -149,7 +202,10 @@ test('delete by id or by address answers {object, id, deleted:true} and records 
     t.is((await p.request('GET', path, { key: team.key })).status, 404, path);
   }
   const removed = await events(team, 'suppression.removed');
-  t.deepEqual(removed.map((e) => e.data.id), [byId, byEmail]);
+  t.deepEqual(
+    removed.map((e) => e.data.id),
+    [byId, byEmail],
+  );
   t.like(removed[1].data, { email: 'del+2@example.com', origin: 'manual', source_id: null });
   // Lifted means lifted: the address can be suppressed anew, under a new id.
   t.not(await suppress(team, 'del-1@example.com'), byId);
@@ -169,12 +225,30 @@ test('an id or address of nothing, or something that is neither, answers 404 not
 
 test('malformed addresses are refused with 422 naming the field or the item', async (t) => {
   const team = await p.createTeam();
-  for (const email of ['', 'ab', 'no-at.example.com', 'two@@example.com', 'a@b@example.com', '@example.com', 'user@localhost',
-    'user@example..com', 'user@.example.com', 'us er@example.com', 'user@exa\tmple.com', 'user\u0000@example.com', `${'a'.repeat(310)}@example.com`, 7]) {
+  for (const email of [
+    '',
+    'ab',
+    'no-at.example.com',
+    'two@@example.com',
+    'a@b@example.com',
+    '@example.com',
+    'user@localhost',
+    'user@example..com',
+    'user@.example.com',
+    'us er@example.com',
+    'user@exa\tmple.com',
+    'user\u0000@example.com',
+    `${'a'.repeat(310)}@example.com`,
+    7,
+  ]) {
     const res = await p.request('POST', '/suppressions', { key: team.key, body: { email } });
     t.is(res.status, 422, JSON.stringify(email));
     t.is(res.body.name, 'validation_error', JSON.stringify(email));
-    t.deepEqual(res.body.errors.map((e: { path: string }) => e.path), ['email'], JSON.stringify(email));
+    t.deepEqual(
+      res.body.errors.map((e: { path: string }) => e.path),
+      ['email'],
+      JSON.stringify(email),
+    );
   }
   const missing = await p.request('POST', '/suppressions', { key: team.key, body: {} });
   t.is(missing.status, 422);
@@ -183,8 +257,14 @@ test('malformed addresses are refused with 422 naming the field or the item', as
   const emails = ['a@example.com', 'b@example.com', 'c@example.com', 'not an address', 'e@example.com'];
   const batch = await p.request('POST', '/suppressions/batch/add', { key: team.key, body: { emails } });
   t.is(batch.status, 422);
-  t.deepEqual(batch.body.errors.map((e: { path: string }) => e.path), ['emails.3']);
-  const remove = await p.request('POST', '/suppressions/batch/remove', { key: team.key, body: { emails, ids: [randomUUID(), 'x'] } });
+  t.deepEqual(
+    batch.body.errors.map((e: { path: string }) => e.path),
+    ['emails.3'],
+  );
+  const remove = await p.request('POST', '/suppressions/batch/remove', {
+    key: team.key,
+    body: { emails, ids: [randomUUID(), 'x'] },
+  });
   t.is(remove.status, 422);
   t.deepEqual(remove.body.errors.map((e: { path: string }) => e.path).sort(), ['emails.3', 'ids.1']);
   // Nothing of a refused batch lands.
@@ -201,7 +281,13 @@ test('batch sizes: 0 and 101 items are refused with 422, 100 are accepted', asyn
     t.is(res.body.name, 'validation_error');
     t.is(res.body.errors[0].path, 'emails');
   }
-  for (const body of [{}, { emails: [] }, { ids: [] }, { emails: addresses(101, 'over') }, { ids: Array.from({ length: 101 }, () => randomUUID()) }]) {
+  for (const body of [
+    {},
+    { emails: [] },
+    { ids: [] },
+    { emails: addresses(101, 'over') },
+    { ids: Array.from({ length: 101 }, () => randomUUID()) },
+  ]) {
     const res = await p.request('POST', '/suppressions/batch/remove', { key: team.key, body });
     t.is(res.status, 422, JSON.stringify(body).slice(0, 40));
     t.true(['emails', 'ids'].includes(res.body.errors[0].path));
@@ -218,7 +304,10 @@ test('batch sizes: 0 and 101 items are refused with 422, 100 are accepted', asyn
   // The entries answer in the order asked: the 42nd reads as the 42nd address.
   t.is((await p.request('GET', `/suppressions/${added.body.data[42].id}`, { key: team.key })).body.email, hundred[42]);
 
-  const removed = await p.request('POST', '/suppressions/batch/remove', { key: team.key, body: { emails: hundred.slice(0, 50), ids: added.body.data.slice(50).map((d: { id: string }) => d.id) } });
+  const removed = await p.request('POST', '/suppressions/batch/remove', {
+    key: team.key,
+    body: { emails: hundred.slice(0, 50), ids: added.body.data.slice(50).map((d: { id: string }) => d.id) },
+  });
   t.is(removed.status, 200);
   t.is(removed.body.data.length, 100);
   t.true(removed.body.data.every((d: { deleted: boolean }) => d.deleted));
@@ -227,7 +316,11 @@ test('batch sizes: 0 and 101 items are refused with 422, 100 are accepted', asyn
 
 test('batch remove: one entry per item, addresses then ids, in order; unknown items answer deleted:false', async (t) => {
   const team = await p.createTeam();
-  const [a, b, c] = [await suppress(team, 'a@example.com'), await suppress(team, 'b@example.com'), await suppress(team, 'c@example.com')];
+  const [a, b, c] = [
+    await suppress(team, 'a@example.com'),
+    await suppress(team, 'b@example.com'),
+    await suppress(team, 'c@example.com'),
+  ];
   const unknownId = randomUUID();
   const res = await p.request('POST', '/suppressions/batch/remove', {
     key: team.key,
@@ -245,12 +338,19 @@ test('batch remove: one entry per item, addresses then ids, in order; unknown it
       { object: 'suppression', id: a, deleted: true },
     ],
   });
-  t.deepEqual((await events(team, 'suppression.removed')).map((e) => e.data.id), [b, c, a]);
+  t.deepEqual(
+    (await events(team, 'suppression.removed')).map((e) => e.data.id),
+    [b, c, a],
+  );
 
   // Only ids, or only addresses, is enough; a batch that removes nothing records nothing.
   const none = await p.request('POST', '/suppressions/batch/remove', { key: team.key, body: { ids: [a] } });
   t.deepEqual(none.body, { data: [{ object: 'suppression', id: a, deleted: false }] });
-  t.deepEqual((await p.request('POST', '/suppressions/batch/remove', { key: team.key, body: { emails: ['a@example.com'] } })).body, { data: [{ object: 'suppression', deleted: false }] });
+  t.deepEqual(
+    (await p.request('POST', '/suppressions/batch/remove', { key: team.key, body: { emails: ['a@example.com'] } }))
+      .body,
+    { data: [{ object: 'suppression', deleted: false }] },
+  );
   t.is((await events(team, 'suppression.removed')).length, 3);
 });
 
@@ -267,8 +367,14 @@ test('another team never sees a suppression: 404 by id and by address, not liste
     }
   }
   t.deepEqual((await p.request('GET', '/suppressions', { key: other.key })).body.data, []);
-  const batch = await p.request('POST', '/suppressions/batch/remove', { key: other.key, body: { emails: ['private@example.com'], ids: [id] } });
-  t.deepEqual(batch.body.data.map((d: { deleted: boolean }) => d.deleted), [false, false]);
+  const batch = await p.request('POST', '/suppressions/batch/remove', {
+    key: other.key,
+    body: { emails: ['private@example.com'], ids: [id] },
+  });
+  t.deepEqual(
+    batch.body.data.map((d: { deleted: boolean }) => d.deleted),
+    [false, false],
+  );
   t.is((await events(other, 'suppression.removed')).length, 0);
   t.is((await p.request('GET', `/suppressions/${id}`, { key: owner.key })).status, 200);
 
@@ -283,7 +389,12 @@ test('isSuppressed answers the suppressed ones of a list in one call, keyed by t
   const team = await p.createTeam();
   await suppress(team, 'gone@example.com');
   await addSuppression(p.db, team.id, { email: 'complained@example.com', origin: 'complaint' });
-  const found = await isSuppressed(p.db, team.id, ['Gone@Example.com', 'fine@example.com', ' complained@example.com', 'gone@example.com']);
+  const found = await isSuppressed(p.db, team.id, [
+    'Gone@Example.com',
+    'fine@example.com',
+    ' complained@example.com',
+    'gone@example.com',
+  ]);
   t.deepEqual([...found.keys()], ['Gone@Example.com', ' complained@example.com', 'gone@example.com']);
   t.is(found.get('Gone@Example.com')?.origin, 'manual');
   t.is(found.get(' complained@example.com')?.origin, 'complaint');

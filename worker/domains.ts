@@ -12,7 +12,13 @@ export const SWEEP_EVERY_MS = 2000;
 const BATCH = 50;
 const PARALLEL = 8;
 
-export async function sweepDomains(db: Knex, resolver: VerifyResolver, hosts: PlatformHosts, log: Logger, now = new Date()): Promise<number> {
+export async function sweepDomains(
+  db: Knex,
+  resolver: VerifyResolver,
+  hosts: PlatformHosts,
+  log: Logger,
+  now = new Date(),
+): Promise<number> {
   const ids = await leaseDueDomains(db, now, BATCH);
   let next = 0;
   const lane = async () => {
@@ -32,7 +38,12 @@ export async function sweepDomains(db: Knex, resolver: VerifyResolver, hosts: Pl
 }
 
 /** Domain claims whose claimer asked for verification, re-checked on their backoff until they end. */
-export async function sweepClaims(db: Knex, ctx: Pick<ClaimContext, 'resolver' | 'hosts' | 'secrets'>, log: Logger, now = new Date()): Promise<number> {
+export async function sweepClaims(
+  db: Knex,
+  ctx: Pick<ClaimContext, 'resolver' | 'hosts' | 'secrets'>,
+  log: Logger,
+  now = new Date(),
+): Promise<number> {
   const ids = await leaseDueClaims(db, now, BATCH);
   for (const id of ids) {
     try {

@@ -29,7 +29,11 @@ const domainsQueue = createQueue(config, queues.domains);
 const sendingQueue = createQueue(config, queues.sending);
 const webhooksQueue = createQueue(config, queues.webhooks);
 const webhooks = webhookService({
-  db, secrets, resolver: dns, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, log,
+  db,
+  secrets,
+  resolver: dns,
+  allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+  log,
   // LISTEN needs a connection of its own, outside knex's pool.
   listen: async () => {
     const client = new pg.Client({ connectionString: config.DATABASE_URL });
@@ -40,13 +44,21 @@ const webhooks = webhookService({
 const enqueueDelivery = deliveryEnqueuer(createQueue(config, queues.deliver), log);
 // One schedule however many workers run: BullMQ keeps a single scheduler per id.
 await maintenanceQueue.upsertJobScheduler('hourly', { every: 3600_000 }, { name: 'maintenance', data: {} });
-await domainsQueue.upsertJobScheduler('sweep', { every: SWEEP_EVERY_MS }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
+await domainsQueue.upsertJobScheduler(
+  'sweep',
+  { every: SWEEP_EVERY_MS },
+  { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
+);
 await domainsQueue.upsertJobScheduler('dkim-pool', { every: 30_000 }, { name: 'dkim-pool', data: {} });
 // Webhooks run in this process, woken by the database (./webhooks.ts); the queue tick of earlier versions goes.
 await webhooksQueue.removeJobScheduler('tick');
 // Scheduled emails go out within a second of their time: a run every half second leaves the other half for the
 // run itself (a partial index finds the due ones).
-await sendingQueue.upsertJobScheduler('release', { every: 500 }, { name: 'release', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
+await sendingQueue.upsertJobScheduler(
+  'release',
+  { every: 500 },
+  { name: 'release', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
+);
 
 const workers = [
   createWorker(config, queues.maintenance, async () => {
@@ -54,10 +66,18 @@ const workers = [
     log.info({ removed }, 'maintenance.done');
     return removed;
   }),
-  createWorker(config, queues.domains, async (job) => {
-    if (job.name === 'dkim-pool') return { added: await refillKeyPool(db, secrets) };
-    return { checked: await sweepDomains(db, dns, config, log), claims: await sweepClaims(db, { resolver: dns, hosts: config, secrets }, log) };
-  }, { concurrency: 2 }),
+  createWorker(
+    config,
+    queues.domains,
+    async (job) => {
+      if (job.name === 'dkim-pool') return { added: await refillKeyPool(db, secrets) };
+      return {
+        checked: await sweepDomains(db, dns, config, log),
+        claims: await sweepClaims(db, { resolver: dns, hosts: config, secrets }, log),
+      };
+    },
+    { concurrency: 2 },
+  ),
   createWorker(config, queues.sending, async () => ({ released: await releaseScheduled(db, enqueueDelivery) })),
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));

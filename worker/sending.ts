@@ -4,7 +4,12 @@ import { releaseDue } from '../shared/emails/store.ts';
 import type { EnqueueDelivery } from '../shared/emails/enqueue.ts';
 
 /** Releases every email due at `now`, a batch at a time (a full batch means more may be waiting). */
-export async function releaseScheduled(db: Knex, enqueue: EnqueueDelivery, now = new Date(), batch = 500): Promise<number> {
+export async function releaseScheduled(
+  db: Knex,
+  enqueue: EnqueueDelivery,
+  now = new Date(),
+  batch = 500,
+): Promise<number> {
   let released = 0;
   for (;;) {
     const ids = await releaseDue(db, now, batch);

@@ -12,7 +12,11 @@ const messages = {
 
 export async function identify(ctx: Context, deps: ApiDeps): Promise<Auth> {
   const header = ctx.get('authorization');
-  if (!header) throw new ServiceError('missing_api_key', 'Missing API key in the authorization header. Include the header `Authorization: Bearer rk_...`.');
+  if (!header)
+    throw new ServiceError(
+      'missing_api_key',
+      'Missing API key in the authorization header. Include the header `Authorization: Bearer rk_...`.',
+    );
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) throw new ServiceError('invalid_api_key', messages.invalid_api_key);
   const result = await authenticate(deps.db, match[1]);
@@ -26,5 +30,8 @@ export function checkPermission(op: Operation, auth: Auth): void {
     throw new ServiceError('restricted_api_key', 'This operation cannot be called with an API key.');
   }
   if (auth.key.permission === 'full_access' || auth.key.permission === op.permission) return;
-  throw new ServiceError('restricted_api_key', `This API key is restricted to ${auth.key.permission === 'sending_access' ? 'sending emails' : 'its store\'s event pushes'}.`);
+  throw new ServiceError(
+    'restricted_api_key',
+    `This API key is restricted to ${auth.key.permission === 'sending_access' ? 'sending emails' : "its store's event pushes"}.`,
+  );
 }

@@ -50,7 +50,9 @@ async function readRawBody(ctx: Context, limit: number): Promise<Buffer> {
 /** An `application/x-www-form-urlencoded` body (what a form posts); any other type reads as no fields. */
 export async function readFormBody(ctx: Context, limit: number): Promise<URLSearchParams> {
   const raw = await readRawBody(ctx, limit);
-  return ctx.request.is('application/x-www-form-urlencoded') ? new URLSearchParams(raw.toString('utf8')) : new URLSearchParams();
+  return ctx.request.is('application/x-www-form-urlencoded')
+    ? new URLSearchParams(raw.toString('utf8'))
+    : new URLSearchParams();
 }
 
 export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
@@ -59,7 +61,11 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
   const text = raw.toString('utf8');
   if (text.trim() === '') return {};
   if (!ctx.request.is('application/json', '+json')) {
-    throw new ServiceError('validation_error', 'The request body must be JSON, sent with `Content-Type: application/json`.', { status: 400 });
+    throw new ServiceError(
+      'validation_error',
+      'The request body must be JSON, sent with `Content-Type: application/json`.',
+      { status: 400 },
+    );
   }
   try {
     return JSON.parse(text);

@@ -6,10 +6,13 @@ import type { Logger } from '../../shared/logger.ts';
 
 function fromForeign(err: unknown): ServiceError {
   if (err instanceof ServiceError) return err;
-  const status = (err as { status?: number; statusCode?: number })?.status ?? (err as { statusCode?: number })?.statusCode;
+  const status =
+    (err as { status?: number; statusCode?: number })?.status ?? (err as { statusCode?: number })?.statusCode;
   // Errors raised by Koa or Node for a malformed request (aborted upload, bad encoding) are the client's.
   if (typeof status === 'number' && status >= 400 && status < 500 && status !== 404 && status !== 405) {
-    return new ServiceError('validation_error', 'The request could not be read.', { status: status === 413 ? 413 : 400 });
+    return new ServiceError('validation_error', 'The request could not be read.', {
+      status: status === 413 ? 413 : 400,
+    });
   }
   return internalError();
 }

@@ -9,11 +9,19 @@ import type { Auth } from '../routes/operation.ts';
 /** Same key and same body means the same path and the same JSON value (key order and spacing ignored). */
 function requestHash(ctx: Context, body: unknown): string {
   const canonical = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(canonical)
-      : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]))
+    Array.isArray(v)
+      ? v.map(canonical)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+          )
         : v;
   const path = ctx.path.replace(/^\/api\/v1(?=\/)/, '');
-  return createHash('sha256').update(`${ctx.method} ${path}\n${JSON.stringify(canonical(body))}`).digest('hex');
+  return createHash('sha256')
+    .update(`${ctx.method} ${path}\n${JSON.stringify(canonical(body))}`)
+    .digest('hex');
 }
 
 /**
@@ -22,7 +30,11 @@ function requestHash(ctx: Context, body: unknown): string {
  * only refusals; otherwise the success answer is stored here, after the handler.
  */
 export async function withIdempotency(
-  ctx: Context, deps: ApiDeps, auth: Auth, body: unknown, answeredInCommit: boolean,
+  ctx: Context,
+  deps: ApiDeps,
+  auth: Auth,
+  body: unknown,
+  answeredInCommit: boolean,
   run: (reservation: store.Reservation | null) => Promise<void>,
 ): Promise<void> {
   if (ctx.headers['idempotency-key'] === undefined) return run(null);

@@ -32,7 +32,10 @@ export function unstorableStrings(input: unknown, path: string[] = [], depth = 0
 
 function refuseUnstorable(input: unknown, what: string): void {
   const errors = unstorableStrings(input);
-  if (errors.length) throw new ServiceError('validation_error', `Invalid ${what}\`${errors[0].path}\`: ${errors[0].message}.`, { errors });
+  if (errors.length)
+    throw new ServiceError('validation_error', `Invalid ${what}\`${errors[0].path}\`: ${errors[0].message}.`, {
+      errors,
+    });
 }
 
 function fieldErrors(issues: z.core.$ZodIssue[]): FieldError[] {
@@ -53,7 +56,9 @@ export function parseQuery<S extends z.ZodType>(schema: S, input: unknown): z.ou
   if (r.success) refuseUnstorable(r.data, 'query parameter ');
   if (!r.success) {
     const errors = fieldErrors(r.error.issues);
-    throw new ServiceError('validation_error', `Invalid query parameter \`${errors[0].path}\`: ${errors[0].message}`, { errors });
+    throw new ServiceError('validation_error', `Invalid query parameter \`${errors[0].path}\`: ${errors[0].message}`, {
+      errors,
+    });
   }
   return r.data;
 }

@@ -54,10 +54,28 @@ export const apiKeyOperations = [
     status: 201,
     body: z.object({
       name: z.string().max(200),
-      permission: z.enum(keys.permissions).default('full_access').describe('`store_access` is refused until stores are built'),
-      domain_id: z.uuid().nullable().optional().describe('Only with sending_access: the one domain this key may send from.'),
-      inbox_access: z.enum(keys.inboxAccess).default('none').describe('What the key may do in the Inbox: `create` opens conversations only, `read`, `write` reads and replies'),
-      inbox_channel_ids: z.array(z.uuid()).nullable().optional().describe('The channels the key reaches; null: every open, unrestricted channel. Inboxes are not built yet: a non-empty list is refused'),
+      permission: z
+        .enum(keys.permissions)
+        .default('full_access')
+        .describe('`store_access` is refused until stores are built'),
+      domain_id: z
+        .uuid()
+        .nullable()
+        .optional()
+        .describe('Only with sending_access: the one domain this key may send from.'),
+      inbox_access: z
+        .enum(keys.inboxAccess)
+        .default('none')
+        .describe(
+          'What the key may do in the Inbox: `create` opens conversations only, `read`, `write` reads and replies',
+        ),
+      inbox_channel_ids: z
+        .array(z.uuid())
+        .nullable()
+        .optional()
+        .describe(
+          'The channels the key reaches; null: every open, unrestricted channel. Inboxes are not built yet: a non-empty list is refused',
+        ),
     }),
     response: z.object({ id: z.uuid(), token: z.string() }).meta({ id: 'ApiKeyCreated' }),
     handler: async ({ auth, body, deps }) => {
@@ -71,7 +89,7 @@ export const apiKeyOperations = [
     operationId: 'listApiKeys',
     method: 'get',
     path: '/api-keys',
-    summary: 'List the team\'s API keys, newest first.',
+    summary: "List the team's API keys, newest first.",
     scope: 'api-keys:read',
     query: listQuery,
     response: listEnvelope(apiKey),

@@ -9,21 +9,42 @@ import type { ApiDeps } from '../deps.ts';
 const domainParams = z.object({ domain_id: z.uuid() });
 const base = { tag: 'domains', permission: 'full_access', scope: 'domains:write' } as const;
 
-const body = z.object({
-  server: z.string().min(1).max(255).optional().describe('The DNS server that takes the updates: a host name or an IP address (public unless the operator allows private ones)'),
-  port: z.number().int().min(1).max(65535).optional().describe('Default 53'),
-  zone: z.string().min(1).max(255).optional().describe('The zone to update: the domain itself (default) or a parent of it'),
-  key_name: z.string().min(1).max(255).optional().describe('The TSIG key name as the server knows it'),
-  algorithm: z.enum(['hmac-sha256', 'hmac-sha512']).optional().describe('Default hmac-sha256'),
-  secret: z.string().min(1).max(1024).optional().describe('The TSIG secret, base64'),
-  keep_credential: z.boolean().optional().describe('Keep this credential (secret encrypted at rest) so later calls may omit server, key and secret; an earlier kept credential stays until deleted'),
-}).describe('Give server, key_name and secret, or none of the credential fields to use the kept credential');
+const body = z
+  .object({
+    server: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .describe(
+        'The DNS server that takes the updates: a host name or an IP address (public unless the operator allows private ones)',
+      ),
+    port: z.number().int().min(1).max(65535).optional().describe('Default 53'),
+    zone: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .describe('The zone to update: the domain itself (default) or a parent of it'),
+    key_name: z.string().min(1).max(255).optional().describe('The TSIG key name as the server knows it'),
+    algorithm: z.enum(['hmac-sha256', 'hmac-sha512']).optional().describe('Default hmac-sha256'),
+    secret: z.string().min(1).max(1024).optional().describe('The TSIG secret, base64'),
+    keep_credential: z
+      .boolean()
+      .optional()
+      .describe(
+        'Keep this credential (secret encrypted at rest) so later calls may omit server, key and secret; an earlier kept credential stays until deleted',
+      ),
+  })
+  .describe('Give server, key_name and secret, or none of the credential fields to use the kept credential');
 
 const response = z
   .object({
     object: z.literal('domain'),
     id: z.uuid(),
-    created: z.array(z.string()).describe('Records added, one line each: `send.example.com MX 10 feedback.example.net`'),
+    created: z
+      .array(z.string())
+      .describe('Records added, one line each: `send.example.com MX 10 feedback.example.net`'),
     updated: z.array(z.string()).describe('Values the platform added earlier that were wrong and were replaced'),
     conflicts: z.array(z.string()).describe('Records someone else published where ours must stand; left untouched'),
     credential_kept: z.boolean(),
@@ -36,13 +57,22 @@ export const domainAutoconfigureOperations = [
     operationId: 'autoconfigureDomain',
     method: 'post',
     path: '/domains/{domain_id}/auto-configure',
-    summary: 'Publish the domain\'s records in your DNS server through RFC 2136 updates signed with your TSIG key; never deletes a record the platform did not create.',
+    summary:
+      "Publish the domain's records in your DNS server through RFC 2136 updates signed with your TSIG key; never deletes a record the platform did not create.",
     params: domainParams,
     body,
     response,
     handler: async ({ auth, params, body, deps }) => {
       const result = await autoconfigure(deps.db, auth.team.id, params.domain_id, body, context(deps));
-      deps.log.info({ domainId: params.domain_id, created: result.created.length, updated: result.updated.length, conflicts: result.conflicts.length }, 'domain.autoconfigured');
+      deps.log.info(
+        {
+          domainId: params.domain_id,
+          created: result.created.length,
+          updated: result.updated.length,
+          conflicts: result.conflicts.length,
+        },
+        'domain.autoconfigured',
+      );
       return { object: 'domain' as const, id: params.domain_id, ...result };
     },
   }),
@@ -53,7 +83,9 @@ export const domainAutoconfigureOperations = [
     path: '/domains/{domain_id}/auto-configure/credential',
     summary: 'Forget the kept TSIG credential of the domain.',
     params: domainParams,
-    response: z.object({ object: z.literal('domain_dns_credential'), id: z.uuid(), deleted: z.literal(true) }).meta({ id: 'DeleteCredentialResponse' }),
+    response: z
+      .object({ object: z.literal('domain_dns_credential'), id: z.uuid(), deleted: z.literal(true) })
+      .meta({ id: 'DeleteCredentialResponse' }),
     handler: async ({ auth, params, deps }) => {
       assertWritable(await findDomain(deps.db, auth.team.id, params.domain_id));
       await forgetCredential(deps.db, params.domain_id);
@@ -63,5 +95,10 @@ export const domainAutoconfigureOperations = [
 ];
 
 function context(deps: ApiDeps) {
-  return { hosts: deps.config, secrets: secretsKey(deps.config), resolver: deps.dns, allowPrivate: deps.config.DNS_UPDATE_ALLOW_PRIVATE };
+  return {
+    hosts: deps.config,
+    secrets: secretsKey(deps.config),
+    resolver: deps.dns,
+    allowPrivate: deps.config.DNS_UPDATE_ALLOW_PRIVATE,
+  };
 }

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { deleteLogo, getLogo, logoFile, presentLogo, uploadLogo, type BrandContext } from '../../shared/domains/brand.ts';
+import {
+  deleteLogo,
+  getLogo,
+  logoFile,
+  presentLogo,
+  uploadLogo,
+  type BrandContext,
+} from '../../shared/domains/brand.ts';
 import { MAX_SVG_BYTES } from '../../shared/domains/svg.ts';
 import { defineOperation } from './operation.ts';
 import { timestamp } from './schemas.ts';
@@ -47,7 +54,8 @@ const certificate = z
   })
   .meta({ id: 'DomainBrandCertificate' });
 
-const brandDeleted = <T extends string>(object: T) => z.object({ object: z.literal(object), domain_id: z.uuid(), deleted: z.literal(true) });
+const brandDeleted = <T extends string>(object: T) =>
+  z.object({ object: z.literal(object), domain_id: z.uuid(), deleted: z.literal(true) });
 
 const domainParams = z.object({ domain_id: z.uuid() });
 
@@ -66,18 +74,21 @@ export const domainBrandOperations = [
     summary: 'Upload (or replace) the brand logo: an SVG Tiny PS file, square, at most 32 KB; adds the BIMI record.',
     scope: 'domains:write',
     params: domainParams,
-    body: z.object({ svg: z.string().min(1).describe(`The SVG document itself (UTF-8, at most ${MAX_SVG_BYTES} bytes)`) }),
+    body: z.object({
+      svg: z.string().min(1).describe(`The SVG document itself (UTF-8, at most ${MAX_SVG_BYTES} bytes)`),
+    }),
     // Room for a 32 KB SVG after JSON escaping (each quote and newline takes two bytes).
     bodyLimit: 3 * MAX_SVG_BYTES,
     response: logo,
-    handler: async ({ auth, params, body, deps }) => presentLogo(await uploadLogo(deps.db, auth.team.id, params.domain_id, body.svg, context(deps))),
+    handler: async ({ auth, params, body, deps }) =>
+      presentLogo(await uploadLogo(deps.db, auth.team.id, params.domain_id, body.svg, context(deps))),
   }),
   defineOperation({
     ...base,
     operationId: 'getDomainBrandLogo',
     method: 'get',
     path: '/domains/{domain_id}/brand/logo',
-    summary: 'The domain\'s brand logo: its public URL, size and SHA-256.',
+    summary: "The domain's brand logo: its public URL, size and SHA-256.",
     scope: 'domains:read',
     params: domainParams,
     response: logo,
@@ -128,22 +139,31 @@ export const domainBrandOperations = [
     },
   }),
   // The mark certificate (VMC/CMC) is not built yet: declared (schemas documented) and answering 501.
-  ...([
-    ['get', 'getDomainBrandCertificate', 'The domain\'s mark certificate (VMC/CMC) and its state.', certificate],
-    ['put', 'putDomainBrandCertificate', 'Request or install the domain\'s mark certificate (VMC/CMC).', certificate],
-    ['delete', 'deleteDomainBrandCertificate', 'Remove the domain\'s mark certificate; the BIMI record loses its `a=`.', brandDeleted('domain_brand_certificate')],
-  ] as const).map(([method, operationId, summary, response]) => defineOperation({
-    ...base,
-    operationId,
-    method,
-    path: '/domains/{domain_id}/brand/certificate',
-    summary,
-    scope: method === 'get' ? 'domains:read' : 'domains:write',
-    params: domainParams,
-    response,
-    notImplemented: true,
-    handler: async () => {
-      throw new Error('unreachable: declared notImplemented');
-    },
-  })),
+  ...(
+    [
+      ['get', 'getDomainBrandCertificate', "The domain's mark certificate (VMC/CMC) and its state.", certificate],
+      ['put', 'putDomainBrandCertificate', "Request or install the domain's mark certificate (VMC/CMC).", certificate],
+      [
+        'delete',
+        'deleteDomainBrandCertificate',
+        "Remove the domain's mark certificate; the BIMI record loses its `a=`.",
+        brandDeleted('domain_brand_certificate'),
+      ],
+    ] as const
+  ).map(([method, operationId, summary, response]) =>
+    defineOperation({
+      ...base,
+      operationId,
+      method,
+      path: '/domains/{domain_id}/brand/certificate',
+      summary,
+      scope: method === 'get' ? 'domains:read' : 'domains:write',
+      params: domainParams,
+      response,
+      notImplemented: true,
+      handler: async () => {
+        throw new Error('unreachable: declared notImplemented');
+      },
+    }),
+  ),
 ];

@@ -24,7 +24,12 @@ const claim = z
     id: z.uuid(),
     name: z.string(),
     status: z.enum(['pending', 'verified', 'completed', 'blocked', 'expired', 'superseded', 'canceled', 'failed']),
-    domain_id: z.uuid().nullable().describe('The id the domain takes in your team: the path id of the claim routes, and the domain\'s id once the claim completes'),
+    domain_id: z
+      .uuid()
+      .nullable()
+      .describe(
+        "The id the domain takes in your team: the path id of the claim routes, and the domain's id once the claim completes",
+      ),
     region: z.enum(regions).nullable(),
     record: claimRecord,
     blocked_reason: z.enum(['grace_period', 'recent_owner_activity', 'pending_scheduled_emails']).nullable(),
@@ -34,10 +39,17 @@ const claim = z
   })
   .meta({ id: 'DomainClaim' });
 
-const claimParams = z.object({ domain_id: z.uuid().describe('The `domain_id` of the claim, as POST /domains/claim answered it') });
+const claimParams = z.object({
+  domain_id: z.uuid().describe('The `domain_id` of the claim, as POST /domains/claim answered it'),
+});
 
 function context(deps: ApiDeps): ClaimContext {
-  return { hosts: deps.config, secrets: secretsKey(deps.config), resolver: deps.dns, managedHost: deps.config.MANAGED_DOMAIN_HOST };
+  return {
+    hosts: deps.config,
+    secrets: secretsKey(deps.config),
+    resolver: deps.dns,
+    managedHost: deps.config.MANAGED_DOMAIN_HOST,
+  };
 }
 
 const base = { tag: 'domains', permission: 'full_access' } as const;
@@ -48,7 +60,8 @@ export const domainClaimOperations = [
     operationId: 'createDomainClaim',
     method: 'post',
     path: '/domains/claim',
-    summary: 'Claim a domain another team has verified: answers the TXT record that proves you control it, and the domain_id it will take in your team (valid 7 days; a new claim for the name supersedes this one).',
+    summary:
+      'Claim a domain another team has verified: answers the TXT record that proves you control it, and the domain_id it will take in your team (valid 7 days; a new claim for the name supersedes this one).',
     scope: 'domains:write',
     status: 201,
     body: z.object({
@@ -60,7 +73,8 @@ export const domainClaimOperations = [
       tracking_subdomain: z.string().max(63).optional(),
     }),
     response: claim,
-    handler: async ({ auth, body, deps }) => presentClaim(await createClaim(deps.db, auth.team.id, body, context(deps))),
+    handler: async ({ auth, body, deps }) =>
+      presentClaim(await createClaim(deps.db, auth.team.id, body, context(deps))),
   }),
   defineOperation({
     ...base,
@@ -78,10 +92,12 @@ export const domainClaimOperations = [
     operationId: 'verifyDomainClaim',
     method: 'post',
     path: '/domains/{domain_id}/claim/verify',
-    summary: 'Look the claim\'s TXT record up now; once it is found and the safety checks pass, the domain moves to your team (with new DKIM keys and records to publish) and leaves the team that had it. Re-checked in the background until it completes or expires.',
+    summary:
+      "Look the claim's TXT record up now; once it is found and the safety checks pass, the domain moves to your team (with new DKIM keys and records to publish) and leaves the team that had it. Re-checked in the background until it completes or expires.",
     scope: 'domains:write',
     params: claimParams,
     response: claim,
-    handler: async ({ auth, params, deps }) => presentClaim(await verifyClaim(deps.db, auth.team.id, params.domain_id, context(deps))),
+    handler: async ({ auth, params, deps }) =>
+      presentClaim(await verifyClaim(deps.db, auth.team.id, params.domain_id, context(deps))),
   }),
 ];

@@ -50,7 +50,11 @@ const domain = listItem
   .meta({ id: 'Domain' });
 
 const settings = {
-  custom_return_path: z.string().max(63).optional().describe('The label the sending records go under; a free one is chosen when absent'),
+  custom_return_path: z
+    .string()
+    .max(63)
+    .optional()
+    .describe('The label the sending records go under; a free one is chosen when absent'),
   open_tracking: z.boolean().optional(),
   click_tracking: z.boolean().optional(),
   tracking_subdomain: z.string().max(63).optional(),
@@ -88,7 +92,7 @@ export const domainOperations = [
     operationId: 'listDomains',
     method: 'get',
     path: '/domains',
-    summary: 'List the team\'s domains, newest first (the managed domain included).',
+    summary: "List the team's domains, newest first (the managed domain included).",
     scope: 'domains:read',
     query: listQuery,
     response: listEnvelope(listItem),
@@ -137,7 +141,8 @@ export const domainOperations = [
     response: deleted('domain'),
     handler: async ({ auth, params, deps }) => {
       // Resend's way to cancel a claim: delete the domain it would become.
-      if (await cancelClaim(deps.db, auth.team.id, params.domain_id)) return { object: 'domain' as const, id: params.domain_id, deleted: true as const };
+      if (await cancelClaim(deps.db, auth.team.id, params.domain_id))
+        return { object: 'domain' as const, id: params.domain_id, deleted: true as const };
       await domains.deleteDomain(deps.db, auth.team.id, params.domain_id);
       return { object: 'domain' as const, id: params.domain_id, deleted: true as const };
     },
@@ -147,7 +152,7 @@ export const domainOperations = [
     operationId: 'verifyDomain',
     method: 'post',
     path: '/domains/{domain_id}/verify',
-    summary: 'Check the domain\'s records now (the worker runs the check within seconds).',
+    summary: "Check the domain's records now (the worker runs the check within seconds).",
     scope: 'domains:write',
     params: domainParams,
     response: ref('domain'),

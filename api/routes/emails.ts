@@ -12,14 +12,22 @@ import { ref, timestamp } from './schemas.ts';
 
 const addresses = z.union([z.string(), z.array(z.string())]);
 const attachment = z.object({
-  content: z.union([z.string().describe('base64'), z.object({ type: z.literal('Buffer'), data: z.array(z.number().int()) })]).nullish(),
+  content: z
+    .union([z.string().describe('base64'), z.object({ type: z.literal('Buffer'), data: z.array(z.number().int()) })])
+    .nullish(),
   filename: z.union([z.string(), z.literal(false)]).nullish(),
-  path: z.string().nullish().describe('An https URL, fetched once at acceptance (public addresses only, no redirects, within the 40 MB message; 422 `invalid_attachment` naming `attachments.<i>.path` in `errors`, the reason in the message, when it cannot be); the filename defaults to its last path segment'),
+  path: z
+    .string()
+    .nullish()
+    .describe(
+      'An https URL, fetched once at acceptance (public addresses only, no redirects, within the 40 MB message; 422 `invalid_attachment` naming `attachments.<i>.path` in `errors`, the reason in the message, when it cannot be); the filename defaults to its last path segment',
+    ),
   content_type: z.string().nullish(),
   content_id: z.string().nullish().describe('Makes the attachment inline, for `cid:` references'),
 });
 
-const valueOf = (body: unknown, field: string): unknown => (body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[field] : undefined);
+const valueOf = (body: unknown, field: string): unknown =>
+  body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[field] : undefined;
 const hasTemplate = (body: unknown): boolean => valueOf(body, 'template') != null;
 
 export const sendBody = z
@@ -42,8 +50,16 @@ export const sendBody = z
   // from and subject may come from a template (resend-api.md §2); without one they are required, and say so as
   // a missing field would (422 missing_required_field, api/middleware/validate.ts). `when`: checked even beside
   // other issues, so every missing field is named at once; the input is then unparsed, hence the guards.
-  .refine((b) => hasTemplate(b) || valueOf(b, 'from') !== undefined, { path: ['from'], message: 'Required unless `template` is given', when: () => true })
-  .refine((b) => hasTemplate(b) || valueOf(b, 'subject') !== undefined, { path: ['subject'], message: 'Required unless `template` is given', when: () => true })
+  .refine((b) => hasTemplate(b) || valueOf(b, 'from') !== undefined, {
+    path: ['from'],
+    message: 'Required unless `template` is given',
+    when: () => true,
+  })
+  .refine((b) => hasTemplate(b) || valueOf(b, 'subject') !== undefined, {
+    path: ['subject'],
+    message: 'Required unless `template` is given',
+    when: () => true,
+  })
   .meta({ id: 'SendEmailRequest' });
 
 const email = z
@@ -88,25 +104,39 @@ export const emailOperations = [
     body: sendBody,
     response: z.object({ id: z.uuid() }),
     handler: async ({ auth, body, deps, reservation }) =>
-      (await acceptSends(deps, caller(auth), [body as SendInput], { now: new Date(), read: (input) => ({ input }), batch: null, reservation })) as { id: string },
+      (await acceptSends(deps, caller(auth), [body as SendInput], {
+        now: new Date(),
+        read: (input) => ({ input }),
+        batch: null,
+        reservation,
+      })) as { id: string },
   }),
   defineOperation({
     ...base,
     operationId: 'sendBatch',
     method: 'post',
     path: '/emails/batch',
-    summary: 'Send up to 100 emails. `x-batch-validation: strict` (default) refuses all on any error; `permissive` sends the valid ones.',
+    summary:
+      'Send up to 100 emails. `x-batch-validation: strict` (default) refuses all on any error; `permissive` sends the valid ones.',
     permission: 'sending_access',
     scope: 'emails:send',
     idempotent: 'answered-in-commit',
     bodyLimit: SEND_BODY_LIMIT,
     body: z.array(z.record(z.string(), z.unknown()).describe('A SendEmailRequest')).min(1).max(100),
-    response: z.object({ data: z.array(z.object({ id: z.uuid() })), errors: z.array(z.object({ index: z.number().int(), message: z.string() })).optional() }),
+    response: z.object({
+      data: z.array(z.object({ id: z.uuid() })),
+      errors: z.array(z.object({ index: z.number().int(), message: z.string() })).optional(),
+    }),
     handler: async ({ auth, body, deps, ctx, reservation }) => {
       const mode = (ctx.get('x-batch-validation') || 'strict').toLowerCase();
-      if (mode !== 'strict' && mode !== 'permissive') throw new ServiceError('validation_error', '`x-batch-validation` is `strict` or `permissive`.', { status: 400 });
+      if (mode !== 'strict' && mode !== 'permissive')
+        throw new ServiceError('validation_error', '`x-batch-validation` is `strict` or `permissive`.', {
+          status: 400,
+        });
       const read = (item: unknown) => ({ input: parseBody(sendBody, item) as SendInput });
-      return (await acceptSends(deps, caller(auth), body, { now: new Date(), read, batch: mode, reservation })) as { data: { id: string }[] };
+      return (await acceptSends(deps, caller(auth), body, { now: new Date(), read, batch: mode, reservation })) as {
+        data: { id: string }[];
+      };
     },
   }),
   defineOperation({
@@ -149,7 +179,12 @@ export const emailOperations = [
       try {
         when = parseScheduledAt(body.scheduled_at);
       } catch (err) {
-        if (err instanceof ScheduleError) throw new ServiceError('validation_error', `Invalid \`scheduled_at\`: \`${body.scheduled_at}\` ${err.message}.`, { errors: [{ path: 'scheduled_at', message: err.message }] });
+        if (err instanceof ScheduleError)
+          throw new ServiceError(
+            'validation_error',
+            `Invalid \`scheduled_at\`: \`${body.scheduled_at}\` ${err.message}.`,
+            { errors: [{ path: 'scheduled_at', message: err.message }] },
+          );
         throw err;
       }
       const row = await reschedule(deps.db, auth.team.id, params.email_id, when);

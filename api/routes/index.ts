@@ -21,7 +21,25 @@ import { unsubscribeOperations } from './unsubscribe.ts';
 import { topicOperations } from './topics.ts';
 import { buildOpenApi } from '../openapi.ts';
 
-const areaOperations: Operation[] = [...operationsOperations, ...apiKeyOperations, ...teamOperations, ...logOperations, ...domainOperations, ...emailOperations, ...emailAttachmentOperations, ...emailAttemptOperations, ...domainAutoconfigureOperations, ...domainClaimOperations, ...domainBrandOperations, ...suppressionOperations, ...webhookOperations, ...receivingOperations, ...topicOperations, ...unsubscribeOperations, ...notYetOperations];
+const areaOperations: Operation[] = [
+  ...operationsOperations,
+  ...apiKeyOperations,
+  ...teamOperations,
+  ...logOperations,
+  ...domainOperations,
+  ...emailOperations,
+  ...emailAttachmentOperations,
+  ...emailAttemptOperations,
+  ...domainAutoconfigureOperations,
+  ...domainClaimOperations,
+  ...domainBrandOperations,
+  ...suppressionOperations,
+  ...webhookOperations,
+  ...receivingOperations,
+  ...topicOperations,
+  ...unsubscribeOperations,
+  ...notYetOperations,
+];
 
 export const API_VERSION = '1.0.0';
 
@@ -42,6 +60,7 @@ export const operations: Operation[] = [...areaOperations, openApiOperation];
 let cached: { url: string; doc: Record<string, unknown> } | undefined;
 
 export function openApiDocument(serverUrl: string): { openapi: '3.1.0' } & Record<string, unknown> {
-  if (cached?.url !== serverUrl) cached = { url: serverUrl, doc: buildOpenApi(operations, { version: API_VERSION, serverUrl }) };
+  if (cached?.url !== serverUrl)
+    cached = { url: serverUrl, doc: buildOpenApi(operations, { version: API_VERSION, serverUrl }) };
   return cached.doc as { openapi: '3.1.0' } & Record<string, unknown>;
 }

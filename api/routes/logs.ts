@@ -45,7 +45,7 @@ export const logOperations = [
     operationId: 'listLogs',
     method: 'get',
     path: '/logs',
-    summary: 'List the requests made with the team\'s credentials, newest first.',
+    summary: "List the requests made with the team's credentials, newest first.",
     query: listQuery,
     response: listEnvelope(logItem),
     handler: async ({ auth, query, deps }) => {

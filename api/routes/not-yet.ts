@@ -60,7 +60,10 @@ const rows: Row[] = [
 ];
 
 function operationId(method: Method, path: string): string {
-  const words = path.split('/').filter(Boolean).map((s) => s.replace(/[{}]/g, '').replace(/[-_](.)/g, (_, c: string) => c.toUpperCase()));
+  const words = path
+    .split('/')
+    .filter(Boolean)
+    .map((s) => s.replace(/[{}]/g, '').replace(/[-_](.)/g, (_, c: string) => c.toUpperCase()));
   return ['notImplemented', method, ...words].map((w, i) => (i === 0 ? w : w[0].toUpperCase() + w.slice(1))).join('');
 }
 

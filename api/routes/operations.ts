@@ -12,10 +12,15 @@ const ready = z
     status: z.enum(['ok', 'degraded']),
     version: z.string(),
     env: z.string(),
-    checks: z.array(z.object({ name: z.string(), ok: z.boolean(), durationMs: z.number(), error: z.string().optional() })),
+    checks: z.array(
+      z.object({ name: z.string(), ok: z.boolean(), durationMs: z.number(), error: z.string().optional() }),
+    ),
     failed: z.array(z.string()),
-    virus_scanning: z.enum(['on', 'off'])
-      .describe('Extension: whether received mail is scanned (CLAMD_ADDRESS set); when on, the `clamd` check says whether clamd answers'),
+    virus_scanning: z
+      .enum(['on', 'off'])
+      .describe(
+        'Extension: whether received mail is scanned (CLAMD_ADDRESS set); when on, the `clamd` check says whether clamd answers',
+      ),
   })
   .meta({ id: 'Ready' });
 
@@ -43,7 +48,11 @@ async function runCheck(check: Check, deps: ApiDeps) {
     return { name: check.name, ok: true, durationMs: Math.round(performance.now() - started) };
   } catch (err) {
     // The message names the failing dependency's complaint (refused, timed out), never credentials or SQL.
-    const error = (err as Error).message?.split('\n')[0].replace(/\/\/[^@\s]*@/g, '//***@').slice(0, 200) || 'failed';
+    const error =
+      (err as Error).message
+        ?.split('\n')[0]
+        .replace(/\/\/[^@\s]*@/g, '//***@')
+        .slice(0, 200) || 'failed';
     return { name: check.name, ok: false, durationMs: Math.round(performance.now() - started), error };
   } finally {
     clearTimeout(timer);
@@ -72,11 +81,17 @@ export const operationsOperations = [
     alsoAnswers: [503],
     handler: async ({ deps, ctx }) => {
       const scanning = deps.config.CLAMD_ADDRESS ? ('on' as const) : ('off' as const);
-      const results = await Promise.all([...checks, ...(scanning === 'on' ? [clamdCheck] : [])].map((c) => runCheck(c, deps)));
+      const results = await Promise.all(
+        [...checks, ...(scanning === 'on' ? [clamdCheck] : [])].map((c) => runCheck(c, deps)),
+      );
       const failed = results.filter((r) => !r.ok).map((r) => r.name);
       if (failed.length > 0) ctx.state.statusOverride = 503;
       return {
-        status: failed.length ? ('degraded' as const) : ('ok' as const), version: deps.version, env: deps.config.NODE_ENV, checks: results, failed,
+        status: failed.length ? ('degraded' as const) : ('ok' as const),
+        version: deps.version,
+        env: deps.config.NODE_ENV,
+        checks: results,
+        failed,
         virus_scanning: scanning,
       };
     },

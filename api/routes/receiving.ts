@@ -11,14 +11,23 @@ import { deleteReceived } from '../../shared/receiving/delete.ts';
 import { defineOperation } from './operation.ts';
 import { attachmentFields, deleted, timestamp } from './schemas.ts';
 
-const receivedAttachmentFields = attachmentFields('Only when the part carried a Content-ID: resolve `cid:` references in the HTML against it');
+const receivedAttachmentFields = attachmentFields(
+  'Only when the part carried a Content-ID: resolve `cid:` references in the HTML against it',
+);
 const attachmentInMessage = z.object(receivedAttachmentFields).meta({ id: 'ReceivedEmailAttachmentInfo' });
 const linkFields = {
-  download_url: z.url().optional().describe('Signed link to the file, valid 15 minutes, for this attachment only; no Authorization header needed. Absent for a part refused storage'),
+  download_url: z
+    .url()
+    .optional()
+    .describe(
+      'Signed link to the file, valid 15 minutes, for this attachment only; no Authorization header needed. Absent for a part refused storage',
+    ),
   expires_at: timestamp.optional().describe('When `download_url` stops working'),
 };
 const attachmentItem = z.object({ ...receivedAttachmentFields, ...linkFields }).meta({ id: 'ReceivedEmailAttachment' });
-const attachment = z.object({ object: z.literal('attachment'), ...receivedAttachmentFields, ...linkFields }).meta({ id: 'ReceivedEmailAttachmentDetail' });
+const attachment = z
+  .object({ object: z.literal('attachment'), ...receivedAttachmentFields, ...linkFields })
+  .meta({ id: 'ReceivedEmailAttachmentDetail' });
 
 const listItemFields = {
   id: z.uuid(),
@@ -38,10 +47,16 @@ const receivedEmail = z
   .object({
     object: z.literal('email'),
     ...listItemFields,
-    received_for: z.array(z.string()).describe('The team\'s addresses the message was accepted for (the envelope recipients)'),
+    received_for: z
+      .array(z.string())
+      .describe("The team's addresses the message was accepted for (the envelope recipients)"),
     html: z.string().nullable(),
     text: z.string().nullable(),
-    headers: z.record(z.string(), z.string()).describe('Header name (lower case) to value as written (unfolded, not decoded); a repeated field\'s values in order, joined by a newline'),
+    headers: z
+      .record(z.string(), z.string())
+      .describe(
+        "Header name (lower case) to value as written (unfolded, not decoded); a repeated field's values in order, joined by a newline",
+      ),
     raw: z
       .object({ download_url: z.url(), expires_at: timestamp })
       .nullable()
@@ -51,23 +66,43 @@ const receivedEmail = z
 
 const dateBound = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
 const listParams = listQuery.safeExtend({
-  search: z.string().min(1).max(query.SEARCH_MAX_LENGTH).optional()
-    .describe('1-200 characters: a case-insensitive substring of the subject, the sender\'s address or name, or any recipient; `%` and `_` match literally'),
-  start_date: dateBound.optional().describe('ISO 8601 date or instant, inclusive (a date alone: from the start of that UTC day)'),
-  end_date: dateBound.optional().describe('ISO 8601 date or instant, inclusive (a date alone: through the end of that UTC day)'),
+  search: z
+    .string()
+    .min(1)
+    .max(query.SEARCH_MAX_LENGTH)
+    .optional()
+    .describe(
+      "1-200 characters: a case-insensitive substring of the subject, the sender's address or name, or any recipient; `%` and `_` match literally",
+    ),
+  start_date: dateBound
+    .optional()
+    .describe('ISO 8601 date or instant, inclusive (a date alone: from the start of that UTC day)'),
+  end_date: dateBound
+    .optional()
+    .describe('ISO 8601 date or instant, inclusive (a date alone: through the end of that UTC day)'),
 });
 
 const emailParams = z.object({ email_id: z.uuid() });
 const attachmentParams = z.object({ email_id: z.uuid(), attachment_id: z.uuid() });
-// The query of a signed link: `.catch` sends a missing, repeated or malformed value on as '' to be refused like any bad link.
+// The query of a signed link: `.catch` sends a missing, repeated or malformed value on as '' to be refused like any bad
+// link.
 const linkQuery = z.object({
-  expires: z.string().regex(/^[0-9]{1,12}$/).catch('').describe('Unix seconds, as in `download_url`'),
+  expires: z
+    .string()
+    .regex(/^[0-9]{1,12}$/)
+    .catch('')
+    .describe('Unix seconds, as in `download_url`'),
   token: z.string().catch('').describe('The signature, as in `download_url`'),
 });
 
-
 const base = { tag: 'receiving', permission: 'full_access' } as const;
-const download = { tag: 'receiving', permission: 'none', scope: null, raw: true, response: z.string().optional().describe('The file, served as a download') } as const;
+const download = {
+  tag: 'receiving',
+  permission: 'none',
+  scope: null,
+  raw: true,
+  response: z.string().optional().describe('The file, served as a download'),
+} as const;
 
 export const receivingOperations = [
   defineOperation({
@@ -75,13 +110,17 @@ export const receivingOperations = [
     operationId: 'listReceivedEmails',
     method: 'get',
     path: '/emails/receiving',
-    summary: 'List received emails, newest first, optionally searched and limited to a date window (both ends inclusive); cursors are received-email ids.',
+    summary:
+      'List received emails, newest first, optionally searched and limited to a date window (both ends inclusive); cursors are received-email ids.',
     scope: 'receiving:read',
     query: listParams,
     response: listEnvelope(listItem),
     handler: async ({ auth, query: q, deps }) => {
       const page = await query.listReceived(deps.db, auth.team.id, q);
-      const attachments = await query.attachmentsOf(deps.db, page.rows.map((r) => r.id));
+      const attachments = await query.attachmentsOf(
+        deps.db,
+        page.rows.map((r) => r.id),
+      );
       return toList(page, (row) => present.presentListItem(row, attachments.get(row.id) ?? []));
     },
   }),
@@ -90,7 +129,8 @@ export const receivingOperations = [
     operationId: 'getReceivedEmail',
     method: 'get',
     path: '/emails/receiving/{email_id}',
-    summary: 'Retrieve a received email: addresses, html, text, headers and attachments; the raw source is a signed link (`raw`).',
+    summary:
+      'Retrieve a received email: addresses, html, text, headers and attachments; the raw source is a signed link (`raw`).',
     scope: 'receiving:read',
     params: emailParams,
     response: receivedEmail,
@@ -105,14 +145,16 @@ export const receivingOperations = [
     operationId: 'deleteReceivedEmail',
     method: 'delete',
     path: '/emails/receiving/{email_id}',
-    summary: 'Delete a received email for good: its record, attachments and raw source; the bytes return to the team\'s inbox storage allowance.',
+    summary:
+      "Delete a received email for good: its record, attachments and raw source; the bytes return to the team's inbox storage allowance.",
     scope: 'receiving:write',
     params: emailParams,
     response: deleted('email'),
     handler: async ({ auth, params, deps }) => {
       const done = await deleteReceived(deps.db, deps.blobs, auth.team.id, params.email_id);
       if (!done) throw notFound('Received email');
-      for (const f of done.failed) deps.log.warn({ err: f.error, blobKey: f.key, emailId: done.id }, 'receiving.blob_delete_failed');
+      for (const f of done.failed)
+        deps.log.warn({ err: f.error, blobKey: f.key, emailId: done.id }, 'receiving.blob_delete_failed');
       return { object: 'email' as const, id: done.id, deleted: true as const };
     },
   }),
@@ -121,7 +163,8 @@ export const receivingOperations = [
     operationId: 'listReceivedEmailAttachments',
     method: 'get',
     path: '/emails/receiving/{email_id}/attachments',
-    summary: 'List a received email\'s attachments in the order the parts appeared, each with a fresh signed `download_url` (15 minutes); cursors are attachment ids.',
+    summary:
+      "List a received email's attachments in the order the parts appeared, each with a fresh signed `download_url` (15 minutes); cursors are attachment ids.",
     scope: 'receiving:read',
     params: emailParams,
     query: listQuery,
@@ -131,7 +174,11 @@ export const receivingOperations = [
       const page = await query.pageAttachments(deps.db, auth.team.id, params.email_id, q);
       const stored = await present.storedFlags(deps.blobs, page.rows);
       const now = new Date();
-      return { object: 'list' as const, has_more: page.has_more, data: page.rows.map((r, i) => present.presentLinkedAttachment(deps.config, r, stored[i], now)) };
+      return {
+        object: 'list' as const,
+        has_more: page.has_more,
+        data: page.rows.map((r, i) => present.presentLinkedAttachment(deps.config, r, stored[i], now)),
+      };
     },
   }),
   defineOperation({
@@ -146,7 +193,10 @@ export const receivingOperations = [
     handler: async ({ auth, params, deps }) => {
       const row = await query.getAttachment(deps.db, auth.team.id, params.email_id, params.attachment_id);
       const [stored] = await present.storedFlags(deps.blobs, [row]);
-      return { object: 'attachment' as const, ...present.presentLinkedAttachment(deps.config, row, stored, new Date()) };
+      return {
+        object: 'attachment' as const,
+        ...present.presentLinkedAttachment(deps.config, row, stored, new Date()),
+      };
     },
   }),
   defineOperation({
@@ -154,14 +204,22 @@ export const receivingOperations = [
     operationId: 'downloadReceivedEmailAttachment',
     method: 'get',
     path: '/emails/receiving/{email_id}/attachments/{attachment_id}/download',
-    summary: 'The attachment file itself, through the signed `download_url` (no Authorization header; a User-Agent is required). Always a download; a type outside a small inert allowlist is served as application/octet-stream. Every refusal is the same 404.',
+    summary:
+      'The attachment file itself, through the signed `download_url` (no Authorization header; a User-Agent is required). Always a download; a type outside a small inert allowlist is served as application/octet-stream. Every refusal is the same 404.',
     // Plain strings: a malformed id is refused by the handler with the one 404 every refusal shares.
     params: z.object({ email_id: z.string(), attachment_id: z.string() }),
     query: linkQuery,
     handler: async ({ params, query: q, deps, ctx }) => {
       const expires = liveLinkExpiry(q, params.email_id, params.attachment_id);
       const object = await query.attachmentForLink(deps.db, params.email_id, params.attachment_id);
-      await serveSignedDownload(ctx, { key: linkKey(deps.config), kind: present.RECEIVED_ATTACHMENT_LINK, expires, token: q.token, blobs: deps.blobs, object });
+      await serveSignedDownload(ctx, {
+        key: linkKey(deps.config),
+        kind: present.RECEIVED_ATTACHMENT_LINK,
+        expires,
+        token: q.token,
+        blobs: deps.blobs,
+        object,
+      });
       return undefined;
     },
   }),
@@ -170,14 +228,28 @@ export const receivingOperations = [
     operationId: 'downloadReceivedEmailRaw',
     method: 'get',
     path: '/emails/receiving/{email_id}/raw/download',
-    summary: 'The raw received message as a file named `raw.eml` (message/rfc822), through the signed link in the email\'s `raw` (no Authorization header; a User-Agent is required). Every refusal is the same 404.',
+    summary:
+      "The raw received message as a file named `raw.eml` (message/rfc822), through the signed link in the email's `raw` (no Authorization header; a User-Agent is required). Every refusal is the same 404.",
     params: z.object({ email_id: z.string() }),
     query: linkQuery,
     handler: async ({ params, query: q, deps, ctx }) => {
       const expires = liveLinkExpiry(q, params.email_id);
       const row = await query.rawForLink(deps.db, params.email_id);
-      const object = row && { id: row.id, team_id: row.team_id, blob_key: row.raw_blob_key, filename: present.RAW_FILENAME, content_type: 'message/rfc822' };
-      await serveSignedDownload(ctx, { key: linkKey(deps.config), kind: present.RECEIVED_RAW_LINK, expires, token: q.token, blobs: deps.blobs, object });
+      const object = row && {
+        id: row.id,
+        team_id: row.team_id,
+        blob_key: row.raw_blob_key,
+        filename: present.RAW_FILENAME,
+        content_type: 'message/rfc822',
+      };
+      await serveSignedDownload(ctx, {
+        key: linkKey(deps.config),
+        kind: present.RECEIVED_RAW_LINK,
+        expires,
+        token: q.token,
+        blobs: deps.blobs,
+        object,
+      });
       return undefined;
     },
   }),

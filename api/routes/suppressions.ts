@@ -11,7 +11,10 @@ const listItem = z
     id: z.uuid(),
     email: z.string(),
     origin: z.enum(suppressions.origins),
-    source_id: z.uuid().nullable().describe('What caused it: the email that bounced or drew the complaint; null when added by hand.'),
+    source_id: z
+      .uuid()
+      .nullable()
+      .describe('What caused it: the email that bounced or drew the complaint; null when added by hand.'),
     created_at: timestamp,
   })
   .meta({ id: 'SuppressionListItem' });
@@ -34,11 +37,20 @@ const address = z
 const batch = <T extends z.ZodType>(item: T) => z.array(item).min(1).max(100);
 
 const idOrEmailParams = z.object({
-  id_or_email: z.string().max(1000).describe('A suppression id, or the suppressed address (URL-encoded; matched case-insensitively).'),
+  id_or_email: z
+    .string()
+    .max(1000)
+    .describe('A suppression id, or the suppressed address (URL-encoded; matched case-insensitively).'),
 });
 
 function present(row: suppressions.SuppressionRow): z.input<typeof listItem> {
-  return { id: row.id, email: row.email, origin: row.origin, source_id: row.source_id, created_at: isoRequired(row.created_at) };
+  return {
+    id: row.id,
+    email: row.email,
+    origin: row.origin,
+    source_id: row.source_id,
+    created_at: isoRequired(row.created_at),
+  };
 }
 
 const base = { tag: 'suppressions', permission: 'full_access' } as const;
@@ -64,9 +76,11 @@ export const suppressionOperations = [
     operationId: 'listSuppressions',
     method: 'get',
     path: '/suppressions',
-    summary: 'List the team\'s suppressed addresses, newest first, optionally of one origin.',
+    summary: "List the team's suppressed addresses, newest first, optionally of one origin.",
     scope: 'suppressions:read',
-    query: listQuery.safeExtend({ origin: z.enum(suppressions.origins).optional().describe('Only suppressions of this origin.') }),
+    query: listQuery.safeExtend({
+      origin: z.enum(suppressions.origins).optional().describe('Only suppressions of this origin.'),
+    }),
     response: listEnvelope(listItem),
     handler: async ({ auth, query, deps }) => {
       const page = await suppressions.listSuppressions(deps.db, auth.team.id, query);
@@ -114,7 +128,11 @@ export const suppressionOperations = [
     body: z.object({ emails: batch(address) }),
     response: z.object({ data: z.array(ref('suppression')) }).meta({ id: 'SuppressionBatchAdded' }),
     handler: async ({ auth, body, deps }) => {
-      const added = await suppressions.addSuppressions(deps.db, auth.team.id, body.emails.map((email) => ({ email, origin: 'manual' as const })));
+      const added = await suppressions.addSuppressions(
+        deps.db,
+        auth.team.id,
+        body.emails.map((email) => ({ email, origin: 'manual' as const })),
+      );
       return { data: added.map(({ row }) => ({ object: 'suppression' as const, id: row.id })) };
     },
   }),
@@ -123,12 +141,16 @@ export const suppressionOperations = [
     operationId: 'removeSuppressionsBatch',
     method: 'post',
     path: '/suppressions/batch/remove',
-    summary: 'Lift suppressions named by address (1-100) and/or id (1-100); one entry per item, addresses first, in order. '
-      + '`deleted` is false for an item that removed nothing (unknown, or already removed by an earlier item).',
+    summary:
+      'Lift suppressions named by address (1-100) and/or id (1-100); one entry per item, addresses first, in order. ' +
+      '`deleted` is false for an item that removed nothing (unknown, or already removed by an earlier item).',
     scope: 'suppressions:write',
     body: z
       .object({ emails: batch(address).optional(), ids: batch(z.uuid()).optional() })
-      .refine((b) => b.emails !== undefined || b.ids !== undefined, { message: 'give `emails`, `ids` or both', path: ['emails'] }),
+      .refine((b) => b.emails !== undefined || b.ids !== undefined, {
+        message: 'give `emails`, `ids` or both',
+        path: ['emails'],
+      }),
     response: z
       .object({
         data: z.array(z.object({ object: z.literal('suppression'), id: z.uuid().optional(), deleted: z.boolean() })),

@@ -23,8 +23,17 @@ const listItem = z
 const topic = z.object({ object: z.literal('topic'), ...listItem.shape }).meta({ id: 'Topic' });
 
 // Trimmed: a name is shown on the preference page, where surrounding spaces are never meant.
-const name = z.string().trim().min(1).max(topics.NAME_MAX_LENGTH).describe(`1-${topics.NAME_MAX_LENGTH} characters, trimmed.`);
-const description = z.string().max(topics.DESCRIPTION_MAX_LENGTH).nullable().describe(`Up to ${topics.DESCRIPTION_MAX_LENGTH} characters; null for none.`);
+const name = z
+  .string()
+  .trim()
+  .min(1)
+  .max(topics.NAME_MAX_LENGTH)
+  .describe(`1-${topics.NAME_MAX_LENGTH} characters, trimmed.`);
+const description = z
+  .string()
+  .max(topics.DESCRIPTION_MAX_LENGTH)
+  .nullable()
+  .describe(`Up to ${topics.DESCRIPTION_MAX_LENGTH} characters; null for none.`);
 
 // Unknown keys are dropped (zod's default for z.object; CONTRACT: unknown body keys are ignored). The SDK's
 // topics.update sends its whole argument as the body, `id` included, and a JavaScript caller's camelCase keys
@@ -64,9 +73,15 @@ export const topicOperations = [
     status: 201,
     body: z.object({
       name,
-      default_subscription: subscription.describe('What a contact who never chose is taken to have chosen; fixed at creation.'),
+      default_subscription: subscription.describe(
+        'What a contact who never chose is taken to have chosen; fixed at creation.',
+      ),
       description: description.optional(),
-      visibility: visibility.default('private').describe('`public`: listed on every recipient\'s preference page (the unsubscribe page); `private`: listed only on the page of an email sent under it.'),
+      visibility: visibility
+        .default('private')
+        .describe(
+          "`public`: listed on every recipient's preference page (the unsubscribe page); `private`: listed only on the page of an email sent under it.",
+        ),
     }),
     response: ref('topic'),
     handler: async ({ auth, body, deps }) => {
@@ -79,7 +94,7 @@ export const topicOperations = [
     operationId: 'listTopics',
     method: 'get',
     path: '/topics',
-    summary: 'List the team\'s topics, newest first.',
+    summary: "List the team's topics, newest first.",
     scope: 'topics:read',
     query: listQuery,
     response: listEnvelope(listItem),
@@ -105,7 +120,8 @@ export const topicOperations = [
     operationId: 'updateTopic',
     method: 'patch',
     path: '/topics/{id}',
-    summary: 'Change a topic\'s name, description or visibility; other keys are ignored, except `default_subscription`, which is refused.',
+    summary:
+      "Change a topic's name, description or visibility; other keys are ignored, except `default_subscription`, which is refused.",
     scope: 'topics:write',
     params: idParams,
     body: updateBody,
@@ -125,7 +141,7 @@ export const topicOperations = [
     operationId: 'deleteTopic',
     method: 'delete',
     path: '/topics/{id}',
-    summary: 'Delete a topic, and every address\'s choice for it; emails sent under it keep its id.',
+    summary: "Delete a topic, and every address's choice for it; emails sent under it keep its id.",
     scope: 'topics:write',
     params: idParams,
     response: deleted('topic'),

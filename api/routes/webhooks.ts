@@ -13,8 +13,13 @@ import type { ApiDeps } from '../deps.ts';
 
 const eventType = z.enum(eventTypes);
 const events = z.array(eventType).min(1).max(eventTypes.length).describe('The event types this endpoint receives.');
-const endpointUrl = z.string().min(1).max(endpoints.ENDPOINT_MAX_LENGTH)
-  .describe('Where events are POSTed: https (http only when the operator allows it); private addresses are refused at send time.');
+const endpointUrl = z
+  .string()
+  .min(1)
+  .max(endpoints.ENDPOINT_MAX_LENGTH)
+  .describe(
+    'Where events are POSTed: https (http only when the operator allows it); private addresses are refused at send time.',
+  );
 const status = z.enum(endpoints.endpointStatuses);
 const deliveryStatus = z.enum(['pending', 'attempting', 'success', 'failed']);
 
@@ -22,34 +27,62 @@ const listItem = z
   .object({ id: z.uuid(), endpoint: z.string(), events: z.array(eventType), status, created_at: timestamp })
   .meta({ id: 'WebhookListItem' });
 const detail = z
-  .object({ object: z.literal('webhook'), ...listItem.shape, signing_secret: z.string().describe('Masked: only the last four characters show.') })
+  .object({
+    object: z.literal('webhook'),
+    ...listItem.shape,
+    signing_secret: z.string().describe('Masked: only the last four characters show.'),
+  })
   .meta({ id: 'WebhookDetail' });
 const secret = z
-  .object({ object: z.literal('webhook'), id: z.uuid(), signing_secret: z.string().describe('`whsec_…`: shown only here; store it now.') })
+  .object({
+    object: z.literal('webhook'),
+    id: z.uuid(),
+    signing_secret: z.string().describe('`whsec_…`: shown only here; store it now.'),
+  })
   .meta({ id: 'WebhookSecret' });
-const eventItem = z.object({ id: z.uuid(), type: eventType, created_at: timestamp, status: deliveryStatus }).meta({ id: 'WebhookEventListItem' });
+const eventItem = z
+  .object({ id: z.uuid(), type: eventType, created_at: timestamp, status: deliveryStatus })
+  .meta({ id: 'WebhookEventListItem' });
 const webhookEvent = z
   .object({
-    object: z.literal('webhook_event'), ...eventItem.shape,
-    attempt_count: z.number().int(), next_attempt_at: timestamp.nullable(), last_http_status: z.number().int().nullable(),
+    object: z.literal('webhook_event'),
+    ...eventItem.shape,
+    attempt_count: z.number().int(),
+    next_attempt_at: timestamp.nullable(),
+    last_http_status: z.number().int().nullable(),
     payload: z.unknown().optional().describe('The body as sent: {type, created_at, data}.'),
   })
   .meta({ id: 'WebhookEvent' });
 const attempt = z
   .object({
-    id: z.uuid(), attempt_number: z.number().int(), http_status_code: z.number().int().nullable(),
-    response: z.string().nullable().describe('The first 1 KB of the response body.'), duration_ms: z.number().int(),
-    error: z.string().nullable(), sent_at: timestamp,
+    id: z.uuid(),
+    attempt_number: z.number().int(),
+    http_status_code: z.number().int().nullable(),
+    response: z.string().nullable().describe('The first 1 KB of the response body.'),
+    duration_ms: z.number().int(),
+    error: z.string().nullable(),
+    sent_at: timestamp,
   })
   .meta({ id: 'WebhookAttempt' });
 const parkedItem = z
-  .object({ id: z.uuid(), type: eventType, created_at: timestamp, status: deliveryStatus, attempt_count: z.number().int(), last_http_status: z.number().int().nullable() })
+  .object({
+    id: z.uuid(),
+    type: eventType,
+    created_at: timestamp,
+    status: deliveryStatus,
+    attempt_count: z.number().int(),
+    last_http_status: z.number().int().nullable(),
+  })
   .meta({ id: 'ParkedWebhookEvent' });
 const parkedDelivery = z
   .object({
-    object: z.literal('parked_delivery'), delivered: z.number().int().describe('Parked events handed back to delivery by this call.'),
+    object: z.literal('parked_delivery'),
+    delivered: z.number().int().describe('Parked events handed back to delivery by this call.'),
     remaining: z.number().int().describe('Events still parked after the call.'),
-    stopped_reason: z.enum(['rate_limit_exceeded']).nullable().describe(`Set when the call stopped at its limit (${deliveries.PARKED_PER_CALL}) with events left.`),
+    stopped_reason: z
+      .enum(['rate_limit_exceeded'])
+      .nullable()
+      .describe(`Set when the call stopped at its limit (${deliveries.PARKED_PER_CALL}) with events left.`),
   })
   .meta({ id: 'ParkedDelivery' });
 
@@ -57,10 +90,21 @@ const webhookParams = z.object({ webhook_id: z.uuid() });
 const eventParams = z.object({ webhook_id: z.uuid(), event_id: z.uuid() });
 
 function presentItem(row: endpoints.EndpointRow): z.input<typeof listItem> {
-  return { id: row.id, endpoint: row.endpoint, events: row.events, status: row.status, created_at: isoRequired(row.created_at) };
+  return {
+    id: row.id,
+    endpoint: row.endpoint,
+    events: row.events,
+    status: row.status,
+    created_at: isoRequired(row.created_at),
+  };
 }
 function presentEventItem(row: DeliveryRow) {
-  return { id: row.id, type: row.type as z.infer<typeof eventType>, created_at: isoRequired(row.created_at), status: row.status };
+  return {
+    id: row.id,
+    type: row.type as z.infer<typeof eventType>,
+    created_at: isoRequired(row.created_at),
+    status: row.status,
+  };
 }
 function presentParked(row: DeliveryRow) {
   return { ...presentEventItem(row), attempt_count: row.attempt_count, last_http_status: row.last_http_status };
@@ -92,7 +136,13 @@ export const webhookOperations = [
     body: z.object({ endpoint: endpointUrl, events }),
     response: secret,
     handler: async ({ auth, body, deps }) => {
-      const { row, secret } = await endpoints.createEndpoint(deps.db, secretsKey(deps.config), auth.team.id, body, deps.config.WEBHOOK_ALLOW_HTTP);
+      const { row, secret } = await endpoints.createEndpoint(
+        deps.db,
+        secretsKey(deps.config),
+        auth.team.id,
+        body,
+        deps.config.WEBHOOK_ALLOW_HTTP,
+      );
       return { object: 'webhook' as const, id: row.id, signing_secret: secret };
     },
   }),
@@ -101,10 +151,11 @@ export const webhookOperations = [
     operationId: 'listWebhooks',
     method: 'get',
     path: '/webhooks',
-    summary: 'List the team\'s endpoints, newest first.',
+    summary: "List the team's endpoints, newest first.",
     query: listQuery,
     response: listEnvelope(listItem),
-    handler: async ({ auth, query, deps }) => toList(await endpoints.listEndpoints(deps.db, auth.team.id, query), presentItem),
+    handler: async ({ auth, query, deps }) =>
+      toList(await endpoints.listEndpoints(deps.db, auth.team.id, query), presentItem),
   }),
   defineOperation({
     ...read,
@@ -116,7 +167,11 @@ export const webhookOperations = [
     response: detail,
     handler: async ({ auth, params, deps }) => {
       const row = await endpointOf(deps, auth.team.id, params.webhook_id);
-      return { object: 'webhook' as const, ...presentItem(row), signing_secret: endpoints.maskSecret(row.secret_last4) };
+      return {
+        object: 'webhook' as const,
+        ...presentItem(row),
+        signing_secret: endpoints.maskSecret(row.secret_last4),
+      };
     },
   }),
   defineOperation({
@@ -129,7 +184,13 @@ export const webhookOperations = [
     body: z.object({ endpoint: endpointUrl.optional(), events: events.optional(), status: status.optional() }),
     response: ref('webhook'),
     handler: async ({ auth, params, body, deps }) => {
-      const row = await endpoints.updateEndpoint(deps.db, auth.team.id, params.webhook_id, body, deps.config.WEBHOOK_ALLOW_HTTP);
+      const row = await endpoints.updateEndpoint(
+        deps.db,
+        auth.team.id,
+        params.webhook_id,
+        body,
+        deps.config.WEBHOOK_ALLOW_HTTP,
+      );
       if (!row) throw notFound('Webhook');
       return { object: 'webhook' as const, id: row.id };
     },
@@ -186,8 +247,12 @@ export const webhookOperations = [
     handler: async ({ auth, params, deps }) => {
       const { delivery } = await deliveryOf(deps, auth.team.id, params);
       return {
-        object: 'webhook_event' as const, ...presentEventItem(delivery), attempt_count: delivery.attempt_count,
-        next_attempt_at: iso(delivery.next_attempt_at), last_http_status: delivery.last_http_status, payload: JSON.parse(delivery.payload),
+        object: 'webhook_event' as const,
+        ...presentEventItem(delivery),
+        attempt_count: delivery.attempt_count,
+        next_attempt_at: iso(delivery.next_attempt_at),
+        last_http_status: delivery.last_http_status,
+        payload: JSON.parse(delivery.payload),
       };
     },
   }),
@@ -217,8 +282,13 @@ export const webhookOperations = [
     handler: async ({ auth, params, query, deps }) => {
       const { delivery } = await deliveryOf(deps, auth.team.id, params);
       return toList(await deliveries.listAttempts(deps.db, delivery.id, query), (a) => ({
-        id: a.id, attempt_number: a.attempt_number, http_status_code: a.http_status_code, response: a.response,
-        duration_ms: a.duration_ms, error: a.error, sent_at: isoRequired(a.sent_at),
+        id: a.id,
+        attempt_number: a.attempt_number,
+        http_status_code: a.http_status_code,
+        response: a.response,
+        duration_ms: a.duration_ms,
+        error: a.error,
+        sent_at: isoRequired(a.sent_at),
       }));
     },
   }),
@@ -227,7 +297,8 @@ export const webhookOperations = [
     operationId: 'listParkedWebhookEvents',
     method: 'get',
     path: '/webhooks/{webhook_id}/parked',
-    summary: 'List the events parked on an endpoint (failed after every retry, or held while it was disabled), newest first.',
+    summary:
+      'List the events parked on an endpoint (failed after every retry, or held while it was disabled), newest first.',
     params: webhookParams,
     query: listQuery,
     response: listEnvelope(parkedItem),

@@ -7,7 +7,10 @@ export type Enqueue = (messageIds: string[]) => Promise<void>;
 /** At most this many jobs in one addBulk. */
 const MAX_BATCH = 500;
 
-export function batchedEnqueue(enqueue: Enqueue, onError: (err: unknown, messageIds: string[]) => void): (messageIds: string[]) => void {
+export function batchedEnqueue(
+  enqueue: Enqueue,
+  onError: (err: unknown, messageIds: string[]) => void,
+): (messageIds: string[]) => void {
   let pending: string[] = [];
   let busy = false;
   const flush = () => {

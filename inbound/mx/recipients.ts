@@ -10,7 +10,10 @@ export type Recipient =
   | { kind: 'bounce'; teamId: string; domainId: null; emailId: string };
 
 export function hostOf(address: string): string {
-  return address.slice(address.lastIndexOf('@') + 1).toLowerCase().replace(/\.$/, '');
+  return address
+    .slice(address.lastIndexOf('@') + 1)
+    .toLowerCase()
+    .replace(/\.$/, '');
 }
 
 export async function findRecipient(db: Knex, secrets: Buffer, address: string): Promise<Recipient | null> {
@@ -19,9 +22,12 @@ export async function findRecipient(db: Knex, secrets: Buffer, address: string):
   const emailId = readReturnPathAddress(secrets, address);
   if (emailId) {
     // A valid tag is only ours at the email's own return-path host.
-    const email = await db('emails').join('domains', 'domains.id', 'emails.domain_id').where('emails.id', emailId)
+    const email = await db('emails')
+      .join('domains', 'domains.id', 'emails.domain_id')
+      .where('emails.id', emailId)
       .first('emails.team_id', 'domains.name', 'domains.custom_return_path');
-    if (email && `${email.custom_return_path}.${email.name}`.toLowerCase() === host) return { kind: 'bounce', teamId: email.team_id, domainId: null, emailId };
+    if (email && `${email.custom_return_path}.${email.name}`.toLowerCase() === host)
+      return { kind: 'bounce', teamId: email.team_id, domainId: null, emailId };
   }
   const dot = host.indexOf('.');
   const [label, parent] = dot > 0 ? [host.slice(0, dot), host.slice(dot + 1)] : ['', ''];

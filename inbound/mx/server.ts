@@ -22,7 +22,9 @@ export interface MxDeps {
   log: Logger;
   secrets: Buffer;
   tls: { key: string; cert: string };
-  /** Hands stored messages to the receive job (not awaited before the 250); a failure is logged, the sweep re-enqueues. */
+  /**
+   * Hands stored messages to the receive job (not awaited before the 250); a failure is logged, the sweep re-enqueues.
+   */
   enqueueReceive: (messageIds: string[]) => Promise<void>;
 }
 
@@ -34,75 +36,87 @@ const resolved = new WeakMap<SMTPServerSession['envelope'], Map<string, Recipien
 
 export function createMxServer(deps: MxDeps): SMTPServer {
   const limit = deps.config.INBOUND_MAX_MESSAGE_BYTES;
-  const enqueue = batchedEnqueue(deps.enqueueReceive, (err, messageIds) => deps.log.warn({ err, messageIds }, 'mx.enqueue_failed'));
-  const server: SMTPServer = new MxSmtpServer({
-    key: deps.tls.key,
-    cert: deps.tls.cert,
-    name: deps.config.MTA_HOSTNAME,
-    banner: 'Postwerk MX',
-    size: limit,
-    // An MX takes no AUTH: no AUTH in EHLO, no command, and nobody needs to log in.
-    authOptional: true,
-    authMethods: [],
-    disabledCommands: ['AUTH'],
-    // We neither relay nor send delivery notifications, so DSN and REQUIRETLS are not offered.
-    hideDSN: true,
-    hideREQUIRETLS: true,
-    maxRecipients: MAX_RECIPIENTS,
-    logger: false,
-    // No PTR lookup before the greeting (upstream does one per connection, up to 1.5 s): nothing here uses the
-    // client's reverse name, and the 220 must not wait on the sender's DNS. Postfix's peer in bench/ runs with
-    // smtpd_peername_lookup = no likewise. An iprev verdict, when it comes, belongs to the receive job.
-    disableReverseLookup: true,
-    // On shutdown, sessions get this long to finish; what we did not 250 the sender retries.
-    closeTimeout: 10_000,
-    onRcptTo(address: SMTPServerAddress, session, callback) {
-      findRecipient(deps.db, deps.secrets, address.address)
-        .then((recipient) => {
-          if (!recipient) return callback(new SmtpReply(550, `5.1.1 <${address.address.replace(/[\r\n<>]/g, '')}>: Recipient address rejected: no such mailbox here`));
-          const map = resolved.get(session.envelope) ?? new Map<string, Recipient>();
-          map.set(address.address.toLowerCase(), recipient);
-          resolved.set(session.envelope, map);
-          callback();
-        })
-        .catch((err) => {
-          deps.log.error({ err, sessionId: session.id }, 'mx.rcpt_lookup_failed');
-          callback(temporaryFailure('looking up the recipient'));
-        });
+  const enqueue = batchedEnqueue(deps.enqueueReceive, (err, messageIds) =>
+    deps.log.warn({ err, messageIds }, 'mx.enqueue_failed'),
+  );
+  const server: SMTPServer = new MxSmtpServer(
+    {
+      key: deps.tls.key,
+      cert: deps.tls.cert,
+      name: deps.config.MTA_HOSTNAME,
+      banner: 'Postwerk MX',
+      size: limit,
+      // An MX takes no AUTH: no AUTH in EHLO, no command, and nobody needs to log in.
+      authOptional: true,
+      authMethods: [],
+      disabledCommands: ['AUTH'],
+      // We neither relay nor send delivery notifications, so DSN and REQUIRETLS are not offered.
+      hideDSN: true,
+      hideREQUIRETLS: true,
+      maxRecipients: MAX_RECIPIENTS,
+      logger: false,
+      // No PTR lookup before the greeting (upstream does one per connection, up to 1.5 s): nothing here uses the
+      // client's reverse name, and the 220 must not wait on the sender's DNS. Postfix's peer in bench/ runs with
+      // smtpd_peername_lookup = no likewise. An iprev verdict, when it comes, belongs to the receive job.
+      disableReverseLookup: true,
+      // On shutdown, sessions get this long to finish; what we did not 250 the sender retries.
+      closeTimeout: 10_000,
+      onRcptTo(address: SMTPServerAddress, session, callback) {
+        findRecipient(deps.db, deps.secrets, address.address)
+          .then((recipient) => {
+            if (!recipient)
+              return callback(
+                new SmtpReply(
+                  550,
+                  `5.1.1 <${address.address.replace(/[\r\n<>]/g, '')}>: Recipient address rejected: no such mailbox here`,
+                ),
+              );
+            const map = resolved.get(session.envelope) ?? new Map<string, Recipient>();
+            map.set(address.address.toLowerCase(), recipient);
+            resolved.set(session.envelope, map);
+            callback();
+          })
+          .catch((err) => {
+            deps.log.error({ err, sessionId: session.id }, 'mx.rcpt_lookup_failed');
+            callback(temporaryFailure('looking up the recipient'));
+          });
+      },
+      onData(stream, session, callback) {
+        const map = resolved.get(session.envelope);
+        readMessage(stream, limit)
+          .then(async (raw) => {
+            const recipients = session.envelope.rcptTo
+              .map((r) => ({ address: r.address, recipient: map?.get(r.address.toLowerCase()) }))
+              .filter((r): r is { address: string; recipient: Recipient } => r.recipient !== undefined);
+            if (recipients.length === 0) throw temporaryFailure();
+            let ids: string[];
+            try {
+              ids = await storeReceivedMessage(deps.db, deps.blobs, {
+                raw,
+                envelopeFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+                recipients,
+                remoteIp: session.remoteAddress ?? '',
+                helo: session.hostNameAppearsAs ?? '',
+                tls: Boolean(session.secure),
+                byHost: deps.config.MTA_HOSTNAME,
+              });
+            } catch (err) {
+              deps.log.error({ err, sessionId: session.id }, 'mx.store_failed');
+              throw temporaryFailure();
+            }
+            deps.log.info({ sessionId: session.id, messageIds: ids, size: raw.length }, 'mx.stored');
+            enqueue(ids);
+            return ids;
+          })
+          .then((ids) => callback(null, `2.0.0 OK: stored as ${ids[0]}`))
+          .catch((err) => {
+            if (!(err instanceof SmtpReply)) deps.log.error({ err, sessionId: session.id }, 'mx.data_failed');
+            callback(err instanceof SmtpReply ? err : temporaryFailure());
+          });
+      },
     },
-    onData(stream, session, callback) {
-      const map = resolved.get(session.envelope);
-      readMessage(stream, limit)
-        .then(async (raw) => {
-          const recipients = session.envelope.rcptTo.map((r) => ({ address: r.address, recipient: map?.get(r.address.toLowerCase()) }))
-            .filter((r): r is { address: string; recipient: Recipient } => r.recipient !== undefined);
-          if (recipients.length === 0) throw temporaryFailure();
-          let ids: string[];
-          try {
-            ids = await storeReceivedMessage(deps.db, deps.blobs, {
-              raw,
-              envelopeFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-              recipients,
-              remoteIp: session.remoteAddress ?? '',
-              helo: session.hostNameAppearsAs ?? '',
-              tls: Boolean(session.secure),
-              byHost: deps.config.MTA_HOSTNAME,
-            });
-          } catch (err) {
-            deps.log.error({ err, sessionId: session.id }, 'mx.store_failed');
-            throw temporaryFailure();
-          }
-          deps.log.info({ sessionId: session.id, messageIds: ids, size: raw.length }, 'mx.stored');
-          enqueue(ids);
-          return ids;
-        })
-        .then((ids) => callback(null, `2.0.0 OK: stored as ${ids[0]}`))
-        .catch((err) => {
-          if (!(err instanceof SmtpReply)) deps.log.error({ err, sessionId: session.id }, 'mx.data_failed');
-          callback(err instanceof SmtpReply ? err : temporaryFailure());
-        });
-    },
-  }, deps.config.INBOUND_GREETING_DELAY_MS);
+    deps.config.INBOUND_GREETING_DELAY_MS,
+  );
   server.on('error', (err) => deps.log.warn({ err: err.message }, 'mx.error'));
   return server;
 }

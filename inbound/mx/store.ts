@@ -36,7 +36,12 @@ function rfc5322Date(d: Date): string {
   return d.toUTCString().replace('GMT', '+0000');
 }
 
-export function receivedField(input: Pick<StoredMessageInput, 'helo' | 'remoteIp' | 'tls' | 'byHost'>, id: string, rcpt: string[], at: Date): string {
+export function receivedField(
+  input: Pick<StoredMessageInput, 'helo' | 'remoteIp' | 'tls' | 'byHost'>,
+  id: string,
+  rcpt: string[],
+  at: Date,
+): string {
   const from = `from ${clean(input.helo) || 'unknown'} ([${clean(input.remoteIp)}])`;
   const forClause = rcpt.length === 1 ? `\r\n\tfor <${clean(rcpt[0])}>` : '';
   return `Received: ${from}\r\n\tby ${input.byHost} with ${input.tls ? 'ESMTPS' : 'ESMTP'} id ${id}${forClause};\r\n\t${rfc5322Date(at)}\r\n`;
@@ -55,10 +60,21 @@ export async function storeReceivedMessage(db: Knex, blobs: BlobStore, input: St
     const id = newId();
     const raw = Buffer.concat([Buffer.from(receivedField(input, id, rcpt, now), 'latin1'), input.raw]);
     return {
-      raw, id, team_id: recipient.teamId, domain_id: recipient.domainId, raw_blob_key: `received/${recipient.teamId}/${id}.eml`,
-      size: raw.length, envelope_from: input.envelopeFrom, rcpt_to: rcpt, remote_ip: input.remoteIp,
-      helo: input.helo, tls: input.tls, status: 'stored', kind: recipient.kind,
-      email_id: recipient.kind === 'bounce' ? recipient.emailId : null, received_at: now,
+      raw,
+      id,
+      team_id: recipient.teamId,
+      domain_id: recipient.domainId,
+      raw_blob_key: `received/${recipient.teamId}/${id}.eml`,
+      size: raw.length,
+      envelope_from: input.envelopeFrom,
+      rcpt_to: rcpt,
+      remote_ip: input.remoteIp,
+      helo: input.helo,
+      tls: input.tls,
+      status: 'stored',
+      kind: recipient.kind,
+      email_id: recipient.kind === 'bounce' ? recipient.emailId : null,
+      received_at: now,
     };
   });
   // One file per copy in the team's directory (received/<team>/<id>.eml), not a directory per message: a new

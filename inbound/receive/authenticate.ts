@@ -45,12 +45,18 @@ export function mailauthResolver(dns: DnsResolver) {
   return async (name: string, type: string): Promise<unknown[]> => {
     switch (type.toUpperCase()) {
       // node answers TXT as each record's character-strings; ours are already joined, one string a record.
-      case 'TXT': return (await asNode(name, type, dns.txt(name))).map((s) => [s]);
-      case 'MX': return asNode(name, type, dns.mx(name));
-      case 'A': return asNode(name, type, dns.a(name));
-      case 'AAAA': return asNode(name, type, dns.aaaa(name));
-      case 'PTR': return asNode(name, type, dns.ptr(name));
-      default: throw Object.assign(new Error(`${type} lookups are not made here`), { code: 'ENOTIMP' });
+      case 'TXT':
+        return (await asNode(name, type, dns.txt(name))).map((s) => [s]);
+      case 'MX':
+        return asNode(name, type, dns.mx(name));
+      case 'A':
+        return asNode(name, type, dns.a(name));
+      case 'AAAA':
+        return asNode(name, type, dns.aaaa(name));
+      case 'PTR':
+        return asNode(name, type, dns.ptr(name));
+      default:
+        throw Object.assign(new Error(`${type} lookups are not made here`), { code: 'ENOTIMP' });
     }
   };
 }
@@ -59,13 +65,22 @@ const unfold = (field: string) => field.replace(/\r?\n(?=[ \t])/g, '');
 
 /** The authserv-id an Authentication-Results value names (RFC 8601 §2.2), lowercase. */
 export function authservIdOf(value: string): string {
-  return value.replace(/\([^)]*\)/g, ' ').split(';')[0].trim().split(/\s+/)[0]?.toLowerCase() ?? '';
+  return (
+    value
+      .replace(/\([^)]*\)/g, ' ')
+      .split(';')[0]
+      .trim()
+      .split(/\s+/)[0]
+      ?.toLowerCase() ?? ''
+  );
 }
 
 /** RFC 8601 §5: a field that already claims our authserv-id was written by someone else, so it goes. */
 export function withoutForgedResults(headers: [string, string][], authservId: string): [string, string][] {
   const ours = authservId.toLowerCase();
-  return headers.filter(([name, value]) => name.toLowerCase() !== 'authentication-results' || authservIdOf(value) !== ours);
+  return headers.filter(
+    ([name, value]) => name.toLowerCase() !== 'authentication-results' || authservIdOf(value) !== ours,
+  );
 }
 
 export function createAuthenticator(options: { dns: DnsResolver; authservId: string }): Authenticator {
@@ -87,9 +102,14 @@ export function createAuthenticator(options: { dns: DnsResolver; authservId: str
       verdicts: {
         spf: result.spf ? { result: result.spf.status.result, domain: result.spf.domain } : null,
         dkim: (result.dkim.results ?? []).map((d) => ({
-          result: d.status.result, domain: d.signingDomain ?? null, selector: d.selector ?? null, aligned: Boolean(d.status.aligned),
+          result: d.status.result,
+          domain: d.signingDomain ?? null,
+          selector: d.selector ?? null,
+          aligned: Boolean(d.status.aligned),
         })),
-        dmarc: result.dmarc ? { result: result.dmarc.status.result, domain: result.dmarc.domain, policy: result.dmarc.policy ?? null } : null,
+        dmarc: result.dmarc
+          ? { result: result.dmarc.status.result, domain: result.dmarc.domain, policy: result.dmarc.policy ?? null }
+          : null,
         arc: result.arc ? { result: result.arc.status.result } : null,
       },
     };

@@ -26,7 +26,10 @@ function reportedReply(status: string | null, diagnostic: string | null): Reply 
   }
   // No SMTP reply quoted (`X-Postfix; ...`, a qmail text, nothing): the status class gives the code.
   const code = status?.startsWith('4') ? 450 : status?.startsWith('2') ? 250 : 550;
-  const text = (diagnostic ?? '').replace(/^[\w-]+\s*;\s*/, '').replace(/\s+/g, ' ').trim();
+  const text = (diagnostic ?? '')
+    .replace(/^[\w-]+\s*;\s*/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return { code, enhanced: status, text: [String(code), status, text].filter(Boolean).join(' ') };
 }
 
@@ -37,10 +40,16 @@ function reportedReply(status: string | null, diagnostic: string | null): Reply 
 export function reportedBounce(status: string | null, diagnostic: string | null): ReportedBounce {
   const reply = reportedReply(status, diagnostic);
   const verdict = classify(reply);
-  const { type, subType } = verdict.action === 'bounce' && verdict.bounce ? verdict.bounce : { type: 'Undetermined' as const, subType: 'Undetermined' as const };
+  const { type, subType } =
+    verdict.action === 'bounce' && verdict.bounce
+      ? verdict.bounce
+      : { type: 'Undetermined' as const, subType: 'Undetermined' as const };
   return {
-    type, subType, message: bounceMessage(type, subType),
+    type,
+    subType,
+    message: bounceMessage(type, subType),
     diagnosticCode: [diagnostic?.replace(/\s+/g, ' ').trim() || `smtp; ${reply.text}`],
-    response: reply.text.slice(0, 1000), enhanced: reply.enhanced,
+    response: reply.text.slice(0, 1000),
+    enhanced: reply.enhanced,
   };
 }

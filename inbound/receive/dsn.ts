@@ -11,17 +11,22 @@ export function statusCode(value: string | null): string | null {
 
 export function readDsn(text: string): Finding[] {
   // A recipient group is one with a Final-Recipient (required, §2.3.2); the per-message group has none.
-  return fieldGroups(text).filter((g) => g.has('final-recipient')).map((g) => {
-    const action = (first(g, 'action') ?? '').toLowerCase().trim();
-    // Original-Recipient (§2.3.1) is the address as we gave it; Final-Recipient may be one an alias led to.
-    const addresses = [typedAddress(first(g, 'original-recipient')), typedAddress(first(g, 'final-recipient'))].filter((a): a is string => a !== null);
-    return {
-      // §2.3.3: failed | delayed | delivered | relayed | expanded; only the first two concern us.
-      kind: action === 'failed' ? 'failed' : action === 'delayed' ? 'delayed' : 'other',
-      addresses,
-      status: statusCode(first(g, 'status')),
-      diagnostic: first(g, 'diagnostic-code'),
-      detail: `action ${action || 'missing'}`,
-    } satisfies Finding;
-  });
+  return fieldGroups(text)
+    .filter((g) => g.has('final-recipient'))
+    .map((g) => {
+      const action = (first(g, 'action') ?? '').toLowerCase().trim();
+      // Original-Recipient (§2.3.1) is the address as we gave it; Final-Recipient may be one an alias led to.
+      const addresses = [
+        typedAddress(first(g, 'original-recipient')),
+        typedAddress(first(g, 'final-recipient')),
+      ].filter((a): a is string => a !== null);
+      return {
+        // §2.3.3: failed | delayed | delivered | relayed | expanded; only the first two concern us.
+        kind: action === 'failed' ? 'failed' : action === 'delayed' ? 'delayed' : 'other',
+        addresses,
+        status: statusCode(first(g, 'status')),
+        diagnostic: first(g, 'diagnostic-code'),
+        detail: `action ${action || 'missing'}`,
+      } satisfies Finding;
+    });
 }

@@ -49,7 +49,19 @@ interface MessageRow {
   received_at: Date;
 }
 
-const empty: ParsedEmail = { from: '', to: [], cc: [], bcc: [], replyTo: [], subject: '', messageId: '', html: null, text: null, headers: [], attachments: [] };
+const empty: ParsedEmail = {
+  from: '',
+  to: [],
+  cc: [],
+  bcc: [],
+  replyTo: [],
+  subject: '',
+  messageId: '',
+  html: null,
+  text: null,
+  headers: [],
+  attachments: [],
+};
 
 /** html and text as their columns hold them: the storable form, and the exact value when that loses something. */
 function body(html: string | null, text: string | null) {
@@ -115,12 +127,19 @@ export async function processReceived(deps: ReceiveDeps, messageId: string): Pro
     dropped ??= 'parse_failed';
   }
   const auth = dropped ? null : await authenticated(deps, row, raw);
-  const ours = deps.authenticator ? withoutForgedResults(parsed.headers, deps.authenticator.authservId) : parsed.headers;
+  const ours = deps.authenticator
+    ? withoutForgedResults(parsed.headers, deps.authenticator.authservId)
+    : parsed.headers;
   const headers = auth ? [auth.header, ...ours] : ours;
   // A dropped message keeps its header fields (who, what) but no body and no attachments.
-  const attachments = dropped ? [] : parsed.attachments.map((a, position) => ({
-    ...a, id: newId(), position, blobKey: `received/${row.team_id}/${row.id}/attachment-${position}`,
-  }));
+  const attachments = dropped
+    ? []
+    : parsed.attachments.map((a, position) => ({
+        ...a,
+        id: newId(),
+        position,
+        blobKey: `received/${row.team_id}/${row.id}/attachment-${position}`,
+      }));
   // Blobs first (idempotent keys: a retry overwrites), rows after, in one transaction with the processed mark.
   await Promise.all(attachments.map((a) => deps.blobs.put(a.blobKey, a.content)));
 
@@ -131,23 +150,56 @@ export async function processReceived(deps: ReceiveDeps, messageId: string): Pro
     }
     const keptAttachments = dropped ? [] : attachments;
     await trx('received_emails').insert({
-      id: row.id, team_id: row.team_id, from: parsed.from, to: parsed.to, cc: parsed.cc, bcc: parsed.bcc, reply_to: parsed.replyTo,
-      subject: parsed.subject, message_id: parsed.messageId, ...body(dropped ? null : parsed.html, dropped ? null : parsed.text),
-      headers: JSON.stringify(headers), dropped_reason: dropped, created_at: row.received_at,
+      id: row.id,
+      team_id: row.team_id,
+      from: parsed.from,
+      to: parsed.to,
+      cc: parsed.cc,
+      bcc: parsed.bcc,
+      reply_to: parsed.replyTo,
+      subject: parsed.subject,
+      message_id: parsed.messageId,
+      ...body(dropped ? null : parsed.html, dropped ? null : parsed.text),
+      headers: JSON.stringify(headers),
+      dropped_reason: dropped,
+      created_at: row.received_at,
       authentication: auth && !dropped ? JSON.stringify(auth.verdicts) : null,
     });
     if (keptAttachments.length) {
-      await trx('received_attachments').insert(keptAttachments.map((a) => ({
-        id: a.id, email_id: row.id, team_id: row.team_id, position: a.position, filename: a.filename, content_type: a.contentType,
-        content_disposition: a.contentDisposition, content_id: a.contentId, size: a.content.length, blob_key: a.blobKey,
-      })));
+      await trx('received_attachments').insert(
+        keptAttachments.map((a) => ({
+          id: a.id,
+          email_id: row.id,
+          team_id: row.team_id,
+          position: a.position,
+          filename: a.filename,
+          content_type: a.contentType,
+          content_disposition: a.contentDisposition,
+          content_id: a.contentId,
+          size: a.content.length,
+          blob_key: a.blobKey,
+        })),
+      );
     }
     // Only a kept message is announced; a dropped one is visible in the list with its dropped_reason.
     if (!dropped) {
       await recordEvent(trx, row.team_id, 'email.received', {
-        email_id: row.id, created_at: row.received_at.toISOString(), from: parsed.from, to: parsed.to, bcc: parsed.bcc, cc: parsed.cc,
-        received_for: row.rcpt_to, message_id: parsed.messageId, subject: parsed.subject,
-        attachments: attachments.map((a) => ({ id: a.id, filename: a.filename, content_type: a.contentType, content_disposition: a.contentDisposition, content_id: a.contentId })),
+        email_id: row.id,
+        created_at: row.received_at.toISOString(),
+        from: parsed.from,
+        to: parsed.to,
+        bcc: parsed.bcc,
+        cc: parsed.cc,
+        received_for: row.rcpt_to,
+        message_id: parsed.messageId,
+        subject: parsed.subject,
+        attachments: attachments.map((a) => ({
+          id: a.id,
+          filename: a.filename,
+          content_type: a.contentType,
+          content_disposition: a.contentDisposition,
+          content_id: a.contentId,
+        })),
       });
     }
     return true;
@@ -159,6 +211,9 @@ export async function processReceived(deps: ReceiveDeps, messageId: string): Pro
     const gone = [...(dropped === 'parse_failed' ? [] : [row.raw_blob_key]), ...attachments.map((a) => a.blobKey)];
     await Promise.all(gone.map((key) => deps.blobs.delete(key)));
   }
-  deps.log.info({ messageId, dropped, viruses, attachments: dropped ? 0 : attachments.length, dmarc: auth?.verdicts.dmarc?.result }, 'receive.processed');
+  deps.log.info(
+    { messageId, dropped, viruses, attachments: dropped ? 0 : attachments.length, dmarc: auth?.verdicts.dmarc?.result },
+    'receive.processed',
+  );
   return 'processed';
 }

@@ -23,26 +23,41 @@ export interface LimitedMessage {
 
 const DAY_MS = 86_400_000;
 
-const kept = (q: Knex.QueryBuilder) => q.where((w) => w.whereNull('e.dropped_reason').orWhere('e.dropped_reason', 'parse_failed'));
+const kept = (q: Knex.QueryBuilder) =>
+  q.where((w) => w.whereNull('e.dropped_reason').orWhere('e.dropped_reason', 'parse_failed'));
 
 /**
  * Why this message is over a limit of its team, or null; storage first, since it does not pass by itself.
  * `lock` (inside the transaction that records the message): one team's decisions are taken one at a time, the
  * lock held until that transaction ends. A team without limits takes no lock.
  */
-export async function limitVerdict(db: Knex, message: LimitedMessage, options: { lock?: boolean } = {}): Promise<LimitReason | null> {
+export async function limitVerdict(
+  db: Knex,
+  message: LimitedMessage,
+  options: { lock?: boolean } = {},
+): Promise<LimitReason | null> {
   const team = await db('teams').where({ id: message.team_id }).first('receive_daily_cap', 'receive_storage_bytes');
   if (!team || (team.receive_storage_bytes === null && team.receive_daily_cap === null)) return null;
-  if (options.lock) await db.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`receive-limits:${message.team_id}`]);
+  if (options.lock)
+    await db.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`receive-limits:${message.team_id}`]);
   if (team.receive_storage_bytes !== null) {
-    const [{ used }] = await kept(db({ e: 'received_emails' }).join({ m: 'received_messages' }, 'm.id', 'e.id')
-      .where('e.team_id', message.team_id).whereNot('e.id', message.id)).sum({ used: 'm.size' });
+    const [{ used }] = await kept(
+      db({ e: 'received_emails' })
+        .join({ m: 'received_messages' }, 'm.id', 'e.id')
+        .where('e.team_id', message.team_id)
+        .whereNot('e.id', message.id),
+    ).sum({ used: 'm.size' });
     if (Number(used ?? 0) + message.size > Number(team.receive_storage_bytes)) return 'storage_quota';
   }
   if (team.receive_daily_cap !== null) {
     const dayStart = new Date(Math.floor(message.received_at.getTime() / DAY_MS) * DAY_MS);
-    const [{ count }] = await kept(db({ e: 'received_emails' }).where('e.team_id', message.team_id).whereNot('e.id', message.id)
-      .where('e.created_at', '>=', dayStart).where('e.created_at', '<', new Date(dayStart.getTime() + DAY_MS))).count({ count: '*' });
+    const [{ count }] = await kept(
+      db({ e: 'received_emails' })
+        .where('e.team_id', message.team_id)
+        .whereNot('e.id', message.id)
+        .where('e.created_at', '>=', dayStart)
+        .where('e.created_at', '<', new Date(dayStart.getTime() + DAY_MS)),
+    ).count({ count: '*' });
     if (Number(count) >= team.receive_daily_cap) return 'daily_cap';
   }
   return null;

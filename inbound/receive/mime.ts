@@ -28,7 +28,13 @@ function decode(body: Buffer, encoding: string | null): Buffer {
     case 'base64':
       return Buffer.from(body.toString('latin1').replace(/[^A-Za-z0-9+/=]/g, ''), 'base64');
     case 'quoted-printable':
-      return Buffer.from(body.toString('latin1').replace(/=\r?\n/g, '').replace(/=([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1');
+      return Buffer.from(
+        body
+          .toString('latin1')
+          .replace(/=\r?\n/g, '')
+          .replace(/=([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))),
+        'latin1',
+      );
     default:
       return body;
   }
@@ -59,7 +65,10 @@ function walk(raw: Buffer, depth: number, out: Part[]): void {
   if (type.startsWith('multipart/') && boundary && depth < MAX_DEPTH) {
     // RFC 2046 §5.1.1: parts lie between delimiter lines `--boundary`; the preamble and epilogue are not parts.
     const s = body.toString('latin1');
-    const delimiter = new RegExp(`(?:^|\\r?\\n)--${boundary.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(--)?[ \\t]*(?=\\r?\\n|$)`, 'g');
+    const delimiter = new RegExp(
+      `(?:^|\\r?\\n)--${boundary.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(--)?[ \\t]*(?=\\r?\\n|$)`,
+      'g',
+    );
     const marks = [...s.matchAll(delimiter)];
     for (let i = 0; i < marks.length - 1 && !marks[i][1]; i++) {
       const start = marks[i].index! + marks[i][0].length;

@@ -31,14 +31,23 @@ const mailbox = (m: { name: string; address?: string }) =>
   storable(m.address ? (m.name ? `${m.name.replace(/[<>"\r\n]/g, '')} <${m.address}>` : m.address) : m.name);
 
 const addresses = (a: AddressObject | AddressObject[] | undefined): string[] =>
-  (Array.isArray(a) ? a : a ? [a] : []).flatMap((o) => o.value).filter((v) => v.address || v.name).map(mailbox);
+  (Array.isArray(a) ? a : a ? [a] : [])
+    .flatMap((o) => o.value)
+    .filter((v) => v.address || v.name)
+    .map(mailbox);
 
 /** The header block in order, unfolded (RFC 5322 §2.2.3), values as written (encoded words not decoded). */
 function headerPairs(lines: readonly { key: string; line: string }[]): [string, string][] {
   return lines.map(({ line }) => {
     const colon = line.indexOf(':');
     const name = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/\r?\n(?=[ \t])/g, '').trim();
+    const value =
+      colon < 0
+        ? ''
+        : line
+            .slice(colon + 1)
+            .replace(/\r?\n(?=[ \t])/g, '')
+            .trim();
     return [storable(name.trim()), storable(value)];
   });
 }

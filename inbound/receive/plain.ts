@@ -17,17 +17,21 @@ export interface PlainBounce {
  * Where the copy of the original message starts (a line that opens it): everything after it is the sender's
  * text, not the report. Anchored at line starts and bounded, so a hostile line costs linear time.
  */
-const COPY = /^(?:-{2,}[^\r\n]{0,100}?(?:below this line|copy of the message|original message|forwarded message|returned message|headers of the message)|original message headers:|(?:received|return-path|dkim-signature|message-id|mime-version): )/im;
+const COPY =
+  /^(?:-{2,}[^\r\n]{0,100}?(?:below this line|copy of the message|original message|forwarded message|returned message|headers of the message)|original message headers:|(?:received|return-path|dkim-signature|message-id|mime-version): )/im;
 
 /** Bounce prose is short: what lies beyond this is not read, and at most this many addresses are considered. */
 const MAX_TEXT = 100_000;
 const MAX_ADDRESSES = 50;
 
 /** A remote reply quoted in prose: `550 5.1.1 text` (code and enhanced code), or a bare `550 text` after "said:". */
-const REPLY = /\b([45]\d\d)[ -]([45]\.\d{1,3}\.\d{1,3})\b([^\r\n]*)|(?:said|returned|was):?\s*['"]?([45]\d\d)[ -]([^\r\n]*)/i;
+const REPLY =
+  /\b([45]\d\d)[ -]([45]\.\d{1,3}\.\d{1,3})\b([^\r\n]*)|(?:said|returned|was):?\s*['"]?([45]\d\d)[ -]([^\r\n]*)/i;
 
-const FAILED = /could ?n[o']t be delivered|was ?n[o']t delivered|not be delivered|delivery (?:has |to the following recipients? )?failed|failed permanently|permanent (?:error|failure)|undeliverable|delivery failure|failure notice|returned mail|unable to deliver|address not found/i;
-const DELAYED = /delayed|not (?:yet )?been delivered yet|will (?:retry|keep trying|continue (?:trying|to try))|still trying|delivery delay/i;
+const FAILED =
+  /could ?n[o']t be delivered|was ?n[o']t delivered|not be delivered|delivery (?:has |to the following recipients? )?failed|failed permanently|permanent (?:error|failure)|undeliverable|delivery failure|failure notice|returned mail|unable to deliver|address not found/i;
+const DELAYED =
+  /delayed|not (?:yet )?been delivered yet|will (?:retry|keep trying|continue (?:trying|to try))|still trying|delivery delay/i;
 const GAVE_UP = /permanent|given up|gave up|giving up/i;
 
 /** The first remote reply in `text` at or after `from`, as a typed diagnostic (`smtp; 550 5.1.1 ...`). */
@@ -56,7 +60,13 @@ function qmail(report: string): Finding[] {
   blocks.forEach((b, i) => {
     const body = report.slice(b.index! + b[0].length, blocks[i + 1]?.index ?? report.length);
     const reply = replyIn(body);
-    findings.push({ kind: temporary ? 'delayed' : 'failed', addresses: [b[1]], status: reply?.status ?? null, diagnostic: reply?.diagnostic ?? `qmail; ${body.trim().replace(/\s+/g, ' ')}`, detail: 'qmail' });
+    findings.push({
+      kind: temporary ? 'delayed' : 'failed',
+      addresses: [b[1]],
+      status: reply?.status ?? null,
+      diagnostic: reply?.diagnostic ?? `qmail; ${body.trim().replace(/\s+/g, ' ')}`,
+      detail: 'qmail',
+    });
   });
   return findings;
 }
@@ -72,11 +82,19 @@ function prose(report: string): Finding[] | null {
   // returned message's headers.
   if (addresses.length === 0) {
     const reply = replyIn(report);
-    return [{ kind, addresses: [], status: reply?.status ?? null, diagnostic: reply?.diagnostic ?? null, detail: 'plain' }];
+    return [
+      { kind, addresses: [], status: reply?.status ?? null, diagnostic: reply?.diagnostic ?? null, detail: 'plain' },
+    ];
   }
   return addresses.map((address) => {
     const reply = replyIn(report, report.indexOf(address)) ?? replyIn(report);
-    return { kind, addresses: [address], status: reply?.status ?? null, diagnostic: reply?.diagnostic ?? null, detail: 'plain' };
+    return {
+      kind,
+      addresses: [address],
+      status: reply?.status ?? null,
+      diagnostic: reply?.diagnostic ?? null,
+      detail: 'plain',
+    };
   });
 }
 

@@ -70,7 +70,9 @@ export function addressesIn(text: string): string[] {
 export function typedAddress(value: string | null): string | null {
   if (!value) return null;
   const semi = value.indexOf(';');
-  const bare = (semi >= 0 ? value.slice(semi + 1) : value).replace(/\+([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+  const bare = (semi >= 0 ? value.slice(semi + 1) : value).replace(/\+([0-9A-Fa-f]{2})/g, (_, h: string) =>
+    String.fromCharCode(parseInt(h, 16)),
+  );
   return addressesIn(bare)[0] ?? null;
 }
 

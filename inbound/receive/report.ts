@@ -25,8 +25,19 @@ const ORIGINAL = ['message/rfc822', 'text/rfc822-headers', 'message/global', 'me
 function prose(parts: Part[]): string {
   const plain = parts.filter((p) => p.type === 'text/plain').map(text);
   if (plain.length) return plain.join('\n');
-  return parts.filter((p) => p.type === 'text/html').map((p) => text(p).replace(/<(style|script)[\s\S]*?<\/\1>/gi, '').replace(/<br\s*\/?>|<\/(p|div|tr|li|h\d)>/gi, '\n')
-    .replace(/<[^>]*>/g, ' ').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&nbsp;/g, ' ').replace(/&amp;/g, '&')).join('\n');
+  return parts
+    .filter((p) => p.type === 'text/html')
+    .map((p) =>
+      text(p)
+        .replace(/<(style|script)[\s\S]*?<\/\1>/gi, '')
+        .replace(/<br\s*\/?>|<\/(p|div|tr|li|h\d)>/gi, '\n')
+        .replace(/<[^>]*>/g, ' ')
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>')
+        .replace(/&nbsp;/g, ' ')
+        .replace(/&amp;/g, '&'),
+    )
+    .join('\n');
 }
 
 export function readReport(raw: Buffer): Report | null {
@@ -37,12 +48,18 @@ export function readReport(raw: Buffer): Report | null {
 
   // RFC 3464 §2 (and RFC 6533 §3 for the UTF-8 form): the machine-readable part decides, whatever the text says.
   const dsn = part(['message/delivery-status', 'message/global-delivery-status']);
-  if (dsn) return { format: 'dsn', findings: readDsn(text(dsn)).slice(0, MAX_FINDINGS), originalRecipients: recipients };
+  if (dsn)
+    return { format: 'dsn', findings: readDsn(text(dsn)).slice(0, MAX_FINDINGS), originalRecipients: recipients };
   // RFC 5965 §2: a multipart/report whose second part is message/feedback-report.
   const arf = part(['message/feedback-report']);
-  if (arf) return { format: 'arf', findings: readArf(text(arf)).slice(0, MAX_FINDINGS), originalRecipients: recipients };
+  if (arf)
+    return { format: 'arf', findings: readArf(text(arf)).slice(0, MAX_FINDINGS), originalRecipients: recipients };
 
   const plain = readPlainBounce(prose(parts));
   if (!plain) return null;
-  return { format: plain.format, findings: plain.findings, originalRecipients: recipients.length ? recipients : plain.originalRecipients };
+  return {
+    format: plain.format,
+    findings: plain.findings,
+    originalRecipients: recipients.length ? recipients : plain.originalRecipients,
+  };
 }

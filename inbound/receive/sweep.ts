@@ -9,12 +9,26 @@ const GRACE_MS = 60_000;
 
 export async function enqueueReceive(queue: Queue, messageIds: string[]): Promise<void> {
   // Removed when done either way, so the sweep can re-add a message a failed job left stored.
-  await queue.addBulk(messageIds.map((messageId) => ({ name: 'receive', data: { messageId }, opts: { jobId: messageId, removeOnComplete: true, removeOnFail: true } })));
+  await queue.addBulk(
+    messageIds.map((messageId) => ({
+      name: 'receive',
+      data: { messageId },
+      opts: { jobId: messageId, removeOnComplete: true, removeOnFail: true },
+    })),
+  );
 }
 
 export async function sweepReceived(db: Knex, queue: Queue, now = new Date()): Promise<number> {
-  const rows: { id: string }[] = await db('received_messages').where('status', 'stored')
-    .andWhere('received_at', '<', new Date(now.getTime() - GRACE_MS)).orderBy('received_at').limit(1000).select('id');
-  if (rows.length) await enqueueReceive(queue, rows.map((r) => r.id));
+  const rows: { id: string }[] = await db('received_messages')
+    .where('status', 'stored')
+    .andWhere('received_at', '<', new Date(now.getTime() - GRACE_MS))
+    .orderBy('received_at')
+    .limit(1000)
+    .select('id');
+  if (rows.length)
+    await enqueueReceive(
+      queue,
+      rows.map((r) => r.id),
+    );
   return rows.length;
 }

@@ -37,7 +37,8 @@ async function readBlob(blobs: BlobStore, key: string): Promise<Buffer> {
   return data;
 }
 
-const hasHeader = (headers: Record<string, string>, name: string) => Object.keys(headers).some((h) => h.toLowerCase() === name);
+const hasHeader = (headers: Record<string, string>, name: string) =>
+  Object.keys(headers).some((h) => h.toLowerCase() === name);
 
 /**
  * List-Unsubscribe with RFC 8058 one-click, for mail sent under a topic or as a broadcast unless the customer set
@@ -66,8 +67,9 @@ const boundaryOf = (emailId: string) => createHash('sha256').update(`boundary:${
 export type LoadedEmail = EmailRow & { attachments?: AttachmentRow[] | null; raw?: Buffer | null };
 
 export async function composeMessage(deps: ComposeDeps, db: Knex, email: LoadedEmail): Promise<Buffer> {
-  const attachments: AttachmentRow[] = email.attachments
-    ?? (await db.raw('select * from email_attachments where email_id = ? order by position', [email.id])).rows;
+  const attachments: AttachmentRow[] =
+    email.attachments ??
+    (await db.raw('select * from email_attachments where email_id = ? order by position', [email.id])).rows;
   const composer = new MailComposer({
     from: email.from,
     to: email.to,
@@ -80,13 +82,15 @@ export async function composeMessage(deps: ComposeDeps, db: Knex, email: LoadedE
     messageId: email.message_id,
     date: email.created_at,
     baseBoundary: boundaryOf(email.id),
-    attachments: await Promise.all(attachments.map(async (a) => ({
-      content: await readBlob(deps.blobs, a.blob_key),
-      contentType: a.content_type,
-      contentDisposition: a.content_disposition,
-      ...(a.filename ? { filename: a.filename } : { filename: false as const }),
-      ...(a.content_id ? { cid: a.content_id.replace(/^<|>$/g, '') } : {}),
-    }))),
+    attachments: await Promise.all(
+      attachments.map(async (a) => ({
+        content: await readBlob(deps.blobs, a.blob_key),
+        contentType: a.content_type,
+        contentDisposition: a.content_disposition,
+        ...(a.filename ? { filename: a.filename } : { filename: false as const }),
+        ...(a.content_id ? { cid: a.content_id.replace(/^<|>$/g, '') } : {}),
+      })),
+    ),
   });
   return composer.compile().build();
 }
@@ -102,12 +106,16 @@ export function finishHeaders(raw: Buffer, email: Pick<EmailRow, 'message_id' | 
   const lf = text.indexOf('\n\n');
   const end = crlf >= 0 && (lf < 0 || crlf < lf) ? crlf + 2 : lf >= 0 ? lf + 1 : text.length;
   const nl = text.includes('\r\n') ? '\r\n' : '\n';
-  const fields = text.slice(0, end).split(/(?=^[^\s:][^:\r\n]*:)/m).filter((f) => f.length > 0);
+  const fields = text
+    .slice(0, end)
+    .split(/(?=^[^\s:][^:\r\n]*:)/m)
+    .filter((f) => f.length > 0);
   const name = (f: string) => f.slice(0, f.indexOf(':')).trim().toLowerCase();
   const kept = fields.filter((f) => !['bcc', 'resent-bcc', 'return-path'].includes(name(f)));
   const added: string[] = [];
   if (!kept.some((f) => name(f) === 'message-id')) added.push(`Message-ID: ${email.message_id}${nl}`);
-  if (!kept.some((f) => name(f) === 'date')) added.push(`Date: ${email.created_at.toUTCString().replace('GMT', '+0000')}${nl}`);
+  if (!kept.some((f) => name(f) === 'date'))
+    added.push(`Date: ${email.created_at.toUTCString().replace('GMT', '+0000')}${nl}`);
   if (added.length === 0 && kept.length === fields.length) return raw;
   return Buffer.concat([Buffer.from(added.join('') + kept.join(''), 'latin1'), raw.subarray(end)]);
 }
@@ -121,7 +129,8 @@ export interface Message {
 /** The bytes to sign and send for `email`: its stored message, or a new (deterministic) composition. */
 export async function messageOf(deps: ComposeDeps, email: LoadedEmail): Promise<Message> {
   if (email.raw) return { raw: finishHeaders(email.raw, email), composed: false };
-  if (email.raw_blob_key) return { raw: finishHeaders(await readBlob(deps.blobs, email.raw_blob_key), email), composed: false };
+  if (email.raw_blob_key)
+    return { raw: finishHeaders(await readBlob(deps.blobs, email.raw_blob_key), email), composed: false };
   return { raw: await composeMessage(deps, deps.db, email), composed: true };
 }
 
@@ -130,10 +139,19 @@ export async function messageOf(deps: ComposeDeps, email: LoadedEmail): Promise<
  * conditional update (raw_blob_key still null) names it; should two jobs ever store at once, the loser drops its
  * copy (the bytes are the same). A crash before this leaves the retry to compose the same bytes again.
  */
-export async function keepComposedMessage(deps: Pick<ComposeDeps, 'db' | 'blobs'>, email: EmailRow, raw: Buffer, now: Date): Promise<void> {
+export async function keepComposedMessage(
+  deps: Pick<ComposeDeps, 'db' | 'blobs'>,
+  email: EmailRow,
+  raw: Buffer,
+  now: Date,
+): Promise<void> {
   const key = `emails/${email.team_id}/${email.id}.${randomBytes(4).toString('hex')}.eml`;
   await deps.blobs.put(key, raw);
-  const [stored] = await deps.db('emails').where({ id: email.id }).whereNull('raw_blob_key')
-    .update({ raw_blob_key: key, size_bytes: raw.length, updated_at: now }).returning('id');
+  const [stored] = await deps
+    .db('emails')
+    .where({ id: email.id })
+    .whereNull('raw_blob_key')
+    .update({ raw_blob_key: key, size_bytes: raw.length, updated_at: now })
+    .returning('id');
   if (!stored) await deps.blobs.delete(key);
 }

@@ -16,7 +16,10 @@ import { cachingResolver } from './dns-cache.ts';
 import { createGroupCommit, type RecordFn } from './group-commit.ts';
 import { createByteBudget, type ByteBudget } from './memory.ts';
 
-export type DeliveryConfig = Pick<Config, 'SIMULATOR_DOMAIN' | 'PUBLIC_BASE_URL' | 'SMTP_DELIVERY_PORT' | 'MTA_HOSTNAME'>;
+export type DeliveryConfig = Pick<
+  Config,
+  'SIMULATOR_DOMAIN' | 'PUBLIC_BASE_URL' | 'SMTP_DELIVERY_PORT' | 'MTA_HOSTNAME'
+>;
 
 export interface DeliveryDeps {
   db: Knex;
@@ -55,7 +58,9 @@ export interface DeliveryOptions {
 }
 
 export function createDeliveryDeps(
-  config: Config, clients: { db: Knex; blobs: BlobStore; log: Logger }, options: DeliveryOptions = {},
+  config: Config,
+  clients: { db: Knex; blobs: BlobStore; log: Logger },
+  options: DeliveryOptions = {},
 ): DeliveryDeps {
   const queue = options.queue;
   const secrets = secretsKey(config);
@@ -73,8 +78,12 @@ export function createDeliveryDeps(
     port: config.SMTP_DELIVERY_PORT,
     scheduleRetry: queue
       ? async (emailId, at) => {
-        await queue.add('deliver', { emailId }, { jobId: retryJobId(emailId, at), delay: Math.max(0, at.getTime() - Date.now()) });
-      }
+          await queue.add(
+            'deliver',
+            { emailId },
+            { jobId: retryJobId(emailId, at), delay: Math.max(0, at.getTime() - Date.now()) },
+          );
+        }
       : undefined,
   };
 }

@@ -10,7 +10,8 @@ export const DNS_CACHE_MS = 60_000;
 
 export function cachingResolver(dns: DnsResolver, ttlMs = DNS_CACHE_MS): DnsResolver {
   const cache = ttlCache<{ status: string }>(ttlMs, (v) => v.status !== 'temporary');
-  const cached = <T extends { status: string }>(key: string, lookup: () => Promise<T>) => cache(key, lookup) as Promise<T>;
+  const cached = <T extends { status: string }>(key: string, lookup: () => Promise<T>) =>
+    cache(key, lookup) as Promise<T>;
   return {
     ...dns,
     resolveMxHosts: (domain) => cached(`mx ${domain.toLowerCase()}`, () => dns.resolveMxHosts(domain)),

@@ -45,10 +45,11 @@ export function createGroupCommit(deps: { db: Knex; log: Logger }, maxBatch = MA
     }
   }
 
-  return (record) => new Promise<void>((resolve, reject) => {
-    queue.push({ ...record, resolve, reject });
-    if (flushing) return;
-    flushing = true;
-    setImmediate(() => void flush());
-  });
+  return (record) =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ ...record, resolve, reject });
+      if (flushing) return;
+      flushing = true;
+      setImmediate(() => void flush());
+    });
 }

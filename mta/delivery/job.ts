@@ -1,13 +1,25 @@
 // The deliver job (queues.deliver, data {emailId}): in one statement (lease.ts takeLease) refetch the email and lease
-// the recipients that are due (email.sent was recorded at acceptance or release); then deliver: simulator recipients without
-// the network, the others grouped by domain, one SMTP transaction per domain (route → throttle → transmit →
+// the recipients that are due (email.sent was recorded at acceptance or release); then deliver: simulator recipients
+// without the network, the others grouped by domain, one SMTP transaction per domain (route → throttle → transmit →
 // classify → record), in parallel; a topic send's or a broadcast's recipients one by one, each with its own
-// List-Unsubscribe (compose.ts unsubscribeHeader), and only those still subscribed to the topic.
-// A duplicate or retried job is harmless: it leases nothing that another job holds or that is not due.
+// List-Unsubscribe (compose.ts unsubscribeHeader), and only those still subscribed to the topic. A duplicate or retried
+// job is harmless: it leases nothing that another job holds or that is not due.
 import { classify, type Answer } from '../../shared/bounces/classify.ts';
-import { messageOf, needsUnsubscribeHeader, keepComposedMessage, unsubscribeHeader, type LoadedEmail } from './compose.ts';
+import {
+  messageOf,
+  needsUnsubscribeHeader,
+  keepComposedMessage,
+  unsubscribeHeader,
+  type LoadedEmail,
+} from './compose.ts';
 import type { SigningKey } from './sign.ts';
-import { notSubscribed, topicAudience, topicDeleted, topicDeletedSuppressed, topicSuppressed } from '../../shared/topics/subscriptions.ts';
+import {
+  notSubscribed,
+  topicAudience,
+  topicDeleted,
+  topicDeletedSuppressed,
+  topicSuppressed,
+} from '../../shared/topics/subscriptions.ts';
 import type { DeliveryDeps } from './deps.ts';
 import { envelopeSender } from './envelope.ts';
 import { routeDomain } from './route.ts';
@@ -37,8 +49,19 @@ const elapsed = (since: number) => Math.round(performance.now() - since);
 async function deliverSimulated(deps: DeliveryDeps, ctx: Job, recipients: LeasedRecipient[]): Promise<void> {
   const started = performance.now();
   const outcomes = recipients.map((recipient) => ({ recipient, outcome: simulate(recipient) }));
-  const transcript = ['* simulator: no network', ...outcomes.map((o) => `* ${o.recipient.address}: ${o.outcome.response}`)].join('\n');
-  await record(deps, ctx, { domain: deps.config.SIMULATOR_DOMAIN, mxHost: null, tls: false, transcript, startedAt: ctx.now, durationMs: elapsed(started), outcomes });
+  const transcript = [
+    '* simulator: no network',
+    ...outcomes.map((o) => `* ${o.recipient.address}: ${o.outcome.response}`),
+  ].join('\n');
+  await record(deps, ctx, {
+    domain: deps.config.SIMULATOR_DOMAIN,
+    mxHost: null,
+    tls: false,
+    transcript,
+    startedAt: ctx.now,
+    durationMs: elapsed(started),
+    outcomes,
+  });
 }
 
 function everyone(recipients: LeasedRecipient[], outcome: Outcome) {
@@ -55,14 +78,24 @@ interface Prepared {
   keys: SigningKey[];
 }
 
-/** The signed bytes for one SMTP transaction: DKIM-Signature fields, then `head` (a recipient's own header fields), then the message. */
+/**
+ * The signed bytes for one SMTP transaction: DKIM-Signature fields, then `head` (a recipient's own header fields), then
+ * the message.
+ */
 async function signed(deps: DeliveryDeps, ctx: Job, prepared: Prepared, head: string): Promise<Buffer> {
   const message = head ? Buffer.concat([Buffer.from(head, 'latin1'), prepared.raw]) : prepared.raw;
   const signatures = await deps.signer.sign(message, prepared.keys, ctx.now);
   return signatures ? Buffer.concat([Buffer.from(signatures), message]) : message;
 }
 
-async function deliverDomain(deps: DeliveryDeps, ctx: Job, from: string, message: () => Promise<Buffer>, domain: string, recipients: LeasedRecipient[]): Promise<void> {
+async function deliverDomain(
+  deps: DeliveryDeps,
+  ctx: Job,
+  from: string,
+  message: () => Promise<Buffer>,
+  domain: string,
+  recipients: LeasedRecipient[],
+): Promise<void> {
   if (!ctx.lease.proven()) {
     // Renewals have not come through for a while: the lease may pass to another job before this transaction ends.
     // Nothing is sent or recorded; the recipients are taken up again once the lease has run out (sweep.ts).
@@ -75,20 +108,56 @@ async function deliverDomain(deps: DeliveryDeps, ctx: Job, from: string, message
     const route = await routeDomain(deps.dns, domain);
     if (route.status === 'answer') {
       const outcome = classify(route.reply);
-      attempt = { domain, mxHost: null, tls: false, transcript: `* DNS: ${route.reply.text}`, startedAt: ctx.now, durationMs: elapsed(started), outcomes: everyone(recipients, outcome) };
+      attempt = {
+        domain,
+        mxHost: null,
+        tls: false,
+        transcript: `* DNS: ${route.reply.text}`,
+        startedAt: ctx.now,
+        durationMs: elapsed(started),
+        outcomes: everyone(recipients, outcome),
+      };
     } else {
-      const sent = await transmit(deps, route.hosts, from, recipients.map((r) => r.address), await message());
-      const outcomes = recipients.map((recipient) => ({ recipient, outcome: classify(sent.answers.get(recipient.address) ?? localError('no answer recorded')) }));
-      attempt = { domain, mxHost: sent.mxHost, tls: sent.tls, transcript: sent.transcript, startedAt: ctx.now, durationMs: elapsed(started), outcomes };
+      const sent = await transmit(
+        deps,
+        route.hosts,
+        from,
+        recipients.map((r) => r.address),
+        await message(),
+      );
+      const outcomes = recipients.map((recipient) => ({
+        recipient,
+        outcome: classify(sent.answers.get(recipient.address) ?? localError('no answer recorded')),
+      }));
+      attempt = {
+        domain,
+        mxHost: sent.mxHost,
+        tls: sent.tls,
+        transcript: sent.transcript,
+        startedAt: ctx.now,
+        durationMs: elapsed(started),
+        outcomes,
+      };
     }
   } catch (err) {
     deps.log.error({ err, emailId: ctx.email.id, domain }, 'delivery.local_error');
-    attempt = { domain, mxHost: null, tls: false, transcript: `* local error: ${(err as Error).message}`, startedAt: ctx.now, durationMs: elapsed(started), outcomes: everyone(recipients, classify(localError(err))) };
+    attempt = {
+      domain,
+      mxHost: null,
+      tls: false,
+      transcript: `* local error: ${(err as Error).message}`,
+      startedAt: ctx.now,
+      durationMs: elapsed(started),
+      outcomes: everyone(recipients, classify(localError(err))),
+    };
   }
   await record(deps, ctx, attempt);
   const counts: Record<string, number> = {};
   for (const o of attempt.outcomes) counts[o.outcome.action] = (counts[o.outcome.action] ?? 0) + 1;
-  deps.log.info({ emailId: ctx.email.id, domain, mx: attempt.mxHost, tls: attempt.tls, ms: attempt.durationMs, ...counts }, 'delivery.attempted');
+  deps.log.info(
+    { emailId: ctx.email.id, domain, mx: attempt.mxHost, tls: attempt.tls, ms: attempt.durationMs, ...counts },
+    'delivery.attempted',
+  );
 }
 
 async function prepare(deps: DeliveryDeps, ctx: Job): Promise<Prepared | null> {
@@ -119,27 +188,63 @@ async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRec
   } catch (err) {
     deps.log.error({ err, emailId: ctx.email.id }, 'delivery.prepare_failed');
     const outcome = classify(localError(err));
-    return record(deps, ctx, { domain: recipients[0].domain, mxHost: null, tls: false, transcript: `* local error: ${(err as Error).message}`, startedAt: ctx.now, durationMs: 0, outcomes: everyone(recipients, outcome) });
+    return record(deps, ctx, {
+      domain: recipients[0].domain,
+      mxHost: null,
+      tls: false,
+      transcript: `* local error: ${(err as Error).message}`,
+      startedAt: ctx.now,
+      durationMs: 0,
+      outcomes: everyone(recipients, outcome),
+    });
   }
   if (!prepared) {
     // The sending domain was deleted after the email was accepted: nothing can sign it or take its bounces.
-    const outcome: Outcome = { action: 'fail', rule: 'domain-removed', code: 554, enhanced: '5.7.0', response: '554 5.7.0 The sending domain no longer exists', failReason: 'domain_not_found' };
-    return record(deps, ctx, { domain: recipients[0].domain, mxHost: null, tls: false, transcript: '', startedAt: ctx.now, durationMs: 0, outcomes: everyone(recipients, outcome) });
+    const outcome: Outcome = {
+      action: 'fail',
+      rule: 'domain-removed',
+      code: 554,
+      enhanced: '5.7.0',
+      response: '554 5.7.0 The sending domain no longer exists',
+      failReason: 'domain_not_found',
+    };
+    return record(deps, ctx, {
+      domain: recipients[0].domain,
+      mxHost: null,
+      tls: false,
+      transcript: '',
+      startedAt: ctx.now,
+      durationMs: 0,
+      outcomes: everyone(recipients, outcome),
+    });
   }
   const ready = prepared;
   if (needsUnsubscribeHeader(ctx.email)) {
     // A List-Unsubscribe URL names one recipient: each gets a copy signed with its own header, in one transaction
     // of its own, a bounded number of copies at a time.
     const unsubscribe = { secrets: deps.secrets, publicBaseUrl: deps.config.PUBLIC_BASE_URL };
-    const tasks = recipients.map((r) => () => deliverDomain(deps, ctx, ready.from, () => signed(deps, ctx, ready, unsubscribeHeader(unsubscribe, ctx.email, r.id)), r.domain.toLowerCase(), [r]));
+    const tasks = recipients.map(
+      (r) => () =>
+        deliverDomain(
+          deps,
+          ctx,
+          ready.from,
+          () => signed(deps, ctx, ready, unsubscribeHeader(unsubscribe, ctx.email, r.id)),
+          r.domain.toLowerCase(),
+          [r],
+        ),
+    );
     return inTurns(tasks, Math.max(1, Math.floor(OWN_COPY_BYTES / Math.max(1, ready.raw.length))));
   }
   // One signature for every domain: the same bytes go to each.
   let once: Promise<Buffer> | undefined;
   const message = () => (once ??= signed(deps, ctx, ready, ''));
   const byDomain = new Map<string, LeasedRecipient[]>();
-  for (const r of recipients) byDomain.set(r.domain.toLowerCase(), [...(byDomain.get(r.domain.toLowerCase()) ?? []), r]);
-  await Promise.all([...byDomain].map(([domain, group]) => deliverDomain(deps, ctx, ready.from, message, domain, group)));
+  for (const r of recipients)
+    byDomain.set(r.domain.toLowerCase(), [...(byDomain.get(r.domain.toLowerCase()) ?? []), r]);
+  await Promise.all(
+    [...byDomain].map(([domain, group]) => deliverDomain(deps, ctx, ready.from, message, domain, group)),
+  );
 }
 
 /**
@@ -150,18 +255,36 @@ async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRec
  */
 async function subscribersOnly(deps: DeliveryDeps, job: Job, leased: LeasedRecipient[]): Promise<LeasedRecipient[]> {
   const topicId = job.email.topic_id!;
-  const audience = await topicAudience(deps.db, job.email.team_id, topicId, leased.map((r) => r.address));
+  const audience = await topicAudience(
+    deps.db,
+    job.email.team_id,
+    topicId,
+    leased.map((r) => r.address),
+  );
   const left = audience ? leased.filter((r) => !audience.subscribed(r.address)) : leased;
   if (left.length === 0) return leased;
   const outcomes = left.map((recipient) => ({
     recipient,
     outcome: {
-      action: 'suppress' as const, rule: 'topic', code: 0, enhanced: null,
+      action: 'suppress' as const,
+      rule: 'topic',
+      code: 0,
+      enhanced: null,
       response: audience ? notSubscribed(audience.topic) : topicDeleted,
-      suppressed: audience ? topicSuppressed(recipient.address, audience.topic) : topicDeletedSuppressed(recipient.address, topicId),
+      suppressed: audience
+        ? topicSuppressed(recipient.address, audience.topic)
+        : topicDeletedSuppressed(recipient.address, topicId),
     },
   }));
-  await record(deps, job, { domain: left[0].domain, mxHost: null, tls: false, transcript: '', startedAt: job.now, durationMs: 0, outcomes });
+  await record(deps, job, {
+    domain: left[0].domain,
+    mxHost: null,
+    tls: false,
+    transcript: '',
+    startedAt: job.now,
+    durationMs: 0,
+    outcomes,
+  });
   return audience ? leased.filter((r) => audience.subscribed(r.address)) : [];
 }
 
@@ -194,11 +317,17 @@ export async function processDelivery(deps: DeliveryDeps, emailId: string, now =
   }
   if (job.deferred && job.composed) {
     // Not under the lease: a crash before this only makes the retry compose the same bytes again.
-    await keepComposedMessage(deps, email, job.composed, now).catch((err) => deps.log.warn({ err, emailId }, 'delivery.store_failed'));
+    await keepComposedMessage(deps, email, job.composed, now).catch((err) =>
+      deps.log.warn({ err, emailId }, 'delivery.store_failed'),
+    );
   }
   // Only a job that deferred someone has a next attempt to schedule (a recipient another job deferred is that job's).
   if (!job.deferred || !deps.scheduleRetry) return { leased: leased.length };
-  const next = await deps.db('email_recipients').where({ email_id: emailId, status: 'deferred' }).min({ at: 'next_attempt_at' }).first();
+  const next = await deps
+    .db('email_recipients')
+    .where({ email_id: emailId, status: 'deferred' })
+    .min({ at: 'next_attempt_at' })
+    .first();
   if (next?.at) await deps.scheduleRetry(emailId, new Date(next.at));
   return { leased: leased.length };
 }

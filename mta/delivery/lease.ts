@@ -1,13 +1,14 @@
 // The lease of a job on the recipients it delivers (email_recipients.leased_until). Taking it is one conditional
-// update, in the job's one statement that also reads the email (takeLease), so two jobs never hold one recipient.
-// The lease is short (LEASE_MS, 30 s), so a killed mta's recipients are free again within seconds and the sweep
-// hands them to a living one (Postfix likewise delivers its active queue again as soon as it restarts). While the
-// job works, a heartbeat extends it every RENEW_EVERY_MS, so a slow destination (a throttle slot, a peer that
-// answers at the last second of every timeout) never lets it run out under a living job. A holder must never
-// deliver what it can no longer prove it holds: `proven()` says whether the last successful renewal (or the
-// taking) still covers the next while, and the job opens no SMTP transaction when it does not (a database that
-// stops answering renewals would otherwise let the lease pass to another job while this one still sends). leased_until doubles as the lease's identity: record.ts moves only rows that
-// still hold the current token, and renewals and records take turns (use()), so a record never races a renewal.
+// update, in the job's one statement that also reads the email (takeLease), so two jobs never hold one recipient. The
+// lease is short (LEASE_MS, 30 s), so a killed mta's recipients are free again within seconds and the sweep hands them
+// to a living one (Postfix likewise delivers its active queue again as soon as it restarts). While the job works, a
+// heartbeat extends it every RENEW_EVERY_MS, so a slow destination (a throttle slot, a peer that answers at the last
+// second of every timeout) never lets it run out under a living job. A holder must never deliver what it can no longer
+// prove it holds: `proven()` says whether the last successful renewal (or the taking) still covers the next while, and
+// the job opens no SMTP transaction when it does not (a database that stops answering renewals would otherwise let the
+// lease pass to another job while this one still sends). leased_until doubles as the lease's identity: record.ts moves
+// only rows that still hold the current token, and renewals and records take turns (use()), so a record never races a
+// renewal.
 import { randomInt } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from '../../shared/logger.ts';
@@ -22,7 +23,18 @@ export const RENEW_EVERY_MS = 5_000;
 /** What `proven()` asks of the lease by default: at least this much of it left (an SMTP transaction's start). */
 export const PROOF_MARGIN_MS = LEASE_MS / 2;
 
-const COLUMNS = ['id', 'email_id', 'team_id', 'address', 'domain', 'kind', 'status', 'attempts', 'first_deferred_at', 'delay_notified'];
+const COLUMNS = [
+  'id',
+  'email_id',
+  'team_id',
+  'address',
+  'domain',
+  'kind',
+  'status',
+  'attempts',
+  'first_deferred_at',
+  'delay_notified',
+];
 
 /** An instant as a token: random microseconds keep two jobs that start in the same millisecond apart. */
 function token(at: Date): string {
@@ -46,9 +58,33 @@ export interface LeasedWork {
 
 // The email columns takeLease reads. Named, not e.*: a prepared statement whose result columns change (a migration
 // adding one) fails until the connection closes, while one that names its columns is simply planned again.
-const EMAIL_NAMES = ['id', 'team_id', 'domain_id', 'api_key_id', 'source', 'from', 'from_address', 'to', 'cc', 'bcc', 'reply_to', 'subject',
-  'html', 'text', 'headers', 'tags', 'topic_id', 'message_id', 'status', 'last_event', 'scheduled_at', 'raw_blob_key', 'size_bytes',
-  'created_at', 'updated_at'];
+const EMAIL_NAMES = [
+  'id',
+  'team_id',
+  'domain_id',
+  'api_key_id',
+  'source',
+  'from',
+  'from_address',
+  'to',
+  'cc',
+  'bcc',
+  'reply_to',
+  'subject',
+  'html',
+  'text',
+  'headers',
+  'tags',
+  'topic_id',
+  'message_id',
+  'status',
+  'last_event',
+  'scheduled_at',
+  'raw_blob_key',
+  'size_bytes',
+  'created_at',
+  'updated_at',
+];
 const EMAIL_COLUMNS = EMAIL_NAMES.map((c) => `e."${c}"`).join(', ');
 const EMAIL_FIELDS = EMAIL_NAMES.map((c) => `"${c}"`).join(', ');
 
@@ -61,10 +97,19 @@ const EMAIL_DATES = ['scheduled_at', 'created_at', 'updated_at'];
  * recipients that are due at `now` and free. (email.sent is recorded by the accept statement, or by the release of
  * a scheduled email.) Null when there is nothing to do: no such email, not sendable, or nobody due and free.
  */
-export async function takeLease(db: Knex, log: Logger, emailId: string, now: Date, renewEveryMs = RENEW_EVERY_MS): Promise<LeasedWork | null> {
+export async function takeLease(
+  db: Knex,
+  log: Logger,
+  emailId: string,
+  now: Date,
+  renewEveryMs = RENEW_EVERY_MS,
+): Promise<LeasedWork | null> {
   const issued = performance.now();
   let current = token(new Date(now.getTime() + LEASE_MS));
-  const [row] = await prepared<{ email: LoadedEmail | null; raw: Buffer | null; recipients: LeasedRecipient[] }>(db, 'mta_take_lease', `with e as (
+  const [row] = await prepared<{ email: LoadedEmail | null; raw: Buffer | null; recipients: LeasedRecipient[] }>(
+    db,
+    'mta_take_lease',
+    `with e as (
       select ${EMAIL_COLUMNS}, r.bytes as raw, case when e.raw_blob_key is null and r.email_id is null then (
         select coalesce(json_agg(json_build_object('filename', a.filename, 'content_type', a.content_type, 'content_id', a.content_id,
           'content_disposition', a.content_disposition, 'blob_key', a.blob_key) order by a.position), '[]'::json)
@@ -76,7 +121,8 @@ export async function takeLease(db: Knex, log: Logger, emailId: string, now: Dat
       returning ${COLUMNS.join(', ')})
     select (select row_to_json(x.*) from (select ${EMAIL_FIELDS}, attachments from e) x) as email, (select raw from e) as raw,
       (select coalesce(json_agg(leased.*), '[]'::json) from leased) as recipients`,
-  [current, emailId, now]);
+    [current, emailId, now],
+  );
   if (!row?.email || row.recipients.length === 0) return null;
   const email: LoadedEmail = { ...reviveDates(row.email, EMAIL_DATES), raw: row.raw };
   const recipients = row.recipients.map((r) => reviveDates(r, ['first_deferred_at']));

@@ -35,10 +35,16 @@ export function createSessionPool(options: { name: string; timeouts: Timeouts })
       const reused = opts.ignoreTLS ? undefined : take(keyOf(target));
       if (reused) {
         reused.reused = true;
-        reused.transcript = [`* reusing the session to ${target.host} [${target.ip}]:${target.port} (${reused.tls ? 'STARTTLS' : 'no TLS'})`];
+        reused.transcript = [
+          `* reusing the session to ${target.host} [${target.ip}]:${target.port} (${reused.tls ? 'STARTTLS' : 'no TLS'})`,
+        ];
         return { ok: true, session: reused };
       }
-      return openSession(target, { name: options.name, timeouts: options.timeouts, ignoreTLS: opts.ignoreTLS ?? false });
+      return openSession(target, {
+        name: options.name,
+        timeouts: options.timeouts,
+        ignoreTLS: opts.ignoreTLS ?? false,
+      });
     },
     release(session, reusable) {
       if (!reusable || !session.usable() || session.messages >= MAX_MESSAGES) return session.close();

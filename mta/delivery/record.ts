@@ -13,7 +13,13 @@ import { emailEventData, type EmailRow } from '../../shared/emails/present.ts';
 import { addSuppression, addressProblem } from '../../shared/suppressions/suppressions.ts';
 import { prepared } from '../../shared/db/prepared.ts';
 import { nextState, type NextState } from './state.ts';
-import { emailState, isPending, lastEvent, lastEventByCurrent, type EmailState } from '../../shared/emails/last-event.ts';
+import {
+  emailState,
+  isPending,
+  lastEvent,
+  lastEventByCurrent,
+  type EmailState,
+} from '../../shared/emails/last-event.ts';
 import type { Attempt } from './types.ts';
 
 export interface RecordContext {
@@ -49,7 +55,9 @@ function eventRows(email: EmailRow, applied: Applied[]): EventRow[] {
       groups.set(key, group);
     }
   }
-  return [...groups.values()].map((g) => eventRow(email.team_id, g.type, emailEventData(email, { to: g.to, ...g.extra })));
+  return [...groups.values()].map((g) =>
+    eventRow(email.team_id, g.type, emailEventData(email, { to: g.to, ...g.extra })),
+  );
 }
 
 export interface PendingRecord {
@@ -57,19 +65,36 @@ export interface PendingRecord {
   attempt: Attempt;
 }
 
-interface RecipientState { id: string; email_id: string; status: string; delay_notified: boolean; moved: boolean }
+interface RecipientState {
+  id: string;
+  email_id: string;
+  status: string;
+  delay_notified: boolean;
+  moved: boolean;
+}
 
 /** Each outcome's recipient row as the move statement takes it (MOVE_SQL's `v`). */
 function moveRows(records: PendingRecord[], states: NextState[][]) {
-  return records.flatMap(({ ctx, attempt }, i) => attempt.outcomes.map(({ recipient }, j) => {
-    const c = states[i][j].columns;
-    return {
-      id: recipient.id, lease: ctx.lease, status: c.status, last_response: c.last_response, enhanced_code: c.enhanced_code,
-      next_attempt_at: c.next_attempt_at, first_deferred_at: c.first_deferred_at ?? null, delay_notified: c.delay_notified ?? null,
-      delivered_at: c.delivered_at ?? null, bounce_type: c.bounce_type ?? null, bounce_sub_type: c.bounce_sub_type ?? null,
-      mx_host: attempt.mxHost, now: ctx.now,
-    };
-  }));
+  return records.flatMap(({ ctx, attempt }, i) =>
+    attempt.outcomes.map(({ recipient }, j) => {
+      const c = states[i][j].columns;
+      return {
+        id: recipient.id,
+        lease: ctx.lease,
+        status: c.status,
+        last_response: c.last_response,
+        enhanced_code: c.enhanced_code,
+        next_attempt_at: c.next_attempt_at,
+        first_deferred_at: c.first_deferred_at ?? null,
+        delay_notified: c.delay_notified ?? null,
+        delivered_at: c.delivered_at ?? null,
+        bounce_type: c.bounce_type ?? null,
+        bounce_sub_type: c.bounce_sub_type ?? null,
+        mx_host: attempt.mxHost,
+        now: ctx.now,
+      };
+    }),
+  );
 }
 
 /**
@@ -88,7 +113,10 @@ const MOVE_SQL = `moved as (
       where r.id = v.id and r.leased_until = v.lease
       returning r.id, r.status, r.delay_notified)`;
 
-/** The attempt rows and the events (CTEs `attempt`, `recorded_events`), each taking one parameter; `where` may hold them back. */
+/**
+ * The attempt rows and the events (CTEs `attempt`, `recorded_events`), each taking one parameter; `where` may hold them
+ * back.
+ */
 const attemptsSql = (where = '') => `attempt as (
         insert into delivery_attempts (id, email_id, team_id, domain, recipients, mx_host, outcome, response, transcript, tls, duration_ms, started_at)
         select * from jsonb_to_recordset(?::jsonb) as a(id uuid, email_id uuid, team_id uuid, domain text, recipients text[], mx_host text,
@@ -102,22 +130,44 @@ const eventsSql = (where = '') => `recorded_events as (
  * outer select reads the rows as they were before the statement, so a moved one takes its new state from the
  * update's RETURNING).
  */
-async function moveRecipients(trx: Knex, records: PendingRecord[], states: NextState[][], emailIds: string[]): Promise<RecipientState[]> {
-  return prepared<RecipientState>(trx, 'mta_record_move', `
+async function moveRecipients(
+  trx: Knex,
+  records: PendingRecord[],
+  states: NextState[][],
+  emailIds: string[],
+): Promise<RecipientState[]> {
+  return prepared<RecipientState>(
+    trx,
+    'mta_record_move',
+    `
     with ${MOVE_SQL}
     select r.id, r.email_id, coalesce(m.status, r.status) as status, coalesce(m.delay_notified, r.delay_notified) as delay_notified,
       m.id is not null as moved
     from email_recipients r left join moved m on m.id = r.id
-    where r.email_id = any(?::uuid[])`, [JSON.stringify(moveRows(records, states)), emailIds]);
+    where r.email_id = any(?::uuid[])`,
+    [JSON.stringify(moveRows(records, states)), emailIds],
+  );
 }
 
 function attemptRow(record: PendingRecord, attempted: Applied[]) {
-  const { ctx: { email }, attempt } = record;
+  const {
+    ctx: { email },
+    attempt,
+  } = record;
   const kinds = [...new Set(attempted.map((a) => a.state.attempt))];
   return {
-    id: newId(), email_id: email.id, team_id: email.team_id, domain: attempt.domain, recipients: attempted.map((a) => a.address),
-    mx_host: attempt.mxHost, outcome: kinds.length === 1 ? kinds[0] : 'partial', response: attempted[0].state.columns.last_response,
-    transcript: attempt.transcript, tls: attempt.tls, duration_ms: attempt.durationMs, started_at: attempt.startedAt,
+    id: newId(),
+    email_id: email.id,
+    team_id: email.team_id,
+    domain: attempt.domain,
+    recipients: attempted.map((a) => a.address),
+    mx_host: attempt.mxHost,
+    outcome: kinds.length === 1 ? kinds[0] : 'partial',
+    response: attempted[0].state.columns.last_response,
+    transcript: attempt.transcript,
+    tls: attempt.tls,
+    duration_ms: attempt.durationMs,
+    started_at: attempt.startedAt,
   };
 }
 
@@ -131,17 +181,26 @@ function appliedOf(log: Logger, record: PendingRecord, states: NextState[], move
       return;
     }
     const suppressed = outcome.suppressed ?? {
-      type: 'OnAccountSuppressionList', reason: 'previous_bounce',
-      message: outcome.simulated ? `${recipient.address} is a simulator address that behaves as if on the suppression list.` : `${recipient.address} is on the team's suppression list.`,
+      type: 'OnAccountSuppressionList',
+      reason: 'previous_bounce',
+      message: outcome.simulated
+        ? `${recipient.address} is a simulator address that behaves as if on the suppression list.`
+        : `${recipient.address} is on the team's suppression list.`,
       diagnosticCode: [],
     };
-    applied.push({ address: recipient.address, state: states[j], ...(outcome.action === 'suppress' ? { suppressed } : {}) });
+    applied.push({
+      address: recipient.address,
+      state: states[j],
+      ...(outcome.action === 'suppress' ? { suppressed } : {}),
+    });
   });
   return applied;
 }
 
 const statesOf = (records: PendingRecord[]) =>
-  records.map(({ ctx, attempt }) => attempt.outcomes.map(({ recipient, outcome }) => nextState(recipient, outcome, ctx.now)));
+  records.map(({ ctx, attempt }) =>
+    attempt.outcomes.map(({ recipient, outcome }) => nextState(recipient, outcome, ctx.now)),
+  );
 
 /**
  * The records as one transaction, however many: lock their emails (in id order, so two transactions never wait
@@ -155,9 +214,15 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
   if (records.length === 1 && isSole(records[0], states[0])) return recordSole(deps, records[0], states[0]);
   const emailIds = [...new Set(records.map((r) => r.ctx.email.id))].sort();
   await deps.db.transaction(async (trx) => {
-    const locked = await prepared<{ id: string } & EmailState>(trx, 'mta_record_lock',
-      'select id, last_event, status from emails where id = any($1::uuid[]) order by id for update', [emailIds]);
-    const recipients = records.some((r) => r.attempt.outcomes.length) ? await moveRecipients(trx, records, states, emailIds) : [];
+    const locked = await prepared<{ id: string } & EmailState>(
+      trx,
+      'mta_record_lock',
+      'select id, last_event, status from emails where id = any($1::uuid[]) order by id for update',
+      [emailIds],
+    );
+    const recipients = records.some((r) => r.attempt.outcomes.length)
+      ? await moveRecipients(trx, records, states, emailIds)
+      : [];
     const moved = new Set(recipients.filter((r) => r.moved).map((r) => r.id));
     const attempts = [];
     const events: EventRow[] = [];
@@ -180,7 +245,11 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
     const byEmail = new Map<string, RecipientState[]>();
     for (const r of recipients) byEmail.set(r.email_id, [...(byEmail.get(r.email_id) ?? []), r]);
     const nowOf = new Map(records.map((r) => [r.ctx.email.id, r.ctx.now]));
-    const emails = locked.map((e) => ({ id: e.id, ...emailState(e, byEmail.get(e.id) ?? [], complained.has(e.id)), now: nowOf.get(e.id)! }));
+    const emails = locked.map((e) => ({
+      id: e.id,
+      ...emailState(e, byEmail.get(e.id) ?? [], complained.has(e.id)),
+      now: nowOf.get(e.id)!,
+    }));
     // The events' insert only when there are some: its NOTIFY trigger fires per statement, rows or not.
     const ctes = [attemptsSql()];
     const bindings = [JSON.stringify(attempts)];
@@ -188,10 +257,15 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
       ctes.push(eventsSql());
       bindings.push(JSON.stringify(events));
     }
-    await prepared(trx, events.length ? 'mta_record_write_events' : 'mta_record_write', `with ${ctes.join(', ')}
+    await prepared(
+      trx,
+      events.length ? 'mta_record_write_events' : 'mta_record_write',
+      `with ${ctes.join(', ')}
       update emails set last_event = v.last_event, status = v.status, updated_at = v.now
       from jsonb_to_recordset(?::jsonb) as v(id uuid, last_event text, status text, now timestamptz)
-      where emails.id = v.id`, [...bindings, JSON.stringify(emails)]);
+      where emails.id = v.id`,
+      [...bindings, JSON.stringify(emails)],
+    );
   });
 }
 
@@ -202,8 +276,12 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
  */
 function isSole(record: PendingRecord, states: NextState[]): boolean {
   const { email } = record.ctx;
-  return email.to.length + email.cc.length + email.bcc.length === 1 && record.attempt.outcomes.length === 1
-    && !states[0].suppress && !states[0].events.includes('complained');
+  return (
+    email.to.length + email.cc.length + email.bcc.length === 1 &&
+    record.attempt.outcomes.length === 1 &&
+    !states[0].suppress &&
+    !states[0].events.includes('complained')
+  );
 }
 
 /**
@@ -221,19 +299,36 @@ async function recordSole(deps: { db: Knex; log: Logger }, record: PendingRecord
   const events = eventRows(email, applied);
   const recipient = { status: state.columns.status, delay_notified: state.columns.delay_notified ?? false };
   const ctes = [MOVE_SQL, attemptsSql(' where exists (select 1 from moved)')];
-  const bindings: unknown[] = [JSON.stringify(moveRows([record], [states])), JSON.stringify(attempted.length ? [attemptRow(record, attempted)] : [])];
+  const bindings: unknown[] = [
+    JSON.stringify(moveRows([record], [states])),
+    JSON.stringify(attempted.length ? [attemptRow(record, attempted)] : []),
+  ];
   if (events.length) {
     ctes.push(eventsSql(' where exists (select 1 from moved)'));
     bindings.push(JSON.stringify(events));
   }
-  const [{ moved }] = await prepared<{ moved: number }>(deps.db, events.length ? 'mta_record_sole_events' : 'mta_record_sole', `with ${ctes.join(', ')},
+  const [{ moved }] = await prepared<{ moved: number }>(
+    deps.db,
+    events.length ? 'mta_record_sole_events' : 'mta_record_sole',
+    `with ${ctes.join(', ')},
     refreshed as (update emails set
         last_event = coalesce(?::jsonb ->> last_event, ?), status = case when ?::boolean then status else 'done' end, updated_at = ?
       where id = ? and exists (select 1 from moved))
     select count(*)::int as moved from moved`,
-  [...bindings, JSON.stringify(lastEventByCurrent([recipient])), lastEvent('sent', [recipient]), isPending(recipient), now, email.id]);
+    [
+      ...bindings,
+      JSON.stringify(lastEventByCurrent([recipient])),
+      lastEvent('sent', [recipient]),
+      isPending(recipient),
+      now,
+      email.id,
+    ],
+  );
   if (moved === 0) {
     // Another job took the recipient over after our lease ran out: it owns the recipient's state now.
-    deps.log.warn({ emailId: email.id, recipient: record.attempt.outcomes[0].recipient.address }, 'delivery.lease_lost');
+    deps.log.warn(
+      { emailId: email.id, recipient: record.attempt.outcomes[0].recipient.address },
+      'delivery.lease_lost',
+    );
   }
 }

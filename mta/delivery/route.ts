@@ -29,7 +29,8 @@ export async function routeDomain(dns: DnsResolver, domain: string): Promise<Rou
   }
 }
 
-export type HostAddresses = { status: 'ok'; addresses: string[] } | { status: 'none' } | { status: 'temporary'; error: string };
+export type HostAddresses =
+  { status: 'ok'; addresses: string[] } | { status: 'none' } | { status: 'temporary'; error: string };
 
 /** IPv4 first, then IPv6: every address the host has, in the order to try. */
 export async function hostAddresses(dns: DnsResolver, host: string): Promise<HostAddresses> {

@@ -65,7 +65,11 @@ function transcriptLogger(lines: () => string[]) {
 }
 
 /** Settles once: the callback, an 'error' or 'end' event, or the deadline, whichever comes first. */
-function once<T>(conn: SMTPConnection, ms: number, run: (done: (v: T | SmtpError) => void) => void): Promise<T | SmtpError> {
+function once<T>(
+  conn: SMTPConnection,
+  ms: number,
+  run: (done: (v: T | SmtpError) => void) => void,
+): Promise<T | SmtpError> {
   return new Promise((resolve) => {
     let settled = false;
     const done = (v: T | SmtpError) => {
@@ -90,22 +94,42 @@ function once<T>(conn: SMTPConnection, ms: number, run: (done: (v: T | SmtpError
 
 const isError = (v: unknown): v is SmtpError => v instanceof Error;
 
-export async function openSession(target: Target, options: { name: string; timeouts: Timeouts; ignoreTLS: boolean }): Promise<Opened> {
+export async function openSession(
+  target: Target,
+  options: { name: string; timeouts: Timeouts; ignoreTLS: boolean },
+): Promise<Opened> {
   const t = options.timeouts;
   let dead = false;
   const lines: { current: string[] } = { current: [] };
   const conn = new SMTPConnection({
-    host: target.ip, port: target.port, name: options.name, secure: false, ignoreTLS: options.ignoreTLS, opportunisticTLS: true,
+    host: target.ip,
+    port: target.port,
+    name: options.name,
+    secure: false,
+    ignoreTLS: options.ignoreTLS,
+    opportunisticTLS: true,
     tls: { rejectUnauthorized: false, ...(isIP(target.host) ? {} : { servername: target.host }) },
-    connectionTimeout: t.connect, greetingTimeout: t.greeting, socketTimeout: t.socket, socketCloseTimeout: 1000,
-    transactionLog: true, logger: transcriptLogger(() => lines.current),
+    connectionTimeout: t.connect,
+    greetingTimeout: t.greeting,
+    socketTimeout: t.socket,
+    socketCloseTimeout: 1000,
+    transactionLog: true,
+    logger: transcriptLogger(() => lines.current),
   });
   // Errors reach the caller through once(); these listeners keep an 'error' with nobody waiting from throwing.
-  conn.on('error', () => { dead = true; });
-  conn.on('end', () => { dead = true; });
+  conn.on('error', () => {
+    dead = true;
+  });
+  conn.on('end', () => {
+    dead = true;
+  });
   const prepareData = sendPayloadDirectly(conn, () => lines.current);
-  lines.current.push(`* connecting to ${target.host} [${target.ip}]:${target.port}${options.ignoreTLS ? ' without STARTTLS' : ''}`);
-  const connected = await once<true>(conn, t.connect + t.greeting + t.socket, (done) => conn.connect((err) => done(err ?? true)));
+  lines.current.push(
+    `* connecting to ${target.host} [${target.ip}]:${target.port}${options.ignoreTLS ? ' without STARTTLS' : ''}`,
+  );
+  const connected = await once<true>(conn, t.connect + t.greeting + t.socket, (done) =>
+    conn.connect((err) => done(err ?? true)),
+  );
   if (isError(connected)) {
     // A STARTTLS handshake that failed is a TLS failure whatever nodemailer calls it (a broken handshake comes as
     // ESOCKET while it is still upgrading): transmit.ts then tries once in the clear (RFC 7435 §3).
@@ -121,17 +145,28 @@ export async function openSession(target: Target, options: { name: string; timeo
     reused: false,
     messages: 0,
     usable: () => !dead,
-    get transcript() { return lines.current; },
-    set transcript(v: string[]) { lines.current = v; },
+    get transcript() {
+      return lines.current;
+    },
+    set transcript(v: string[]) {
+      lines.current = v;
+    },
     async send(from, to, message) {
       session.messages++;
       prepareData(message);
       const sent = await once<SMTPConnection.SentMessageInfo>(conn, t.transaction, (done) =>
-        conn.send({ from, to, size: message.length }, message, (err, info) => done(err ?? (info as SMTPConnection.SentMessageInfo))));
+        conn.send({ from, to, size: message.length }, message, (err, info) =>
+          done(err ?? (info as SMTPConnection.SentMessageInfo)),
+        ),
+      );
       // A failed DATA or final reply does not hand the per-recipient answers over otherwise.
       const envelope = pendingEnvelope<EnvelopeState>(conn);
       if (isError(sent)) return { ok: false, error: sent, envelope };
-      return { ok: true, response: sent.response, envelope: { accepted: sent.accepted, rejectedErrors: sent.rejectedErrors ?? [] } };
+      return {
+        ok: true,
+        response: sent.response,
+        envelope: { accepted: sent.accepted, rejectedErrors: sent.rejectedErrors ?? [] },
+      };
     },
     async reset() {
       if (dead) return false;

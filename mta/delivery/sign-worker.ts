@@ -14,7 +14,11 @@ const port = parentPort;
 if (!port) throw new Error('sign-worker.ts runs as a worker thread only');
 
 port.on('message', (task: Task) => {
-  signMessage(Buffer.from(task.message.buffer, task.message.byteOffset, task.message.byteLength), task.keys, task.signTime)
+  signMessage(
+    Buffer.from(task.message.buffer, task.message.byteOffset, task.message.byteLength),
+    task.keys,
+    task.signTime,
+  )
     .then((signatures) => port.postMessage({ id: task.id, signatures }))
     .catch((err: Error) => port.postMessage({ id: task.id, error: err.message }));
 });

@@ -28,10 +28,30 @@ export interface Signer {
 
 // mailauth's defaults plus the RFC 8058 §4 header (a one-click unsubscribe must be covered by the signature).
 const HEADERS = [
-  'From', 'Sender', 'Reply-To', 'Subject', 'Date', 'Message-ID', 'To', 'Cc', 'MIME-Version', 'Content-Type',
-  'Content-Transfer-Encoding', 'Content-ID', 'Content-Description', 'In-Reply-To', 'References', 'List-Id',
-  'List-Help', 'List-Unsubscribe', 'List-Unsubscribe-Post', 'List-Subscribe', 'List-Post', 'List-Owner',
-  'List-Archive', 'Feedback-ID',
+  'From',
+  'Sender',
+  'Reply-To',
+  'Subject',
+  'Date',
+  'Message-ID',
+  'To',
+  'Cc',
+  'MIME-Version',
+  'Content-Type',
+  'Content-Transfer-Encoding',
+  'Content-ID',
+  'Content-Description',
+  'In-Reply-To',
+  'References',
+  'List-Id',
+  'List-Help',
+  'List-Unsubscribe',
+  'List-Unsubscribe-Post',
+  'List-Subscribe',
+  'List-Post',
+  'List-Owner',
+  'List-Archive',
+  'Feedback-ID',
 ].join(':');
 
 /** Parsed keys, by their PEM: a KeyObject is immutable, and one that has signed before signs faster. */
@@ -125,16 +145,30 @@ export function createSigner(options: { threads?: number } = {}): Signer {
  * The keys a domain signs with now: its active keys (one RSA, and an Ed25519 beside it when the domain has one,
  * RFC 8463 §4 "dual signing"). A managed domain has none of its own: it signs with platformSigningKey.
  */
-export async function signingKeys(db: Knex, secrets: Buffer, domain: { id: string; name: string }): Promise<SigningKey[]> {
+export async function signingKeys(
+  db: Knex,
+  secrets: Buffer,
+  domain: { id: string; name: string },
+): Promise<SigningKey[]> {
   const rows: { selector: string; algorithm: string; private_key_sealed: string }[] = await db('dkim_keys')
     .where({ domain_id: domain.id, status: 'active' })
-    .orderBy([{ column: 'algorithm', order: 'desc' }, { column: 'activated_at', order: 'desc' }])
+    .orderBy([
+      { column: 'algorithm', order: 'desc' },
+      { column: 'activated_at', order: 'desc' },
+    ])
     .select('selector', 'algorithm', 'private_key_sealed');
   const newestPerAlgorithm = rows.filter((r, i) => rows.findIndex((o) => o.algorithm === r.algorithm) === i);
-  return newestPerAlgorithm.map((r) => ({ domain: domain.name, selector: r.selector, privateKey: open(secrets, r.private_key_sealed) }));
+  return newestPerAlgorithm.map((r) => ({
+    domain: domain.name,
+    selector: r.selector,
+    privateKey: open(secrets, r.private_key_sealed),
+  }));
 }
 
-/** The managed domains' key: the platform's, `d=` MANAGED_DOMAIN_HOST (shared/domains/platform-dkim.ts), created if absent. */
+/**
+ * The managed domains' key: the platform's, `d=` MANAGED_DOMAIN_HOST (shared/domains/platform-dkim.ts), created if
+ * absent.
+ */
 export async function platformSigningKey(db: Knex, secrets: Buffer, config: ManagedDkimConfig): Promise<SigningKey> {
   const key = await ensurePlatformKey(db, secrets, config);
   return { domain: key.domain, selector: key.selector, privateKey: open(secrets, key.private_key_sealed) };

@@ -23,14 +23,21 @@ export interface SigningDomains {
 }
 
 /** `managedDkim`: the platform key's host and selector, which every managed domain signs with. */
-export function createSigningDomains(db: Knex, secrets: Buffer, managedDkim: ManagedDkimConfig, ttlMs = DOMAIN_CACHE_MS): SigningDomains {
+export function createSigningDomains(
+  db: Knex,
+  secrets: Buffer,
+  managedDkim: ManagedDkimConfig,
+  ttlMs = DOMAIN_CACHE_MS,
+): SigningDomains {
   // A missing domain is not remembered: the next message asks again.
   const domains = ttlCache<SigningDomain | null>(ttlMs, (v) => v !== null);
   // The platform key: one lookup (and, the first time ever, one key generation) for all the managed domains.
   const platform = ttlCache<SigningKey>(ttlMs);
 
   async function load(domainId: string): Promise<SigningDomain | null> {
-    const row: (SendingDomain & { managed: boolean }) | undefined = await db('domains').where({ id: domainId }).first('id', 'name', 'custom_return_path', 'managed');
+    const row: (SendingDomain & { managed: boolean }) | undefined = await db('domains')
+      .where({ id: domainId })
+      .first('id', 'name', 'custom_return_path', 'managed');
     if (!row) return null;
     const domain: SendingDomain = { id: row.id, name: row.name, custom_return_path: row.custom_return_path };
     if (!row.managed) return { domain, keys: await signingKeys(db, secrets, domain) };

@@ -19,14 +19,29 @@ export function simulate(recipient: Pick<LeasedRecipient, 'address' | 'attempts'
   const local = recipient.address.slice(0, recipient.address.lastIndexOf('@')).split('+')[0].toLowerCase();
   switch (local) {
     case 'bounced':
-      return { ...reply('550 5.1.1 The simulated address does not exist'), action: 'bounce', rule: 'simulator', bounce: { type: 'Permanent', subType: 'General' } };
+      return {
+        ...reply('550 5.1.1 The simulated address does not exist'),
+        action: 'bounce',
+        rule: 'simulator',
+        bounce: { type: 'Permanent', subType: 'General' },
+      };
     case 'complained':
-      return { ...reply('250 2.0.0 Delivered (simulated); a complaint follows'), action: 'deliver', rule: 'simulator', complaint: true };
+      return {
+        ...reply('250 2.0.0 Delivered (simulated); a complaint follows'),
+        action: 'deliver',
+        rule: 'simulator',
+        complaint: true,
+      };
     case 'delayed':
-      if (recipient.attempts === 0) return { ...reply('451 4.4.7 Delivery delayed (simulated)'), action: 'defer', rule: 'simulator' };
+      if (recipient.attempts === 0)
+        return { ...reply('451 4.4.7 Delivery delayed (simulated)'), action: 'defer', rule: 'simulator' };
       return { ...reply('250 2.0.0 Delivered after a delay (simulated)'), action: 'deliver', rule: 'simulator' };
     case 'suppressed':
-      return { ...reply('550 5.1.1 The simulated address is on the suppression list'), action: 'suppress', rule: 'simulator' };
+      return {
+        ...reply('550 5.1.1 The simulated address is on the suppression list'),
+        action: 'suppress',
+        rule: 'simulator',
+      };
     default:
       return { ...reply('250 2.0.0 Delivered (simulated)'), action: 'deliver', rule: 'simulator' };
   }

@@ -29,9 +29,21 @@ export interface NextState {
 
 function bounced(o: Outcome, type: BounceType, subType: BounceSubType, message?: string): NextState {
   return {
-    columns: { status: 'bounced', last_response: o.response, enhanced_code: o.enhanced, next_attempt_at: null, bounce_type: type, bounce_sub_type: subType },
+    columns: {
+      status: 'bounced',
+      last_response: o.response,
+      enhanced_code: o.enhanced,
+      next_attempt_at: null,
+      bounce_type: type,
+      bounce_sub_type: subType,
+    },
     events: ['bounced'],
-    bounce: { type, subType, message: message ?? bounceMessage(type, subType), diagnosticCode: [`smtp; ${o.response}`] },
+    bounce: {
+      type,
+      subType,
+      message: message ?? bounceMessage(type, subType),
+      diagnosticCode: [`smtp; ${o.response}`],
+    },
     suppress: type === 'Permanent' && !o.simulated,
     attempt: 'bounced',
   };
@@ -41,26 +53,59 @@ export function nextState(r: LeasedRecipient, o: Outcome, now: Date): NextState 
   const base = { last_response: o.response, enhanced_code: o.enhanced };
   switch (o.action) {
     case 'deliver':
-      return { columns: { ...base, status: 'delivered', next_attempt_at: null, delivered_at: now }, events: o.complaint ? ['delivered', 'complained'] : ['delivered'], suppress: false, attempt: 'delivered' };
+      return {
+        columns: { ...base, status: 'delivered', next_attempt_at: null, delivered_at: now },
+        events: o.complaint ? ['delivered', 'complained'] : ['delivered'],
+        suppress: false,
+        attempt: 'delivered',
+      };
     case 'bounce':
       return bounced(o, o.bounce?.type ?? 'Undetermined', o.bounce?.subType ?? 'Undetermined');
     case 'suppress':
-      return { columns: { ...base, status: 'suppressed', next_attempt_at: null }, events: ['suppressed'], suppress: false, attempt: null };
+      return {
+        columns: { ...base, status: 'suppressed', next_attempt_at: null },
+        events: ['suppressed'],
+        suppress: false,
+        attempt: null,
+      };
     case 'fail':
-      return { columns: { ...base, status: 'failed', next_attempt_at: null }, events: ['failed'], failed: { reason: o.failReason ?? 'delivery_failed' }, suppress: false, attempt: null };
+      return {
+        columns: { ...base, status: 'failed', next_attempt_at: null },
+        events: ['failed'],
+        failed: { reason: o.failReason ?? 'delivery_failed' },
+        suppress: false,
+        attempt: null,
+      };
     case 'defer': {
       const d = decideDeferral(r, now);
       if (d.expired) {
         // Our own error for 72 h is no bounce of the recipient's: the email failed.
         if (o.rule === 'local-error') {
-          return { columns: { ...base, status: 'failed', next_attempt_at: null }, events: ['failed'], failed: { reason: 'delivery_failed' }, suppress: false, attempt: 'deferred' };
+          return {
+            columns: { ...base, status: 'failed', next_attempt_at: null },
+            events: ['failed'],
+            failed: { reason: 'delivery_failed' },
+            suppress: false,
+            attempt: 'deferred',
+          };
         }
-        return bounced(o, 'Undetermined', 'Undetermined', `Delivery was retried for 72 hours without success; the last answer was temporary.`);
+        return bounced(
+          o,
+          'Undetermined',
+          'Undetermined',
+          `Delivery was retried for 72 hours without success; the last answer was temporary.`,
+        );
       }
       // The simulator's delayed@ shows its delay at once instead of after 15 minutes.
       const notify = d.notify || (!!o.simulated && !r.delay_notified);
       return {
-        columns: { ...base, status: 'deferred', next_attempt_at: d.next_attempt_at, first_deferred_at: d.first_deferred_at, delay_notified: r.delay_notified || notify },
+        columns: {
+          ...base,
+          status: 'deferred',
+          next_attempt_at: d.next_attempt_at,
+          first_deferred_at: d.first_deferred_at,
+          delay_notified: r.delay_notified || notify,
+        },
         events: notify ? ['delivery_delayed'] : [],
         suppress: false,
         attempt: 'deferred',

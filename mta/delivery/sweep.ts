@@ -42,10 +42,19 @@ export async function findDue(db: Knex, now: Date, limit = SWEEP_LIMIT): Promise
     .join('emails as e', 'e.id', 'r.email_id')
     .whereIn('e.status', ['queued', 'sending'])
     .whereIn('r.status', ['queued', 'deferred'])
-    .where((q) => q
-      .where('r.leased_until', '<', now)
-      .orWhere((d) => d.whereNull('r.leased_until').where('r.status', 'deferred').where('r.next_attempt_at', '<=', now))
-      .orWhere((s) => s.whereNull('r.leased_until').where('r.status', 'queued').whereRaw('coalesce(r.next_attempt_at, e.created_at) <= ?', [stuckBefore])))
+    .where((q) =>
+      q
+        .where('r.leased_until', '<', now)
+        .orWhere((d) =>
+          d.whereNull('r.leased_until').where('r.status', 'deferred').where('r.next_attempt_at', '<=', now),
+        )
+        .orWhere((s) =>
+          s
+            .whereNull('r.leased_until')
+            .where('r.status', 'queued')
+            .whereRaw('coalesce(r.next_attempt_at, e.created_at) <= ?', [stuckBefore]),
+        ),
+    )
     .orderByRaw('coalesce(r.leased_until, r.next_attempt_at, e.created_at)')
     .limit(limit * 4)
     .select('r.email_id', 'r.status', 'r.next_attempt_at', 'r.leased_until', 'e.created_at');
@@ -53,8 +62,18 @@ export async function findDue(db: Knex, now: Date, limit = SWEEP_LIMIT): Promise
   for (const r of rows) {
     if (byEmail.has(r.email_id) || byEmail.size >= limit) continue;
     if (r.leased_until) byEmail.set(r.email_id, { emailId: r.email_id, due: r.leased_until, expectedJobId: null });
-    else if (r.status === 'deferred') byEmail.set(r.email_id, { emailId: r.email_id, due: r.next_attempt_at!, expectedJobId: retryJobId(r.email_id, r.next_attempt_at!) });
-    else byEmail.set(r.email_id, { emailId: r.email_id, due: r.next_attempt_at ?? r.created_at, expectedJobId: r.email_id });
+    else if (r.status === 'deferred')
+      byEmail.set(r.email_id, {
+        emailId: r.email_id,
+        due: r.next_attempt_at!,
+        expectedJobId: retryJobId(r.email_id, r.next_attempt_at!),
+      });
+    else
+      byEmail.set(r.email_id, {
+        emailId: r.email_id,
+        due: r.next_attempt_at ?? r.created_at,
+        expectedJobId: r.email_id,
+      });
   }
   return [...byEmail.values()];
 }

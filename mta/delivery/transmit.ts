@@ -40,14 +40,25 @@ function answerOf(err: SmtpError): Answer {
 
 function answersOf(sent: SendResult, recipients: string[]): Map<string, Answer> {
   const refused = new Map((sent.envelope?.rejectedErrors ?? []).map((e) => [(e.recipient ?? '').toLowerCase(), e]));
-  const final: Answer = sent.ok ? parseReply(sent.response) ?? { error: 'EPROTOCOL', message: sent.response } : answerOf(sent.error);
-  return new Map(recipients.map((r) => {
-    const own = refused.get(r.toLowerCase());
-    return [r, own ? answerOf(own) : final];
-  }));
+  const final: Answer = sent.ok
+    ? (parseReply(sent.response) ?? { error: 'EPROTOCOL', message: sent.response })
+    : answerOf(sent.error);
+  return new Map(
+    recipients.map((r) => {
+      const own = refused.get(r.toLowerCase());
+      return [r, own ? answerOf(own) : final];
+    }),
+  );
 }
 
-async function trySession(deps: TransmitDeps, target: Target, from: string, recipients: string[], message: Buffer, lines: string[]): Promise<SessionOutcome> {
+async function trySession(
+  deps: TransmitDeps,
+  target: Target,
+  from: string,
+  recipients: string[],
+  message: Buffer,
+  lines: string[],
+): Promise<SessionOutcome> {
   let ignoreTLS = false;
   for (let round = 0; round < 3; round++) {
     const acquired = await deps.pool.acquire(target, { ignoreTLS });
@@ -69,14 +80,21 @@ async function trySession(deps: TransmitDeps, target: Target, from: string, reci
       lines.push('* the reused session had gone away; opening a new one');
       continue;
     }
-    const reusable = sent.ok || (!!sent.error.responseCode && sent.error.responseCode !== 421 && (await session.reset()));
+    const reusable =
+      sent.ok || (!!sent.error.responseCode && sent.error.responseCode !== 421 && (await session.reset()));
     deps.pool.release(session, reusable);
     return { done: true, tls: session.tls, answers: answersOf(sent, recipients) };
   }
   return { done: false, answer: { error: 'ECONNECTION', message: 'no usable session' } };
 }
 
-export async function transmit(deps: TransmitDeps, hosts: MxRecord[], from: string, recipients: string[], message: Buffer): Promise<Transmission> {
+export async function transmit(
+  deps: TransmitDeps,
+  hosts: MxRecord[],
+  from: string,
+  recipients: string[],
+  message: Buffer,
+): Promise<Transmission> {
   const lines: string[] = [];
   let last: Answer = { error: 'ENOHOST', message: 'no MX host could be reached' };
   let lastHost: string | null = null;
@@ -91,10 +109,18 @@ export async function transmit(deps: TransmitDeps, hosts: MxRecord[], from: stri
     for (const ip of found.addresses) {
       lastHost = mx.exchange;
       const target = { host: mx.exchange, ip, port: deps.port };
-      const outcome = await deps.throttle.run(mx.exchange, () => trySession(deps, target, from, recipients, message, lines));
-      if (outcome.done) return { mxHost: mx.exchange, tls: outcome.tls, transcript: lines.join('\n'), answers: outcome.answers };
+      const outcome = await deps.throttle.run(mx.exchange, () =>
+        trySession(deps, target, from, recipients, message, lines),
+      );
+      if (outcome.done)
+        return { mxHost: mx.exchange, tls: outcome.tls, transcript: lines.join('\n'), answers: outcome.answers };
       last = outcome.answer;
     }
   }
-  return { mxHost: lastHost, tls: false, transcript: lines.join('\n'), answers: new Map(recipients.map((r) => [r, last])) };
+  return {
+    mxHost: lastHost,
+    tls: false,
+    transcript: lines.join('\n'),
+    answers: new Map(recipients.map((r) => [r, last])),
+  };
 }

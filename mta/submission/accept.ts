@@ -31,30 +31,47 @@ export interface SubmissionDeps {
   tls: { key: string; cert: string };
 }
 
-/** A Sender header names who sent the message for the author (RFC 5322 §3.6.2): its domain must be one we may send from, as From's. */
+/**
+ * A Sender header names who sent the message for the author (RFC 5322 §3.6.2): its domain must be one we may send from,
+ * as From's.
+ */
 async function checkSender(db: Knex, authed: Authed, sender: Submitted['sender']): Promise<void> {
   if (!sender) return;
   try {
     await senderDomain(db, authed.team, authed.key, sender.domain);
   } catch (err) {
-    if (err instanceof ServiceError && err.status === 403) throw new SmtpReply(550, `5.7.1 Sender header ${sender.address}: ${err.message}`);
+    if (err instanceof ServiceError && err.status === 403)
+      throw new SmtpReply(550, `5.7.1 Sender header ${sender.address}: ${err.message}`);
     throw err;
   }
 }
 
-export async function accept(deps: SubmissionDeps, authed: Authed, session: SMTPServerSession, raw: Buffer): Promise<string> {
+export async function accept(
+  deps: SubmissionDeps,
+  authed: Authed,
+  session: SMTPServerSession,
+  raw: Buffer,
+): Promise<string> {
   const submitted = await readSubmission(raw, { to: session.envelope.rcptTo.map((r) => r.address) });
   const caller: Caller = { team: authed.team, key: authed.key, source: 'smtp' };
   let reservation: Reservation | null = null;
   if (submitted.idempotencyKey !== null) {
     idempotency.validateKey(submitted.idempotencyKey);
-    const reserved = await idempotency.reserve(deps.db, authed.team.id, submitted.idempotencyKey, createHash('sha256').update(submitted.raw).digest('hex'));
+    const reserved = await idempotency.reserve(
+      deps.db,
+      authed.team.id,
+      submitted.idempotencyKey,
+      createHash('sha256').update(submitted.raw).digest('hex'),
+    );
     if (reserved.kind === 'replay') return (reserved.body as { id: string }).id;
     reservation = reserved.reservation;
   }
   const read = async (s: Submitted) => {
     await checkSender(deps.db, authed, s.sender);
-    return { input: s.input, raw: { bytes: s.raw, messageId: s.messageId ? `<${s.messageId.replace(/^<|>$/g, '')}>` : null } };
+    return {
+      input: s.input,
+      raw: { bytes: s.raw, messageId: s.messageId ? `<${s.messageId.replace(/^<|>$/g, '')}>` : null },
+    };
   };
   try {
     const accepted = await acceptSends(deps, caller, [submitted], { now: new Date(), read, batch: null, reservation });

@@ -15,15 +15,23 @@ const USERNAMES = new Set(['apikey', 'resend']);
 
 /** AUTH PLAIN/LOGIN (CONTRACT, Credentials): username `apikey`, password an API key that may send. */
 export async function authenticateSubmission(db: Knex, username: string, password: string): Promise<Authed> {
-  if (!USERNAMES.has(username.toLowerCase())) throw new SmtpReply(535, '5.7.8 Use the username `apikey` and an API key as the password');
+  if (!USERNAMES.has(username.toLowerCase()))
+    throw new SmtpReply(535, '5.7.8 Use the username `apikey` and an API key as the password');
   const result = await authenticate(db, password);
-  if (!result.ok) throw new SmtpReply(535, result.error === 'suspended_api_key' ? '5.7.8 This API key belongs to a suspended team' : '5.7.8 Authentication credentials invalid');
+  if (!result.ok)
+    throw new SmtpReply(
+      535,
+      result.error === 'suspended_api_key'
+        ? '5.7.8 This API key belongs to a suspended team'
+        : '5.7.8 Authentication credentials invalid',
+    );
   if (result.key.permission === 'store_access') throw new SmtpReply(535, '5.7.8 This API key cannot send email');
   return { key: result.key, team: result.team };
 }
 
 // A named prepared statement (shared/db/prepared.ts): it runs once per message, like the api's key lookup.
-const CURRENT_SQL = 'select row_to_json(k.*) as key, row_to_json(t.*) as team from api_keys k join teams t on t.id = k.team_id where k.id = ?::uuid';
+const CURRENT_SQL =
+  'select row_to_json(k.*) as key, row_to_json(t.*) as team from api_keys k join teams t on t.id = k.team_id where k.id = ?::uuid';
 const KEY_DATES = ['created_at', 'last_used_at', 'revoked_at'] as const;
 const TEAM_DATES = ['suspended_at', 'created_at', 'updated_at'] as const;
 
@@ -33,7 +41,8 @@ const TEAM_DATES = ['suspended_at', 'created_at', 'updated_at'] as const;
  */
 export async function currentSender(db: Knex, keyId: string): Promise<Authed> {
   const [row] = await prepared<{ key: ApiKeyRow; team: TeamRow }>(db, 'pw_submission_sender', CURRENT_SQL, [keyId]);
-  if (!row || row.key.status !== 'active') throw new SmtpReply(550, '5.7.8 This API key has been revoked; authenticate again with an active key');
+  if (!row || row.key.status !== 'active')
+    throw new SmtpReply(550, '5.7.8 This API key has been revoked; authenticate again with an active key');
   if (row.team.status === 'suspended') throw new SmtpReply(550, '5.7.8 This API key belongs to a suspended team');
   return { key: reviveDates(row.key, KEY_DATES), team: reviveDates(row.team, TEAM_DATES) };
 }

@@ -23,7 +23,8 @@ export function checkRaw(raw: Buffer): void {
     const c = raw[i];
     if (c === 0) throw new SmtpReply(554, '5.6.0 The message contains a NUL byte');
     if (c === 0x0d) {
-      if (raw[i + 1] !== 0x0a) throw new SmtpReply(554, '5.6.0 The message contains a bare CR; lines must end with CRLF');
+      if (raw[i + 1] !== 0x0a)
+        throw new SmtpReply(554, '5.6.0 The message contains a bare CR; lines must end with CRLF');
       if (i - lineStart > MAX_LINE) throw new SmtpReply(554, `5.6.0 A line is longer than ${MAX_LINE} characters`);
       i++;
       lineStart = i + 1;
@@ -56,9 +57,13 @@ export function dropHeaders(raw: Buffer, names: string[]): Buffer {
 }
 
 const addressesOf = (a: AddressObject | AddressObject[] | undefined): { name: string; address: string }[] =>
-  (Array.isArray(a) ? a : a ? [a] : []).flatMap((o) => o.value).filter((v) => v.address).map((v) => ({ name: v.name, address: v.address! }));
+  (Array.isArray(a) ? a : a ? [a] : [])
+    .flatMap((o) => o.value)
+    .filter((v) => v.address)
+    .map((v) => ({ name: v.name, address: v.address! }));
 
-const mailbox = (m: { name: string; address: string }) => (m.name ? `${m.name.replace(/[<>"\r\n]/g, '')} <${m.address}>` : m.address);
+const mailbox = (m: { name: string; address: string }) =>
+  m.name ? `${m.name.replace(/[<>"\r\n]/g, '')} <${m.address}>` : m.address;
 
 const refuse = (text: string) => new SmtpReply(550, `5.7.1 ${text}`);
 
@@ -66,10 +71,14 @@ const refuse = (text: string) => new SmtpReply(550, `5.7.1 ${text}`);
  * The one mailbox of an originator field. A group (`undisclosed:;`) or a list of authors leaves no single
  * address whose domain we can check and sign for (DMARC aligns with exactly one From domain), so it is refused.
  */
-function soleMailbox(field: AddressObject | AddressObject[] | undefined, name: string): { name: string; address: string } {
+function soleMailbox(
+  field: AddressObject | AddressObject[] | undefined,
+  name: string,
+): { name: string; address: string } {
   const values = (Array.isArray(field) ? field : field ? [field] : []).flatMap((o) => o.value);
   const [only] = values;
-  if (values.length !== 1 || only.group || !only.address) throw refuse(`The ${name} header must hold exactly one mailbox (one address, not a group or a list)`);
+  if (values.length !== 1 || only.group || !only.address)
+    throw refuse(`The ${name} header must hold exactly one mailbox (one address, not a group or a list)`);
   return { name: only.name, address: only.address };
 }
 
@@ -79,7 +88,8 @@ function soleMailbox(field: AddressObject | AddressObject[] | undefined, name: s
  */
 function originators(parsed: ParsedMail): { from: { name: string; address: string }; sender: Submitted['sender'] } {
   const count = (key: string) => parsed.headerLines.filter((h) => h.key === key).length;
-  if (count('from') !== 1) throw refuse(count('from') === 0 ? 'The message has no From header' : 'The message has more than one From header');
+  if (count('from') !== 1)
+    throw refuse(count('from') === 0 ? 'The message has no From header' : 'The message has more than one From header');
   const from = soleMailbox(parsed.from, 'From');
   if (count('sender') === 0) return { from, sender: null };
   if (count('sender') > 1) throw refuse('The message has more than one Sender header');
@@ -98,8 +108,19 @@ function originators(parsed: ParsedMail): { from: { name: string; address: strin
  * header limit); the delivered message keeps the field whole.
  */
 function listUnsubscribe(parsed: ParsedMail): Record<string, string> {
-  const values = parsed.headerLines.filter((h) => h.key === 'list-unsubscribe').map((h) => h.line.slice(h.line.indexOf(':') + 1).replace(/\r?\n(?=[ \t])/g, '').trim());
-  const value = values.filter(Boolean).join(', ').replace(/[\r\n\0]/g, ' ').slice(0, 2000);
+  const values = parsed.headerLines
+    .filter((h) => h.key === 'list-unsubscribe')
+    .map((h) =>
+      h.line
+        .slice(h.line.indexOf(':') + 1)
+        .replace(/\r?\n(?=[ \t])/g, '')
+        .trim(),
+    );
+  const value = values
+    .filter(Boolean)
+    .join(', ')
+    .replace(/[\r\n\0]/g, ' ')
+    .slice(0, 2000);
   return value ? { 'List-Unsubscribe': value } : {};
 }
 

@@ -18,7 +18,10 @@ export type { SubmissionDeps } from './accept.ts';
 /** Largest message accepted by default (SMTP_SUBMISSION_MAX_BYTES: 40 MB of content, plus MIME's base64 overhead). */
 export const MAX_SUBMISSION_BYTES = configSchema.shape.SMTP_SUBMISSION_MAX_BYTES.parse(undefined);
 
-export function createSubmissionServer(deps: SubmissionDeps, options: { implicitTls: boolean; maxBytes?: number }): SMTPServer {
+export function createSubmissionServer(
+  deps: SubmissionDeps,
+  options: { implicitTls: boolean; maxBytes?: number },
+): SMTPServer {
   const maxBytes = options.maxBytes ?? MAX_SUBMISSION_BYTES;
   const server: SMTPServer = new SMTPServer({
     secure: options.implicitTls,
@@ -71,7 +74,8 @@ export function createSubmissionServer(deps: SubmissionDeps, options: { implicit
     onRcptTo(address, session, callback) {
       const rcpt = session.envelope.rcptTo;
       const again = rcpt.some((r) => r.address.toLowerCase() === address.address.toLowerCase());
-      if (rcpt.length >= MAX_RECIPIENTS && !again) return callback(new SmtpReply(452, `4.5.3 At most ${MAX_RECIPIENTS} recipients per message`));
+      if (rcpt.length >= MAX_RECIPIENTS && !again)
+        return callback(new SmtpReply(452, `4.5.3 At most ${MAX_RECIPIENTS} recipients per message`));
       callback();
     },
     onData(stream, session, callback) {
@@ -81,7 +85,8 @@ export function createSubmissionServer(deps: SubmissionDeps, options: { implicit
         .then((id) => callback(null, `2.0.0 OK: queued as ${id}`))
         .catch((err) => {
           const reply = toSmtpReply(err);
-          if (reply.responseCode >= 451 && reply.responseCode < 500 && !(err instanceof SmtpReply)) deps.log.error({ err, sessionId: session.id }, 'submission.failed');
+          if (reply.responseCode >= 451 && reply.responseCode < 500 && !(err instanceof SmtpReply))
+            deps.log.error({ err, sessionId: session.id }, 'submission.failed');
           callback(reply);
         });
     },

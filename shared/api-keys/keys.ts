@@ -48,18 +48,30 @@ export interface CreateKeyInput {
 /** Permissions and bindings that name areas not built yet: refused with the field named, never stored half-meant. */
 export function refuseUnbuilt(input: CreateKeyInput): void {
   if (input.permission === 'store_access') {
-    throw new ServiceError('validation_error', 'A `store_access` key is bound to one store, and stores are not built on this platform yet.', {
-      errors: [{ path: 'permission', message: 'store_access needs a store; stores are not built yet' }],
-    });
+    throw new ServiceError(
+      'validation_error',
+      'A `store_access` key is bound to one store, and stores are not built on this platform yet.',
+      {
+        errors: [{ path: 'permission', message: 'store_access needs a store; stores are not built yet' }],
+      },
+    );
   }
   if (input.inbox_channel_ids?.length) {
-    throw new ServiceError('validation_error', `Inbox channel \`${input.inbox_channel_ids[0]}\` not found: inboxes are not built on this platform yet.`, {
-      errors: [{ path: 'inbox_channel_ids.0', message: 'not found' }],
-    });
+    throw new ServiceError(
+      'validation_error',
+      `Inbox channel \`${input.inbox_channel_ids[0]}\` not found: inboxes are not built on this platform yet.`,
+      {
+        errors: [{ path: 'inbox_channel_ids.0', message: 'not found' }],
+      },
+    );
   }
 }
 
-export async function createKey(db: Knex, teamId: string, input: CreateKeyInput): Promise<{ row: ApiKeyRow; token: string }> {
+export async function createKey(
+  db: Knex,
+  teamId: string,
+  input: CreateKeyInput,
+): Promise<{ row: ApiKeyRow; token: string }> {
   const permission = input.permission ?? 'full_access';
   const domainId = input.domain_id ?? null;
   if (domainId && permission !== 'sending_access') {
@@ -96,7 +108,9 @@ function withLastUse(db: Knex) {
       db.raw('coalesce(l.created_at, k.last_used_at) as last_used_at'),
       db.raw('coalesce(l.id, k.last_used_request_log_id) as last_used_request_log_id'),
     )
-    .joinRaw('left join lateral (select id, created_at from request_logs r where r.api_key_id = k.id order by r.id desc limit 1) l on true');
+    .joinRaw(
+      'left join lateral (select id, created_at from request_logs r where r.api_key_id = k.id order by r.id desc limit 1) l on true',
+    );
 }
 
 export async function getKey(db: Knex, teamId: string, id: string): Promise<ApiKeyRow> {
@@ -133,10 +147,10 @@ export function keyStatus(key: ApiKeyRow, team: Pick<TeamRow, 'status'>): 'activ
 }
 
 export type Authentication =
-  | { ok: true; key: ApiKeyRow; team: TeamRow }
-  | { ok: false; error: 'invalid_api_key' | 'suspended_api_key' };
+  { ok: true; key: ApiKeyRow; team: TeamRow } | { ok: false; error: 'invalid_api_key' | 'suspended_api_key' };
 
-const AUTH_SQL = 'select row_to_json(k.*) as key, row_to_json(t.*) as team from api_keys k join teams t on t.id = k.team_id where k.token_hash = ? limit 1';
+const AUTH_SQL =
+  'select row_to_json(k.*) as key, row_to_json(t.*) as team from api_keys k join teams t on t.id = k.team_id where k.token_hash = ? limit 1';
 const KEY_DATES = ['created_at', 'last_used_at', 'revoked_at'] as const;
 
 /** Looks a bearer token up by its hash (an index lookup: no comparison of secrets happens in our code). */

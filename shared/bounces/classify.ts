@@ -37,11 +37,17 @@ export const isReply = (a: Answer): a is Reply => 'code' in a;
  * code is taken only when its class agrees with the reply code (RFC 3463 §2: the classes must match).
  */
 export function parseReply(raw: string): Reply | null {
-  const lines = raw.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const lines = raw
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
   const first = /^(\d{3})(?:[ -](.*))?$/.exec(lines[0] ?? '');
   if (!first) return null;
   const code = Number(first[1]);
-  const body = lines.map((l) => l.replace(/^\d{3}[ -]?/, '')).join(' ').trim();
+  const body = lines
+    .map((l) => l.replace(/^\d{3}[ -]?/, ''))
+    .join(' ')
+    .trim();
   const ehc = /^([245])\.(\d{1,3})\.(\d{1,3})\b/.exec(body);
   const enhanced = ehc && ehc[1] === String(code)[0] ? `${ehc[1]}.${Number(ehc[2])}.${Number(ehc[3])}` : null;
   return { code, enhanced, text: `${code} ${body}`.trim() };
@@ -67,14 +73,27 @@ export function findRule(answer: Answer, rules: BounceRule[] = bounceRules): Bou
 export function classify(answer: Answer, rules: BounceRule[] = bounceRules): Verdict {
   const rule = findRule(answer, rules);
   if (isReply(answer)) {
-    return { action: rule.action, rule: rule.name, code: answer.code, enhanced: answer.enhanced, response: answer.text, ...(rule.bounce ? { bounce: rule.bounce } : {}) };
+    return {
+      action: rule.action,
+      rule: rule.name,
+      code: answer.code,
+      enhanced: answer.enhanced,
+      response: answer.text,
+      ...(rule.bounce ? { bounce: rule.bounce } : {}),
+    };
   }
   // A failure without a reply is kept as the reply a careful MTA would have given: 421 for a session that broke
   // (RFC 5321 §3.8), 451 4.3.0 for our own error.
   const local = answer.error === 'ELOCAL';
   const code = local ? 451 : 421;
   const enhanced = local ? '4.3.0' : '4.4.2';
-  return { action: rule.action, rule: rule.name, code, enhanced, response: `${code} ${enhanced} ${local ? 'local error' : answer.error}: ${answer.message}`.slice(0, 1000) };
+  return {
+    action: rule.action,
+    rule: rule.name,
+    code,
+    enhanced,
+    response: `${code} ${enhanced} ${local ? 'local error' : answer.error}: ${answer.message}`.slice(0, 1000),
+  };
 }
 
 /** Parses an example of rules.ts: a reply line, or `!CODE message` for a failure. */

@@ -9,7 +9,8 @@ const messages: Record<string, string> = {
   'Transient/MessageTooLarge': "The email is larger than the recipient's mail server accepts.",
   'Transient/ContentRejected': "The recipient's mail server rejected the content of the email.",
   'Transient/AttachmentRejected': "The recipient's mail server rejected an attachment of the email.",
-  'Transient/General': "The recipient's mail server refused the email for a reason that is not the address (such as the sender's reputation).",
+  'Transient/General':
+    "The recipient's mail server refused the email for a reason that is not the address (such as the sender's reputation).",
   'Undetermined/Undetermined': 'The email could not be delivered, and the reason could not be determined.',
 };
 

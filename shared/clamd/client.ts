@@ -34,17 +34,22 @@ export function createClamdScanner(address: string, timeoutMs = SCAN_TIMEOUT_MS)
   let ready: Promise<NodeClam> | undefined;
   // init() never connects (bypassTest): the inbound starts while clamd is down and scans once it is back.
   // No local fallback: a clamscan binary would load the whole signature database for every message.
-  const client = () => (ready ??= new NodeClam().init({
-    preference: 'clamdscan',
-    clamscan: { active: false },
-    clamdscan: {
-      ...('path' in target ? { socket: target.path } : { host: target.host, port: target.port }),
-      timeout: timeoutMs, localFallback: false, bypassTest: true,
-    },
-  }).catch((err) => {
-    ready = undefined;
-    throw err;
-  }));
+  const client = () =>
+    (ready ??= new NodeClam()
+      .init({
+        preference: 'clamdscan',
+        clamscan: { active: false },
+        clamdscan: {
+          ...('path' in target ? { socket: target.path } : { host: target.host, port: target.port }),
+          timeout: timeoutMs,
+          localFallback: false,
+          bypassTest: true,
+        },
+      })
+      .catch((err) => {
+        ready = undefined;
+        throw err;
+      }));
   return {
     address,
     async scan(data) {

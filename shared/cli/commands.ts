@@ -2,7 +2,17 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config.ts';
 import { createKey } from '../api-keys/keys.ts';
-import { createTeam, liftSandbox, setRateLimit, setReceiveLimits, setRetention, setSendLimits, suspendTeam, unsuspendTeam, type TeamRow } from '../teams/teams.ts';
+import {
+  createTeam,
+  liftSandbox,
+  setRateLimit,
+  setReceiveLimits,
+  setRetention,
+  setSendLimits,
+  suspendTeam,
+  unsuspendTeam,
+  type TeamRow,
+} from '../teams/teams.ts';
 import { iso } from '../time.ts';
 import { createManagedDomain } from '../domains/managed.ts';
 import { verifyIdentity } from '../teams/identities.ts';
@@ -27,8 +37,15 @@ function need(flags: Flags, name: string): string {
 
 export function teamJson(t: TeamRow) {
   return {
-    object: 'team', id: t.id, name: t.name, slug: t.slug, status: t.status, plan: t.plan,
-    rate_limit_rps: t.rate_limit_rps, sandbox_regions: t.sandbox_regions, created_at: iso(t.created_at),
+    object: 'team',
+    id: t.id,
+    name: t.name,
+    slug: t.slug,
+    status: t.status,
+    plan: t.plan,
+    rate_limit_rps: t.rate_limit_rps,
+    sandbox_regions: t.sandbox_regions,
+    created_at: iso(t.created_at),
   };
 }
 
@@ -42,7 +59,11 @@ export async function createTeamWithKey(db: Knex, name: string, managedHost = DE
   });
 }
 
-export type CliConfig = Pick<Config, 'MANAGED_DOMAIN_HOST' | 'MANAGED_DKIM_SELECTOR' | 'SECRETS_KEY' | 'SECRETS_KEY_FILE'> & PlatformHosts;
+export type CliConfig = Pick<
+  Config,
+  'MANAGED_DOMAIN_HOST' | 'MANAGED_DKIM_SELECTOR' | 'SECRETS_KEY' | 'SECRETS_KEY_FILE'
+> &
+  PlatformHosts;
 
 /** `--domain` (an id, or a name: with `--team` when several teams have added it) as a domain row. */
 function domainOf(db: Knex, f: Flags): Promise<DomainRow> {
@@ -71,7 +92,8 @@ export const commands: Record<string, (db: Knex, flags: Flags, config: CliConfig
       if (v === undefined) return undefined;
       if (v === 'none') return null;
       const n = Number(v);
-      if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} is a whole number of emails (at least 1) or "none"`);
+      if (!Number.isInteger(n) || n < 1)
+        throw new UsageError(`--${name} is a whole number of emails (at least 1) or "none"`);
       return n;
     };
     const daily = limit('daily');
@@ -85,17 +107,20 @@ export const commands: Record<string, (db: Knex, flags: Flags, config: CliConfig
       if (v === undefined) return undefined;
       if (v === 'none') return null;
       const n = Number(v);
-      if (!Number.isSafeInteger(n) || n < 1 || n > max) throw new UsageError(`--${name} is a whole number of ${what} (1 to ${max}) or "none"`);
+      if (!Number.isSafeInteger(n) || n < 1 || n > max)
+        throw new UsageError(`--${name} is a whole number of ${what} (1 to ${max}) or "none"`);
       return n;
     };
     const dailyCap = limit('daily-cap', 2_147_483_647, 'messages a day');
     const storageBytes = limit('storage-bytes', Number.MAX_SAFE_INTEGER, 'bytes');
-    if (dailyCap === undefined && storageBytes === undefined) throw new UsageError('give --daily-cap and/or --storage-bytes');
+    if (dailyCap === undefined && storageBytes === undefined)
+      throw new UsageError('give --daily-cap and/or --storage-bytes');
     return { team: await setReceiveLimits(db, need(f, 'team'), { dailyCap, storageBytes }) };
   },
   'team set-retention': async (db, f) => {
     const days = Number(need(f, 'days'));
-    if (!Number.isInteger(days) || days < 1 || days > 3650) throw new UsageError('--days is a whole number of days (1 to 3650)');
+    if (!Number.isInteger(days) || days < 1 || days > 3650)
+      throw new UsageError('--days is a whole number of days (1 to 3650)');
     return { team: await setRetention(db, need(f, 'team'), days) };
   },
   'team suspend': async (db, f) => ({ team: teamJson(await suspendTeam(db, need(f, 'team'))) }),

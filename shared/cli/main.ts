@@ -9,7 +9,9 @@ import { commands, parseArgs, UsageError } from './commands.ts';
 const { command, flags } = parseArgs(process.argv.slice(2));
 const run = commands[command];
 if (!run) {
-  process.stderr.write(JSON.stringify({ error: `unknown command "${command}"`, commands: Object.keys(commands) }) + '\n');
+  process.stderr.write(
+    JSON.stringify({ error: `unknown command "${command}"`, commands: Object.keys(commands) }) + '\n',
+  );
   process.exit(2);
 }
 if (typeof flags.team === 'string' && !isUuid(flags.team)) {
@@ -25,7 +27,9 @@ try {
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
 } catch (err) {
   const known = err instanceof UsageError || err instanceof ServiceError || err instanceof ConfigError;
-  process.stderr.write(JSON.stringify({ error: known ? (err as Error).message : `unexpected: ${(err as Error).message}` }) + '\n');
+  process.stderr.write(
+    JSON.stringify({ error: known ? (err as Error).message : `unexpected: ${(err as Error).message}` }) + '\n',
+  );
   process.exitCode = known ? 2 : 1;
 } finally {
   await db.destroy();

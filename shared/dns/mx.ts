@@ -37,7 +37,11 @@ export function orderMx(records: MxRecord[], random: () => number = Math.random)
   return ordered.filter((r, i) => ordered.findIndex((o) => o.exchange === r.exchange) === i);
 }
 
-export async function resolveMxHosts(dns: MxLookups, domain: string, random: () => number = Math.random): Promise<MxHostsResult> {
+export async function resolveMxHosts(
+  dns: MxLookups,
+  domain: string,
+  random: () => number = Math.random,
+): Promise<MxHostsResult> {
   const name = normaliseName(domain);
   const mx = await dns.mx(name);
   if (mx.status === 'nxdomain' || mx.status === 'temporary') return mx;
@@ -50,7 +54,8 @@ export async function resolveMxHosts(dns: MxLookups, domain: string, random: () 
   }
   // RFC 5321 §5.1: no MX records, so the domain itself is the host, at preference 0, if it has an address.
   const [a, aaaa] = await Promise.all([dns.a(name), dns.aaaa(name)]);
-  if (a.status === 'ok' || aaaa.status === 'ok') return { status: 'ok', hosts: [{ exchange: name, priority: 0 }], implicit: true };
+  if (a.status === 'ok' || aaaa.status === 'ok')
+    return { status: 'ok', hosts: [{ exchange: name, priority: 0 }], implicit: true };
   // An address we could not look up may exist: only two clear negatives mean "no mail".
   if (a.status === 'temporary') return a;
   if (aaaa.status === 'temporary') return aaaa;

@@ -86,7 +86,10 @@ export function createResolver(options: ResolverOptions): DnsResolver {
       if (!qname) return NXDOMAIN;
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(Object.assign(new Error('lookup budget spent'), { code: 'ETIMEOUT' })), budgetMs);
+        timer = setTimeout(
+          () => reject(Object.assign(new Error('lookup budget spent'), { code: 'ETIMEOUT' })),
+          budgetMs,
+        );
       });
       try {
         // The race keeps a handler on the abandoned query, so its late rejection is not unhandled.
@@ -103,7 +106,10 @@ export function createResolver(options: ResolverOptions): DnsResolver {
   const cname = lookup(resolver.resolveCname, normaliseName);
   const a = lookup(resolver.resolve4, (r: string) => r);
   const aaaa = lookup(resolver.resolve6, (r: string) => r);
-  const mx = lookup(resolver.resolveMx, (r: NodeMxRecord): MxRecord => ({ exchange: normaliseName(r.exchange), priority: r.priority }));
+  const mx = lookup(resolver.resolveMx, (r: NodeMxRecord): MxRecord => ({
+    exchange: normaliseName(r.exchange),
+    priority: r.priority,
+  }));
 
   async function followCname(name: string, maxHops = 8): Promise<CnameResult> {
     const chain: string[] = [];
@@ -126,8 +132,11 @@ export function createResolver(options: ResolverOptions): DnsResolver {
     cname,
     a,
     aaaa,
-    caa: lookup(resolver.resolveCaa, (r: CaaRecord): CaaRecord =>
-      Object.fromEntries(Object.entries(r).map(([k, v]) => [k.toLowerCase(), v])) as unknown as CaaRecord),
+    caa: lookup(
+      resolver.resolveCaa,
+      (r: CaaRecord): CaaRecord =>
+        Object.fromEntries(Object.entries(r).map(([k, v]) => [k.toLowerCase(), v])) as unknown as CaaRecord,
+    ),
     ptr: lookup(resolver.resolvePtr, normaliseName),
     followCname,
     resolveMxHosts: (domain) => resolveMxHosts({ mx, a, aaaa }, domain),

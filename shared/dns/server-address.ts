@@ -18,14 +18,38 @@ export type ServerAddresses =
 // IANA special-purpose registries (RFC 6890 and its updates): nothing here is a customer's public server.
 const blocked = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) blocked.addSubnet(net, prefix, 'ipv6');
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv6');
 
 /** True for an address on the public internet. An IPv4-mapped IPv6 address is judged by its IPv4 part. */
 export function isPublicAddress(ip: string): boolean {
@@ -37,7 +61,11 @@ export function isPublicAddress(ip: string): boolean {
 }
 
 /** The addresses of `host` (an IP or a name), IPv4 first; `private` when any of them is not public. */
-export async function resolveServer(resolver: AddressResolver, host: string, allowPrivate: boolean): Promise<ServerAddresses> {
+export async function resolveServer(
+  resolver: AddressResolver,
+  host: string,
+  allowPrivate: boolean,
+): Promise<ServerAddresses> {
   const literal = host.replace(/^\[(.*)\]$/, '$1');
   let addresses: string[];
   if (isIP(literal)) {
@@ -47,7 +75,10 @@ export async function resolveServer(resolver: AddressResolver, host: string, all
     addresses = [...(v4.status === 'ok' ? v4.records : []), ...(v6.status === 'ok' ? v6.records : [])];
     if (addresses.length === 0) {
       const failed = [v4, v6].find((r) => r.status === 'temporary');
-      return { status: 'not_found', error: failed?.status === 'temporary' ? `lookup failed (${failed.error})` : 'no A or AAAA record' };
+      return {
+        status: 'not_found',
+        error: failed?.status === 'temporary' ? `lookup failed (${failed.error})` : 'no A or AAAA record',
+      };
     }
   }
   // One private address among public ones refuses the whole name: we would not know which one we reach.

@@ -37,8 +37,15 @@ function hmac(key: TsigKey, parts: Buffer[]): Buffer {
 /** §4.3.3: key name and algorithm in canonical form, class ANY, TTL 0, then the timers, error and other data. */
 function variables(key: TsigKey, timeSigned: number, fudge: number, error: number, other: Buffer): Buffer {
   return Buffer.concat([
-    encodeName(key.name, true), u16(CLASS.ANY), u32(0), encodeName(key.algorithm, true),
-    u48(timeSigned), u16(fudge), u16(error), u16(other.length), other,
+    encodeName(key.name, true),
+    u16(CLASS.ANY),
+    u32(0),
+    encodeName(key.algorithm, true),
+    u48(timeSigned),
+    u16(fudge),
+    u16(error),
+    u16(other.length),
+    other,
   ]);
 }
 
@@ -47,10 +54,23 @@ export function signMessage(message: Buffer, key: TsigKey, now = Date.now()): { 
   const timeSigned = Math.floor(now / 1000);
   const mac = hmac(key, [message, variables(key, timeSigned, FUDGE_SECONDS, 0, Buffer.alloc(0))]);
   const data = Buffer.concat([
-    encodeName(key.algorithm, true), u48(timeSigned), u16(FUDGE_SECONDS), u16(mac.length), mac,
-    u16(message.readUInt16BE(0)), u16(0), u16(0),
+    encodeName(key.algorithm, true),
+    u48(timeSigned),
+    u16(FUDGE_SECONDS),
+    u16(mac.length),
+    mac,
+    u16(message.readUInt16BE(0)),
+    u16(0),
+    u16(0),
   ]);
-  const record = Buffer.concat([encodeName(key.name, true), u16(TYPE.TSIG), u16(CLASS.ANY), u32(0), u16(data.length), data]);
+  const record = Buffer.concat([
+    encodeName(key.name, true),
+    u16(TYPE.TSIG),
+    u16(CLASS.ANY),
+    u32(0),
+    u16(data.length),
+    data,
+  ]);
   const wire = Buffer.concat([message, record]);
   wire.writeUInt16BE(message.readUInt16BE(10) + 1, 10);
   return { wire, mac };
@@ -103,19 +123,30 @@ export function verifyResponse(response: Buffer, key: TsigKey, requestMac: Buffe
     return { status: 'invalid', reason: `malformed answer: ${(err as Error).message}` };
   }
   if (!tsig) return { status: 'invalid', reason: 'the answer is not signed' };
-  if (!sameName(tsig.keyName, key.name)) return { status: 'invalid', reason: `the answer is signed with another key (${tsig.keyName})` };
+  if (!sameName(tsig.keyName, key.name))
+    return { status: 'invalid', reason: `the answer is signed with another key (${tsig.keyName})` };
   // BADSIG and BADKEY answers carry no MAC (§5.3.2): the error is all there is to read.
   if (tsig.error !== 0) return { status: 'refused', error: TSIG_ERRORS[tsig.error] ?? `TSIG error ${tsig.error}` };
-  if (!sameName(tsig.algorithm, key.algorithm)) return { status: 'invalid', reason: `the answer is signed with ${tsig.algorithm}` };
+  if (!sameName(tsig.algorithm, key.algorithm))
+    return { status: 'invalid', reason: `the answer is signed with ${tsig.algorithm}` };
 
   const unsigned = Buffer.from(response.subarray(0, start));
   unsigned.writeUInt16BE(tsig.originalId, 0);
   unsigned.writeUInt16BE(response.readUInt16BE(10) - 1, 10);
-  const expected = hmac(key, [u16(requestMac.length), requestMac, unsigned, variables(key, tsig.timeSigned, tsig.fudge, tsig.error, tsig.other)]);
+  const expected = hmac(key, [
+    u16(requestMac.length),
+    requestMac,
+    unsigned,
+    variables(key, tsig.timeSigned, tsig.fudge, tsig.error, tsig.other),
+  ]);
   // §5.2.2.1: a truncated MAC keeps at least half the hash and never fewer than 10 octets.
   const size = tsig.mac.length;
-  if (size > expected.length || size < Math.max(10, expected.length / 2) || !timingSafeEqual(expected.subarray(0, size), tsig.mac)) {
-    return { status: 'invalid', reason: 'the answer\'s signature does not match' };
+  if (
+    size > expected.length ||
+    size < Math.max(10, expected.length / 2) ||
+    !timingSafeEqual(expected.subarray(0, size), tsig.mac)
+  ) {
+    return { status: 'invalid', reason: "the answer's signature does not match" };
   }
   if (Math.abs(Math.floor(now / 1000) - tsig.timeSigned) > tsig.fudge) {
     return { status: 'invalid', reason: 'the answer was signed too long ago or in the future (check the clocks)' };

@@ -18,7 +18,19 @@ export interface UpdateServer {
 }
 
 /** Header RCODEs of RFC 1035 §4.1.1 and RFC 2136 §2.2. */
-const RCODES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED', 'YXDOMAIN', 'YXRRSET', 'NXRRSET', 'NOTAUTH', 'NOTZONE'] as const;
+const RCODES = [
+  'NOERROR',
+  'FORMERR',
+  'SERVFAIL',
+  'NXDOMAIN',
+  'NOTIMP',
+  'REFUSED',
+  'YXDOMAIN',
+  'YXRRSET',
+  'NXRRSET',
+  'NOTAUTH',
+  'NOTZONE',
+] as const;
 export type Rcode = (typeof RCODES)[number] | `RCODE${number}`;
 
 export type ExchangeFailure =
@@ -35,7 +47,9 @@ export type QueryResult = { status: 'ok'; authoritative: boolean; records: ZoneR
 export type UpdateResult = { status: 'ok' } | ExchangeFailure;
 
 /** RFC 2136 §2.4 prerequisites we use: an RRset exactly as we saw it, or no RRset of that type at the name. */
-export type Prerequisite = { kind: 'rrset_equals'; name: string; type: RrType; records: RrData[] } | { kind: 'rrset_absent'; name: string; type: RrType };
+export type Prerequisite =
+  | { kind: 'rrset_equals'; name: string; type: RrType; records: RrData[] }
+  | { kind: 'rrset_absent'; name: string; type: RrType };
 /** RFC 2136 §2.5: add one record, or delete one record by its exact value (class NONE). Never a whole RRset. */
 export type Change = { op: 'add'; record: ZoneRecord } | { op: 'delete'; record: ZoneRecord };
 
@@ -47,19 +61,28 @@ function rcodeName(n: number): Rcode {
 
 /** The UPDATE message of RFC 2136 §2: zone, prerequisite and update sections, no additional records. */
 export function buildUpdate(id: number, zone: string, prerequisites: Prerequisite[], changes: Change[]): Buffer {
-  const pre = prerequisites.flatMap((p) => p.kind === 'rrset_absent'
-    ? [encodeRr(p.name, TYPE[p.type], CLASS.NONE, 0, null)]
-    : p.records.map((r) => encodeRr(p.name, TYPE[p.type], CLASS.IN, 0, rdata(r))));
-  const upd = changes.map((c) => c.op === 'add'
-    ? encodeRr(c.record.name, TYPE[c.record.type], CLASS.IN, c.record.ttl, rdata(c.record))
-    : encodeRr(c.record.name, TYPE[c.record.type], CLASS.NONE, 0, rdata(c.record)));
+  const pre = prerequisites.flatMap((p) =>
+    p.kind === 'rrset_absent'
+      ? [encodeRr(p.name, TYPE[p.type], CLASS.NONE, 0, null)]
+      : p.records.map((r) => encodeRr(p.name, TYPE[p.type], CLASS.IN, 0, rdata(r))),
+  );
+  const upd = changes.map((c) =>
+    c.op === 'add'
+      ? encodeRr(c.record.name, TYPE[c.record.type], CLASS.IN, c.record.ttl, rdata(c.record))
+      : encodeRr(c.record.name, TYPE[c.record.type], CLASS.NONE, 0, rdata(c.record)),
+  );
   const header = Buffer.concat([u16(id), u16(OPCODE_UPDATE), u16(1), u16(pre.length), u16(upd.length), u16(0)]);
   const zoneSection = packet.encode({ questions: [{ name: zone, type: 'SOA', class: 'IN' }] }).subarray(12);
   return Buffer.concat([header, zoneSection, ...pre, ...upd]);
 }
 
 /** Sends one length-prefixed message over TCP (RFC 1035 §4.2.2) and reads one answer. */
-export function exchangeTcp(address: string, port: number, message: Buffer, timeoutMs: number): Promise<{ status: 'ok'; answer: Buffer } | { status: 'unreachable'; error: string }> {
+export function exchangeTcp(
+  address: string,
+  port: number,
+  message: Buffer,
+  timeoutMs: number,
+): Promise<{ status: 'ok'; answer: Buffer } | { status: 'unreachable'; error: string }> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: address, port });
     let received = Buffer.alloc(0);
@@ -68,7 +91,10 @@ export function exchangeTcp(address: string, port: number, message: Buffer, time
       socket.destroy();
       resolve(result);
     };
-    const timer = setTimeout(() => done({ status: 'unreachable', error: `no answer within ${timeoutMs} ms` }), timeoutMs);
+    const timer = setTimeout(
+      () => done({ status: 'unreachable', error: `no answer within ${timeoutMs} ms` }),
+      timeoutMs,
+    );
     socket.on('connect', () => socket.write(Buffer.concat([u16(message.length), message])));
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
@@ -77,12 +103,17 @@ export function exchangeTcp(address: string, port: number, message: Buffer, time
       }
     });
     socket.on('error', (err: NodeJS.ErrnoException) => done({ status: 'unreachable', error: err.code ?? err.message }));
-    socket.on('close', () => done({ status: 'unreachable', error: 'the server closed the connection without an answer' }));
+    socket.on('close', () =>
+      done({ status: 'unreachable', error: 'the server closed the connection without an answer' }),
+    );
   });
 }
 
 /** Signs, sends, checks the answer's id and signature. Answers the decoded message. */
-async function signedExchange(server: UpdateServer, message: Buffer): Promise<{ status: 'ok'; answer: packet.DecodedPacket; rcode: Rcode } | ExchangeFailure> {
+async function signedExchange(
+  server: UpdateServer,
+  message: Buffer,
+): Promise<{ status: 'ok'; answer: packet.DecodedPacket; rcode: Rcode } | ExchangeFailure> {
   const { wire, mac } = signMessage(message, server.key);
   const sent = await exchangeTcp(server.address, server.port, wire, server.timeoutMs ?? 5000);
   if (sent.status !== 'ok') return sent;
@@ -109,21 +140,41 @@ function toZoneRecord(a: packet.Answer, type: RrType): ZoneRecord | null {
   const ttl = a.ttl ?? 0;
   const name = a.name.replace(/\.$/, '');
   switch (a.type) {
-    case 'A': case 'AAAA': case 'CNAME': return { name, ttl, type: a.type, data: String(a.data).replace(/\.$/, '') };
-    case 'MX': return { name, ttl, type: 'MX', data: { preference: a.data.preference ?? 0, exchange: a.data.exchange.replace(/\.$/, '') } };
-    case 'TXT': return { name, ttl, type: 'TXT', data: ([] as (string | Buffer)[]).concat(a.data).map((c) => Buffer.from(c)) };
-    case 'CAA': return { name, ttl, type: 'CAA', data: { flags: a.data.flags ?? 0, tag: a.data.tag, value: a.data.value } };
-    default: return null;
+    case 'A':
+    case 'AAAA':
+    case 'CNAME':
+      return { name, ttl, type: a.type, data: String(a.data).replace(/\.$/, '') };
+    case 'MX':
+      return {
+        name,
+        ttl,
+        type: 'MX',
+        data: { preference: a.data.preference ?? 0, exchange: a.data.exchange.replace(/\.$/, '') },
+      };
+    case 'TXT':
+      return { name, ttl, type: 'TXT', data: ([] as (string | Buffer)[]).concat(a.data).map((c) => Buffer.from(c)) };
+    case 'CAA':
+      return { name, ttl, type: 'CAA', data: { flags: a.data.flags ?? 0, tag: a.data.tag, value: a.data.value } };
+    default:
+      return null;
   }
 }
 
 async function query(server: UpdateServer, name: string, type: RrType | 'SOA') {
-  const message = packet.encode({ type: 'query', id: randomInt(0x10000), flags: 0, questions: [{ name, type, class: 'IN' }] });
+  const message = packet.encode({
+    type: 'query',
+    id: randomInt(0x10000),
+    flags: 0,
+    questions: [{ name, type, class: 'IN' }],
+  });
   return signedExchange(server, message);
 }
 
 /** Whether the server holds `zone` itself: an authoritative answer with the zone's SOA. */
-export async function probeZone(server: UpdateServer, zone: string): Promise<{ status: 'ok'; authoritative: boolean } | ExchangeFailure> {
+export async function probeZone(
+  server: UpdateServer,
+  zone: string,
+): Promise<{ status: 'ok'; authoritative: boolean } | ExchangeFailure> {
   const res = await query(server, zone, 'SOA');
   if (res.status !== 'ok') return res;
   if (res.rcode !== 'NOERROR' && res.rcode !== 'NXDOMAIN') return { status: 'rcode', rcode: res.rcode };
@@ -138,12 +189,20 @@ export async function queryRrset(server: UpdateServer, name: string, type: RrTyp
   if (res.rcode !== 'NOERROR' && res.rcode !== 'NXDOMAIN') return { status: 'rcode', rcode: res.rcode };
   const authoritative = Boolean((res.answer.flags ?? 0) & packet.AUTHORITATIVE_ANSWER);
   // An alias at the name comes back instead of the type asked for; callers ask for CNAME on its own.
-  const records = (res.answer.answers ?? []).filter((a) => same(a.name, name)).map((a) => toZoneRecord(a, type)).filter((r) => r !== null);
+  const records = (res.answer.answers ?? [])
+    .filter((a) => same(a.name, name))
+    .map((a) => toZoneRecord(a, type))
+    .filter((r) => r !== null);
   return { status: 'ok', authoritative, records };
 }
 
 /** Sends one UPDATE; the server applies all of it or none of it (RFC 2136 §3.4). */
-export async function sendUpdate(server: UpdateServer, zone: string, prerequisites: Prerequisite[], changes: Change[]): Promise<UpdateResult> {
+export async function sendUpdate(
+  server: UpdateServer,
+  zone: string,
+  prerequisites: Prerequisite[],
+  changes: Change[],
+): Promise<UpdateResult> {
   const res = await signedExchange(server, buildUpdate(randomInt(0x10000), zone, prerequisites, changes));
   if (res.status !== 'ok') return res;
   return res.rcode === 'NOERROR' ? { status: 'ok' } : { status: 'rcode', rcode: res.rcode };

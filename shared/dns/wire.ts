@@ -23,9 +23,21 @@ interface RdataCodec {
 // dns-packet exports its per-type codecs (`record(type)`), which its type declarations leave out.
 const codecs = packet as unknown as { record(type: string): RdataCodec };
 
-export const u16 = (n: number) => { const b = Buffer.alloc(2); b.writeUInt16BE(n); return b; };
-export const u32 = (n: number) => { const b = Buffer.alloc(4); b.writeUInt32BE(n); return b; };
-export const u48 = (n: number) => { const b = Buffer.alloc(6); b.writeUIntBE(n, 0, 6); return b; };
+export const u16 = (n: number) => {
+  const b = Buffer.alloc(2);
+  b.writeUInt16BE(n);
+  return b;
+};
+export const u32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+};
+export const u48 = (n: number) => {
+  const b = Buffer.alloc(6);
+  b.writeUIntBE(n, 0, 6);
+  return b;
+};
 
 /** Uncompressed wire form; lower case when `canonical` (RFC 4034 §6.2, which TSIG's MAC uses). */
 export function encodeName(name: string, canonical = false): Buffer {
@@ -48,7 +60,7 @@ export function readName(buf: Buffer, offset: number): { name: string; next: num
   const labels: string[] = [];
   let next = -1;
   let at = offset;
-  for (let jumps = 0; jumps < 64; ) {
+  for (let jumps = 0; jumps < 64;) {
     if (at >= buf.length) throw new Error('name runs past the message');
     const len = buf[at];
     if (len === 0) {

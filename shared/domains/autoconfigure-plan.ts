@@ -51,10 +51,14 @@ const host = (h: string) => h.toLowerCase().replace(/\.$/, '');
 /** The value of a record in the presentation form we compare, store and show. */
 export function valueOf(rr: RrData): string {
   switch (rr.type) {
-    case 'MX': return `${rr.data.preference} ${host(rr.data.exchange)}`;
-    case 'TXT': return txtText(rr.data);
-    case 'CAA': return `${rr.data.flags} ${rr.data.tag} "${rr.data.value}"`;
-    default: return host(rr.data);
+    case 'MX':
+      return `${rr.data.preference} ${host(rr.data.exchange)}`;
+    case 'TXT':
+      return txtText(rr.data);
+    case 'CAA':
+      return `${rr.data.flags} ${rr.data.tag} "${rr.data.value}"`;
+    default:
+      return host(rr.data);
   }
 }
 
@@ -63,9 +67,12 @@ export const describe = (name: string, type: string, value: string) => `${name} 
 
 function dataOf(r: DesiredRecord): RrData {
   switch (r.type) {
-    case 'MX': return { type: 'MX', data: { preference: r.priority ?? 10, exchange: r.value } };
-    case 'TXT': return { type: 'TXT', data: txtChunks(r.value) };
-    case 'CNAME': return { type: 'CNAME', data: r.value };
+    case 'MX':
+      return { type: 'MX', data: { preference: r.priority ?? 10, exchange: r.value } };
+    case 'TXT':
+      return { type: 'TXT', data: txtChunks(r.value) };
+    case 'CNAME':
+      return { type: 'CNAME', data: r.value };
     case 'CAA': {
       const m = /^(\d+)\s+(\S+)\s+"(.*)"$/.exec(r.value);
       if (!m) throw new Error(`unexpected CAA value ${r.value}`);
@@ -100,14 +107,33 @@ export function rrsetsToRead(wanted: Wanted[]): { name: string; type: RrType }[]
 function satisfied(w: Wanted, found: ZoneRecord[]): boolean {
   const ok = <T>(records: T[]) => (records.length ? { status: 'ok' as const, records } : { status: 'nodata' as const });
   switch (w.type) {
-    case 'MX': return verdictMx(w.record, ok(found.flatMap((r) => (r.type === 'MX' ? [{ exchange: r.data.exchange, priority: r.data.preference }] : [])))).result === 'verified';
+    case 'MX':
+      return (
+        verdictMx(
+          w.record,
+          ok(
+            found.flatMap((r) => (r.type === 'MX' ? [{ exchange: r.data.exchange, priority: r.data.preference }] : [])),
+          ),
+        ).result === 'verified'
+      );
     case 'TXT': {
       const texts = ok(found.flatMap((r) => (r.type === 'TXT' ? [txtText(r.data)] : [])));
       const verdict = w.record.record === 'DKIM' ? verdictDkim : w.record.record === 'BIMI' ? verdictBimi : verdictSpf;
       return verdict(w.record, texts).result === 'verified';
     }
-    case 'CAA': return verdictCaa(w.record, ok(found.flatMap((r) => (r.type === 'CAA' ? [{ critical: r.data.flags, [r.data.tag]: r.data.value } as Caa] : [])))).result === 'verified';
-    default: return found.length === 1 && valueOf(found[0]) === w.value;
+    case 'CAA':
+      return (
+        verdictCaa(
+          w.record,
+          ok(
+            found.flatMap((r) =>
+              r.type === 'CAA' ? [{ critical: r.data.flags, [r.data.tag]: r.data.value } as Caa] : [],
+            ),
+          ),
+        ).result === 'verified'
+      );
+    default:
+      return found.length === 1 && valueOf(found[0]) === w.value;
   }
 }
 
@@ -115,8 +141,10 @@ function satisfied(w: Wanted, found: ZoneRecord[]): boolean {
 function competes(w: Wanted, r: ZoneRecord): boolean {
   if (w.type === 'CAA') return false;
   // SPF and BIMI are one record per name (RFC 7208 §4.5; BIMI's v=BIMI1 record likewise); other TXT can stay.
-  if (w.type === 'TXT' && w.record.record === 'SPF') return r.type === 'TXT' && /^v=spf1(\s|$)/i.test(txtText(r.data).trim());
-  if (w.type === 'TXT' && w.record.record === 'BIMI') return r.type === 'TXT' && /^v=BIMI1\s*(;|$)/i.test(txtText(r.data).trim());
+  if (w.type === 'TXT' && w.record.record === 'SPF')
+    return r.type === 'TXT' && /^v=spf1(\s|$)/i.test(txtText(r.data).trim());
+  if (w.type === 'TXT' && w.record.record === 'BIMI')
+    return r.type === 'TXT' && /^v=BIMI1\s*(;|$)/i.test(txtText(r.data).trim());
   return true;
 }
 
@@ -129,7 +157,9 @@ export function planChanges(wanted: Wanted[], observed: Map<string, ZoneRecord[]
     if (seenPrereq.has(k)) return;
     seenPrereq.add(k);
     const records = at(name, type);
-    out.prerequisites.push(records.length ? { kind: 'rrset_equals', name, type, records } : { kind: 'rrset_absent', name, type });
+    out.prerequisites.push(
+      records.length ? { kind: 'rrset_equals', name, type, records } : { kind: 'rrset_absent', name, type },
+    );
   };
   const seenChange = new Set<string>();
   const change = (c: Change) => {
@@ -138,7 +168,8 @@ export function planChanges(wanted: Wanted[], observed: Map<string, ZoneRecord[]
     seenChange.add(k);
   };
   const wantedValues = new Map<string, Set<string>>();
-  for (const w of wanted) wantedValues.set(rrsetKey(w.name, w.type), (wantedValues.get(rrsetKey(w.name, w.type)) ?? new Set()).add(w.value));
+  for (const w of wanted)
+    wantedValues.set(rrsetKey(w.name, w.type), (wantedValues.get(rrsetKey(w.name, w.type)) ?? new Set()).add(w.value));
 
   for (const w of wanted) {
     const key = rrsetKey(w.name, w.type);
@@ -146,7 +177,9 @@ export function planChanges(wanted: Wanted[], observed: Map<string, ZoneRecord[]
     if (satisfied(w, found)) continue;
     const wantedLine = describe(w.name, w.type, w.value);
     const conflict = (blocking: ZoneRecord[]) => {
-      const items = blocking.map((r) => (r.type === w.type ? shown(r.type, valueOf(r)) : `${r.type} ${shown(r.type, valueOf(r))}`));
+      const items = blocking.map((r) =>
+        r.type === w.type ? shown(r.type, valueOf(r)) : `${r.type} ${shown(r.type, valueOf(r))}`,
+      );
       out.conflicts.push(`${w.name} ${w.type}: found ${items.join(', ')}, wanted ${shown(w.type, w.value)}`);
     };
     const beside = w.type === 'CNAME' ? BESIDE_CNAME : (['CNAME'] as RrType[]);
@@ -163,7 +196,9 @@ export function planChanges(wanted: Wanted[], observed: Map<string, ZoneRecord[]
       continue;
     }
     const present = found.some((r) => valueOf(r) === w.value);
-    const add: ZoneRecord | null = present ? null : { ...w.data, name: w.name, ttl: found[0]?.ttl ?? DEFAULT_TTL } as ZoneRecord;
+    const add: ZoneRecord | null = present
+      ? null
+      : ({ ...w.data, name: w.name, ttl: found[0]?.ttl ?? DEFAULT_TTL } as ZoneRecord);
     if (!add && competitors.length === 0) continue;
     for (const t of [w.type, ...beside]) require(w.name, t);
     for (const r of competitors) change({ op: 'delete', record: r });

@@ -12,8 +12,25 @@ import type { ZoneRecord } from '../dns/wire.ts';
 import { desiredRecords, type PlatformHosts } from './records.ts';
 import { assertWritable, findDomain, publishedKeys, recordsOf, syncRecords, type DomainRow } from './store.ts';
 import { domainEventData } from './present.ts';
-import { credentialFromRow, findCredentialRow, keepCredential, parseCredential, type CredentialInput, type DnsCredential } from './dns-credentials.ts';
-import { describe, planChanges, recordKey, rrsetKey, rrsetsToRead, valueOf, wantedRecords, type Plan, type Wanted } from './autoconfigure-plan.ts';
+import {
+  credentialFromRow,
+  findCredentialRow,
+  keepCredential,
+  parseCredential,
+  type CredentialInput,
+  type DnsCredential,
+} from './dns-credentials.ts';
+import {
+  describe,
+  planChanges,
+  recordKey,
+  rrsetKey,
+  rrsetsToRead,
+  valueOf,
+  wantedRecords,
+  type Plan,
+  type Wanted,
+} from './autoconfigure-plan.ts';
 
 export interface AutoconfigureInput extends CredentialInput {
   keep_credential?: boolean;
@@ -60,19 +77,46 @@ function exchangeError(f: ExchangeFailure, c: DnsCredential, address: string, do
         BADTIME: ['tsig_bad_time', 'our clocks differ by more than 5 minutes'],
       };
       const [reason, text] = why[f.error] ?? ['tsig_refused', `TSIG error ${f.error}`];
-      return refused(reason, `The DNS server ${at} refused our TSIG signature (${f.error}): ${text}.`, { ...where, tsig_error: f.error });
+      return refused(reason, `The DNS server ${at} refused our TSIG signature (${f.error}): ${text}.`, {
+        ...where,
+        tsig_error: f.error,
+      });
     }
     case 'rcode': {
       const details = { ...where, rcode: f.rcode };
       if (f.rcode === 'REFUSED') {
         return doing === 'update'
-          ? refused('update_refused', `The DNS server ${at} refused the update of zone ${c.zone} (REFUSED): allow updates with key ${c.key.name} (allow-update or update-policy).`, details)
-          : refused('query_refused', `The DNS server ${at} refused to answer for zone ${c.zone} (REFUSED): is it authoritative for the zone?`, details);
+          ? refused(
+              'update_refused',
+              `The DNS server ${at} refused the update of zone ${c.zone} (REFUSED): allow updates with key ${c.key.name} (allow-update or update-policy).`,
+              details,
+            )
+          : refused(
+              'query_refused',
+              `The DNS server ${at} refused to answer for zone ${c.zone} (REFUSED): is it authoritative for the zone?`,
+              details,
+            );
       }
-      if (f.rcode === 'NOTAUTH') return refused('not_authoritative', `The DNS server ${at} is not authoritative for zone ${c.zone} (NOTAUTH).`, details);
-      if (f.rcode === 'NOTZONE') return refused('not_in_zone', `The DNS server ${at} says the records are not inside zone ${c.zone} (NOTZONE).`, details);
-      if (ZONE_CHANGED.includes(f.rcode)) return refused('zone_changed', `Zone ${c.zone} changed while we updated it (${f.rcode}); try again.`, details);
-      if (f.rcode === 'FORMERR' || f.rcode === 'NOTIMP') return refused('update_not_supported', `The DNS server ${at} does not take RFC 2136 updates (${f.rcode}).`, details);
+      if (f.rcode === 'NOTAUTH')
+        return refused(
+          'not_authoritative',
+          `The DNS server ${at} is not authoritative for zone ${c.zone} (NOTAUTH).`,
+          details,
+        );
+      if (f.rcode === 'NOTZONE')
+        return refused(
+          'not_in_zone',
+          `The DNS server ${at} says the records are not inside zone ${c.zone} (NOTZONE).`,
+          details,
+        );
+      if (ZONE_CHANGED.includes(f.rcode))
+        return refused('zone_changed', `Zone ${c.zone} changed while we updated it (${f.rcode}); try again.`, details);
+      if (f.rcode === 'FORMERR' || f.rcode === 'NOTIMP')
+        return refused(
+          'update_not_supported',
+          `The DNS server ${at} does not take RFC 2136 updates (${f.rcode}).`,
+          details,
+        );
       return refused('server_failure', `The DNS server ${at} failed to answer (${f.rcode}).`, details);
     }
   }
@@ -81,9 +125,16 @@ function exchangeError(f: ExchangeFailure, c: DnsCredential, address: string, do
 /** The first of the server's addresses that answers for the zone, authoritatively, with our key accepted. */
 async function reachServer(c: DnsCredential, ctx: AutoconfigureContext): Promise<UpdateServer> {
   const found = await resolveServer(ctx.resolver, c.server, ctx.allowPrivate);
-  if (found.status === 'not_found') throw refused('server_not_found', `The DNS server name ${c.server} does not resolve: ${found.error}.`, { server: c.server });
+  if (found.status === 'not_found')
+    throw refused('server_not_found', `The DNS server name ${c.server} does not resolve: ${found.error}.`, {
+      server: c.server,
+    });
   if (found.status === 'private') {
-    throw refused('private_address', `The DNS server ${c.server} is on a private, loopback or link-local address (${found.addresses.join(', ')}); this platform sends updates only to public addresses.`, { server: c.server });
+    throw refused(
+      'private_address',
+      `The DNS server ${c.server} is on a private, loopback or link-local address (${found.addresses.join(', ')}); this platform sends updates only to public addresses.`,
+      { server: c.server },
+    );
   }
   let failure: ServiceError | undefined;
   for (const address of found.addresses) {
@@ -91,7 +142,11 @@ async function reachServer(c: DnsCredential, ctx: AutoconfigureContext): Promise
     const probe = await probeZone(server, c.zone);
     if (probe.status === 'ok') {
       if (probe.authoritative) return server;
-      throw refused('not_authoritative', `The DNS server ${c.server} is not authoritative for zone ${c.zone}: it has no SOA record for it.`, { server: c.server, zone: c.zone });
+      throw refused(
+        'not_authoritative',
+        `The DNS server ${c.server} is not authoritative for zone ${c.zone}: it has no SOA record for it.`,
+        { server: c.server, zone: c.zone },
+      );
     }
     failure = exchangeError(probe, c, address, 'query');
     if (probe.status !== 'unreachable') break;
@@ -117,22 +172,41 @@ async function ownedValues(db: Knex, domainId: string): Promise<Set<string>> {
     .distinctOn('name', 'type', 'value')
     .select('name', 'type', 'value', 'action')
     .where({ domain_id: domainId })
-    .orderBy([{ column: 'name' }, { column: 'type' }, { column: 'value' }, { column: 'at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+    .orderBy([
+      { column: 'name' },
+      { column: 'type' },
+      { column: 'value' },
+      { column: 'at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ]);
   return new Set(rows.filter((r) => r.action === 'add').map((r) => recordKey(r.name, r.type, r.value)));
 }
 
 /** Reads, plans and sends; if the zone changed between reading and sending, reads again once. */
-async function apply(db: Knex, domain: DomainRow, server: UpdateServer, c: DnsCredential, wanted: Wanted[]): Promise<{ plan: Plan; applied: boolean }> {
+async function apply(
+  db: Knex,
+  domain: DomainRow,
+  server: UpdateServer,
+  c: DnsCredential,
+  wanted: Wanted[],
+): Promise<{ plan: Plan; applied: boolean }> {
   for (let attempt = 1; ; attempt++) {
     const plan = planChanges(wanted, await observe(server, c, wanted), await ownedValues(db, domain.id));
     if (plan.changes.length === 0) return { plan, applied: false };
     const sent = await sendUpdate(server, c.zone, plan.prerequisites, plan.changes);
     if (sent.status === 'ok') return { plan, applied: true };
-    if (!(sent.status === 'rcode' && ZONE_CHANGED.includes(sent.rcode) && attempt < 2)) throw exchangeError(sent, c, server.address, 'update');
+    if (!(sent.status === 'rcode' && ZONE_CHANGED.includes(sent.rcode) && attempt < 2))
+      throw exchangeError(sent, c, server.address, 'update');
   }
 }
 
-export async function autoconfigure(db: Knex, teamId: string, domainId: string, input: AutoconfigureInput, ctx: AutoconfigureContext): Promise<AutoconfigureResult> {
+export async function autoconfigure(
+  db: Knex,
+  teamId: string,
+  domainId: string,
+  input: AutoconfigureInput,
+  ctx: AutoconfigureContext,
+): Promise<AutoconfigureResult> {
   const domain = await findDomain(db, teamId, domainId);
   assertWritable(domain);
   const given = GIVEN.some((f) => input[f] !== undefined);
@@ -147,13 +221,21 @@ export async function autoconfigure(db: Knex, teamId: string, domainId: string, 
   // server's NOERROR stands: losing track of records we did add would make them look foreign later.
   const conflicts = [...plan.conflicts];
   const adding = plan.actions.filter((a) => a.add);
-  const after = applied && adding.length
-    ? await observe(server, credential, wanted.filter((w) => adding.some((a) => a.key === rrsetKey(w.name, w.type)))).catch(() => null)
-    : null;
+  const after =
+    applied && adding.length
+      ? await observe(
+          server,
+          credential,
+          wanted.filter((w) => adding.some((a) => a.key === rrsetKey(w.name, w.type))),
+        ).catch(() => null)
+      : null;
   const confirmed = plan.actions.filter((a) => {
     if (!a.add || !after) return true;
     const there = (after.get(a.key) ?? []).some((r: ZoneRecord) => valueOf(r) === valueOf(a.add!));
-    if (!there) conflicts.push(`${describe(a.add.name, a.add.type, valueOf(a.add))}: the server answered NOERROR but did not keep it`);
+    if (!there)
+      conflicts.push(
+        `${describe(a.add.name, a.add.type, valueOf(a.add))}: the server answered NOERROR but did not keep it`,
+      );
     return there;
   });
 
@@ -161,18 +243,35 @@ export async function autoconfigure(db: Knex, teamId: string, domainId: string, 
     const locked = await trx<DomainRow>('domains').where({ id: domainId, team_id: teamId }).forUpdate().first();
     if (!locked) throw notFound('Domain');
     const at = new Date();
-    const rows = plan.actions.flatMap((a) => [
-      ...a.deletes.map((r) => ({ record: r, action: 'delete' })),
-      ...(a.add && confirmed.includes(a) ? [{ record: a.add, action: 'add' }] : []),
-    ]).map(({ record, action }) => ({
-      id: newId(), team_id: teamId, domain_id: domainId, name: record.name.toLowerCase(), type: record.type, value: valueOf(record),
-      action, zone: credential.zone, server: credential.server, at,
-    }));
+    const rows = plan.actions
+      .flatMap((a) => [
+        ...a.deletes.map((r) => ({ record: r, action: 'delete' })),
+        ...(a.add && confirmed.includes(a) ? [{ record: a.add, action: 'add' }] : []),
+      ])
+      .map(({ record, action }) => ({
+        id: newId(),
+        team_id: teamId,
+        domain_id: domainId,
+        name: record.name.toLowerCase(),
+        type: record.type,
+        value: valueOf(record),
+        action,
+        zone: credential.zone,
+        server: credential.server,
+        at,
+      }));
     if (applied && rows.length) await trx('domain_dns_changes').insert(rows);
-    const changed = await syncRecords(trx, locked, desiredRecords(locked, await publishedKeys(trx, domainId), ctx.hosts));
+    const changed = await syncRecords(
+      trx,
+      locked,
+      desiredRecords(locked, await publishedKeys(trx, domainId), ctx.hosts),
+    );
     // Check now; a domain that is not verified gets a fresh 72-hour window, as POST /domains/{id}/verify does.
     const reopen = locked.status === 'verified' && !changed ? {} : { checking_since: at, check_count: 0 };
-    const [row] = await trx<DomainRow>('domains').where({ id: domainId }).update({ ...reopen, next_check_at: at }).returning('*');
+    const [row] = await trx<DomainRow>('domains')
+      .where({ id: domainId })
+      .update({ ...reopen, next_check_at: at })
+      .returning('*');
     if (changed) await recordEvent(trx, teamId, 'domain.updated', domainEventData(row, await recordsOf(trx, domainId)));
     if (given && input.keep_credential) await keepCredential(trx, locked, credential, ctx.secrets);
     return Boolean(await findCredentialRow(trx, domainId));

@@ -30,14 +30,25 @@ async function lockDomain(trx: Knex, teamId: string, id: string): Promise<Domain
 }
 
 /** Makes the domain's records match its logo (or its lack of one) and, when they changed, checks them anew. */
-async function syncBrandRecords(trx: Knex, domain: DomainRow, hosts: PlatformHosts, logoUrl: string | null): Promise<void> {
-  const changed = await syncRecords(trx, domain, desiredRecords(domain, await publishedKeys(trx, domain.id), hosts, logoUrl));
+async function syncBrandRecords(
+  trx: Knex,
+  domain: DomainRow,
+  hosts: PlatformHosts,
+  logoUrl: string | null,
+): Promise<void> {
+  const changed = await syncRecords(
+    trx,
+    domain,
+    desiredRecords(domain, await publishedKeys(trx, domain.id), hosts, logoUrl),
+  );
   if (!changed) return;
   // As for a settings change (domains.ts): the new record is looked for from now on, on the pending schedule.
   // The BIMI record never decides the domain's status, so a verified domain stays verified meanwhile.
   const now = new Date();
-  const [updated] = await trx<DomainRow>('domains').where({ id: domain.id })
-    .update({ checking_since: now, next_check_at: now, check_count: 0, updated_at: now }).returning('*');
+  const [updated] = await trx<DomainRow>('domains')
+    .where({ id: domain.id })
+    .update({ checking_since: now, next_check_at: now, check_count: 0, updated_at: now })
+    .returning('*');
   await recordEvent(trx, domain.team_id, 'domain.updated', domainEventData(updated, await recordsOf(trx, domain.id)));
 }
 
@@ -50,7 +61,13 @@ async function dropUnusedFile(db: Knex, blobs: BlobStore, old: BrandLogoRow): Pr
   });
 }
 
-export async function uploadLogo(db: Knex, teamId: string, domainId: string, svg: string, ctx: BrandContext): Promise<BrandLogoRow> {
+export async function uploadLogo(
+  db: Knex,
+  teamId: string,
+  domainId: string,
+  svg: string,
+  ctx: BrandContext,
+): Promise<BrandLogoRow> {
   assertWritable(await findDomain(db, teamId, domainId));
   const verdict = checkTinyPs(svg);
   if (!verdict.ok) {
@@ -69,8 +86,17 @@ export async function uploadLogo(db: Knex, teamId: string, domainId: string, svg
     await ctx.blobs.put(blobKey, data);
     const url = ctx.baseUrl.replace(/\/$/, '') + logoPath(domainId, sha256);
     const [saved] = await trx<BrandLogoRow>('domain_brand_logos')
-      .insert({ domain_id: domainId, team_id: teamId, sha256, bytes: data.length, blob_key: blobKey, url, uploaded_at: new Date() })
-      .onConflict('domain_id').merge()
+      .insert({
+        domain_id: domainId,
+        team_id: teamId,
+        sha256,
+        bytes: data.length,
+        blob_key: blobKey,
+        url,
+        uploaded_at: new Date(),
+      })
+      .onConflict('domain_id')
+      .merge()
       .returning('*');
     await syncBrandRecords(trx, domain, ctx.hosts, url);
     return { row: saved, previous: before };
@@ -87,7 +113,12 @@ export async function getLogo(db: Knex, teamId: string, domainId: string): Promi
   return row;
 }
 
-export async function deleteLogo(db: Knex, teamId: string, domainId: string, ctx: Omit<BrandContext, 'baseUrl'>): Promise<void> {
+export async function deleteLogo(
+  db: Knex,
+  teamId: string,
+  domainId: string,
+  ctx: Omit<BrandContext, 'baseUrl'>,
+): Promise<void> {
   assertWritable(await findDomain(db, teamId, domainId));
   const removed = await db.transaction(async (trx) => {
     const domain = await lockDomain(trx, teamId, domainId);
@@ -101,7 +132,12 @@ export async function deleteLogo(db: Knex, teamId: string, domainId: string, ctx
 }
 
 /** The public file: only the logo a domain has now, by its content address; anything else is not found. */
-export async function logoFile(db: Knex, blobs: BlobStore, domainId: string, sha256: string): Promise<{ row: BrandLogoRow; data: Buffer }> {
+export async function logoFile(
+  db: Knex,
+  blobs: BlobStore,
+  domainId: string,
+  sha256: string,
+): Promise<{ row: BrandLogoRow; data: Buffer }> {
   const row = SHA256.test(sha256) ? await findLogo(db, domainId) : undefined;
   const data = row?.sha256 === sha256 ? await blobs.get(row.blob_key) : null;
   if (!row || !data) throw notFound('Brand logo');

@@ -12,7 +12,13 @@ import { publishedKeys, recordsOf, syncRecords, type DomainRow } from './store.t
 import { domainEventData } from './present.ts';
 import type { ClaimContext, ClaimRow } from './claims.ts';
 
-export async function moveDomain(trx: Knex, claim: ClaimRow, holders: DomainRow[], ctx: Pick<ClaimContext, 'hosts' | 'secrets'>, now: Date): Promise<DomainRow> {
+export async function moveDomain(
+  trx: Knex,
+  claim: ClaimRow,
+  holders: DomainRow[],
+  ctx: Pick<ClaimContext, 'hosts' | 'secrets'>,
+  now: Date,
+): Promise<DomainRow> {
   for (const holder of holders) {
     const data = domainEventData(holder, await recordsOf(trx, holder.id));
     await trx('domains').where({ id: holder.id }).delete();
@@ -32,13 +38,29 @@ export async function moveDomain(trx: Knex, claim: ClaimRow, holders: DomainRow[
   const key = await takeKey(trx, ctx.secrets);
   const [domain] = await trx<DomainRow>('domains')
     .insert({
-      id: claim.domain_id, team_id: claim.team_id, name: claim.name, region: claim.region, ...settings,
+      id: claim.domain_id,
+      team_id: claim.team_id,
+      name: claim.name,
+      region: claim.region,
+      ...settings,
       // The new records are checked by the worker from now on, as for a domain just added.
-      status: 'not_started', checking_since: now, next_check_at: now, created_at: now, updated_at: now,
+      status: 'not_started',
+      checking_since: now,
+      next_check_at: now,
+      created_at: now,
+      updated_at: now,
     })
     .returning('*');
   const selector = newSelector(now);
-  await trx('dkim_keys').insert({ id: newId(), team_id: claim.team_id, domain_id: domain.id, selector, ...key, status: 'active', activated_at: now });
+  await trx('dkim_keys').insert({
+    id: newId(),
+    team_id: claim.team_id,
+    domain_id: domain.id,
+    selector,
+    ...key,
+    status: 'active',
+    activated_at: now,
+  });
   await syncRecords(trx, domain, desiredRecords(settings, await publishedKeys(trx, domain.id), ctx.hosts));
   await recordEvent(trx, claim.team_id, 'domain.created', domainEventData(domain, await recordsOf(trx, domain.id)));
   return domain;

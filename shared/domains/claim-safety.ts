@@ -46,7 +46,11 @@ async function recentOwnerActivity(db: Knex, holder: DomainRow, now: Date): Prom
       })
       .max({ at: 'created_at' })
       .first(),
-    db('api_keys').where({ domain_id: holder.id, status: 'active' }).where('last_used_at', '>', cutoff).max({ at: 'last_used_at' }).first(),
+    db('api_keys')
+      .where({ domain_id: holder.id, status: 'active' })
+      .where('last_used_at', '>', cutoff)
+      .max({ at: 'last_used_at' })
+      .first(),
   ]);
   const times = [request?.at, key?.at].filter((t): t is Date => t instanceof Date).map((t) => t.getTime());
   if (times.length === 0) return null;
@@ -59,15 +63,22 @@ async function recentOwnerActivity(db: Knex, holder: DomainRow, now: Date): Prom
  * canceled: the claim is checked again).
  */
 async function pendingScheduledEmails(db: Knex, holder: DomainRow): Promise<Block | null> {
-  const { rows: [row] } = await db.raw<{ rows: { last: Date | null }[] }>(
-    "select max(scheduled_at) as last from emails where team_id = ? and domain_id = ? and status = 'scheduled'", [holder.team_id, holder.id]);
+  const {
+    rows: [row],
+  } = await db.raw<{ rows: { last: Date | null }[] }>(
+    "select max(scheduled_at) as last from emails where team_id = ? and domain_id = ? and status = 'scheduled'",
+    [holder.team_id, holder.id],
+  );
   return row?.last ? { reason: 'pending_scheduled_emails', until: row.last } : null;
 }
 
 /** The first check that holds the move away from any of `holders`, or null when the claim may complete. */
 export async function safetyBlock(db: Knex, holders: DomainRow[], now: Date): Promise<Block | null> {
   for (const holder of holders) {
-    const block = gracePeriod(holder, now) ?? (await recentOwnerActivity(db, holder, now)) ?? (await pendingScheduledEmails(db, holder));
+    const block =
+      gracePeriod(holder, now) ??
+      (await recentOwnerActivity(db, holder, now)) ??
+      (await pendingScheduledEmails(db, holder));
     if (block) return block;
   }
   return null;

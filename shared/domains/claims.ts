@@ -22,7 +22,8 @@ import type { RecordStatus } from './status.ts';
 import type { DomainContext } from './domains.ts';
 import { findReturnPathConflict, pickReturnPath } from './return-path.ts';
 
-export type ClaimStatus = 'pending' | 'verified' | 'completed' | 'blocked' | 'expired' | 'superseded' | 'canceled' | 'failed';
+export type ClaimStatus =
+  'pending' | 'verified' | 'completed' | 'blocked' | 'expired' | 'superseded' | 'canceled' | 'failed';
 export type BlockedReason = 'grace_period' | 'recent_owner_activity' | 'pending_scheduled_emails';
 
 export interface ClaimRow {
@@ -78,7 +79,8 @@ function refuse(message: string, path = 'name'): ServiceError {
 async function claimSettings(input: CreateClaimInput, name: string, ctx: DomainContext) {
   const open_tracking = input.open_tracking ?? false;
   const click_tracking = input.click_tracking ?? false;
-  let tracking_subdomain = input.tracking_subdomain !== undefined ? normalizeLabel(input.tracking_subdomain, 'tracking_subdomain') : null;
+  let tracking_subdomain =
+    input.tracking_subdomain !== undefined ? normalizeLabel(input.tracking_subdomain, 'tracking_subdomain') : null;
   if ((open_tracking || click_tracking) && !tracking_subdomain) tracking_subdomain = 'links';
   let custom_return_path: string;
   if (input.custom_return_path === undefined) {
@@ -87,16 +89,27 @@ async function claimSettings(input: CreateClaimInput, name: string, ctx: DomainC
     custom_return_path = normalizeLabel(input.custom_return_path, 'custom_return_path');
     const found = await findReturnPathConflict(ctx.resolver, name, custom_return_path, ctx.hosts);
     if (found) {
-      throw new ServiceError('invalid_parameter', `The label ${custom_return_path}.${name} already carries another service's ${found.type} record; choose another custom_return_path.`, {
-        details: { reason: 'return_path_in_use', label: custom_return_path, found },
-      });
+      throw new ServiceError(
+        'invalid_parameter',
+        `The label ${custom_return_path}.${name} already carries another service's ${found.type} record; choose another custom_return_path.`,
+        {
+          details: { reason: 'return_path_in_use', label: custom_return_path, found },
+        },
+      );
     }
   }
-  if (tracking_subdomain && tracking_subdomain === custom_return_path) throw refuse('`tracking_subdomain` and `custom_return_path` must differ.', 'tracking_subdomain');
+  if (tracking_subdomain && tracking_subdomain === custom_return_path)
+    throw refuse('`tracking_subdomain` and `custom_return_path` must differ.', 'tracking_subdomain');
   return { custom_return_path, open_tracking, click_tracking, tracking_subdomain };
 }
 
-export async function createClaim(db: Knex, teamId: string, input: CreateClaimInput, ctx: ClaimContext, now = new Date()): Promise<ClaimRow> {
+export async function createClaim(
+  db: Knex,
+  teamId: string,
+  input: CreateClaimInput,
+  ctx: ClaimContext,
+  now = new Date(),
+): Promise<ClaimRow> {
   const name = normalizeDomainName(input.name);
   if (name === ctx.managedHost || name.endsWith(`.${ctx.managedHost}`)) {
     throw refuse(`${name} is under the platform's managed host and cannot be claimed.`);
@@ -104,7 +117,10 @@ export async function createClaim(db: Knex, teamId: string, input: CreateClaimIn
   if (await db('domains').where({ team_id: teamId, name }).first('id')) {
     throw refuse(`The domain ${name} is already one of this team's domains; there is nothing to claim.`);
   }
-  const held = await db('domains').where({ name, status: 'verified', managed: false }).whereNot({ team_id: teamId }).first('id');
+  const held = await db('domains')
+    .where({ name, status: 'verified', managed: false })
+    .whereNot({ team_id: teamId })
+    .first('id');
   if (!held) {
     throw refuse(`No other team has ${name} verified, so there is nothing to claim: add it with POST /domains.`);
   }
@@ -112,13 +128,24 @@ export async function createClaim(db: Knex, teamId: string, input: CreateClaimIn
   return db.transaction(async (trx) => {
     // Two claims started at once by one team for one name: the later waits here and supersedes the other.
     await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`domain-claim:${teamId}:${name}`]);
-    await trx('domain_claims').where({ team_id: teamId, name }).whereIn('status', OPEN_STATUSES)
+    await trx('domain_claims')
+      .where({ team_id: teamId, name })
+      .whereIn('status', OPEN_STATUSES)
       .update({ status: 'superseded', next_check_at: null, updated_at: now });
     const [row] = await trx<ClaimRow>('domain_claims')
       .insert({
-        id: newId(), team_id: teamId, domain_id: newId(), name, region: input.region ?? 'us-east-1', ...settings,
-        token: randomBytes(16).toString('hex'), status: 'pending', record_status: 'not_started',
-        created_at: now, updated_at: now, expires_at: new Date(now.getTime() + CLAIM_TTL_MS),
+        id: newId(),
+        team_id: teamId,
+        domain_id: newId(),
+        name,
+        region: input.region ?? 'us-east-1',
+        ...settings,
+        token: randomBytes(16).toString('hex'),
+        status: 'pending',
+        record_status: 'not_started',
+        created_at: now,
+        updated_at: now,
+        expires_at: new Date(now.getTime() + CLAIM_TTL_MS),
       })
       .returning('*');
     return row;
@@ -128,7 +155,9 @@ export async function createClaim(db: Knex, teamId: string, input: CreateClaimIn
 /** An open claim past its expiry is expired (a conditional update, so a concurrent completion wins). */
 export async function expireIfDue(db: Knex, claim: ClaimRow, now: Date): Promise<ClaimRow> {
   if (!isOpen(claim) || now < claim.expires_at) return claim;
-  const [row] = await db<ClaimRow>('domain_claims').where({ id: claim.id }).whereIn('status', OPEN_STATUSES)
+  const [row] = await db<ClaimRow>('domain_claims')
+    .where({ id: claim.id })
+    .whereIn('status', OPEN_STATUSES)
     .update({ status: 'expired', record_status: 'failed', blocked_reason: null, next_check_at: null, updated_at: now })
     .returning('*');
   return row ?? (await db<ClaimRow>('domain_claims').where({ id: claim.id }).first())!;
@@ -143,7 +172,9 @@ export async function findClaim(db: Knex, teamId: string, domainId: string, now 
 
 /** Cancels the open claim whose `domain_id` this is (DELETE /domains/{domain_id}); false when there is none. */
 export async function cancelClaim(db: Knex, teamId: string, domainId: string, now = new Date()): Promise<boolean> {
-  const rows = await db('domain_claims').where({ team_id: teamId, domain_id: domainId }).whereIn('status', OPEN_STATUSES)
+  const rows = await db('domain_claims')
+    .where({ team_id: teamId, domain_id: domainId })
+    .whereIn('status', OPEN_STATUSES)
     .update({ status: 'canceled', blocked_reason: null, next_check_at: null, updated_at: now })
     .returning('id');
   return rows.length > 0;
@@ -158,7 +189,14 @@ export function presentClaim(c: ClaimRow) {
     status: c.status,
     domain_id: c.domain_id,
     region: c.region,
-    record: { record: 'Claim' as const, name: CLAIM_RECORD_NAME, type: 'TXT' as const, ttl: 'Auto', status: c.record_status, value: claimValue(c.token) },
+    record: {
+      record: 'Claim' as const,
+      name: CLAIM_RECORD_NAME,
+      type: 'TXT' as const,
+      ttl: 'Auto',
+      status: c.record_status,
+      value: claimValue(c.token),
+    },
     blocked_reason: c.blocked_reason,
     failure_reason: c.failure_reason,
     created_at: isoRequired(c.created_at),

@@ -38,7 +38,11 @@ export async function generateEd25519Key(secrets: Buffer): Promise<GeneratedKey>
     publicKeyEncoding: { type: 'spki', format: 'der' },
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
-  return { algorithm: 'ed25519', public_key: publicKey.subarray(-32).toString('base64'), private_key_sealed: seal(secrets, privateKey) };
+  return {
+    algorithm: 'ed25519',
+    public_key: publicKey.subarray(-32).toString('base64'),
+    private_key_sealed: seal(secrets, privateKey),
+  };
 }
 
 /** `s<yyyymm>-<4 random chars>` (CONTRACT). */
@@ -51,7 +55,16 @@ export function newSelector(now = new Date()): string {
 /** A key from the pool (claimed with SKIP LOCKED, so concurrent creates never share one), or a fresh one. */
 export async function takeKey(db: Knex, secrets: Buffer): Promise<GeneratedKey> {
   const [pooled] = await db('dkim_key_pool')
-    .whereIn('id', db('dkim_key_pool').select('id').where({ algorithm: 'rsa' }).orderBy('created_at').limit(1).forUpdate().skipLocked())
+    .whereIn(
+      'id',
+      db('dkim_key_pool')
+        .select('id')
+        .where({ algorithm: 'rsa' })
+        .orderBy('created_at')
+        .limit(1)
+        .forUpdate()
+        .skipLocked(),
+    )
     .delete()
     .returning(['algorithm', 'public_key', 'private_key_sealed']);
   return pooled ?? generateRsaKey(secrets);

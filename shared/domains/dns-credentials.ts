@@ -54,18 +54,36 @@ function invalid(errors: FieldError[]): ServiceError {
 export function parseCredential(input: CredentialInput, domainName: string): DnsCredential {
   const missing = (['server', 'key_name', 'secret'] as const).filter((f) => !input[f]?.trim());
   if (missing.length) {
-    throw new ServiceError('missing_required_field', `Missing ${missing.map((f) => `\`${f}\``).join(', ')}: give the DNS server and the TSIG key, or keep a credential first (keep_credential).`, {
-      errors: missing.map((path) => ({ path, message: 'required' })),
-    });
+    throw new ServiceError(
+      'missing_required_field',
+      `Missing ${missing.map((f) => `\`${f}\``).join(', ')}: give the DNS server and the TSIG key, or keep a credential first (keep_credential).`,
+      {
+        errors: missing.map((path) => ({ path, message: 'required' })),
+      },
+    );
   }
   const errors: FieldError[] = [];
-  const server = input.server!.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
-  if (!isIP(server) && !HOST.test(server)) errors.push({ path: 'server', message: 'a host name or an IP address (no port: use `port`)' });
+  const server = input
+    .server!.trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
+  if (!isIP(server) && !HOST.test(server))
+    errors.push({ path: 'server', message: 'a host name or an IP address (no port: use `port`)' });
   const keyName = input.key_name!.trim().toLowerCase().replace(/\.$/, '');
-  if (!HOST.test(keyName)) errors.push({ path: 'key_name', message: 'the TSIG key name as the server knows it: a domain name such as `postwerk-update` or `update.example.com`' });
+  if (!HOST.test(keyName))
+    errors.push({
+      path: 'key_name',
+      message:
+        'the TSIG key name as the server knows it: a domain name such as `postwerk-update` or `update.example.com`',
+    });
   const secretText = input.secret!.replace(/\s+/g, '');
   const secret = Buffer.from(secretText, 'base64');
-  if (!BASE64.test(secretText) || secret.length < MIN_SECRET_BYTES) errors.push({ path: 'secret', message: `the TSIG secret in base64, at least ${MIN_SECRET_BYTES} bytes (tsig-keygen prints it)` });
+  if (!BASE64.test(secretText) || secret.length < MIN_SECRET_BYTES)
+    errors.push({
+      path: 'secret',
+      message: `the TSIG secret in base64, at least ${MIN_SECRET_BYTES} bytes (tsig-keygen prints it)`,
+    });
   let zone = domainName;
   if (input.zone !== undefined) {
     try {
@@ -78,21 +96,45 @@ export function parseCredential(input: CredentialInput, domainName: string): Dns
     errors.push({ path: 'zone', message: `the zone must be ${domainName} or a parent of it` });
   }
   if (errors.length) throw invalid(errors);
-  return { server, port: input.port ?? 53, zone, key: { name: keyName, algorithm: input.algorithm ?? 'hmac-sha256', secret } };
+  return {
+    server,
+    port: input.port ?? 53,
+    zone,
+    key: { name: keyName, algorithm: input.algorithm ?? 'hmac-sha256', secret },
+  };
 }
 
 export function credentialFromRow(row: CredentialRow, secrets: Buffer): DnsCredential {
   const algorithm = row.algorithm in TSIG_ALGORITHMS ? row.algorithm : 'hmac-sha256';
-  return { server: row.server, port: row.port, zone: row.zone, key: { name: row.key_name, algorithm, secret: Buffer.from(open(secrets, row.secret_sealed), 'base64') } };
+  return {
+    server: row.server,
+    port: row.port,
+    zone: row.zone,
+    key: { name: row.key_name, algorithm, secret: Buffer.from(open(secrets, row.secret_sealed), 'base64') },
+  };
 }
 
 /** Keeps (or replaces) the domain's credential, the secret sealed. */
-export async function keepCredential(db: Knex, domain: { id: string; team_id: string }, c: DnsCredential, secrets: Buffer): Promise<void> {
+export async function keepCredential(
+  db: Knex,
+  domain: { id: string; team_id: string },
+  c: DnsCredential,
+  secrets: Buffer,
+): Promise<void> {
   const now = new Date();
   await db('domain_dns_credentials')
     .insert({
-      id: newId(), team_id: domain.team_id, domain_id: domain.id, server: c.server, port: c.port, zone: c.zone,
-      key_name: c.key.name, algorithm: c.key.algorithm, secret_sealed: seal(secrets, c.key.secret.toString('base64')), created_at: now, updated_at: now,
+      id: newId(),
+      team_id: domain.team_id,
+      domain_id: domain.id,
+      server: c.server,
+      port: c.port,
+      zone: c.zone,
+      key_name: c.key.name,
+      algorithm: c.key.algorithm,
+      secret_sealed: seal(secrets, c.key.secret.toString('base64')),
+      created_at: now,
+      updated_at: now,
     })
     .onConflict('domain_id')
     .merge(['server', 'port', 'zone', 'key_name', 'algorithm', 'secret_sealed', 'updated_at']);

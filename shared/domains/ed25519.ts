@@ -12,7 +12,15 @@ import { ServiceError, notFound } from '../errors.ts';
 import { recordEvent } from '../events.ts';
 import { generateEd25519Key, newSelector } from './dkim.ts';
 import { desiredRecords, type PlatformHosts } from './records.ts';
-import { assertWritable, publishedKeys, recordsOf, syncRecords, type DkimKeyRow, type DomainRow, type RecordRow } from './store.ts';
+import {
+  assertWritable,
+  publishedKeys,
+  recordsOf,
+  syncRecords,
+  type DkimKeyRow,
+  type DomainRow,
+  type RecordRow,
+} from './store.ts';
 import { domainEventData } from './present.ts';
 import { logoUrlOf } from './brand-store.ts';
 
@@ -34,9 +42,13 @@ export async function findOperatorDomain(db: Knex, ref: string, teamId?: string)
   const rows = await query.orderBy('created_at');
   if (rows.length === 0) throw notFound('Domain');
   if (rows.length > 1) {
-    throw new ServiceError('validation_error', `${rows.length} teams have added ${rows[0].name}: name the team (its id) or give the domain's id.`, {
-      details: { domain_ids: rows.map((r) => ({ id: r.id, team_id: r.team_id, status: r.status })) },
-    });
+    throw new ServiceError(
+      'validation_error',
+      `${rows.length} teams have added ${rows[0].name}: name the team (its id) or give the domain's id.`,
+      {
+        details: { domain_ids: rows.map((r) => ({ id: r.id, team_id: r.team_id, status: r.status })) },
+      },
+    );
   }
   return rows[0];
 }
@@ -49,26 +61,47 @@ async function lockDomain(trx: Knex, id: string): Promise<DomainRow> {
 }
 
 /** Recomputes the domain's records from its keys and settings, has them checked now, and records domain.updated. */
-async function republish(trx: Knex, domain: DomainRow, ctx: Ed25519Context): Promise<{ domain: DomainRow; records: RecordRow[] }> {
-  await syncRecords(trx, domain, desiredRecords(domain, await publishedKeys(trx, domain.id), ctx.hosts, await logoUrlOf(trx, domain.id)));
+async function republish(
+  trx: Knex,
+  domain: DomainRow,
+  ctx: Ed25519Context,
+): Promise<{ domain: DomainRow; records: RecordRow[] }> {
+  await syncRecords(
+    trx,
+    domain,
+    desiredRecords(domain, await publishedKeys(trx, domain.id), ctx.hosts, await logoUrlOf(trx, domain.id)),
+  );
   const now = new Date();
   // The checking window is not reopened: a pending key's record has 72 hours of its own (verify.ts).
-  const [updated] = await trx<DomainRow>('domains').where({ id: domain.id }).update({ next_check_at: now, updated_at: now }).returning('*');
+  const [updated] = await trx<DomainRow>('domains')
+    .where({ id: domain.id })
+    .update({ next_check_at: now, updated_at: now })
+    .returning('*');
   const records = await recordsOf(trx, domain.id);
   await recordEvent(trx, domain.team_id, 'domain.updated', domainEventData(updated, records));
   return { domain: updated, records };
 }
 
-export async function addEd25519Key(db: Knex, domainId: string, ctx: Ed25519Context): Promise<{ domain: DomainRow; key: DkimKeyRow; record: RecordRow }> {
+export async function addEd25519Key(
+  db: Knex,
+  domainId: string,
+  ctx: Ed25519Context,
+): Promise<{ domain: DomainRow; key: DkimKeyRow; record: RecordRow }> {
   const generated = await generateEd25519Key(ctx.secrets);
   return db.transaction(async (trx) => {
     const domain = await lockDomain(trx, domainId);
     if (domain.sending !== 'enabled') {
-      throw new ServiceError('validation_error', `Sending is disabled for ${domain.name}: it publishes no DKIM record and signs nothing.`);
+      throw new ServiceError(
+        'validation_error',
+        `Sending is disabled for ${domain.name}: it publishes no DKIM record and signs nothing.`,
+      );
     }
     const existing = (await publishedKeys(trx, domain.id)).find((k) => k.algorithm === 'ed25519');
     if (existing) {
-      throw new ServiceError('validation_error', `${domain.name} already has an Ed25519 key (selector ${existing.selector}, ${existing.status}); remove it first to replace it.`);
+      throw new ServiceError(
+        'validation_error',
+        `${domain.name} already has an Ed25519 key (selector ${existing.selector}, ${existing.status}); remove it first to replace it.`,
+      );
     }
     let selector = newSelector();
     while (await trx('dkim_keys').where({ domain_id: domain.id, selector }).first('id')) selector = newSelector();
@@ -87,12 +120,21 @@ export async function addEd25519Key(db: Knex, domainId: string, ctx: Ed25519Cont
  * drops its record; the key row stays, retired. Mail it signed moments ago may fail that signature once the
  * customer deletes the record: harmless, as its RSA signature still verifies. Answers the retired selectors.
  */
-export async function removeEd25519Key(db: Knex, domainId: string, ctx: Ed25519Context): Promise<{ domain: DomainRow; removed: string[] }> {
+export async function removeEd25519Key(
+  db: Knex,
+  domainId: string,
+  ctx: Ed25519Context,
+): Promise<{ domain: DomainRow; removed: string[] }> {
   return db.transaction(async (trx) => {
     const domain = await lockDomain(trx, domainId);
     const keys = (await publishedKeys(trx, domain.id)).filter((k) => k.algorithm === 'ed25519');
     if (keys.length === 0) throw new ServiceError('not_found', `${domain.name} has no Ed25519 key.`);
-    await trx('dkim_keys').whereIn('id', keys.map((k) => k.id)).update({ status: 'retired', retire_after: new Date() });
+    await trx('dkim_keys')
+      .whereIn(
+        'id',
+        keys.map((k) => k.id),
+      )
+      .update({ status: 'retired', retire_after: new Date() });
     const { domain: updated } = await republish(trx, domain, ctx);
     return { domain: updated, removed: keys.map((k) => k.selector) };
   });

@@ -5,8 +5,56 @@ import type { Knex } from 'knex';
 import { newId } from '../ids.ts';
 import type { DomainRow } from './store.ts';
 
-const ADJECTIVES = ['amber', 'brisk', 'calm', 'clever', 'cosmic', 'daring', 'eager', 'gentle', 'golden', 'happy', 'lively', 'lucky', 'mellow', 'nimble', 'plucky', 'quiet', 'rapid', 'silver', 'sunny', 'swift', 'tidy', 'vivid', 'witty', 'zesty'];
-const NOUNS = ['badger', 'comet', 'falcon', 'fjord', 'harbor', 'heron', 'lagoon', 'maple', 'meadow', 'otter', 'pebble', 'pine', 'quartz', 'raven', 'river', 'robin', 'summit', 'thistle', 'tulip', 'walrus', 'willow', 'wren'];
+const ADJECTIVES = [
+  'amber',
+  'brisk',
+  'calm',
+  'clever',
+  'cosmic',
+  'daring',
+  'eager',
+  'gentle',
+  'golden',
+  'happy',
+  'lively',
+  'lucky',
+  'mellow',
+  'nimble',
+  'plucky',
+  'quiet',
+  'rapid',
+  'silver',
+  'sunny',
+  'swift',
+  'tidy',
+  'vivid',
+  'witty',
+  'zesty',
+];
+const NOUNS = [
+  'badger',
+  'comet',
+  'falcon',
+  'fjord',
+  'harbor',
+  'heron',
+  'lagoon',
+  'maple',
+  'meadow',
+  'otter',
+  'pebble',
+  'pine',
+  'quartz',
+  'raven',
+  'river',
+  'robin',
+  'summit',
+  'thistle',
+  'tulip',
+  'walrus',
+  'willow',
+  'wren',
+];
 
 function word(): string {
   return `${ADJECTIVES[randomInt(ADJECTIVES.length)]}-${NOUNS[randomInt(NOUNS.length)]}-${randomInt(1000, 10000)}`;
@@ -21,7 +69,16 @@ export async function createManagedDomain(db: Knex, teamId: string, host: string
     }
     const now = new Date();
     const [row] = await db<DomainRow>('domains')
-      .insert({ id: newId(), team_id: teamId, name, managed: true, status: 'verified', verified_at: now, sending: 'enabled', receiving: 'disabled' })
+      .insert({
+        id: newId(),
+        team_id: teamId,
+        name,
+        managed: true,
+        status: 'verified',
+        verified_at: now,
+        sending: 'enabled',
+        receiving: 'disabled',
+      })
       .returning('*');
     return row;
   }

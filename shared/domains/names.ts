@@ -16,9 +16,11 @@ function invalid(field: string, message: string): ServiceError {
 export function normalizeDomainName(input: string, field = 'name'): string {
   const trimmed = input.trim().replace(/\.$/, '');
   if (trimmed === '') throw invalid(field, 'The domain name is empty.');
-  if (isIP(trimmed) || isIP(trimmed.replace(/^\[|\]$/g, ''))) throw invalid(field, 'An IP address is not a domain name.');
+  if (isIP(trimmed) || isIP(trimmed.replace(/^\[|\]$/g, '')))
+    throw invalid(field, 'An IP address is not a domain name.');
   if (trimmed.length > 253) throw invalid(field, 'A domain name is at most 253 characters.');
-  if (/[\s/:@?#\\]/.test(trimmed)) throw invalid(field, 'A domain name has no spaces, slashes, ports or addresses in it.');
+  if (/[\s/:@?#\\]/.test(trimmed))
+    throw invalid(field, 'A domain name has no spaces, slashes, ports or addresses in it.');
   const ascii = domainToASCII(trimmed);
   if (!ascii) throw invalid(field, 'The domain name is not a valid internationalised domain name.');
   if (ascii.length > 253) throw invalid(field, 'A domain name is at most 253 characters (in its ASCII form).');
@@ -26,7 +28,8 @@ export function normalizeDomainName(input: string, field = 'name'): string {
   for (const label of labels) {
     if (label.length === 0) throw invalid(field, 'A domain name has no empty labels.');
     if (label.length > 63) throw invalid(field, `The label \`${label.slice(0, 20)}…\` is longer than 63 characters.`);
-    if (!LABEL.test(label)) throw invalid(field, `The label \`${label}\` may hold only letters, digits and inner hyphens.`);
+    if (!LABEL.test(label))
+      throw invalid(field, `The label \`${label}\` may hold only letters, digits and inner hyphens.`);
   }
   if (labels.length < 2) throw invalid(field, 'A domain name has at least two labels.');
   if (isReservedName(ascii)) {
@@ -34,14 +37,19 @@ export function normalizeDomainName(input: string, field = 'name'): string {
   }
   if (/^\d+$/.test(labels.at(-1)!)) throw invalid(field, 'A top-level domain is never all digits.');
   const suffix = getPublicSuffix(ascii, { allowPrivateDomains: true });
-  if (!suffix || suffix === ascii) throw invalid(field, `\`${ascii}\` is a public suffix; add the domain you own under it.`);
+  if (!suffix || suffix === ascii)
+    throw invalid(field, `\`${ascii}\` is a public suffix; add the domain you own under it.`);
   return ascii;
 }
 
 /** A single DNS label as used for custom_return_path, tracking_subdomain and receiving_host. */
 export function normalizeLabel(input: string, field: string): string {
   const label = input.trim().toLowerCase();
-  if (!LABEL.test(label)) throw invalid(field, `\`${field}\` must be one DNS label: letters, digits and inner hyphens, at most 63 characters.`);
+  if (!LABEL.test(label))
+    throw invalid(
+      field,
+      `\`${field}\` must be one DNS label: letters, digits and inner hyphens, at most 63 characters.`,
+    );
   return label;
 }
 

@@ -34,7 +34,10 @@ export async function ensurePlatformKey(db: Knex, secrets: Buffer, config: Manag
   if (found) return found;
   // Generated, not taken from dkim_key_pool: the pool row would be lost to the loser of a race, and this
   // happens once per selector.
-  await db(TABLE).insert({ ...where, ...(await generateRsaKey(secrets)) }).onConflict(['domain', 'selector']).ignore();
+  await db(TABLE)
+    .insert({ ...where, ...(await generateRsaKey(secrets)) })
+    .onConflict(['domain', 'selector'])
+    .ignore();
   const row = await db<PlatformKeyRow>(TABLE).where(where).first();
   if (!row) throw new Error(`platform DKIM key ${where.selector}._domainkey.${where.domain} vanished after its insert`);
   return row;
@@ -48,6 +51,8 @@ export interface PlatformDkimRecord {
 }
 
 /** The TXT record that publishes the key (RFC 6376 §3.6.2.1), as the domains' DKIM records are written. */
-export function platformDkimRecord(key: Pick<PlatformKeyRow, 'domain' | 'selector' | 'algorithm' | 'public_key'>): PlatformDkimRecord {
+export function platformDkimRecord(
+  key: Pick<PlatformKeyRow, 'domain' | 'selector' | 'algorithm' | 'public_key'>,
+): PlatformDkimRecord {
   return { name: `${key.selector}._domainkey.${key.domain}`, type: 'TXT', value: dkimValue(key) };
 }

@@ -29,7 +29,14 @@ export interface PublishedKey {
   public_key: string;
 }
 
-export type PlatformHosts = Pick<Config, 'PLATFORM_SPF_HOST' | 'PLATFORM_FEEDBACK_HOST' | 'PLATFORM_INBOUND_HOST' | 'PLATFORM_TRACKING_HOST' | 'TRACKING_CAA_ISSUER'>;
+export type PlatformHosts = Pick<
+  Config,
+  | 'PLATFORM_SPF_HOST'
+  | 'PLATFORM_FEEDBACK_HOST'
+  | 'PLATFORM_INBOUND_HOST'
+  | 'PLATFORM_TRACKING_HOST'
+  | 'TRACKING_CAA_ISSUER'
+>;
 
 export function dkimValue(key: PublishedKey): string {
   return `v=DKIM1; k=${key.algorithm}; p=${key.public_key}`;
@@ -49,18 +56,41 @@ export function bimiValue(logoUrl: string): string {
 }
 
 /** `logoUrl`: the domain's brand logo (shared/domains/brand.ts), when it has one. */
-export function desiredRecords(domain: DomainSettings, keys: PublishedKey[], hosts: PlatformHosts, logoUrl?: string | null): DesiredRecord[] {
+export function desiredRecords(
+  domain: DomainSettings,
+  keys: PublishedKey[],
+  hosts: PlatformHosts,
+  logoUrl?: string | null,
+): DesiredRecord[] {
   const out: DesiredRecord[] = [];
   if (domain.sending === 'enabled') {
-    out.push({ record: 'SPF', name: domain.custom_return_path, type: 'MX', value: hosts.PLATFORM_FEEDBACK_HOST, priority: 10 });
+    out.push({
+      record: 'SPF',
+      name: domain.custom_return_path,
+      type: 'MX',
+      value: hosts.PLATFORM_FEEDBACK_HOST,
+      priority: 10,
+    });
     out.push({ record: 'SPF', name: domain.custom_return_path, type: 'TXT', value: spfValue(hosts) });
-    for (const key of keys) out.push({ record: 'DKIM', name: `${key.selector}._domainkey`, type: 'TXT', value: dkimValue(key) });
+    for (const key of keys)
+      out.push({ record: 'DKIM', name: `${key.selector}._domainkey`, type: 'TXT', value: dkimValue(key) });
   }
   if (domain.receiving === 'enabled') {
-    out.push({ record: 'Receiving', name: domain.receiving_host, type: 'MX', value: hosts.PLATFORM_INBOUND_HOST, priority: 10 });
+    out.push({
+      record: 'Receiving',
+      name: domain.receiving_host,
+      type: 'MX',
+      value: hosts.PLATFORM_INBOUND_HOST,
+      priority: 10,
+    });
   }
   if ((domain.open_tracking || domain.click_tracking) && domain.tracking_subdomain) {
-    out.push({ record: 'Tracking', name: domain.tracking_subdomain, type: 'CNAME', value: hosts.PLATFORM_TRACKING_HOST });
+    out.push({
+      record: 'Tracking',
+      name: domain.tracking_subdomain,
+      type: 'CNAME',
+      value: hosts.PLATFORM_TRACKING_HOST,
+    });
     // A CNAME owns its name outright (RFC 1034 §3.6.2), so the CAA that lets our CA issue for the tracking
     // host sits on the domain itself, where CAA lookups climb to (RFC 8659 §3).
     out.push({ record: 'TrackingCAA', name: '@', type: 'CAA', value: caaValue(hosts) });

@@ -15,7 +15,10 @@ const host = (h: string) => h.toLowerCase().replace(/\.$/, '');
 
 /** Another service's MX or SPF at `<label>.<domain>`, or null when the label is free or already ours. */
 export async function findReturnPathConflict(
-  resolver: ReturnPathResolver, domain: string, label: string, hosts: PlatformHosts,
+  resolver: ReturnPathResolver,
+  domain: string,
+  label: string,
+  hosts: PlatformHosts,
 ): Promise<{ type: 'MX' | 'TXT'; value: string } | null> {
   const name = fqdn(label, domain);
   const [mx, txt] = await Promise.all([resolver.mx(name), resolver.txt(name)]);
@@ -33,10 +36,15 @@ export async function findReturnPathConflict(
 
 /** The first free label among the usual names, then numbered ones (`send2`, `send3`, ...). */
 export async function pickReturnPath(
-  resolver: ReturnPathResolver, domain: string, hosts: PlatformHosts, trackingSubdomain: string | null, exclude?: string,
+  resolver: ReturnPathResolver,
+  domain: string,
+  hosts: PlatformHosts,
+  trackingSubdomain: string | null,
+  exclude?: string,
 ): Promise<string> {
-  const candidates = [...CANDIDATES, ...Array.from({ length: 8 }, (_, i) => `send${i + 2}`)]
-    .filter((c) => c !== exclude && c !== trackingSubdomain);
+  const candidates = [...CANDIDATES, ...Array.from({ length: 8 }, (_, i) => `send${i + 2}`)].filter(
+    (c) => c !== exclude && c !== trackingSubdomain,
+  );
   for (const label of candidates) {
     if (!(await findReturnPathConflict(resolver, domain, label, hosts))) return label;
   }

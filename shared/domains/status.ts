@@ -2,9 +2,13 @@
 import type { Verdict } from './verdicts.ts';
 
 export type RecordStatus = 'not_started' | 'pending' | 'verified' | 'failed' | 'temporary_failure';
-export type DomainStatus = 'not_started' | 'pending' | 'verified' | 'partially_verified' | 'partially_failed' | 'failed';
+export type DomainStatus =
+  'not_started' | 'pending' | 'verified' | 'partially_verified' | 'partially_failed' | 'failed';
 
-/** Pending domains are re-checked on this backoff (then hourly) for CHECK_WINDOW_MS, verified ones (and ones that can send) daily. */
+/**
+ * Pending domains are re-checked on this backoff (then hourly) for CHECK_WINDOW_MS, verified ones (and ones that can
+ * send) daily.
+ */
 export const PENDING_DELAYS_MS = [60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000];
 export const CHECK_WINDOW_MS = 72 * 3600_000;
 export const VERIFIED_RECHECK_MS = 24 * 3600_000;
@@ -27,7 +31,13 @@ export function domainStatus(records: RecordStatus[]): DomainStatus {
 }
 
 /** When to look again after check number `count` (1-based); null = stop until someone asks (POST verify). */
-export function nextCheckAt(status: DomainStatus, checkingSince: Date, count: number, now: Date, canSend = false): Date | null {
+export function nextCheckAt(
+  status: DomainStatus,
+  checkingSince: Date,
+  count: number,
+  now: Date,
+  canSend = false,
+): Date | null {
   if (status === 'verified') return new Date(now.getTime() + VERIFIED_RECHECK_MS);
   const closes = checkingSince.getTime() + CHECK_WINDOW_MS;
   // A domain that sends on its verified SPF and DKIM records (its tracking or receiving ones still missing) is
@@ -44,7 +54,10 @@ export function nextCheckAt(status: DomainStatus, checkingSince: Date, count: nu
  * new or retiring key does not, and neither does an Ed25519 key (RFC 8463), the second signature an operator may
  * add (ed25519.ts): it signs only while its record verifies, so a missing one costs that signature and nothing else.
  */
-export function decidesStatus(r: { record: string; name: string }, keys: { selector: string; algorithm: string; status: string }[]): boolean {
+export function decidesStatus(
+  r: { record: string; name: string },
+  keys: { selector: string; algorithm: string; status: string }[],
+): boolean {
   if (r.record === 'BIMI') return false;
   if (r.record !== 'DKIM') return true;
   const key = keys.find((k) => r.name === `${k.selector}._domainkey`);
@@ -60,14 +73,18 @@ export interface SendingRecord {
 }
 
 /**
- * Whether the records sending needs are verified: the return-path MX and SPF TXT at `custom_return_path` and the
- * DKIM record of every active (signing) key (CONTRACT, "DNS records of a domain"). Receiving, Tracking,
- * TrackingCAA and BIMI records never decide it, nor does a rotation's pending or retiring key, nor a pending
- * Ed25519 one (an active Ed25519 key's record is verified: verify.ts takes the key back to pending otherwise). A domain whose
- * status is `verified` passes: that status counts every one of these records (verify.ts counts()), and
- * the managed domain, which publishes nothing of its own, is verified by the platform.
+ * Whether the records sending needs are verified: the return-path MX and SPF TXT at `custom_return_path` and the DKIM
+ * record of every active (signing) key (CONTRACT, "DNS records of a domain"). Receiving, Tracking, TrackingCAA and BIMI
+ * records never decide it, nor does a rotation's pending or retiring key, nor a pending Ed25519 one (an active Ed25519
+ * key's record is verified: verify.ts takes the key back to pending otherwise). A domain whose status is `verified`
+ * passes: that status counts every one of these records (verify.ts counts()), and the managed domain, which publishes
+ * nothing of its own, is verified by the platform.
  */
-export function sendingRecordsVerified(domain: { status: DomainStatus; managed: boolean; custom_return_path: string }, records: SendingRecord[], signingSelectors: string[]): boolean {
+export function sendingRecordsVerified(
+  domain: { status: DomainStatus; managed: boolean; custom_return_path: string },
+  records: SendingRecord[],
+  signingSelectors: string[],
+): boolean {
   if (domain.status === 'verified') return true;
   if (domain.managed || signingSelectors.length === 0) return false;
   const needed = [

@@ -61,13 +61,18 @@ export function recordsOf(db: Knex, domainId: string): Promise<RecordRow[]> {
 
 /** Keys whose records are published: every key not yet retired. */
 export function publishedKeys(db: Knex, domainId: string): Promise<DkimKeyRow[]> {
-  return db<DkimKeyRow>('dkim_keys').where({ domain_id: domainId }).whereNot({ status: 'retired' }).orderBy('created_at');
+  return db<DkimKeyRow>('dkim_keys')
+    .where({ domain_id: domainId })
+    .whereNot({ status: 'retired' })
+    .orderBy('created_at');
 }
 
 /** The editable guard every write passes through: the managed domain accepts none. */
 export function assertWritable(domain: DomainRow): void {
   if (domain.managed) {
-    throw new ServiceError('validation_error', 'The managed domain is set up by the platform and cannot be changed.', { status: 422 });
+    throw new ServiceError('validation_error', 'The managed domain is set up by the platform and cannot be changed.', {
+      status: 422,
+    });
   }
 }
 
@@ -75,7 +80,11 @@ export function assertWritable(domain: DomainRow): void {
  * Makes the stored records equal `desired`, keeping the status of every record that did not change, so a
  * settings change re-checks only what is new. Answers whether anything changed.
  */
-export async function syncRecords(db: Knex, domain: Pick<DomainRow, 'id' | 'team_id'>, desired: DesiredRecord[]): Promise<boolean> {
+export async function syncRecords(
+  db: Knex,
+  domain: Pick<DomainRow, 'id' | 'team_id'>,
+  desired: DesiredRecord[],
+): Promise<boolean> {
   const current = await recordsOf(db, domain.id);
   const key = (r: DesiredRecord) => `${r.record}|${r.name}|${r.type}|${r.value}`;
   const wanted = new Map(desired.map((r, i) => [key(r), { r, i }]));
@@ -91,8 +100,16 @@ export async function syncRecords(db: Knex, domain: Pick<DomainRow, 'id' | 'team
     }
     changed = true;
     await db('domain_records').insert({
-      id: newId(), team_id: domain.team_id, domain_id: domain.id, position: i,
-      record: r.record, name: r.name, type: r.type, value: r.value, priority: r.priority ?? null, status: 'not_started',
+      id: newId(),
+      team_id: domain.team_id,
+      domain_id: domain.id,
+      position: i,
+      record: r.record,
+      name: r.name,
+      type: r.type,
+      value: r.value,
+      priority: r.priority ?? null,
+      status: 'not_started',
     });
   }
   return changed;

@@ -2,8 +2,16 @@
 // exact match; anything partial, extra or ambiguous is "wrong", and a failed lookup is "temporary".
 import type { DesiredRecord } from './records.ts';
 
-export type Lookup<T> = { status: 'ok'; records: T[] } | { status: 'nxdomain' } | { status: 'nodata' } | { status: 'temporary'; error: string };
-export type CnameLookup = { status: 'ok'; chain: string[]; target: string } | { status: 'nxdomain' } | { status: 'nodata' } | { status: 'temporary'; error: string };
+export type Lookup<T> =
+  | { status: 'ok'; records: T[] }
+  | { status: 'nxdomain' }
+  | { status: 'nodata' }
+  | { status: 'temporary'; error: string };
+export type CnameLookup =
+  | { status: 'ok'; chain: string[]; target: string }
+  | { status: 'nxdomain' }
+  | { status: 'nodata' }
+  | { status: 'temporary'; error: string };
 
 export interface Mx {
   exchange: string;
@@ -17,7 +25,9 @@ export interface Caa {
   iodef?: string;
 }
 
-export type Verdict = { result: 'verified' | 'missing' | 'wrong'; found: string | null } | { result: 'temporary'; found: null; error: string };
+export type Verdict =
+  | { result: 'verified' | 'missing' | 'wrong'; found: string | null }
+  | { result: 'temporary'; found: null; error: string };
 
 const host = (h: string) => h.toLowerCase().replace(/\.$/, '');
 
@@ -32,7 +42,8 @@ export function verdictMx(want: DesiredRecord, lookup: Lookup<Mx>): Verdict {
   return settled(lookup, () => {
     const records = (lookup as { records: Mx[] }).records;
     const found = records.map((r) => `${r.priority} ${host(r.exchange)}`).join(', ');
-    const exact = records.length > 0 && records.every((r) => host(r.exchange) === host(want.value) && r.priority === want.priority);
+    const exact =
+      records.length > 0 && records.every((r) => host(r.exchange) === host(want.value) && r.priority === want.priority);
     return { result: exact ? 'verified' : 'wrong', found };
   });
 }
@@ -65,7 +76,10 @@ export function verdictDkim(want: DesiredRecord, lookup: Lookup<string>): Verdic
     const found = records.join(' | ');
     if (records.length !== 1) return { result: 'wrong', found };
     const tags = dkimTags(records[0]);
-    const ok = tags.get('p') === wanted.get('p') && (!tags.has('v') || tags.get('v') === 'DKIM1') && (!tags.has('k') || tags.get('k') === wanted.get('k'));
+    const ok =
+      tags.get('p') === wanted.get('p') &&
+      (!tags.has('v') || tags.get('v') === 'DKIM1') &&
+      (!tags.has('k') || tags.get('k') === wanted.get('k'));
     return { result: ok ? 'verified' : 'wrong', found };
   });
 }
@@ -85,8 +99,17 @@ export function verdictCaa(want: DesiredRecord, lookup: Lookup<Caa>): Verdict {
   return settled(lookup, () => {
     const records = (lookup as { records: Caa[] }).records;
     const issuer = /"([^"]+)"/.exec(want.value)?.[1] ?? '';
-    const issuers = records.filter((r) => r.issue !== undefined).map((r) => (r.issue ?? '').split(';')[0].trim().toLowerCase());
-    const found = records.map((r) => Object.entries(r).filter(([k]) => k !== 'critical').map(([k, v]) => `${r.critical} ${k} "${v}"`).join('')).join(', ');
+    const issuers = records
+      .filter((r) => r.issue !== undefined)
+      .map((r) => (r.issue ?? '').split(';')[0].trim().toLowerCase());
+    const found = records
+      .map((r) =>
+        Object.entries(r)
+          .filter(([k]) => k !== 'critical')
+          .map(([k, v]) => `${r.critical} ${k} "${v}"`)
+          .join(''),
+      )
+      .join(', ');
     if (issuers.length === 0) return { result: 'verified', found };
     return { result: issuers.includes(issuer) ? 'verified' : 'wrong', found };
   });

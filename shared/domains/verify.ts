@@ -5,11 +5,31 @@ import type { Knex } from 'knex';
 import { recordEvent } from '../events.ts';
 import { fqdn } from './names.ts';
 import { desiredRecords, type PlatformHosts } from './records.ts';
-import { decidesStatus, domainStatus, nextCheckAt, recordStatus, sendingRecordsVerified, CHECK_WINDOW_MS, type RecordStatus } from './status.ts';
+import {
+  decidesStatus,
+  domainStatus,
+  nextCheckAt,
+  recordStatus,
+  sendingRecordsVerified,
+  CHECK_WINDOW_MS,
+  type RecordStatus,
+} from './status.ts';
 import { publishedKeys, recordsOf, syncRecords, type DkimKeyRow, type DomainRow, type RecordRow } from './store.ts';
 import { domainEventData } from './present.ts';
 import { logoUrlOf } from './brand-store.ts';
-import { verdictBimi, verdictCaa, verdictCname, verdictDkim, verdictMx, verdictSpf, type Caa, type CnameLookup, type Lookup, type Mx, type Verdict } from './verdicts.ts';
+import {
+  verdictBimi,
+  verdictCaa,
+  verdictCname,
+  verdictDkim,
+  verdictMx,
+  verdictSpf,
+  type Caa,
+  type CnameLookup,
+  type Lookup,
+  type Mx,
+  type Verdict,
+} from './verdicts.ts';
 
 export interface VerifyResolver {
   txt(name: string): Promise<Lookup<string>>;
@@ -51,14 +71,22 @@ function lookupsFor(resolver: VerifyResolver, domain: string) {
   return async (r: RecordRow): Promise<Verdict> => {
     const name = fqdn(r.name, domain);
     switch (r.type) {
-      case 'MX': return verdictMx(r, await once(`MX ${name}`, () => resolver.mx(name)));
+      case 'MX':
+        return verdictMx(r, await once(`MX ${name}`, () => resolver.mx(name)));
       case 'TXT': {
         const txt = await once(`TXT ${name}`, () => resolver.txt(name));
-        return r.record === 'DKIM' ? verdictDkim(r, txt) : r.record === 'BIMI' ? verdictBimi(r, txt) : verdictSpf(r, txt);
+        return r.record === 'DKIM'
+          ? verdictDkim(r, txt)
+          : r.record === 'BIMI'
+            ? verdictBimi(r, txt)
+            : verdictSpf(r, txt);
       }
-      case 'CNAME': return verdictCname(r, await once(`CNAME ${name}`, () => cnameChain(resolver, name, r.value)));
-      case 'CAA': return verdictCaa(r, await once(`CAA ${name}`, () => resolver.caa(name)));
-      default: return { result: 'temporary', found: null, error: `unknown record type ${r.type}` };
+      case 'CNAME':
+        return verdictCname(r, await once(`CNAME ${name}`, () => cnameChain(resolver, name, r.value)));
+      case 'CAA':
+        return verdictCaa(r, await once(`CAA ${name}`, () => resolver.caa(name)));
+      default:
+        return { result: 'temporary', found: null, error: `unknown record type ${r.type}` };
     }
   };
 }
@@ -66,13 +94,29 @@ function lookupsFor(resolver: VerifyResolver, domain: string) {
 /** Claims a due domain for one pass (a lease, so two workers never check the same domain at once). */
 export async function leaseDueDomains(db: Knex, now: Date, limit: number): Promise<string[]> {
   const rows = await db('domains')
-    .whereIn('id', db('domains').select('id').where('next_check_at', '<=', now).where({ managed: false }).orderBy('next_check_at').limit(limit).forUpdate().skipLocked())
+    .whereIn(
+      'id',
+      db('domains')
+        .select('id')
+        .where('next_check_at', '<=', now)
+        .where({ managed: false })
+        .orderBy('next_check_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked(),
+    )
     .update({ next_check_at: new Date(now.getTime() + LEASE_MS) })
     .returning('id');
   return rows.map((r: { id: string }) => r.id);
 }
 
-export async function checkDomain(db: Knex, resolver: VerifyResolver, hosts: PlatformHosts, domainId: string, now = new Date()): Promise<DomainRow | null> {
+export async function checkDomain(
+  db: Knex,
+  resolver: VerifyResolver,
+  hosts: PlatformHosts,
+  domainId: string,
+  now = new Date(),
+): Promise<DomainRow | null> {
   const domain = await db<DomainRow>('domains').where({ id: domainId }).first();
   if (!domain || domain.managed) return null;
   const records = await recordsOf(db, domainId);
@@ -89,7 +133,9 @@ export async function checkDomain(db: Knex, resolver: VerifyResolver, hosts: Pla
     for (const [i, r] of records.entries()) {
       // A pending key's record (a rotation's, an Ed25519 key's) has its own 72 hours from when it was added, so a
       // key added to a domain verified long ago is `pending` while the customer publishes it, not `failed`.
-      const pendingKey = keys.find((k) => k.status === 'pending' && r.record === 'DKIM' && r.name === `${k.selector}._domainkey`);
+      const pendingKey = keys.find(
+        (k) => k.status === 'pending' && r.record === 'DKIM' && r.name === `${k.selector}._domainkey`,
+      );
       const windowFrom = pendingKey ? pendingKey.created_at : checkingSince;
       const windowClosed = now.getTime() >= windowFrom.getTime() + CHECK_WINDOW_MS;
       // A record that was verified and is now gone failed: the customer removed it (noticed on a re-check).
@@ -97,14 +143,20 @@ export async function checkDomain(db: Knex, resolver: VerifyResolver, hosts: Pla
       if (r.status === 'verified' && status === 'pending' && locked.status === 'verified') status = 'failed';
       statuses.push(status);
       if (status !== r.status) changed = true;
-      await trx('domain_records').where({ id: r.id }).update({ status, found: verdicts[i].found, last_checked_at: now });
+      await trx('domain_records')
+        .where({ id: r.id })
+        .update({ status, found: verdicts[i].found, last_checked_at: now });
       r.status = status;
     }
 
     const activated = await rotateKeys(trx, keys, records, now);
     if (activated) {
       changed = true;
-      await syncRecords(trx, locked, desiredRecords(locked, await publishedKeys(trx, domainId), hosts, await logoUrlOf(trx, domainId)));
+      await syncRecords(
+        trx,
+        locked,
+        desiredRecords(locked, await publishedKeys(trx, domainId), hosts, await logoUrlOf(trx, domainId)),
+      );
     }
     const liveKeys = await publishedKeys(trx, domainId);
     const current = await recordsOf(trx, domainId);
@@ -112,23 +164,32 @@ export async function checkDomain(db: Knex, resolver: VerifyResolver, hosts: Pla
     const lostVerification = locked.status === 'verified' && status !== 'verified';
     const since = lostVerification ? now : checkingSince;
     const count = lostVerification ? 1 : locked.check_count + 1;
-    const canSend = sendingRecordsVerified({ ...locked, status }, current, liveKeys.filter((k) => k.status === 'active').map((k) => k.selector));
+    const canSend = sendingRecordsVerified(
+      { ...locked, status },
+      current,
+      liveKeys.filter((k) => k.status === 'active').map((k) => k.selector),
+    );
     let next = nextCheckAt(status, since, count, now, canSend);
     // A rotation's (or an Ed25519) new key is looked for every few minutes for as long as its pending window lasts.
-    const rotating = liveKeys.some((k) => k.status === 'pending' && now.getTime() < k.created_at.getTime() + CHECK_WINDOW_MS);
+    const rotating = liveKeys.some(
+      (k) => k.status === 'pending' && now.getTime() < k.created_at.getTime() + CHECK_WINDOW_MS,
+    );
     if (rotating) {
       const soon = new Date(now.getTime() + ROTATION_RECHECK_MS);
       if (!next || soon < next) next = soon;
     }
-    const [updated] = await trx<DomainRow>('domains').where({ id: domainId }).update({
-      status,
-      last_checked_at: now,
-      check_count: count,
-      checking_since: since,
-      next_check_at: next,
-      verified_at: status === 'verified' ? (locked.verified_at ?? now) : locked.verified_at,
-      updated_at: status !== locked.status ? now : locked.updated_at,
-    }).returning('*');
+    const [updated] = await trx<DomainRow>('domains')
+      .where({ id: domainId })
+      .update({
+        status,
+        last_checked_at: now,
+        check_count: count,
+        checking_since: since,
+        next_check_at: next,
+        verified_at: status === 'verified' ? (locked.verified_at ?? now) : locked.verified_at,
+        updated_at: status !== locked.status ? now : locked.updated_at,
+      })
+      .returning('*');
     if (changed || status !== locked.status) {
       await recordEvent(trx, locked.team_id, 'domain.updated', domainEventData(updated, current));
     }
@@ -145,19 +206,34 @@ export async function checkDomain(db: Knex, resolver: VerifyResolver, hosts: Pla
  */
 async function rotateKeys(trx: Knex, keys: DkimKeyRow[], records: RecordRow[], now: Date): Promise<boolean> {
   let changed = false;
-  const recordOf = (key: DkimKeyRow) => records.find((r) => r.record === 'DKIM' && r.name === `${key.selector}._domainkey`);
-  const lapsed = keys.filter((k) => k.algorithm === 'ed25519' && k.status === 'active' && recordOf(k)?.status !== 'verified');
-  if (lapsed.length) await trx('dkim_keys').whereIn('id', lapsed.map((k) => k.id)).update({ status: 'pending' });
+  const recordOf = (key: DkimKeyRow) =>
+    records.find((r) => r.record === 'DKIM' && r.name === `${key.selector}._domainkey`);
+  const lapsed = keys.filter(
+    (k) => k.algorithm === 'ed25519' && k.status === 'active' && recordOf(k)?.status !== 'verified',
+  );
+  if (lapsed.length)
+    await trx('dkim_keys')
+      .whereIn(
+        'id',
+        lapsed.map((k) => k.id),
+      )
+      .update({ status: 'pending' });
   for (const key of keys.filter((k) => k.status === 'pending')) {
     if (recordOf(key)?.status !== 'verified') continue;
-    await trx('dkim_keys').where({ domain_id: key.domain_id, algorithm: key.algorithm, status: 'active' })
+    await trx('dkim_keys')
+      .where({ domain_id: key.domain_id, algorithm: key.algorithm, status: 'active' })
       .update({ status: 'retiring', retire_after: new Date(now.getTime() + DKIM_RETIRE_AFTER_MS) });
     await trx('dkim_keys').where({ id: key.id }).update({ status: 'active', activated_at: now });
     changed = true;
   }
   const expired = keys.filter((k) => k.status === 'retiring' && k.retire_after && k.retire_after <= now);
   if (expired.length) {
-    await trx('dkim_keys').whereIn('id', expired.map((k) => k.id)).update({ status: 'retired' });
+    await trx('dkim_keys')
+      .whereIn(
+        'id',
+        expired.map((k) => k.id),
+      )
+      .update({ status: 'retired' });
     changed = true;
   }
   return changed;

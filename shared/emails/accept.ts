@@ -41,11 +41,17 @@ export type Accepted = { id: string } | { data: { id: string }[]; errors?: ItemE
 
 /** A batch item's refusal as the whole batch's (strict mode): the item's index in the message and in details. */
 const itemRefusal = (err: ServiceError, index: number) =>
-  new ServiceError(err.errorName, `Email ${index}: ${err.message}`, { ...err.options, details: { ...err.options.details, index } });
+  new ServiceError(err.errorName, `Email ${index}: ${err.message}`, {
+    ...err.options,
+    details: { ...err.options.details, index },
+  });
 
 function answerOf(batch: AcceptOptions<unknown>['batch'], ids: string[], errors: ItemError[]): Accepted {
   if (batch === null) return { id: ids[0] };
-  return { data: ids.map((id) => ({ id })), ...(batch === 'permissive' ? { errors: [...errors].sort((a, b) => a.index - b.index) } : {}) };
+  return {
+    data: ids.map((id) => ({ id })),
+    ...(batch === 'permissive' ? { errors: [...errors].sort((a, b) => a.index - b.index) } : {}),
+  };
 }
 
 /** Prepares each item; answers the prepared sends with their batch index, refusing or recording each failure. */
@@ -70,7 +76,12 @@ async function prepareAll<T>(deps: AcceptDeps, caller: Caller, items: T[], o: Ac
  * Accepts one send or a batch: answers once the emails are committed (with the Idempotency-Key answer, when
  * reserved) and their delivery enqueued, or throws the refusal, having written nothing.
  */
-export async function acceptSends<T>(deps: AcceptDeps, caller: Caller, items: T[], o: AcceptOptions<T>): Promise<Accepted> {
+export async function acceptSends<T>(
+  deps: AcceptDeps,
+  caller: Caller,
+  items: T[],
+  o: AcceptOptions<T>,
+): Promise<Accepted> {
   const errors: ItemError[] = [];
   const prepared = await prepareAll(deps, caller, items, o, errors);
   if (prepared.length === 0) {
@@ -80,12 +91,29 @@ export async function acceptSends<T>(deps: AcceptDeps, caller: Caller, items: T[
     return accepted;
   }
   // The bulk rule decides as the emails are written: an email past it is refused there, as any invalid item.
-  const onRefused: OnRefused | undefined = o.batch === null ? undefined : (position, err) => {
-    if (o.batch === 'strict') throw itemRefusal(err, prepared[position].index);
-    errors.push({ index: prepared[position].index, message: err.message });
-  };
-  const answer = o.reservation ? { reservation: o.reservation, status: 200, body: (ids: string[]) => answerOf(o.batch, ids, errors) } : undefined;
-  const rows = await persistEmails(deps.db, deps, caller, prepared.map((p) => p.email), o.now, onRefused, answer);
+  const onRefused: OnRefused | undefined =
+    o.batch === null
+      ? undefined
+      : (position, err) => {
+          if (o.batch === 'strict') throw itemRefusal(err, prepared[position].index);
+          errors.push({ index: prepared[position].index, message: err.message });
+        };
+  const answer = o.reservation
+    ? { reservation: o.reservation, status: 200, body: (ids: string[]) => answerOf(o.batch, ids, errors) }
+    : undefined;
+  const rows = await persistEmails(
+    deps.db,
+    deps,
+    caller,
+    prepared.map((p) => p.email),
+    o.now,
+    onRefused,
+    answer,
+  );
   await deps.enqueueDelivery(rows.filter((r) => r.status === 'queued').map((r) => r.id));
-  return answerOf(o.batch, rows.map((r) => r.id), errors);
+  return answerOf(
+    o.batch,
+    rows.map((r) => r.id),
+    errors,
+  );
 }

@@ -30,7 +30,9 @@ export async function listAttempts(db: Knex, teamId: string, emailId: string, pa
 
 export async function getAttempt(db: Knex, teamId: string, emailId: string, attemptId: string): Promise<AttemptRow> {
   await getEmail(db, teamId, emailId);
-  const row = await db<AttemptRow>('delivery_attempts').where({ id: attemptId, email_id: emailId, team_id: teamId }).first();
+  const row = await db<AttemptRow>('delivery_attempts')
+    .where({ id: attemptId, email_id: emailId, team_id: teamId })
+    .first();
   if (!row) throw notFound('Delivery attempt');
   return row;
 }

@@ -43,7 +43,9 @@ export function deliveryEnqueuer(queue: Queue, log: Logger, options: { delayMs?:
       }
       const emailIds = batch.flatMap((b) => b.ids);
       try {
-        await queue.addBulk(emailIds.map((emailId) => ({ name: 'deliver', data: { emailId }, opts: { jobId: emailId } })));
+        await queue.addBulk(
+          emailIds.map((emailId) => ({ name: 'deliver', data: { emailId }, opts: { jobId: emailId } })),
+        );
       } catch (err) {
         log.warn({ err, emailIds }, 'delivery.enqueue_failed');
       }

@@ -21,7 +21,8 @@ import { resolveServer, type AddressResolver } from '../dns/server-address.ts';
 import type { Config } from '../config.ts';
 import { MAX_MESSAGE_BYTES, type AttachmentInput } from './content.ts';
 
-export type FetchRefusal = 'invalid_url' | 'not_https' | 'private_target' | 'unreachable' | 'timeout' | 'http_status' | 'too_large';
+export type FetchRefusal =
+  'invalid_url' | 'not_https' | 'private_target' | 'unreachable' | 'timeout' | 'http_status' | 'too_large';
 
 export interface FetchOptions {
   resolver: AddressResolver;
@@ -55,7 +56,10 @@ export function fetchOptions(config: Config, resolver: AddressResolver): FetchOp
 
 function refuse(i: number, reason: FetchRefusal, message: string): ServiceError {
   const path = `attachments.${i}.path`;
-  return new ServiceError('invalid_attachment', `Attachment ${i} could not be fetched (${reason}): ${message}`, { status: 422, errors: [{ path, message }] });
+  return new ServiceError('invalid_attachment', `Attachment ${i} could not be fetched (${reason}): ${message}`, {
+    status: 422,
+    errors: [{ path, message }],
+  });
 }
 
 function filenameOf(url: URL): string | null {
@@ -70,7 +74,12 @@ function filenameOf(url: URL): string | null {
 }
 
 /** Fetches attachment `i`'s `path`, taking at most `maxBytes`. Throws a 422 ServiceError for every refusal. */
-export async function fetchAttachment(path: string, i: number, options: FetchOptions, maxBytes = MAX_FETCH_BYTES): Promise<FetchedAttachment> {
+export async function fetchAttachment(
+  path: string,
+  i: number,
+  options: FetchOptions,
+  maxBytes = MAX_FETCH_BYTES,
+): Promise<FetchedAttachment> {
   let url: URL;
   try {
     url = new URL(path);
@@ -78,24 +87,38 @@ export async function fetchAttachment(path: string, i: number, options: FetchOpt
     throw refuse(i, 'invalid_url', 'the path is not a URL.');
   }
   if (path.length > 2048) throw refuse(i, 'invalid_url', 'the URL is longer than 2048 characters.');
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && options.allowHttp)) throw refuse(i, 'not_https', 'only https:// URLs are fetched.');
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && options.allowHttp))
+    throw refuse(i, 'not_https', 'only https:// URLs are fetched.');
   const resolved = await resolveServer(options.resolver, url.hostname, options.allowPrivate);
-  if (resolved.status === 'not_found') throw refuse(i, 'unreachable', `${url.hostname} was not found (${resolved.error}).`);
-  if (resolved.status === 'private') throw refuse(i, 'private_target', `${url.hostname} is a private, loopback or link-local address; only public servers are fetched.`);
+  if (resolved.status === 'not_found')
+    throw refuse(i, 'unreachable', `${url.hostname} was not found (${resolved.error}).`);
+  if (resolved.status === 'private')
+    throw refuse(
+      i,
+      'private_target',
+      `${url.hostname} is a private, loopback or link-local address; only public servers are fetched.`,
+    );
   const address = resolved.addresses[0];
   // Connect to the checked address whatever the name resolves to now; Host, SNI and the certificate check still
   // name the host.
   const lookup: LookupFunction = (_host, opts, cb) => {
     const family = isIP(address);
-    if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
+    if ((opts as { all?: boolean }).all)
+      (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
     else cb(null, address, family);
   };
-  const ca = options.caFile && url.protocol === 'https:' ? [...rootCertificates, await readFile(options.caFile, 'utf8')] : undefined;
+  const ca =
+    options.caFile && url.protocol === 'https:'
+      ? [...rootCertificates, await readFile(options.caFile, 'utf8')]
+      : undefined;
 
   return new Promise<FetchedAttachment>((resolve, reject) => {
     const transport = url.protocol === 'https:' ? https : http;
     const req = transport.request(url, {
-      method: 'GET', lookup, agent: false, ...(ca ? { ca } : {}),
+      method: 'GET',
+      lookup,
+      agent: false,
+      ...(ca ? { ca } : {}),
       headers: { 'user-agent': 'postwerk-attachments', accept: '*/*', 'accept-encoding': 'identity' },
     });
     let settled = false;
@@ -106,13 +129,22 @@ export async function fetchAttachment(path: string, i: number, options: FetchOpt
       req.destroy();
       reject(err);
     };
-    const timer = setTimeout(() => fail(refuse(i, 'timeout', `${url.host} did not answer within ${options.timeoutMs / 1000} s.`)), options.timeoutMs);
+    const timer = setTimeout(
+      () => fail(refuse(i, 'timeout', `${url.host} did not answer within ${options.timeoutMs / 1000} s.`)),
+      options.timeoutMs,
+    );
     req.on('error', (err) => fail(refuse(i, 'unreachable', `${url.host} could not be reached (${err.message}).`)));
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
-      if (status >= 300 && status < 400) return fail(refuse(i, 'http_status', `${url.host} answered ${status}; redirects are not followed.`));
+      if (status >= 300 && status < 400)
+        return fail(refuse(i, 'http_status', `${url.host} answered ${status}; redirects are not followed.`));
       if (status < 200 || status >= 300) return fail(refuse(i, 'http_status', `${url.host} answered ${status}.`));
-      const tooLarge = () => refuse(i, 'too_large', `the file is larger than the ${maxBytes} bytes left in the message (the limit is ${MAX_MESSAGE_BYTES / 1024 / 1024} MB, counted as base64).`);
+      const tooLarge = () =>
+        refuse(
+          i,
+          'too_large',
+          `the file is larger than the ${maxBytes} bytes left in the message (the limit is ${MAX_MESSAGE_BYTES / 1024 / 1024} MB, counted as base64).`,
+        );
       if (Number(res.headers['content-length'] ?? 0) > maxBytes) return fail(tooLarge());
       const chunks: Buffer[] = [];
       let size = 0;
@@ -129,7 +161,11 @@ export async function fetchAttachment(path: string, i: number, options: FetchOpt
         settled = true;
         clearTimeout(timer);
         const type = (res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-        resolve({ content: Buffer.concat(chunks), filename: filenameOf(url), contentType: /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(type) ? type : null });
+        resolve({
+          content: Buffer.concat(chunks),
+          filename: filenameOf(url),
+          contentType: /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(type) ? type : null,
+        });
       });
     });
     req.end();
@@ -141,7 +177,10 @@ export async function fetchAttachment(path: string, i: number, options: FetchOpt
  * what the ones before left of the message. Returns the inputs with the fetched bytes, ready for decodeAttachment:
  * the filename defaults to the URL's last path segment, the media type to the server's when the filename says none.
  */
-export async function fetchPathAttachments(inputs: AttachmentInput[], options: FetchOptions): Promise<{ input: AttachmentInput; fetched?: Buffer }[]> {
+export async function fetchPathAttachments(
+  inputs: AttachmentInput[],
+  options: FetchOptions,
+): Promise<{ input: AttachmentInput; fetched?: Buffer }[]> {
   const out: { input: AttachmentInput; fetched?: Buffer }[] = [];
   let left = MAX_FETCH_BYTES;
   for (const [i, a] of inputs.entries()) {
@@ -153,7 +192,10 @@ export async function fetchPathAttachments(inputs: AttachmentInput[], options: F
     left -= got.content.length;
     const filename = a.filename === undefined || a.filename === null ? got.filename : a.filename;
     const named = typeof filename === 'string' && /\.[A-Za-z0-9]{1,8}$/.test(filename);
-    out.push({ input: { ...a, filename, content_type: a.content_type ?? (named ? null : got.contentType) }, fetched: got.content });
+    out.push({
+      input: { ...a, filename, content_type: a.content_type ?? (named ? null : got.contentType) },
+      fetched: got.content,
+    });
   }
   return out;
 }

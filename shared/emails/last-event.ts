@@ -13,7 +13,19 @@ import { lastEvents, type EmailRow, type LastEvent } from './present.ts';
  * were delivered. Engagement that other areas record on the email (opened, clicked, complained) is kept unless a
  * delivery state outranks it: opened < clicked < failed < bounced < complained.
  */
-export const LAST_EVENT_RANK: LastEvent[] = ['queued', 'scheduled', 'suppressed', 'sent', 'delivered', 'delivery_delayed', 'opened', 'clicked', 'failed', 'bounced', 'complained'];
+export const LAST_EVENT_RANK: LastEvent[] = [
+  'queued',
+  'scheduled',
+  'suppressed',
+  'sent',
+  'delivered',
+  'delivery_delayed',
+  'opened',
+  'clicked',
+  'failed',
+  'bounced',
+  'complained',
+];
 /** Events other areas record on an email, kept by lastEvent unless a delivery state outranks them. */
 export const ENGAGEMENT_EVENTS: LastEvent[] = ['opened', 'clicked', 'complained'];
 const ENGAGEMENT = new Set<string>(ENGAGEMENT_EVENTS);
@@ -25,7 +37,10 @@ export interface RecipientStatus {
 
 export function recipientEvent(r: RecipientStatus): LastEvent | null {
   switch (r.status) {
-    case 'delivered': case 'bounced': case 'failed': case 'suppressed':
+    case 'delivered':
+    case 'bounced':
+    case 'failed':
+    case 'suppressed':
       return r.status;
     case 'deferred':
       return r.delay_notified ? 'delivery_delayed' : 'sent';
@@ -65,12 +80,19 @@ export function emailState(current: EmailState, recipients: RecipientStatus[], c
  * the email at once without reading the email first (the MTA's one-statement record): it looks its answer up.
  */
 export function lastEventByCurrent(recipients: RecipientStatus[]): Record<LastEvent, LastEvent> {
-  return Object.fromEntries(lastEvents.map((current) => [current, lastEvent(current, recipients)])) as Record<LastEvent, LastEvent>;
+  return Object.fromEntries(lastEvents.map((current) => [current, lastEvent(current, recipients)])) as Record<
+    LastEvent,
+    LastEvent
+  >;
 }
 
 /** last_event and status from the recipients as they now are; `complained` when this change is a complaint. */
 export async function refreshEmail(trx: Knex, emailId: string, now: Date, complained: boolean): Promise<void> {
   const email: EmailState = await trx('emails').where({ id: emailId }).first('last_event', 'status');
-  const recipients: RecipientStatus[] = await trx('email_recipients').where({ email_id: emailId }).select('status', 'delay_notified');
-  await trx('emails').where({ id: emailId }).update({ ...emailState(email, recipients, complained), updated_at: now });
+  const recipients: RecipientStatus[] = await trx('email_recipients')
+    .where({ email_id: emailId })
+    .select('status', 'delay_notified');
+  await trx('emails')
+    .where({ id: emailId })
+    .update({ ...emailState(email, recipients, complained), updated_at: now });
 }

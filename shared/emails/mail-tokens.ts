@@ -69,7 +69,9 @@ export function fromBase32(text: string): Buffer | null {
 
 const RP_TAG = 8;
 
-/** 16 bytes of email id and an 8-byte tag: 39 base32 characters (the local part stays under 64, RFC 5321 §4.5.3.1.1). */
+/**
+ * 16 bytes of email id and an 8-byte tag: 39 base32 characters (the local part stays under 64, RFC 5321 §4.5.3.1.1).
+ */
 export function returnPathToken(secrets: Buffer, emailId: string): string {
   const id = uuidBytes(emailId);
   return base32(Buffer.concat([id, tag(secrets, 'return-path', id, RP_TAG)]));

@@ -9,7 +9,18 @@ import type { DomainRow } from '../domains/store.ts';
 import { ServiceError } from '../errors.ts';
 import { AddressError, formatMailbox, parseMailbox, type Mailbox } from './addresses.ts';
 import { parseScheduledAt, ScheduleError } from './schedule-phrase.ts';
-import { checkHeaders, checkTags, decodeAttachment, hasUnsubscribe, htmlToText, MAX_LINE, MAX_MESSAGE_BYTES, unfoldableRun, type AttachmentInput, type DecodedAttachment } from './content.ts';
+import {
+  checkHeaders,
+  checkTags,
+  decodeAttachment,
+  hasUnsubscribe,
+  htmlToText,
+  MAX_LINE,
+  MAX_MESSAGE_BYTES,
+  unfoldableRun,
+  type AttachmentInput,
+  type DecodedAttachment,
+} from './content.ts';
 import { checkReach, reachContext, reachIsLimited, senderLookups } from './rules.ts';
 import { findUnusable, type Unusable } from './recipient-checks.ts';
 import { fetchOptions, fetchPathAttachments } from './fetch-attachment.ts';
@@ -53,7 +64,10 @@ export interface PreparedRecipient {
 }
 
 /** A send every check has passed: the email row's content fields as they will be written, and what decides the rest. */
-export interface PreparedEmail extends Pick<EmailRow, 'to' | 'cc' | 'bcc' | 'reply_to' | 'subject' | 'html' | 'text' | 'headers' | 'tags'> {
+export interface PreparedEmail extends Pick<
+  EmailRow,
+  'to' | 'cc' | 'bcc' | 'reply_to' | 'subject' | 'html' | 'text' | 'headers' | 'tags'
+> {
   from: Mailbox;
   domain: DomainRow;
   attachments: DecodedAttachment[];
@@ -74,8 +88,15 @@ export interface PrepareContext {
 
 const list = (v: string | string[] | null | undefined): string[] => (v == null ? [] : Array.isArray(v) ? v : [v]);
 
-function fieldError(path: string, message: string, extra: Pick<ServiceError['options'], 'details' | 'smtp'> = {}): ServiceError {
-  return new ServiceError('validation_error', `Invalid \`${path}\`: ${message}`, { errors: [{ path, message }], ...extra });
+function fieldError(
+  path: string,
+  message: string,
+  extra: Pick<ServiceError['options'], 'details' | 'smtp'> = {},
+): ServiceError {
+  return new ServiceError('validation_error', `Invalid \`${path}\`: ${message}`, {
+    errors: [{ path, message }],
+    ...extra,
+  });
 }
 
 function mailboxes(field: string, values: string[]): Mailbox[] {
@@ -83,7 +104,8 @@ function mailboxes(field: string, values: string[]): Mailbox[] {
     try {
       return parseMailbox(v);
     } catch (err) {
-      if (err instanceof AddressError) throw fieldError(values.length > 1 || Array.isArray(v) ? `${field}.${i}` : field, `\`${v}\` ${err.message}.`);
+      if (err instanceof AddressError)
+        throw fieldError(values.length > 1 || Array.isArray(v) ? `${field}.${i}` : field, `\`${v}\` ${err.message}.`);
       throw err;
     }
   });
@@ -96,8 +118,18 @@ const causeMessages: Record<Unusable['cause'], string> = {
   dead_address: 'has bounced permanently before',
 };
 
-export async function prepareEmail(db: Knex, ctx: PrepareContext, caller: Caller, input: SendInput, now: Date): Promise<PreparedEmail> {
-  if (input.template) throw new ServiceError('validation_error', `Template \`${input.template.id}\` not found.`, { status: 422, errors: [{ path: 'template.id', message: 'not found' }] });
+export async function prepareEmail(
+  db: Knex,
+  ctx: PrepareContext,
+  caller: Caller,
+  input: SendInput,
+  now: Date,
+): Promise<PreparedEmail> {
+  if (input.template)
+    throw new ServiceError('validation_error', `Template \`${input.template.id}\` not found.`, {
+      status: 422,
+      errors: [{ path: 'template.id', message: 'not found' }],
+    });
   if (!input.from) throw new ServiceError('missing_required_field', 'Missing `from` field.');
   if (input.subject === undefined) throw new ServiceError('missing_required_field', 'Missing `subject` field.');
   const [from] = mailboxes('from', [input.from]);
@@ -106,7 +138,8 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, caller: Caller
   const bcc = mailboxes('bcc', list(input.bcc));
   const replyTo = mailboxes('reply_to', list(input.reply_to));
   if (to.length === 0) throw new ServiceError('missing_required_field', 'Missing `to` field.');
-  if (to.length + cc.length + bcc.length > MAX_RECIPIENTS) throw fieldError('to', `At most ${MAX_RECIPIENTS} recipients in to, cc and bcc together.`);
+  if (to.length + cc.length + bcc.length > MAX_RECIPIENTS)
+    throw fieldError('to', `At most ${MAX_RECIPIENTS} recipients in to, cc and bcc together.`);
   if (replyTo.length > MAX_RECIPIENTS) throw fieldError('reply_to', `At most ${MAX_RECIPIENTS} addresses in reply_to.`);
   if (/[\r\n\0]/.test(input.subject)) throw fieldError('subject', 'The subject must be one line.');
   if (input.subject.length > 998) throw fieldError('subject', 'The subject is longer than 998 characters.');
@@ -114,26 +147,49 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, caller: Caller
   // checked there): every run of the subject must fit on a line once folded (RFC 5322 §2.1.1, unfoldableRun).
   const composed = caller.source !== 'smtp';
   const run = composed ? unfoldableRun('Subject', input.subject) : null;
-  if (run) throw fieldError('subject', `The subject has ${run.length} characters with no space to fold the line at; a line of mail holds at most ${MAX_LINE} (RFC 5322 §2.1.1), so at most ${run.limit} here.`);
+  if (run)
+    throw fieldError(
+      'subject',
+      `The subject has ${run.length} characters with no space to fold the line at; a line of mail holds at most ${MAX_LINE} (RFC 5322 §2.1.1), so at most ${run.limit} here.`,
+    );
   const html = input.html ?? null;
-  if (html === null && (input.text === undefined || input.text === null)) throw new ServiceError('missing_required_field', 'Missing `html` or `text` field.');
+  if (html === null && (input.text === undefined || input.text === null))
+    throw new ServiceError('missing_required_field', 'Missing `html` or `text` field.');
   // Text from HTML when none is given; `""` opts out (resend-api.md §2).
-  const text = input.text === undefined || input.text === null ? (html ? htmlToText(html) : null) : input.text === '' ? null : input.text;
+  const text =
+    input.text === undefined || input.text === null
+      ? html
+        ? htmlToText(html)
+        : null
+      : input.text === ''
+        ? null
+        : input.text;
   // `text: ""` opts out of the generated text, not of having a body: with no html left the email would be empty.
   // A template brings its own body. An SMTP submission is delivered as its own MIME, whose body may be empty
   // (RFC 5322 §3.5 makes the body optional).
   if (!html && !text && !input.template && caller.source !== 'smtp') {
     const path = input.text === '' ? 'text' : 'html';
-    throw fieldError(path, 'the email would have no body. Give `html`, or a `text` that is not empty (`text: ""` only turns off the text generated from `html`).');
+    throw fieldError(
+      path,
+      'the email would have no body. Give `html`, or a `text` that is not empty (`text: ""` only turns off the text generated from `html`).',
+    );
   }
   const headers = checkHeaders(input.headers ?? {}, { composed });
   const tags = checkTags(input.tags ?? []);
   const given = input.attachments ?? [];
-  const inputs = given.some((a) => a.path && !a.content) ? await fetchPathAttachments(given, fetchOptions(ctx.config, ctx.dns)) : given.map((a) => ({ input: a, fetched: undefined }));
+  const inputs = given.some((a) => a.path && !a.content)
+    ? await fetchPathAttachments(given, fetchOptions(ctx.config, ctx.dns))
+    : given.map((a) => ({ input: a, fetched: undefined }));
   const attachments = inputs.map((a, i) => decodeAttachment(a.input, i, a.fetched));
-  const size = Buffer.byteLength(html ?? '') + Buffer.byteLength(text ?? '') + attachments.reduce((n, a) => n + Math.ceil(a.content.length / 3) * 4, 0);
+  const size =
+    Buffer.byteLength(html ?? '') +
+    Buffer.byteLength(text ?? '') +
+    attachments.reduce((n, a) => n + Math.ceil(a.content.length / 3) * 4, 0);
   // SMTP submission answers 552 5.3.4 (RFC 3463: message too big for system).
-  if (size > MAX_MESSAGE_BYTES) throw fieldError('attachments', `The message is larger than ${MAX_MESSAGE_BYTES / 1024 / 1024} MB.`, { smtp: { code: 552, enhanced: '5.3.4' } });
+  if (size > MAX_MESSAGE_BYTES)
+    throw fieldError('attachments', `The message is larger than ${MAX_MESSAGE_BYTES / 1024 / 1024} MB.`, {
+      smtp: { code: 552, enhanced: '5.3.4' },
+    });
   let scheduledAt: Date | null = null;
   if (input.scheduled_at) {
     try {
@@ -145,10 +201,24 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, caller: Caller
   }
 
   // The domain and what the suppression lists say of the recipients, in one query.
-  const { domain, suppressed: byEmail, dead } = await senderLookups(db, caller.team, caller.key, from.domain, [...to, ...cc, ...bcc].map((b) => b.address.toLowerCase()));
+  const {
+    domain,
+    suppressed: byEmail,
+    dead,
+  } = await senderLookups(
+    db,
+    caller.team,
+    caller.key,
+    from.domain,
+    [...to, ...cc, ...bcc].map((b) => b.address.toLowerCase()),
+  );
   const recipients: PreparedRecipient[] = [];
   const seen = new Set<string>();
-  for (const [kind, boxes] of [['to', to], ['cc', cc], ['bcc', bcc]] as const) {
+  for (const [kind, boxes] of [
+    ['to', to],
+    ['cc', cc],
+    ['bcc', bcc],
+  ] as const) {
     for (const b of boxes) {
       const key = b.address.toLowerCase();
       if (seen.has(key)) continue;
@@ -157,30 +227,64 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, caller: Caller
     }
   }
   // The reach lookups (identities, verified domains) cost two queries: only a limited sender needs them.
-  if (reachIsLimited(caller.team, domain)) checkReach(caller.team, domain, recipients, await reachContext(db, caller.team.id, ctx.config.SIMULATOR_DOMAIN));
+  if (reachIsLimited(caller.team, domain))
+    checkReach(caller.team, domain, recipients, await reachContext(db, caller.team.id, ctx.config.SIMULATOR_DOMAIN));
 
   for (const r of recipients) {
     const origin = byEmail.get(r.address.toLowerCase());
-    if (origin) Object.assign(r, { status: 'suppressed', reason: `on the team's suppression list (${origin})`, suppression: { origin } });
+    if (origin)
+      Object.assign(r, {
+        status: 'suppressed',
+        reason: `on the team's suppression list (${origin})`,
+        suppression: { origin },
+      });
   }
   const topic = input.topic_id ? await topicOf(db, caller.team.id, input.topic_id, recipients) : null;
   const open = recipients.filter((r) => r.status === 'queued');
-  const unusable = await findUnusable(db, ctx.dns, open.map((r) => ({ address: r.address.toLowerCase(), domain: r.domain })), (d) => d === ctx.config.SIMULATOR_DOMAIN, dead);
+  const unusable = await findUnusable(
+    db,
+    ctx.dns,
+    open.map((r) => ({ address: r.address.toLowerCase(), domain: r.domain })),
+    (d) => d === ctx.config.SIMULATOR_DOMAIN,
+    dead,
+  );
   for (const r of open) {
     const why = unusable.get(r.address.toLowerCase());
     if (why) Object.assign(r, { status: 'failed', reason: why.cause });
   }
   if (recipients.every((r) => r.status === 'failed')) {
     const first = unusable.get(recipients[0].address.toLowerCase())!;
-    throw new ServiceError('validation_error', `No recipient can receive this email: ${recipients[0].address} ${causeMessages[first.cause]}.`, {
-      details: { reason: 'invalid_recipient', cause: first.cause, recipient: recipients[0].address, ...(first.cause === 'typo_domain' ? { suggestion: first.suggestion } : {}) },
-    });
+    throw new ServiceError(
+      'validation_error',
+      `No recipient can receive this email: ${recipients[0].address} ${causeMessages[first.cause]}.`,
+      {
+        details: {
+          reason: 'invalid_recipient',
+          cause: first.cause,
+          recipient: recipients[0].address,
+          ...(first.cause === 'typo_domain' ? { suggestion: first.suggestion } : {}),
+        },
+      },
+    );
   }
 
   return {
-    from, domain, subject: input.subject, html, text, headers, tags, attachments, recipients, size,
-    to: to.map(formatMailbox), cc: cc.map(formatMailbox), bcc: bcc.map(formatMailbox), reply_to: replyTo.map(formatMailbox),
-    scheduled_at: scheduledAt, topic,
+    from,
+    domain,
+    subject: input.subject,
+    html,
+    text,
+    headers,
+    tags,
+    attachments,
+    recipients,
+    size,
+    to: to.map(formatMailbox),
+    cc: cc.map(formatMailbox),
+    bcc: bcc.map(formatMailbox),
+    reply_to: replyTo.map(formatMailbox),
+    scheduled_at: scheduledAt,
+    topic,
     // A topic send carries our List-Unsubscribe (unless the customer set their own, which counts all the same).
     // The text as given: one made from the html says only what the html says, and puts a link's URL on the line
     // of the words around it ("reply STOP to unsubscribe, or visit <a href=…>our shop</a>").
@@ -192,9 +296,23 @@ export async function prepareEmail(db: Knex, ctx: PrepareContext, caller: Caller
  * The send's topic (422 when the team has none of that id), with every recipient who is not subscribed to it
  * marked suppressed: they are not sent to, and email.suppressed says why.
  */
-async function topicOf(db: Knex, teamId: string, topicId: string, recipients: PreparedRecipient[]): Promise<{ id: string; name: string }> {
-  const audience = await topicAudience(db, teamId, topicId, recipients.map((r) => r.address));
-  if (!audience) throw new ServiceError('validation_error', `Topic \`${topicId}\` not found.`, { status: 422, errors: [{ path: 'topic_id', message: 'not found' }] });
+async function topicOf(
+  db: Knex,
+  teamId: string,
+  topicId: string,
+  recipients: PreparedRecipient[],
+): Promise<{ id: string; name: string }> {
+  const audience = await topicAudience(
+    db,
+    teamId,
+    topicId,
+    recipients.map((r) => r.address),
+  );
+  if (!audience)
+    throw new ServiceError('validation_error', `Topic \`${topicId}\` not found.`, {
+      status: 422,
+      errors: [{ path: 'topic_id', message: 'not found' }],
+    });
   for (const r of recipients) {
     if (r.status !== 'queued' || audience.subscribed(r.address)) continue;
     Object.assign(r, { status: 'suppressed', reason: notSubscribed(audience.topic), suppression: { origin: 'topic' } });

@@ -1,7 +1,20 @@
 // The API and webhook shapes of a sent email (resend-api.md §1.1 and §4).
 import { isoRequired, iso } from '../time.ts';
 
-export const lastEvents = ['queued', 'scheduled', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'complained', 'opened', 'clicked', 'failed', 'canceled', 'suppressed'] as const;
+export const lastEvents = [
+  'queued',
+  'scheduled',
+  'sent',
+  'delivered',
+  'delivery_delayed',
+  'bounced',
+  'complained',
+  'opened',
+  'clicked',
+  'failed',
+  'canceled',
+  'suppressed',
+] as const;
 export type LastEvent = (typeof lastEvents)[number];
 
 export interface EmailRow {
@@ -61,10 +74,22 @@ export function presentListItem(e: EmailRow) {
 }
 
 /** The columns the email.* events' data is made of. */
-export const EMAIL_EVENT_COLUMNS = ['id', 'team_id', 'created_at', 'from', 'to', 'subject', 'message_id', 'tags'] as const;
+export const EMAIL_EVENT_COLUMNS = [
+  'id',
+  'team_id',
+  'created_at',
+  'from',
+  'to',
+  'subject',
+  'message_id',
+  'tags',
+] as const;
 
 /** `data` of the email.* events: tags as an object, as the webhook payloads have them. */
-export function emailEventData(e: Pick<EmailRow, (typeof EMAIL_EVENT_COLUMNS)[number]>, extra: Record<string, unknown> = {}) {
+export function emailEventData(
+  e: Pick<EmailRow, (typeof EMAIL_EVENT_COLUMNS)[number]>,
+  extra: Record<string, unknown> = {},
+) {
   return {
     email_id: e.id,
     created_at: isoRequired(e.created_at),

@@ -5,11 +5,22 @@
 export const MAX_AHEAD_MS = 30 * 24 * 3600_000;
 
 const UNITS: Record<string, number> = {
-  second: 1000, seconds: 1000, sec: 1000, secs: 1000,
-  minute: 60_000, minutes: 60_000, min: 60_000, mins: 60_000,
-  hour: 3600_000, hours: 3600_000, hr: 3600_000, hrs: 3600_000,
-  day: 86_400_000, days: 86_400_000,
-  week: 604_800_000, weeks: 604_800_000,
+  second: 1000,
+  seconds: 1000,
+  sec: 1000,
+  secs: 1000,
+  minute: 60_000,
+  minutes: 60_000,
+  min: 60_000,
+  mins: 60_000,
+  hour: 3600_000,
+  hours: 3600_000,
+  hr: 3600_000,
+  hrs: 3600_000,
+  day: 86_400_000,
+  days: 86_400_000,
+  week: 604_800_000,
+  weeks: 604_800_000,
 };
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
@@ -42,13 +53,17 @@ function parsePhrase(phrase: string, now: Date): Date {
     if (!unit) throw new ScheduleError(`\`${rel[2]}\` is not a unit (seconds, minutes, hours, days, weeks)`);
     return new Date(now.getTime() + Number(rel[1]) * unit);
   }
-  const day = /^(today|tomorrow|(?:next\s+)?(sunday|monday|tuesday|wednesday|thursday|friday|saturday))\s+at\s+(.+)$/.exec(phrase);
-  if (!day) throw new ScheduleError('is neither an ISO 8601 instant nor a phrase such as `in 2 hours` or `tomorrow at 9am`');
+  const day =
+    /^(today|tomorrow|(?:next\s+)?(sunday|monday|tuesday|wednesday|thursday|friday|saturday))\s+at\s+(.+)$/.exec(
+      phrase,
+    );
+  if (!day)
+    throw new ScheduleError('is neither an ISO 8601 instant nor a phrase such as `in 2 hours` or `tomorrow at 9am`');
   const time = parseTime(day[3].trim());
   if (day[1] === 'today') return atTime(now, time);
   if (day[1] === 'tomorrow') return atTime(new Date(now.getTime() + 86_400_000), time);
   // `<weekday>` and `next <weekday>` both mean the next such day (CONTRACT): never today.
-  const ahead = ((WEEKDAYS.indexOf(day[2]) - now.getUTCDay() + 7) % 7) || 7;
+  const ahead = (WEEKDAYS.indexOf(day[2]) - now.getUTCDay() + 7) % 7 || 7;
   return atTime(new Date(now.getTime() + ahead * 86_400_000), time);
 }
 
@@ -59,9 +74,21 @@ function parsePhrase(phrase: string, now: Date): Date {
 function onTheCalendar(text: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?.*?(?:Z|[+-](\d{2}):?(\d{2}))$/i.exec(text);
   if (!m) return false;
-  const [y, month, day, hour, minute, second = 0, zoneHours = 0, zoneMinutes = 0] = m.slice(1).map((v) => (v === undefined ? undefined : Number(v)));
+  const [y, month, day, hour, minute, second = 0, zoneHours = 0, zoneMinutes = 0] = m
+    .slice(1)
+    .map((v) => (v === undefined ? undefined : Number(v)));
   const daysInMonth = new Date(Date.UTC(y!, month!, 0)).getUTCDate();
-  return month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysInMonth && hour! <= 23 && minute! <= 59 && second <= 59 && zoneHours <= 23 && zoneMinutes <= 59;
+  return (
+    month! >= 1 &&
+    month! <= 12 &&
+    day! >= 1 &&
+    day! <= daysInMonth &&
+    hour! <= 23 &&
+    minute! <= 59 &&
+    second <= 59 &&
+    zoneHours <= 23 &&
+    zoneMinutes <= 59
+  );
 }
 
 /** The instant `input` names, validated against `now`. */

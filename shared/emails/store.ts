@@ -17,11 +17,17 @@ export function listEmails(db: Knex, teamId: string, page: ListQuery) {
 
 export async function reschedule(db: Knex, teamId: string, id: string, when: Date): Promise<EmailRow> {
   return db.transaction(async (trx) => {
-    const [row] = await trx<EmailRow>('emails').where({ id, team_id: teamId, status: 'scheduled' })
-      .update({ scheduled_at: when, updated_at: new Date() }).returning('*');
+    const [row] = await trx<EmailRow>('emails')
+      .where({ id, team_id: teamId, status: 'scheduled' })
+      .update({ scheduled_at: when, updated_at: new Date() })
+      .returning('*');
     if (!row) {
       await getEmail(trx, teamId, id);
-      throw new ServiceError('validation_error', 'Only a scheduled email that has not been released can be rescheduled.', { status: 422 });
+      throw new ServiceError(
+        'validation_error',
+        'Only a scheduled email that has not been released can be rescheduled.',
+        { status: 422 },
+      );
     }
     await trx('email_recipients').where({ email_id: id, status: 'queued' }).update({ next_attempt_at: when });
     await recordEvent(trx, teamId, 'email.scheduled', emailEventData(row));
@@ -31,13 +37,19 @@ export async function reschedule(db: Knex, teamId: string, id: string, when: Dat
 
 export async function cancel(db: Knex, teamId: string, id: string): Promise<EmailRow> {
   return db.transaction(async (trx) => {
-    const [row] = await trx<EmailRow>('emails').where({ id, team_id: teamId, status: 'scheduled' })
-      .update({ status: 'canceled', last_event: 'canceled', updated_at: new Date() }).returning('*');
+    const [row] = await trx<EmailRow>('emails')
+      .where({ id, team_id: teamId, status: 'scheduled' })
+      .update({ status: 'canceled', last_event: 'canceled', updated_at: new Date() })
+      .returning('*');
     if (!row) {
       await getEmail(trx, teamId, id);
-      throw new ServiceError('validation_error', 'Only a scheduled email that has not been released can be canceled.', { status: 422 });
+      throw new ServiceError('validation_error', 'Only a scheduled email that has not been released can be canceled.', {
+        status: 422,
+      });
     }
-    await trx('email_recipients').where({ email_id: id, status: 'queued' }).update({ status: 'canceled', next_attempt_at: null });
+    await trx('email_recipients')
+      .where({ email_id: id, status: 'queued' })
+      .update({ status: 'canceled', next_attempt_at: null });
     await recordEvent(trx, teamId, 'email.canceled', emailEventData(row));
     return row;
   });
@@ -50,10 +62,24 @@ export async function cancel(db: Knex, teamId: string, id: string): Promise<Emai
 export async function releaseDue(db: Knex, now: Date, limit = 500): Promise<string[]> {
   return db.transaction(async (trx) => {
     const rows: Pick<EmailRow, (typeof EMAIL_EVENT_COLUMNS)[number]>[] = await trx('emails')
-      .whereIn('id', trx('emails').select('id').where({ status: 'scheduled' }).where('scheduled_at', '<=', now).orderBy('scheduled_at').limit(limit).forUpdate().skipLocked())
+      .whereIn(
+        'id',
+        trx('emails')
+          .select('id')
+          .where({ status: 'scheduled' })
+          .where('scheduled_at', '<=', now)
+          .orderBy('scheduled_at')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked(),
+      )
       .update({ status: 'queued', last_event: 'sent', updated_at: now })
       .returning([...EMAIL_EVENT_COLUMNS]);
-    if (rows.length) await insertEvents(trx, rows.map((row) => eventRow(row.team_id, 'email.sent', emailEventData(row))));
+    if (rows.length)
+      await insertEvents(
+        trx,
+        rows.map((row) => eventRow(row.team_id, 'email.sent', emailEventData(row))),
+      );
     return rows.map((r) => r.id);
   });
 }

@@ -17,9 +17,13 @@ export interface Reservation {
   token: string;
 }
 
-export type Reserved = { kind: 'reserved'; reservation: Reservation } | { kind: 'replay'; status: number; body: unknown };
+export type Reserved =
+  { kind: 'reserved'; reservation: Reservation } | { kind: 'replay'; status: number; body: unknown };
 
-/** A header that is present but blank is refused: a client whose key variable is empty must not lose its protection silently. */
+/**
+ * A header that is present but blank is refused: a client whose key variable is empty must not lose its protection
+ * silently.
+ */
 export function validateKey(key: string): void {
   if (key.trim().length < 1 || key.length > 256) {
     throw new ServiceError('invalid_idempotency_key', 'The Idempotency-Key header must be 1 to 256 characters long.');
@@ -41,20 +45,36 @@ export async function reserve(db: Knex, teamId: string, key: string, requestHash
     .where({ team_id: teamId, key })
     .andWhere((w) => {
       w.where('created_at', '<', new Date(now - RETENTION_MS)).orWhere((s) =>
-        s.where('status', 'in_flight').andWhere('created_at', '<', new Date(now - STALE_MS)).andWhere('request_hash', requestHash),
+        s
+          .where('status', 'in_flight')
+          .andWhere('created_at', '<', new Date(now - STALE_MS))
+          .andWhere('request_hash', requestHash),
       );
     })
-    .update({ request_hash: requestHash, status: 'in_flight', response_status: null, response_body: null, created_at: new Date(now), claim_token: reservation.token })
+    .update({
+      request_hash: requestHash,
+      status: 'in_flight',
+      response_status: null,
+      response_body: null,
+      created_at: new Date(now),
+      claim_token: reservation.token,
+    })
     .returning('key');
   if (taken.length > 0) return { kind: 'reserved', reservation };
 
   const row = await db('idempotency_keys').where({ team_id: teamId, key }).first();
   if (!row) return reserve(db, teamId, key, requestHash);
   if (row.request_hash !== requestHash) {
-    throw new ServiceError('invalid_idempotent_request', 'This Idempotency-Key was already used with a different request body.');
+    throw new ServiceError(
+      'invalid_idempotent_request',
+      'This Idempotency-Key was already used with a different request body.',
+    );
   }
   if (row.status === 'in_flight') {
-    throw new ServiceError('concurrent_idempotent_requests', 'A request with this Idempotency-Key is still being processed. Try again shortly.');
+    throw new ServiceError(
+      'concurrent_idempotent_requests',
+      'A request with this Idempotency-Key is still being processed. Try again shortly.',
+    );
   }
   return { kind: 'replay', status: row.response_status, body: row.response_body };
 }
@@ -78,9 +98,13 @@ export async function storeAnswer(db: Knex, r: Reservation, status: number, body
 
 /** Forgets a reservation whose request failed on our side, so the client's retry runs again. */
 export async function release(db: Knex, r: Reservation): Promise<void> {
-  await db('idempotency_keys').where({ team_id: r.teamId, key: r.key, status: 'in_flight', claim_token: r.token }).delete();
+  await db('idempotency_keys')
+    .where({ team_id: r.teamId, key: r.key, status: 'in_flight', claim_token: r.token })
+    .delete();
 }
 
 export async function purgeExpired(db: Knex, now = new Date()): Promise<number> {
-  return db('idempotency_keys').where('created_at', '<', new Date(now.getTime() - RETENTION_MS)).delete();
+  return db('idempotency_keys')
+    .where('created_at', '<', new Date(now.getTime() - RETENTION_MS))
+    .delete();
 }

@@ -43,7 +43,11 @@ const children = new Map<string, ChildProcess>();
 let stopping = false;
 
 function start(name: string, entry: string, restarts = 0) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, entry)], { cwd: root, stdio: 'inherit', env: process.env });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, entry)], {
+    cwd: root,
+    stdio: 'inherit',
+    env: process.env,
+  });
   children.set(name, child);
   const startedAt = Date.now();
   child.on('exit', (code, signal) => {

@@ -49,7 +49,12 @@ export function dkimSignatures(message: Buffer, keys: DkimKey[], headerList: str
     if (type !== 'rsa' && type !== 'ed25519') throw new Error(`DKIM signing: unsupported key type ${type}`);
     const algorithm = `${type}-sha256`;
     const { canonicalizedHeader, dkimHeaderOpts } = generateCanonicalizedHeader('DKIM', lines, {
-      signingDomain: domain, selector, algorithm, canonicalization: 'relaxed/relaxed', signTime, bodyHash,
+      signingDomain: domain,
+      selector,
+      algorithm,
+      canonicalization: 'relaxed/relaxed',
+      signTime,
+      bodyHash,
     });
     // RFC 8463 §3: Ed25519 signs the SHA-256 of the canonicalized header; RSA hashes as part of signing.
     const data = type === 'rsa' ? canonicalizedHeader : createHash('sha256').update(canonicalizedHeader).digest();

@@ -1,10 +1,10 @@
-// nodemailer's SMTPConnection, reached into where its API stops: one prepared DATA payload in one socket write,
-// the per-recipient answers of a failed transaction, and whether a failure came while STARTTLS was under way.
+// nodemailer's SMTPConnection, reached into where its API stops: one prepared DATA payload in one socket write, the
+// per-recipient answers of a failed transaction, and whether a failure came while STARTTLS was under way.
 //
-// Library: nodemailer 10.6.0, dist/cjs/smtp-connection/index.js. Internals used: `_createSendStream(callback)` (wrapped),
-// `_responseActions` (the reply queue), `_actionSMTPStream(reply, callback)` (the final reply's handler), `_socket`,
-// `_envelope` (kept until the next RSET) and `upgrading`. Guarded by test/lib-internals.test.ts (the members exist;
-// a message sent this way arrives at a real smtp-server byte for byte) and the mta's delivery tests.
+// Library: nodemailer 10.6.0, dist/cjs/smtp-connection/index.js. Internals used: `_createSendStream(callback)`
+// (wrapped), `_responseActions` (the reply queue), `_actionSMTPStream(reply, callback)` (the final reply's handler),
+// `_socket`, `_envelope` (kept until the next RSET) and `upgrading`. Guarded by test/lib-internals.test.ts (the members
+// exist; a message sent this way arrives at a real smtp-server byte for byte) and the mta's delivery tests.
 import type SMTPConnection from 'nodemailer/lib/smtp-connection';
 
 export const NODEMAILER_VERSION = '10.6.0';
@@ -57,7 +57,11 @@ interface ConnectionInternals {
   _socket: import('node:net').Socket;
   _responseActions: ((reply: string) => void)[];
   _actionSMTPStream(reply: string, callback: (err: Error | null, reply?: string) => void): void;
-  _createSendStream(callback: (err: Error | null, reply?: string) => void): { write(chunk: unknown): unknown; end(): unknown; outByteCount: number };
+  _createSendStream(callback: (err: Error | null, reply?: string) => void): {
+    write(chunk: unknown): unknown;
+    end(): unknown;
+    outByteCount: number;
+  };
 }
 
 /**

@@ -35,7 +35,10 @@ const MAX_PASSED = 100_000;
 export class GreetingPasses {
   private readonly passed = new Map<string, number>();
 
-  constructor(private readonly ttlMs = GREETING_PASS_TTL_MS, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly ttlMs = GREETING_PASS_TTL_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   has(address: string): boolean {
     const until = this.passed.get(address);
@@ -54,7 +57,12 @@ export class GreetingPasses {
 }
 
 class MxConnection extends SMTPConnection {
-  constructor(server: MxSmtpServer, socket: net.Socket | tls.TLSSocket, options: SMTPConnectionOptions | null | undefined, private readonly mx: MxSmtpServer) {
+  constructor(
+    server: MxSmtpServer,
+    socket: net.Socket | tls.TLSSocket,
+    options: SMTPConnectionOptions | null | undefined,
+    private readonly mx: MxSmtpServer,
+  ) {
     super(server, socket, options);
   }
 
@@ -79,7 +87,10 @@ class MxConnection extends SMTPConnection {
 export class MxSmtpServer extends SMTPServer {
   readonly passes = new GreetingPasses();
 
-  constructor(options: SMTPServerOptions, readonly greetingDelayMs: number) {
+  constructor(
+    options: SMTPServerOptions,
+    readonly greetingDelayMs: number,
+  ) {
     super(options);
   }
 

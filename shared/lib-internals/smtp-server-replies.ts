@@ -26,7 +26,12 @@ export function correctReplies(server: SMTPServer): void {
     const send = connection.send.bind(connection);
     connection.send = (code, data, context) => {
       if (typeof data === 'string' && OWN_CODE.test(data)) return send(code, data, false);
-      if (code === 250 && Array.isArray(data) && !connection.secure) return send(code, data.filter((line) => !/^AUTH /.test(line)), context);
+      if (code === 250 && Array.isArray(data) && !connection.secure)
+        return send(
+          code,
+          data.filter((line) => !/^AUTH /.test(line)),
+          context,
+        );
       return send(code, data, context);
     };
     return add(connection);

@@ -15,7 +15,10 @@ import type { BlobStore } from '../blobs.ts';
 export const DOWNLOAD_LINK_TTL_SECONDS = 15 * 60;
 
 export interface LinkClaims {
-  /** What the link opens (`email_attachment`, `received_attachment`, `email_share`, ...): a token of one kind never opens another. */
+  /**
+   * What the link opens (`email_attachment`, `received_attachment`, `email_share`, ...): a token of one kind never
+   * opens another.
+   */
   kind: string;
   teamId: string;
   objectId: string;
@@ -40,8 +43,10 @@ const FIELD = /^[A-Za-z0-9_.:/-]{1,200}$/;
 
 function message(c: LinkClaims): string {
   // Fields are plain ids (no separator can occur in them), so two different claim sets never sign the same text.
-  for (const v of [c.kind, c.teamId, c.objectId]) if (!FIELD.test(v)) throw new Error(`signed link: unusable claim ${JSON.stringify(v)}`);
-  if (!Number.isSafeInteger(c.expires) || c.expires < 0) throw new Error('signed link: expires must be whole unix seconds');
+  for (const v of [c.kind, c.teamId, c.objectId])
+    if (!FIELD.test(v)) throw new Error(`signed link: unusable claim ${JSON.stringify(v)}`);
+  if (!Number.isSafeInteger(c.expires) || c.expires < 0)
+    throw new Error('signed link: expires must be whole unix seconds');
   return ['postwerk-link-v1', c.kind, c.teamId, c.objectId, String(c.expires)].join('\n');
 }
 
@@ -58,7 +63,13 @@ export function nowSeconds(now: Date = new Date()): number {
  * True when `token` is the token of `claims` and the link has not expired at `now`. A link whose expiry lies
  * further ahead than `maxTtlSeconds` is refused too, so a token can never outlive its kind's validity.
  */
-export function verifyLink(key: Buffer, claims: LinkClaims, token: unknown, now: Date = new Date(), maxTtlSeconds = DOWNLOAD_LINK_TTL_SECONDS): boolean {
+export function verifyLink(
+  key: Buffer,
+  claims: LinkClaims,
+  token: unknown,
+  now: Date = new Date(),
+  maxTtlSeconds = DOWNLOAD_LINK_TTL_SECONDS,
+): boolean {
   if (typeof token !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(token)) return false;
   if (!Number.isSafeInteger(claims.expires)) return false;
   const current = nowSeconds(now);
@@ -79,7 +90,12 @@ export function parseExpires(value: unknown): number | null {
 }
 
 /** A fresh download link for one object: the query values and when it stops working. */
-export function issueLink(key: Buffer, claims: Omit<LinkClaims, 'expires'>, now: Date = new Date(), ttlSeconds = DOWNLOAD_LINK_TTL_SECONDS) {
+export function issueLink(
+  key: Buffer,
+  claims: Omit<LinkClaims, 'expires'>,
+  now: Date = new Date(),
+  ttlSeconds = DOWNLOAD_LINK_TTL_SECONDS,
+) {
   const expires = nowSeconds(now) + ttlSeconds;
   return { expires, token: signLink(key, { ...claims, expires }), expires_at: new Date(expires * 1000).toISOString() };
 }
@@ -107,18 +123,32 @@ export function sealLink(key: Buffer, claims: LinkClaims): string {
 }
 
 /** The claims of a sealed token of `kind`, or null for anything tampered, malformed, of another kind or expired. */
-export function openLink(key: Buffer, kind: string, token: unknown, now: Date = new Date(), maxTtlSeconds = DOWNLOAD_LINK_TTL_SECONDS): LinkClaims | null {
+export function openLink(
+  key: Buffer,
+  kind: string,
+  token: unknown,
+  now: Date = new Date(),
+  maxTtlSeconds = DOWNLOAD_LINK_TTL_SECONDS,
+): LinkClaims | null {
   if (typeof token !== 'string') return null;
   const m = /^([A-Za-z0-9_-]{51})\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!m) return null;
   const bytes = Buffer.from(m[1], 'base64url');
   // Only the canonical spelling of the payload: one link, one token.
   if (bytes.length !== 38 || bytes.toString('base64url') !== m[1]) return null;
-  const claims: LinkClaims = { kind, teamId: uuidText(bytes.subarray(0, 16)), objectId: uuidText(bytes.subarray(16, 32)), expires: bytes.readUIntBE(32, 6) };
+  const claims: LinkClaims = {
+    kind,
+    teamId: uuidText(bytes.subarray(0, 16)),
+    objectId: uuidText(bytes.subarray(16, 32)),
+    expires: bytes.readUIntBE(32, 6),
+  };
   return verifyLink(key, claims, m[2], now, maxTtlSeconds) ? claims : null;
 }
 
-/** Every refused link, whatever the reason (bad or missing signature, expired, unknown or deleted object, another team's). */
+/**
+ * Every refused link, whatever the reason (bad or missing signature, expired, unknown or deleted object, another
+ * team's).
+ */
 export function linkRefused(): ServiceError {
   return new ServiceError('not_found', 'This link is invalid or has expired.');
 }
@@ -151,11 +181,19 @@ export interface DownloadObject {
  * team and id and the expiry, the bytes must exist; then they are served. Any miss is the one 404. */
 export async function serveSignedDownload(
   ctx: Context,
-  o: { key: Buffer; kind: string; expires: number; token: string; blobs: BlobStore; object: DownloadObject | undefined },
+  o: {
+    key: Buffer;
+    kind: string;
+    expires: number;
+    token: string;
+    blobs: BlobStore;
+    object: DownloadObject | undefined;
+  },
 ): Promise<void> {
   const { object } = o;
   if (!object) throw linkRefused();
-  if (!verifyLink(o.key, { kind: o.kind, teamId: object.team_id, objectId: object.id, expires: o.expires }, o.token)) throw linkRefused();
+  if (!verifyLink(o.key, { kind: o.kind, teamId: object.team_id, objectId: object.id, expires: o.expires }, o.token))
+    throw linkRefused();
   const data = await o.blobs.get(object.blob_key);
   if (!data) throw linkRefused();
   serveDownload(ctx, { data, filename: object.filename, contentType: object.content_type });
@@ -165,15 +203,40 @@ export async function serveSignedDownload(
 // when it is inert in a browser; anything else (text/html, image/svg+xml, scripts, ...) is application/octet-stream.
 
 const INERT_TYPES = new Set([
-  'application/pdf', 'application/zip', 'application/gzip', 'application/x-gzip', 'application/x-7z-compressed', 'application/x-tar',
-  'application/msword', 'application/vnd.ms-excel', 'application/vnd.ms-powerpoint',
+  'application/pdf',
+  'application/zip',
+  'application/gzip',
+  'application/x-gzip',
+  'application/x-7z-compressed',
+  'application/x-tar',
+  'application/msword',
+  'application/vnd.ms-excel',
+  'application/vnd.ms-powerpoint',
   'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
   'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
   'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-  'application/vnd.oasis.opendocument.text', 'application/vnd.oasis.opendocument.spreadsheet', 'application/vnd.oasis.opendocument.presentation',
-  'image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp', 'image/tiff', 'image/heic', 'image/avif',
-  'audio/mpeg', 'audio/ogg', 'audio/wav', 'audio/mp4', 'video/mp4', 'video/webm', 'video/quicktime',
-  'text/plain', 'text/csv', 'text/calendar', 'message/rfc822',
+  'application/vnd.oasis.opendocument.text',
+  'application/vnd.oasis.opendocument.spreadsheet',
+  'application/vnd.oasis.opendocument.presentation',
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'image/bmp',
+  'image/tiff',
+  'image/heic',
+  'image/avif',
+  'audio/mpeg',
+  'audio/ogg',
+  'audio/wav',
+  'audio/mp4',
+  'video/mp4',
+  'video/webm',
+  'video/quicktime',
+  'text/plain',
+  'text/csv',
+  'text/calendar',
+  'message/rfc822',
 ]);
 
 /** The content type a download is served with: the stored type's own (no parameters) if inert, else octet-stream. */
@@ -192,12 +255,23 @@ export function contentDisposition(filename: string | null | undefined, fallback
   // No path separators, no control characters; a name left empty takes the fallback.
   const printable = [...(filename ?? '')].filter((c) => c.charCodeAt(0) >= 0x20 && c.charCodeAt(0) !== 0x7f).join('');
   const name = printable.replace(/[/\\]/g, '_').trim().slice(0, 255) || fallback;
-  const ascii = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^\x20-\x7e]|["\\%]/g, '_');
+  const ascii = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^\x20-\x7e]|["\\%]/g, '_');
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeRfc5987(name)}`;
 }
 
 /** Answers `data` as a file download on `ctx`. */
-export function serveDownload(ctx: Context, file: { data: Buffer; filename: string | null | undefined; contentType: string | null | undefined; fallbackName?: string }): void {
+export function serveDownload(
+  ctx: Context,
+  file: {
+    data: Buffer;
+    filename: string | null | undefined;
+    contentType: string | null | undefined;
+    fallbackName?: string;
+  },
+): void {
   ctx.status = 200;
   ctx.body = file.data;
   ctx.set('Content-Type', servedContentType(file.contentType));

@@ -38,7 +38,9 @@ export async function getLog(db: Knex, teamId: string, id: string): Promise<Requ
 
 export function listLogs(db: Knex, teamId: string, page: ListQuery) {
   return paginate<RequestLogRow>(
-    db('request_logs').where({ team_id: teamId }).select('id', 'created_at', 'endpoint', 'method', 'response_status', 'user_agent', 'duration_ms'),
+    db('request_logs')
+      .where({ team_id: teamId })
+      .select('id', 'created_at', 'endpoint', 'method', 'response_status', 'user_agent', 'duration_ms'),
     page,
   );
 }

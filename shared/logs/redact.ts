@@ -6,7 +6,8 @@ const MAX_JSON = 64 * 1024;
 
 function walk(value: unknown, depth: number): unknown {
   if (depth > 20) return '[truncated]';
-  if (typeof value === 'string') return value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}…[${value.length} chars]` : value;
+  if (typeof value === 'string')
+    return value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}…[${value.length} chars]` : value;
   if (Array.isArray(value)) return value.map((v) => walk(v, depth + 1));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};

@@ -56,8 +56,14 @@ export const storableJson = (text: string) => text.replace(UNSTORABLE_ESCAPE, '$
 /** One row as JSON text: the bodies are redacted JSON already, spliced in rather than parsed and re-serialised. */
 function rowJson(log: NewRequestLog, at: Date): string {
   const head = JSON.stringify({
-    id: log.id, team_id: log.team_id, api_key_id: log.api_key_id, method: log.method, endpoint: log.endpoint.slice(0, 2048),
-    response_status: log.response_status, user_agent: log.user_agent?.slice(0, 1024) ?? null, duration_ms: log.duration_ms,
+    id: log.id,
+    team_id: log.team_id,
+    api_key_id: log.api_key_id,
+    method: log.method,
+    endpoint: log.endpoint.slice(0, 2048),
+    response_status: log.response_status,
+    user_agent: log.user_agent?.slice(0, 1024) ?? null,
+    duration_ms: log.duration_ms,
     created_at: at.toISOString(),
   });
   const bodies = `"request_body":${redactJson(log.request_body)},"response_body":${redactJson(log.response_body)}`;

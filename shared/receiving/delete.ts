@@ -13,7 +13,12 @@ export interface DeletedReceived {
 }
 
 /** Deletes the team's received email `id`; null when the team has no such received email. */
-export async function deleteReceived(db: Knex, blobs: BlobStore, teamId: string, id: string): Promise<DeletedReceived | null> {
+export async function deleteReceived(
+  db: Knex,
+  blobs: BlobStore,
+  teamId: string,
+  id: string,
+): Promise<DeletedReceived | null> {
   return deleteWhole(db, blobs, teamId, id, () => undefined);
 }
 
@@ -33,17 +38,25 @@ export async function purgeAgedDropped(db: Knex, blobs: BlobStore, now: Date, li
   let removed = 0;
   for (const row of aged) {
     // Still dropped when deleted: the check and the delete are one statement.
-    const done = await deleteWhole(db, blobs, row.team_id, row.id, (q) => q.whereNotNull('received_emails.dropped_reason'));
+    const done = await deleteWhole(db, blobs, row.team_id, row.id, (q) =>
+      q.whereNotNull('received_emails.dropped_reason'),
+    );
     if (done) removed += 1;
   }
   return removed;
 }
 
 async function deleteWhole(
-  db: Knex, blobs: BlobStore, teamId: string, id: string, only: (q: Knex.QueryBuilder) => void,
+  db: Knex,
+  blobs: BlobStore,
+  teamId: string,
+  id: string,
+  only: (q: Knex.QueryBuilder) => void,
 ): Promise<DeletedReceived | null> {
   const keys = await db.transaction(async (trx) => {
-    const attachments: { blob_key: string }[] = await trx('received_attachments').where({ email_id: id, team_id: teamId }).select('blob_key');
+    const attachments: { blob_key: string }[] = await trx('received_attachments')
+      .where({ email_id: id, team_id: teamId })
+      .select('blob_key');
     // Only a received email (a message the receive job turned into one) is the API's to delete; the conditional
     // delete makes two concurrent deletes one 200 and one 404, and only the first removes blobs.
     const [message]: { raw_blob_key: string }[] = await trx('received_messages')
@@ -66,6 +79,8 @@ async function deleteWhole(
   if (!keys) return null;
   // After the commit: a crash in between leaves orphan bytes, never a row that names missing ones.
   const results = await Promise.allSettled(keys.map((k) => blobs.delete(k)));
-  const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ key: keys[i], error: r.reason as unknown }] : []));
+  const failed = results.flatMap((r, i) =>
+    r.status === 'rejected' ? [{ key: keys[i], error: r.reason as unknown }] : [],
+  );
   return { id, failed };
 }

@@ -14,13 +14,21 @@ export const RECEIVED_RAW_LINK = 'received_raw';
 /** The file name of every raw download (spec, Receiving). */
 export const RAW_FILENAME = 'raw.eml';
 
-export const attachmentDownloadPath = (emailId: string, id: string) => `/emails/receiving/${emailId}/attachments/${id}/download`;
+export const attachmentDownloadPath = (emailId: string, id: string) =>
+  `/emails/receiving/${emailId}/attachments/${id}/download`;
 export const rawDownloadPath = (emailId: string) => `/emails/receiving/${emailId}/raw/download`;
 
 export type LinkConfig = Pick<Config, 'PUBLIC_BASE_URL' | 'SECRETS_KEY' | 'SECRETS_KEY_FILE'>;
 
 /** A fresh 15-minute link to one object: the full URL a client copies as given, and when it stops working. */
-export function downloadLink(config: LinkConfig, kind: string, teamId: string, objectId: string, path: string, now: Date) {
+export function downloadLink(
+  config: LinkConfig,
+  kind: string,
+  teamId: string,
+  objectId: string,
+  path: string,
+  now: Date,
+) {
   const link = issueLink(linkKey(config), { kind, teamId, objectId }, now);
   return { download_url: linkUrl(config.PUBLIC_BASE_URL, path, link), expires_at: link.expires_at };
 }
@@ -49,7 +57,16 @@ export function presentAttachment(row: ReceivedAttachmentRow) {
 
 /** An attachment from the attachments routes: with a fresh link, unless its bytes were never stored. */
 export function presentLinkedAttachment(config: LinkConfig, row: ReceivedAttachmentRow, stored: boolean, now: Date) {
-  const link = stored ? downloadLink(config, RECEIVED_ATTACHMENT_LINK, row.team_id, row.id, attachmentDownloadPath(row.email_id, row.id), now) : {};
+  const link = stored
+    ? downloadLink(
+        config,
+        RECEIVED_ATTACHMENT_LINK,
+        row.team_id,
+        row.id,
+        attachmentDownloadPath(row.email_id, row.id),
+        now,
+      )
+    : {};
   return { ...presentAttachment(row), ...link };
 }
 
@@ -79,7 +96,11 @@ export function presentListItem(row: ReceivedEmailRow, attachments: ReceivedAtta
  * The full received email. The raw source itself is never inline; `raw` is a fresh link to it (the reference
  * SDK's `receiving.forward()` downloads it), null when no raw source is kept.
  */
-export function presentReceived(row: ReceivedEmailDetail, attachments: ReceivedAttachmentRow[], raw: { download_url: string; expires_at: string } | null) {
+export function presentReceived(
+  row: ReceivedEmailDetail,
+  attachments: ReceivedAttachmentRow[],
+  raw: { download_url: string; expires_at: string } | null,
+) {
   return {
     object: 'email' as const,
     ...presentListItem(row, attachments),

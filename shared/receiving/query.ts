@@ -7,7 +7,14 @@ import { paginate, paginateByPosition, type ListQuery } from '../pagination.ts';
 import type { AttachmentRow } from '../attachment-rows.ts';
 
 /** Why a message was recorded without its content (spec, `dropped_reason`). */
-export const droppedReasons = ['storage_quota', 'daily_cap', 'virus', 'parse_failed', 'no_mailbox', 'team_blocked'] as const;
+export const droppedReasons = [
+  'storage_quota',
+  'daily_cap',
+  'virus',
+  'parse_failed',
+  'no_mailbox',
+  'team_blocked',
+] as const;
 export type DroppedReason = (typeof droppedReasons)[number];
 
 export interface ReceivedEmailRow {
@@ -75,7 +82,11 @@ const received = (db: Knex, teamId: string) =>
   db('received_emails as re').join('received_messages as rm', 'rm.id', 're.id').where('re.team_id', teamId);
 
 /** One page, newest first (ids are UUID v7 from the MX's store, so id order is arrival order). */
-export async function listReceived(db: Knex, teamId: string, page: ReceivedListQuery): Promise<{ has_more: boolean; rows: ReceivedEmailRow[] }> {
+export async function listReceived(
+  db: Knex,
+  teamId: string,
+  page: ReceivedListQuery,
+): Promise<{ has_more: boolean; rows: ReceivedEmailRow[] }> {
   const q = received(db, teamId).select('re.*');
   const { from, toInclusive, toExclusive } = dateWindow(page.start_date, page.end_date);
   if (from) q.where('re.created_at', '>=', from);
@@ -86,10 +97,15 @@ export async function listReceived(db: Knex, teamId: string, page: ReceivedListQ
     // any header recipient or any envelope recipient the message was accepted for. The search text is data, never
     // a pattern: ILIKE with every metacharacter escaped (standard_conforming_strings: '\' is one backslash).
     const pattern = containsPattern(page.search);
-    q.where((w) => w
-      .whereRaw(`re.subject ilike ? escape '\\'`, [pattern])
-      .orWhereRaw(`re."from" ilike ? escape '\\'`, [pattern])
-      .orWhereRaw(`exists (select 1 from unnest(re."to" || re.cc || re.bcc || rm.rcpt_to) as r(address) where r.address ilike ? escape '\\')`, [pattern]));
+    q.where((w) =>
+      w
+        .whereRaw(`re.subject ilike ? escape '\\'`, [pattern])
+        .orWhereRaw(`re."from" ilike ? escape '\\'`, [pattern])
+        .orWhereRaw(
+          `exists (select 1 from unnest(re."to" || re.cc || re.bcc || rm.rcpt_to) as r(address) where r.address ilike ? escape '\\')`,
+          [pattern],
+        ),
+    );
   }
   return paginate<ReceivedEmailRow>(q, page, 're.id');
 }
@@ -98,7 +114,9 @@ export async function listReceived(db: Knex, teamId: string, page: ReceivedListQ
 export async function attachmentsOf(db: Knex, emailIds: string[]): Promise<Map<string, ReceivedAttachmentRow[]>> {
   const byEmail = new Map<string, ReceivedAttachmentRow[]>(emailIds.map((id) => [id, []]));
   if (!emailIds.length) return byEmail;
-  const rows: ReceivedAttachmentRow[] = await db('received_attachments').whereIn('email_id', emailIds).orderBy(['email_id', 'position']);
+  const rows: ReceivedAttachmentRow[] = await db('received_attachments')
+    .whereIn('email_id', emailIds)
+    .orderBy(['email_id', 'position']);
   for (const r of rows) byEmail.get(r.email_id)?.push(r);
   return byEmail;
 }
@@ -111,11 +129,21 @@ export async function getReceived(db: Knex, teamId: string, id: string): Promise
 
 export function pageAttachments(db: Knex, teamId: string, emailId: string, page: ListQuery) {
   return paginateByPosition<ReceivedAttachmentRow>(
-    db('received_attachments').where({ email_id: emailId, team_id: teamId }), page, 'an attachment of this email');
+    db('received_attachments').where({ email_id: emailId, team_id: teamId }),
+    page,
+    'an attachment of this email',
+  );
 }
 
-export async function getAttachment(db: Knex, teamId: string, emailId: string, id: string): Promise<ReceivedAttachmentRow> {
-  const row = await db<ReceivedAttachmentRow>('received_attachments').where({ id, email_id: emailId, team_id: teamId }).first();
+export async function getAttachment(
+  db: Knex,
+  teamId: string,
+  emailId: string,
+  id: string,
+): Promise<ReceivedAttachmentRow> {
+  const row = await db<ReceivedAttachmentRow>('received_attachments')
+    .where({ id, email_id: emailId, team_id: teamId })
+    .first();
   if (!row) throw notFound('Attachment');
   return row;
 }
@@ -123,12 +151,22 @@ export async function getAttachment(db: Knex, teamId: string, emailId: string, i
 // The rows behind a signed download, looked up without a team: the link's signature is then checked against the
 // row's own team, so a link of one team never opens another team's object.
 
-export async function attachmentForLink(db: Knex, emailId: string, id: string): Promise<ReceivedAttachmentRow | undefined> {
+export async function attachmentForLink(
+  db: Knex,
+  emailId: string,
+  id: string,
+): Promise<ReceivedAttachmentRow | undefined> {
   return db<ReceivedAttachmentRow>('received_attachments').where({ id, email_id: emailId }).first();
 }
 
-export async function rawForLink(db: Knex, emailId: string): Promise<{ id: string; team_id: string; raw_blob_key: string } | undefined> {
+export async function rawForLink(
+  db: Knex,
+  emailId: string,
+): Promise<{ id: string; team_id: string; raw_blob_key: string } | undefined> {
   // A message refused as a virus is not kept (spec, dropped_reason `virus`), whatever its blob still holds.
-  return db('received_messages as rm').join('received_emails as re', 're.id', 'rm.id').where('rm.id', emailId)
-    .whereRaw(`re.dropped_reason is distinct from 'virus'`).first('rm.id', 'rm.team_id', 'rm.raw_blob_key');
+  return db('received_messages as rm')
+    .join('received_emails as re', 're.id', 'rm.id')
+    .where('rm.id', emailId)
+    .whereRaw(`re.dropped_reason is distinct from 'virus'`)
+    .first('rm.id', 'rm.team_id', 'rm.raw_blob_key');
 }

@@ -41,7 +41,8 @@ export const EMAIL_MAX_LENGTH = 320;
  */
 export function addressProblem(value: string): string | null {
   const v = value.trim();
-  if (v.length < EMAIL_MIN_LENGTH || v.length > EMAIL_MAX_LENGTH) return `must be ${EMAIL_MIN_LENGTH}-${EMAIL_MAX_LENGTH} characters`;
+  if (v.length < EMAIL_MIN_LENGTH || v.length > EMAIL_MAX_LENGTH)
+    return `must be ${EMAIL_MIN_LENGTH}-${EMAIL_MAX_LENGTH} characters`;
   if (/[\s\p{Cc}]/u.test(v)) return 'must not contain spaces or control characters';
   const at = v.indexOf('@');
   if (at < 0 || at !== v.lastIndexOf('@')) return 'must contain exactly one @';
@@ -69,7 +70,13 @@ export function normalizeAddress(value: string): string | null {
 
 /** The `data` of a `suppression.*` event (the list item's fields). */
 export function suppressionEventData(row: SuppressionRow) {
-  return { id: row.id, email: row.email, origin: row.origin, source_id: row.source_id, created_at: isoRequired(row.created_at) };
+  return {
+    id: row.id,
+    email: row.email,
+    origin: row.origin,
+    source_id: row.source_id,
+    created_at: isoRequired(row.created_at),
+  };
 }
 
 export interface AddSuppressionInput {
@@ -84,10 +91,16 @@ export interface AddSuppressionInput {
  * is (`changed` false, no event) unless the new origin is stronger (see `strength`), in which case its origin
  * and source_id are replaced and `suppression.added` is recorded again with the new reason.
  */
-export async function addSuppression(db: Knex, teamId: string, input: AddSuppressionInput): Promise<{ row: SuppressionRow; changed: boolean }> {
+export async function addSuppression(
+  db: Knex,
+  teamId: string,
+  input: AddSuppressionInput,
+): Promise<{ row: SuppressionRow; changed: boolean }> {
   const problem = addressProblem(input.email);
   if (problem) {
-    throw new ServiceError('validation_error', `Invalid \`email\`: ${problem}`, { errors: [{ path: 'email', message: problem }] });
+    throw new ServiceError('validation_error', `Invalid \`email\`: ${problem}`, {
+      errors: [{ path: 'email', message: problem }],
+    });
   }
   const email = canonicalAddress(input.email);
   const sourceId = input.source_id ?? null;
@@ -122,12 +135,23 @@ export async function addSuppression(db: Knex, teamId: string, input: AddSuppres
  * naming the email as its source. An address the list cannot hold (no dot in its domain) is skipped: the bounce
  * or complaint stands all the same. Used by the MTA (a 5xx during delivery) and the inbound MX (a DSN or ARF).
  */
-export async function suppressRecipient(db: Knex, teamId: string, address: string, origin: 'bounce' | 'complaint', emailId: string): Promise<void> {
-  if (addressProblem(address) === null) await addSuppression(db, teamId, { email: address, origin, source_id: emailId });
+export async function suppressRecipient(
+  db: Knex,
+  teamId: string,
+  address: string,
+  origin: 'bounce' | 'complaint',
+  emailId: string,
+): Promise<void> {
+  if (addressProblem(address) === null)
+    await addSuppression(db, teamId, { email: address, origin, source_id: emailId });
 }
 
 /** Several addresses in one transaction (all or none); one result per input, in order. */
-export async function addSuppressions(db: Knex, teamId: string, inputs: AddSuppressionInput[]): Promise<{ row: SuppressionRow; changed: boolean }[]> {
+export async function addSuppressions(
+  db: Knex,
+  teamId: string,
+  inputs: AddSuppressionInput[],
+): Promise<{ row: SuppressionRow; changed: boolean }[]> {
   return db.transaction(async (trx) => {
     const results = [];
     for (const input of inputs) results.push(await addSuppression(trx, teamId, input));
@@ -146,7 +170,11 @@ function lookup(idOrEmail: string): { id: string } | { email: string } | null {
 export async function findSuppression(db: Knex, teamId: string, idOrEmail: string): Promise<SuppressionRow | null> {
   const where = lookup(idOrEmail);
   if (!where) return null;
-  return (await db<SuppressionRow>('suppressions').where({ team_id: teamId, ...where }).first()) ?? null;
+  return (
+    (await db<SuppressionRow>('suppressions')
+      .where({ team_id: teamId, ...where })
+      .first()) ?? null
+  );
 }
 
 /** Lifts a suppression named by id or address; records `suppression.removed`. Null when there was none. */
@@ -154,7 +182,10 @@ export async function removeSuppression(db: Knex, teamId: string, idOrEmail: str
   const where = lookup(idOrEmail);
   if (!where) return null;
   return db.transaction(async (trx) => {
-    const [row] = await trx<SuppressionRow>('suppressions').where({ team_id: teamId, ...where }).delete().returning('*');
+    const [row] = await trx<SuppressionRow>('suppressions')
+      .where({ team_id: teamId, ...where })
+      .delete()
+      .returning('*');
     if (!row) return null;
     await recordEvent(trx, teamId, 'suppression.removed', suppressionEventData(row));
     return row;
@@ -162,7 +193,11 @@ export async function removeSuppression(db: Knex, teamId: string, idOrEmail: str
 }
 
 /** Several removals in one transaction; one result per item, in order (null: nothing was removed by it). */
-export async function removeSuppressions(db: Knex, teamId: string, idsOrEmails: string[]): Promise<(SuppressionRow | null)[]> {
+export async function removeSuppressions(
+  db: Knex,
+  teamId: string,
+  idsOrEmails: string[],
+): Promise<(SuppressionRow | null)[]> {
   return db.transaction(async (trx) => {
     const results = [];
     for (const item of idsOrEmails) results.push(await removeSuppression(trx, teamId, item));

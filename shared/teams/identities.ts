@@ -6,7 +6,11 @@ import { getTeam } from './teams.ts';
 
 const ADDRESS = /^[^\s@<>()[\],;:"]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z0-9-]{2,63}$/;
 
-export async function verifyIdentity(db: Knex, teamId: string, email: string): Promise<{ team_id: string; email: string; verified_at: string }> {
+export async function verifyIdentity(
+  db: Knex,
+  teamId: string,
+  email: string,
+): Promise<{ team_id: string; email: string; verified_at: string }> {
   const address = email.trim().toLowerCase();
   if (address.length < 3 || address.length > 320 || !ADDRESS.test(address)) {
     throw new ServiceError('validation_error', `\`${email}\` is not an email address.`);

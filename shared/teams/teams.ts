@@ -24,12 +24,19 @@ export interface TeamRow {
 }
 
 function slugify(name: string): string {
-  const base = name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40);
+  const base = name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
   return `${base || 'team'}-${randomBase62(4).toLowerCase()}`;
 }
 
 export async function createTeam(db: Knex, input: { name: string }): Promise<TeamRow> {
-  const [row] = await db<TeamRow>('teams').insert({ id: newId(), name: input.name, slug: slugify(input.name) }).returning('*');
+  const [row] = await db<TeamRow>('teams')
+    .insert({ id: newId(), name: input.name, slug: slugify(input.name) })
+    .returning('*');
   return row;
 }
 
@@ -44,14 +51,20 @@ export async function getTeam(db: Knex, id: string): Promise<TeamRow> {
 }
 
 async function updateTeam(db: Knex, id: string, patch: Partial<TeamRow>): Promise<TeamRow> {
-  const [row] = await db<TeamRow>('teams').where({ id }).update({ ...patch, updated_at: db.fn.now() as unknown as Date }).returning('*');
+  const [row] = await db<TeamRow>('teams')
+    .where({ id })
+    .update({ ...patch, updated_at: db.fn.now() as unknown as Date })
+    .returning('*');
   if (!row) throw notFound('Team');
   return row;
 }
 
 export function setRateLimit(db: Knex, id: string, rps: number | null): Promise<TeamRow> {
   if (rps !== null && (!Number.isInteger(rps) || rps < 1 || rps > 100000)) {
-    throw new ServiceError('validation_error', 'The rate limit must be a whole number of requests a second from 1 to 100000.');
+    throw new ServiceError(
+      'validation_error',
+      'The rate limit must be a whole number of requests a second from 1 to 100000.',
+    );
   }
   return updateTeam(db, id, { rate_limit_rps: rps });
 }
@@ -61,25 +74,38 @@ export async function setSendLimits(db: Knex, id: string, limits: { daily?: numb
   const patch: Record<string, number | null> = {};
   if (limits.daily !== undefined) patch.daily_send_limit = limits.daily;
   if (limits.monthly !== undefined) patch.monthly_send_limit = limits.monthly;
-  const [row] = await db('teams').where({ id }).update({ ...patch, updated_at: db.fn.now() }).returning(['id', 'daily_send_limit', 'monthly_send_limit']);
+  const [row] = await db('teams')
+    .where({ id })
+    .update({ ...patch, updated_at: db.fn.now() })
+    .returning(['id', 'daily_send_limit', 'monthly_send_limit']);
   if (!row) throw notFound('Team');
   return row as { id: string; daily_send_limit: number | null; monthly_send_limit: number | null };
 }
 
 /** Receiving limits (null = none); undefined leaves one as it is. The receive job enforces them
  * (inbound/receive/limits.ts): kept messages per UTC day, bytes of kept messages. */
-export async function setReceiveLimits(db: Knex, id: string, limits: { dailyCap?: number | null; storageBytes?: number | null }) {
+export async function setReceiveLimits(
+  db: Knex,
+  id: string,
+  limits: { dailyCap?: number | null; storageBytes?: number | null },
+) {
   const patch: Record<string, number | null> = {};
   if (limits.dailyCap !== undefined) patch.receive_daily_cap = limits.dailyCap;
   if (limits.storageBytes !== undefined) patch.receive_storage_bytes = limits.storageBytes;
-  const [row] = await db('teams').where({ id }).update({ ...patch, updated_at: db.fn.now() }).returning(['id', 'receive_daily_cap', 'receive_storage_bytes']);
+  const [row] = await db('teams')
+    .where({ id })
+    .update({ ...patch, updated_at: db.fn.now() })
+    .returning(['id', 'receive_daily_cap', 'receive_storage_bytes']);
   if (!row) throw notFound('Team');
   return row as { id: string; receive_daily_cap: number | null; receive_storage_bytes: number | null };
 }
 
 /** The team's data retention window (days): how long a dropped received record is kept (worker maintenance). */
 export async function setRetention(db: Knex, id: string, days: number) {
-  const [row] = await db('teams').where({ id }).update({ data_retention_days: days, updated_at: db.fn.now() }).returning(['id', 'data_retention_days']);
+  const [row] = await db('teams')
+    .where({ id })
+    .update({ data_retention_days: days, updated_at: db.fn.now() })
+    .returning(['id', 'data_retention_days']);
   if (!row) throw notFound('Team');
   return row as { id: string; data_retention_days: number };
 }

@@ -9,14 +9,29 @@ export interface TlsFiles {
   SMTP_TLS_CERT_FILE?: string;
 }
 
-export async function tlsCredentials(config: TlsFiles, hostname: string): Promise<{ key: string; cert: string; selfSigned: boolean }> {
+export async function tlsCredentials(
+  config: TlsFiles,
+  hostname: string,
+): Promise<{ key: string; cert: string; selfSigned: boolean }> {
   if (config.SMTP_TLS_KEY_FILE && config.SMTP_TLS_CERT_FILE) {
-    return { key: readFileSync(config.SMTP_TLS_KEY_FILE, 'utf8'), cert: readFileSync(config.SMTP_TLS_CERT_FILE, 'utf8'), selfSigned: false };
+    return {
+      key: readFileSync(config.SMTP_TLS_KEY_FILE, 'utf8'),
+      cert: readFileSync(config.SMTP_TLS_CERT_FILE, 'utf8'),
+      selfSigned: false,
+    };
   }
   const pems = await generate([{ name: 'commonName', value: hostname }], {
     keySize: 2048,
     algorithm: 'sha256',
-    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: hostname }, { type: 7, ip: '127.0.0.1' }] }],
+    extensions: [
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: hostname },
+          { type: 7, ip: '127.0.0.1' },
+        ],
+      },
+    ],
   } as never);
   return { key: pems.private, cert: pems.cert, selfSigned: true };
 }

@@ -69,7 +69,12 @@ export function listTopics(db: Knex, teamId: string, page: ListQuery) {
 }
 
 /** Applies the given fields (an empty change only reads); null when the team has no such topic. */
-export async function updateTopic(db: Knex, teamId: string, id: string, change: UpdateTopicInput): Promise<TopicRow | null> {
+export async function updateTopic(
+  db: Knex,
+  teamId: string,
+  id: string,
+  change: UpdateTopicInput,
+): Promise<TopicRow | null> {
   if (!isUuid(id)) return null;
   const fields = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined));
   if (Object.keys(fields).length === 0) return getTopic(db, teamId, id);

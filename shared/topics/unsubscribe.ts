@@ -24,16 +24,24 @@ export async function unsubscribeTarget(db: Knex, secrets: Buffer, token: string
   const recipientId = readUnsubscribeToken(secrets, token);
   if (!recipientId) return null;
   // One query: the recipient, its email, the email's topic and what the address chose or suffered already.
-  const { rows: [row] } = await db.raw(`select r.team_id, r.email_id, r.address, e."from", t.id as topic_id, t.name as topic_name,
+  const {
+    rows: [row],
+  } = await db.raw(
+    `select r.team_id, r.email_id, r.address, e."from", t.id as topic_id, t.name as topic_name,
       case when t.id is null then exists (select 1 from suppressions s where s.team_id = r.team_id and s.email = lower(r.address))
         else coalesce((select ts.subscription from topic_subscriptions ts where ts.topic_id = t.id and ts.email = lower(r.address)), t.default_subscription) = 'opt_out'
       end as unsubscribed
     from email_recipients r join emails e on e.id = r.email_id and e.team_id = r.team_id
     left join topics t on t.id = e.topic_id and t.team_id = e.team_id
-    where r.id = ?`, [recipientId]);
+    where r.id = ?`,
+    [recipientId],
+  );
   if (!row) return null;
   return {
-    teamId: row.team_id, emailId: row.email_id, address: row.address, from: row.from,
+    teamId: row.team_id,
+    emailId: row.email_id,
+    address: row.address,
+    from: row.from,
     topic: row.topic_id ? { id: row.topic_id, name: row.topic_name } : null,
     unsubscribed: row.unsubscribed,
   };
@@ -42,7 +50,13 @@ export async function unsubscribeTarget(db: Knex, secrets: Buffer, token: string
 /** Unsubscribes the target (idempotent): opts out of its topic, or suppresses the address. */
 export async function unsubscribe(db: Knex, target: UnsubscribeTarget): Promise<void> {
   if (target.topic) {
-    const recorded = await setSubscription(db, { teamId: target.teamId, topicId: target.topic.id, email: target.address, subscription: 'opt_out', sourceEmailId: target.emailId });
+    const recorded = await setSubscription(db, {
+      teamId: target.teamId,
+      topicId: target.topic.id,
+      email: target.address,
+      subscription: 'opt_out',
+      sourceEmailId: target.emailId,
+    });
     if (recorded) return;
     // The topic was deleted since the page was read: as for mail without a topic.
   }
@@ -61,9 +75,12 @@ export interface TopicChoice {
  * (whatever its visibility), each with whether the address is subscribed. By name.
  */
 export async function topicChoices(db: Knex, target: UnsubscribeTarget): Promise<TopicChoice[]> {
-  const { rows } = await db.raw(`select t.id, t.name, t.description, coalesce(ts.subscription, t.default_subscription) = 'opt_in' as subscribed
+  const { rows } = await db.raw(
+    `select t.id, t.name, t.description, coalesce(ts.subscription, t.default_subscription) = 'opt_in' as subscribed
     from topics t left join topic_subscriptions ts on ts.topic_id = t.id and ts.email = lower(?)
-    where t.team_id = ? and (t.visibility = 'public' or t.id = ?) order by t.name, t.id`, [target.address, target.teamId, target.topic?.id ?? null]);
+    where t.team_id = ? and (t.visibility = 'public' or t.id = ?) order by t.name, t.id`,
+    [target.address, target.teamId, target.topic?.id ?? null],
+  );
   return rows;
 }
 
@@ -71,11 +88,21 @@ export async function topicChoices(db: Knex, target: UnsubscribeTarget): Promise
  * Saves the preference page: every topic it lists (topicChoices) becomes `opt_in` when `subscribed` names it and
  * `opt_out` otherwise; ids it does not list are ignored. One transaction; answers the list as saved.
  */
-export async function saveTopicChoices(db: Knex, target: UnsubscribeTarget, subscribed: Set<string>): Promise<TopicChoice[]> {
+export async function saveTopicChoices(
+  db: Knex,
+  target: UnsubscribeTarget,
+  subscribed: Set<string>,
+): Promise<TopicChoice[]> {
   return db.transaction(async (trx) => {
     const listed = await topicChoices(trx, target);
     for (const topic of listed) {
-      await setSubscription(trx, { teamId: target.teamId, topicId: topic.id, email: target.address, subscription: subscribed.has(topic.id) ? 'opt_in' : 'opt_out', sourceEmailId: target.emailId });
+      await setSubscription(trx, {
+        teamId: target.teamId,
+        topicId: topic.id,
+        email: target.address,
+        subscription: subscribed.has(topic.id) ? 'opt_in' : 'opt_out',
+        sourceEmailId: target.emailId,
+      });
     }
     return listed.map((topic) => ({ ...topic, subscribed: subscribed.has(topic.id) }));
   });

@@ -12,7 +12,9 @@ import { signingSecret, type EndpointRow } from './endpoints.ts';
 import { signedHeaders } from './sign.ts';
 import { postTo, resolveTarget, type Agents, type PostOutcome } from './target.ts';
 
-/** Delay before the next attempt after the n-th failure (CONTRACT): immediately, 5 s, 5 m, 30 m, 2 h, 5 h, 10 h, 10 h. */
+/**
+ * Delay before the next attempt after the n-th failure (CONTRACT): immediately, 5 s, 5 m, 30 m, 2 h, 5 h, 10 h, 10 h.
+ */
 export const RETRY_DELAYS_MS = [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 /** A first attempt and one per retry; after the last failure the delivery is `failed` and parked. */
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
@@ -92,13 +94,21 @@ export async function recordWebhookAttempts(db: Knex, sent: Sent[]): Promise<voi
   for (const { delivery, outcome, sentAt, durationMs } of sent) {
     const n = delivery.attempt_count + 1;
     attempts.push({
-      id: newId(), delivery_id: delivery.id, attempt_number: n, http_status_code: outcome.status,
+      id: newId(),
+      delivery_id: delivery.id,
+      attempt_number: n,
+      http_status_code: outcome.status,
       response: outcome.response === null ? null : outcome.response.slice(0, RESPONSE_EXCERPT_CHARS),
-      duration_ms: Math.round(durationMs), error: outcome.ok ? null : outcome.error, sent_at: sentAt,
+      duration_ms: Math.round(durationMs),
+      error: outcome.ok ? null : outcome.error,
+      sent_at: sentAt,
     });
     const last = !outcome.ok && n >= MAX_ATTEMPTS;
     changes.push({
-      id: delivery.id, attempt_count: n, last_http_status: outcome.status, park: last,
+      id: delivery.id,
+      attempt_count: n,
+      last_http_status: outcome.status,
+      park: last,
       status: outcome.ok ? 'success' : last ? 'failed' : 'attempting',
       next_attempt_at: outcome.ok || last ? null : new Date(sentAt.getTime() + RETRY_DELAYS_MS[n - 1]).toISOString(),
     });
@@ -117,7 +127,13 @@ export async function recordWebhookAttempts(db: Knex, sent: Sent[]): Promise<voi
 }
 
 /** One attempt, recorded (tests and single sends). */
-export async function recordAttempt(db: Knex, delivery: DeliveryRow, outcome: PostOutcome, sentAt: Date, durationMs: number): Promise<void> {
+export async function recordAttempt(
+  db: Knex,
+  delivery: DeliveryRow,
+  outcome: PostOutcome,
+  sentAt: Date,
+  durationMs: number,
+): Promise<void> {
   await recordWebhookAttempts(db, [{ delivery, outcome, sentAt, durationMs }]);
 }
 
@@ -125,13 +141,18 @@ export async function recordAttempt(db: Knex, delivery: DeliveryRow, outcome: Po
  * Works one leased endpoint: chunk after chunk of due deliveries until none is due or LEASE_WORK_MS is spent,
  * then lets the lease go. `clock` says what is due: the real time in the worker, a fixed one in tests.
  */
-export async function workEndpoint(deps: DeliverDeps, endpointId: string, clock: () => Date = () => new Date()): Promise<number> {
+export async function workEndpoint(
+  deps: DeliverDeps,
+  endpointId: string,
+  clock: () => Date = () => new Date(),
+): Promise<number> {
   let sent = 0;
   const started = Date.now();
   try {
     while (Date.now() - started < LEASE_WORK_MS) {
       // Re-read each chunk: the endpoint may have been disabled, moved or given a new secret meanwhile.
-      const [endpoint] = (await deps.db('webhook_endpoints')
+      const [endpoint] = (await deps
+        .db('webhook_endpoints')
         .where({ id: endpointId, status: 'enabled' })
         .update({ leased_until: new Date(Date.now() + LEASE_MS) })
         .returning('*')) as EndpointRow[];
@@ -201,7 +222,9 @@ export function deliveryPool(deps: DeliverDeps, cap: number, onError: (err: unkn
   }
 
   const pool = {
-    /** Leases and starts what is due; a call during a tick makes that tick run once more. Answers how many it started. */
+    /**
+     * Leases and starts what is due; a call during a tick makes that tick run once more. Answers how many it started.
+     */
     tick(): Promise<number> {
       if (stopped) return Promise.resolve(0);
       if (ticking) {

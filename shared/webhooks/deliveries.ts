@@ -36,9 +36,13 @@ export async function listAttempts(db: Knex, deliveryId: string, page: ListQuery
 
 function mustBeEnabled(endpoint: EndpointRow): void {
   if (endpoint.status !== 'enabled') {
-    throw new ServiceError('validation_error', 'The endpoint is disabled: enable it first (its events stay parked until then).', {
-      errors: [{ path: 'status', message: 'endpoint is disabled' }],
-    });
+    throw new ServiceError(
+      'validation_error',
+      'The endpoint is disabled: enable it first (its events stay parked until then).',
+      {
+        errors: [{ path: 'status', message: 'endpoint is disabled' }],
+      },
+    );
   }
 }
 
@@ -48,9 +52,13 @@ function mustBeEnabled(endpoint: EndpointRow): void {
  */
 export async function replay(db: Knex, endpoint: EndpointRow, delivery: DeliveryRow, now = new Date()): Promise<void> {
   mustBeEnabled(endpoint);
-  await db('webhook_deliveries').where({ id: delivery.id }).update({
-    parked: false, next_attempt_at: now, status: delivery.attempt_count > 0 ? 'attempting' : 'pending',
-  });
+  await db('webhook_deliveries')
+    .where({ id: delivery.id })
+    .update({
+      parked: false,
+      next_attempt_at: now,
+      status: delivery.attempt_count > 0 ? 'attempting' : 'pending',
+    });
 }
 
 export interface ParkedDelivery {
@@ -60,7 +68,12 @@ export interface ParkedDelivery {
 }
 
 /** Hands up to `limit` parked deliveries back to delivery, oldest first. */
-export async function deliverParked(db: Knex, endpoint: EndpointRow, now = new Date(), limit = PARKED_PER_CALL): Promise<ParkedDelivery> {
+export async function deliverParked(
+  db: Knex,
+  endpoint: EndpointRow,
+  now = new Date(),
+  limit = PARKED_PER_CALL,
+): Promise<ParkedDelivery> {
   mustBeEnabled(endpoint);
   return db.transaction(async (trx) => {
     const ids: string[] = await trx('webhook_deliveries')
@@ -71,13 +84,22 @@ export async function deliverParked(db: Knex, endpoint: EndpointRow, now = new D
       .skipLocked()
       .pluck('id');
     if (ids.length) {
-      await trx('webhook_deliveries').whereIn('id', ids).update({
-        parked: false, next_attempt_at: now,
-        status: trx.raw("CASE WHEN attempt_count > 0 THEN 'attempting' ELSE 'pending' END"),
-      });
+      await trx('webhook_deliveries')
+        .whereIn('id', ids)
+        .update({
+          parked: false,
+          next_attempt_at: now,
+          status: trx.raw("CASE WHEN attempt_count > 0 THEN 'attempting' ELSE 'pending' END"),
+        });
     }
-    const [{ count }] = await trx('webhook_deliveries').where({ endpoint_id: endpoint.id, parked: true }).count({ count: '*' });
+    const [{ count }] = await trx('webhook_deliveries')
+      .where({ endpoint_id: endpoint.id, parked: true })
+      .count({ count: '*' });
     const remaining = Number(count);
-    return { delivered: ids.length, remaining, stopped_reason: remaining > 0 && ids.length === limit ? 'rate_limit_exceeded' : null };
+    return {
+      delivered: ids.length,
+      remaining,
+      stopped_reason: remaining > 0 && ids.length === limit ? 'rate_limit_exceeded' : null,
+    };
   });
 }

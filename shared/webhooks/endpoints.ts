@@ -54,7 +54,8 @@ export function endpointProblem(value: string, allowHttp: boolean): string | nul
   } catch {
     return 'must be an absolute URL';
   }
-  if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) return allowHttp ? 'must be an http or https URL' : 'must be an https URL';
+  if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:'))
+    return allowHttp ? 'must be an http or https URL' : 'must be an https URL';
   if (url.username || url.password) return 'must not contain credentials';
   if (!url.hostname) return 'must name a host';
   return null;
@@ -62,7 +63,10 @@ export function endpointProblem(value: string, allowHttp: boolean): string | nul
 
 function checkEndpoint(value: string, allowHttp: boolean): string {
   const problem = endpointProblem(value, allowHttp);
-  if (problem) throw new ServiceError('validation_error', `\`endpoint\` ${problem}.`, { errors: [{ path: 'endpoint', message: problem }] });
+  if (problem)
+    throw new ServiceError('validation_error', `\`endpoint\` ${problem}.`, {
+      errors: [{ path: 'endpoint', message: problem }],
+    });
   return value;
 }
 
@@ -71,7 +75,13 @@ export interface CreateEndpointInput {
   events: EventType[];
 }
 
-export async function createEndpoint(db: Knex, key: Buffer, teamId: string, input: CreateEndpointInput, allowHttp: boolean) {
+export async function createEndpoint(
+  db: Knex,
+  key: Buffer,
+  teamId: string,
+  input: CreateEndpointInput,
+  allowHttp: boolean,
+) {
   const secret = newSigningSecret();
   const [row] = await db('webhook_endpoints')
     .insert({
@@ -102,16 +112,27 @@ export interface UpdateEndpointInput {
 }
 
 /** Disabling parks what is still waiting to go (CONTRACT: a disabled endpoint parks instead of dropping). */
-export async function updateEndpoint(db: Knex, teamId: string, id: string, input: UpdateEndpointInput, allowHttp: boolean) {
+export async function updateEndpoint(
+  db: Knex,
+  teamId: string,
+  id: string,
+  input: UpdateEndpointInput,
+  allowHttp: boolean,
+) {
   return db.transaction(async (trx) => {
     const patch: Record<string, unknown> = {};
     if (input.endpoint !== undefined) patch.endpoint = checkEndpoint(input.endpoint, allowHttp);
     if (input.events !== undefined) patch.events = [...new Set(input.events)];
     if (input.status !== undefined) patch.status = input.status;
     const q = trx('webhook_endpoints').where({ team_id: teamId, id });
-    const [row] = (Object.keys(patch).length ? await q.update(patch).returning('*') : await q.select('*')) as EndpointRow[];
+    const [row] = (
+      Object.keys(patch).length ? await q.update(patch).returning('*') : await q.select('*')
+    ) as EndpointRow[];
     if (row && input.status === 'disabled') {
-      await trx('webhook_deliveries').where({ endpoint_id: id, parked: false }).whereIn('status', ['pending', 'attempting']).update({ parked: true });
+      await trx('webhook_deliveries')
+        .where({ endpoint_id: id, parked: false })
+        .whereIn('status', ['pending', 'attempting'])
+        .update({ parked: true });
     }
     return row;
   });

@@ -44,7 +44,9 @@ export async function fanOut(db: Knex, now = new Date()): Promise<FanOutResult> 
   return db.transaction(async (trx) => {
     // xmin is taken as the cursor row is read, before the lock gives this transaction an xid of its own: every
     // transaction below it has ended, so the events of the committed ones are visible to the statements after.
-    const { rows: [cursor] } = await trx.raw(
+    const {
+      rows: [cursor],
+    } = await trx.raw(
       `SELECT last_xid::text AS last_xid, last_event_id, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin
        FROM webhook_fanout_cursor WHERE id = 1 FOR UPDATE SKIP LOCKED`,
     );
@@ -63,24 +65,38 @@ export async function fanOut(db: Knex, now = new Date()): Promise<FanOutResult> 
     events.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
     const teams = [...new Set(events.map((e) => e.team_id))];
-    const endpoints: { id: string; team_id: string; events: string[]; status: string }[] = await trx('webhook_endpoints')
+    const endpoints: { id: string; team_id: string; events: string[]; status: string }[] = await trx(
+      'webhook_endpoints',
+    )
       .whereIn('team_id', teams)
       .select('id', 'team_id', 'events', 'status');
     const rows = [];
     for (const event of events) {
-      const targets = endpoints.filter((ep) => ep.team_id === event.team_id && ep.events.includes(event.type) && ep.id < event.id);
+      const targets = endpoints.filter(
+        (ep) => ep.team_id === event.team_id && ep.events.includes(event.type) && ep.id < event.id,
+      );
       if (targets.length === 0) continue;
       const payload = payloadOf(event);
       for (const ep of targets) {
         const parked = ep.status !== 'enabled';
         rows.push({
-          id: newId(), team_id: event.team_id, endpoint_id: ep.id, event_id: event.id, type: event.type, payload,
-          status: 'pending', parked, next_attempt_at: parked ? null : now,
+          id: newId(),
+          team_id: event.team_id,
+          endpoint_id: ep.id,
+          event_id: event.id,
+          type: event.type,
+          payload,
+          status: 'pending',
+          parked,
+          next_attempt_at: parked ? null : now,
         });
       }
     }
     for (let i = 0; i < rows.length; i += BATCH) {
-      await trx('webhook_deliveries').insert(rows.slice(i, i + BATCH)).onConflict(['endpoint_id', 'event_id']).ignore();
+      await trx('webhook_deliveries')
+        .insert(rows.slice(i, i + BATCH))
+        .onConflict(['endpoint_id', 'event_id'])
+        .ignore();
     }
     await trx('webhook_fanout_cursor').where({ id: 1 }).update({ last_xid: last.xid, last_event_id: last.id });
     return { events: events.length, deliveries: rows.length, busy: false, waiting };

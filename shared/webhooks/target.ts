@@ -37,33 +37,64 @@ export function createAgents(): Agents {
 export type Target = { ok: true; url: URL; address: string } | { ok: false; outcome: PostOutcome };
 
 /** Where `url` points, checked (see the top of the file); resolved once for a run of sends to one endpoint. */
-export async function resolveTarget(url: string, options: Pick<PostOptions, 'resolver' | 'allowPrivate'>): Promise<Target> {
+export async function resolveTarget(
+  url: string,
+  options: Pick<PostOptions, 'resolver' | 'allowPrivate'>,
+): Promise<Target> {
   const target = new URL(url);
   const resolved = await resolveServer(options.resolver, target.hostname, options.allowPrivate);
-  if (resolved.status === 'not_found') return { ok: false, outcome: { ok: false, status: null, response: null, error: `target not resolved: ${resolved.error}` } };
+  if (resolved.status === 'not_found')
+    return {
+      ok: false,
+      outcome: { ok: false, status: null, response: null, error: `target not resolved: ${resolved.error}` },
+    };
   if (resolved.status === 'private') {
-    return { ok: false, outcome: { ok: false, status: null, response: null, error: `target refused: ${target.hostname} resolves to a private, loopback or link-local address` } };
+    return {
+      ok: false,
+      outcome: {
+        ok: false,
+        status: null,
+        response: null,
+        error: `target refused: ${target.hostname} resolves to a private, loopback or link-local address`,
+      },
+    };
   }
   return { ok: true, url: target, address: resolved.addresses[0] };
 }
 
-export async function postSigned(url: string, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostOutcome> {
+export async function postSigned(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  options: PostOptions,
+): Promise<PostOutcome> {
   const target = await resolveTarget(url, options);
   return target.ok ? postTo(target, headers, body, options) : target.outcome;
 }
 
 /** One POST to a checked target. A kept-alive connection the peer closed just as we wrote is retried once, fresh. */
-export async function postTo(target: Extract<Target, { ok: true }>, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostOutcome> {
+export async function postTo(
+  target: Extract<Target, { ok: true }>,
+  headers: Record<string, string>,
+  body: string,
+  options: PostOptions,
+): Promise<PostOutcome> {
   const first = await attempt(target, headers, body, options);
   return first.stale ? (await attempt(target, headers, body, options)).outcome : first.outcome;
 }
 
-function attempt(target: Extract<Target, { ok: true }>, headers: Record<string, string>, body: string, options: PostOptions) {
+function attempt(
+  target: Extract<Target, { ok: true }>,
+  headers: Record<string, string>,
+  body: string,
+  options: PostOptions,
+) {
   const { url, address } = target;
   // Connect to the checked address whatever the name resolves to now; Host and SNI still name the host.
   const lookup: LookupFunction = (_host, opts, cb) => {
     const family = isIP(address);
-    if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
+    if ((opts as { all?: boolean }).all)
+      (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
     else cb(null, address, family);
   };
   const timeoutMs = options.timeoutMs ?? TIMEOUT_MS;
@@ -75,7 +106,12 @@ function attempt(target: Extract<Target, { ok: true }>, headers: Record<string, 
       method: 'POST',
       lookup,
       agent,
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'postwerk-webhooks' },
+      headers: {
+        ...headers,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'user-agent': 'postwerk-webhooks',
+      },
     });
     const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
     req.on('error', (err: NodeJS.ErrnoException) => {
@@ -94,7 +130,16 @@ function attempt(target: Extract<Target, { ok: true }>, headers: Record<string, 
         const status = res.statusCode ?? 0;
         const response = Buffer.concat(chunks).subarray(0, RESPONSE_CAP_BYTES).toString('utf8');
         if (status >= 200 && status < 300) resolve({ stale: false, outcome: { ok: true, status, response } });
-        else resolve({ stale: false, outcome: { ok: false, status, response, error: status >= 300 && status < 400 ? 'redirect not followed' : `HTTP ${status}` } });
+        else
+          resolve({
+            stale: false,
+            outcome: {
+              ok: false,
+              status,
+              response,
+              error: status >= 300 && status < 400 ? 'redirect not followed' : `HTTP ${status}`,
+            },
+          });
       };
       res.on('data', (chunk: Buffer) => {
         if (size < RESPONSE_CAP_BYTES) chunks.push(chunk);

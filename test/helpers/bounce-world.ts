@@ -33,26 +33,44 @@ export interface BounceWorld {
 export async function startBounceWorld(): Promise<BounceWorld> {
   const w = await startMtaWorld();
   const deps: ReceiveDeps = { db: w.p.db, blobs: w.p.deps.blobs, log: w.p.deps.log, secrets: secretsKey(w.p.config) };
-  const mx: SMTPServer = createMxServer({ ...deps, config: w.p.config, tls: await tlsCredentials({}, 'mx.test'), enqueueReceive: async () => {} });
+  const mx: SMTPServer = createMxServer({
+    ...deps,
+    config: w.p.config,
+    tls: await tlsCredentials({}, 'mx.test'),
+    enqueueReceive: async () => {},
+  });
   await new Promise<void>((resolve) => mx.listen(0, '127.0.0.1', () => resolve()));
   const mxPort = (mx.server.address() as AddressInfo).port;
   w.mx(RCPT);
   const team = await w.p.createTeam();
   const domain = await w.sendingDomain(team, `bounce-sender-${process.pid}.com`);
   return {
-    w, deps, mxPort, team, domain,
+    w,
+    deps,
+    mxPort,
+    team,
+    domain,
     async deliver(to, options = {}) {
       const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to, cc: options.cc });
       await processDelivery(w.deps, id);
       const rs = await recipientsOf(w.p.db, id);
-      for (const [address, r] of rs) if (r.status !== 'delivered') throw new Error(`${address} was not delivered: ${r.status}`);
+      for (const [address, r] of rs)
+        if (r.status !== 'delivered') throw new Error(`${address} was not delivered: ${r.status}`);
       const copy = w.sink.messages.find((m) => m.raw.toString().includes(`<${id}@`));
       if (!copy) throw new Error('the sink did not receive the email');
       return { id, returnPath: copy.from };
     },
     async report(returnPath, raw, from = '') {
-      const transport = nodemailer.createTransport({ host: '127.0.0.1', port: mxPort, secure: false, tls: { rejectUnauthorized: false } });
-      const info = await transport.sendMail({ envelope: { from, to: [returnPath] }, raw: raw.replace(/\r?\n/g, '\r\n') });
+      const transport = nodemailer.createTransport({
+        host: '127.0.0.1',
+        port: mxPort,
+        secure: false,
+        tls: { rejectUnauthorized: false },
+      });
+      const info = await transport.sendMail({
+        envelope: { from, to: [returnPath] },
+        raw: raw.replace(/\r?\n/g, '\r\n'),
+      });
       return /stored as (\S+)/.exec(info.response)![1];
     },
     typesOf: async (id) => (await eventsOf(w.p.db, id)).map((e) => e.type),
@@ -65,7 +83,15 @@ export async function startBounceWorld(): Promise<BounceWorld> {
 }
 
 /** An RFC 3464 report about one recipient, as a receiving MTA writes it. */
-export const dsn = (o: { rcpt: string; action: string; status: string; diagnostic: string; original?: string; to?: string; messageId?: string }) => `From: Mail Delivery System <MAILER-DAEMON@mx.${RCPT}>
+export const dsn = (o: {
+  rcpt: string;
+  action: string;
+  status: string;
+  diagnostic: string;
+  original?: string;
+  to?: string;
+  messageId?: string;
+}) => `From: Mail Delivery System <MAILER-DAEMON@mx.${RCPT}>
 To: bounces@example.com
 Subject: Undelivered Mail Returned to Sender
 Date: Sat, 22 Nov 2026 10:00:00 +0000

@@ -31,24 +31,30 @@ export async function startClamd(options: { tcp?: boolean } = {}): Promise<Clamd
   const db = path.join(dir, 'db');
   await mkdir(db);
   // An .ndb body signature (sigtool(1), "Extended signature format"): Name:TargetType(0 = any):Offset:Hex.
-  await writeFile(path.join(db, 'postwerk-test.ndb'), `Postwerk.Test.EICAR:0:*:${Buffer.from(EICAR).toString('hex')}\n`);
+  await writeFile(
+    path.join(db, 'postwerk-test.ndb'),
+    `Postwerk.Test.EICAR:0:*:${Buffer.from(EICAR).toString('hex')}\n`,
+  );
   const port = options.tcp ? await freePort() : 0;
   const socket = path.join(dir, 'clamd.sock');
   const address = options.tcp ? `127.0.0.1:${port}` : socket;
   const conf = path.join(dir, 'clamd.conf');
-  await writeFile(conf, [
-    'Foreground yes',
-    `DatabaseDirectory ${db}`,
-    ...(options.tcp ? [`TCPSocket ${port}`, 'TCPAddr 127.0.0.1'] : [`LocalSocket ${socket}`]),
-    `TemporaryDirectory ${dir}`,
-    `LogFile ${path.join(dir, 'clamd.log')}`,
-    `PidFile ${path.join(dir, 'clamd.pid')}`,
-    // Above INBOUND_MAX_MESSAGE_BYTES (40 MB): clamd refuses a longer INSTREAM.
-    'StreamMaxLength 64M',
-    'MaxThreads 4',
-    'SelfCheck 0',
-    '',
-  ].join('\n'));
+  await writeFile(
+    conf,
+    [
+      'Foreground yes',
+      `DatabaseDirectory ${db}`,
+      ...(options.tcp ? [`TCPSocket ${port}`, 'TCPAddr 127.0.0.1'] : [`LocalSocket ${socket}`]),
+      `TemporaryDirectory ${dir}`,
+      `LogFile ${path.join(dir, 'clamd.log')}`,
+      `PidFile ${path.join(dir, 'clamd.pid')}`,
+      // Above INBOUND_MAX_MESSAGE_BYTES (40 MB): clamd refuses a longer INSTREAM.
+      'StreamMaxLength 64M',
+      'MaxThreads 4',
+      'SelfCheck 0',
+      '',
+    ].join('\n'),
+  );
 
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
@@ -59,18 +65,29 @@ export async function startClamd(options: { tcp?: boolean } = {}): Promise<Clamd
     proc.stdout!.on('data', (c: Buffer) => (output += c.toString()));
     proc.stderr!.on('data', (c: Buffer) => (output += c.toString()));
     let gone = false;
-    exited = new Promise((resolve) => proc.once('exit', () => {
-      gone = true;
-      resolve();
-    }));
+    exited = new Promise((resolve) =>
+      proc.once('exit', () => {
+        gone = true;
+        resolve();
+      }),
+    );
     proc.once('error', (err) => (output += `\n${err.message} (apt-get install clamav-daemon)`));
     child = proc;
     let last: unknown;
     try {
-      await until(async () => {
-        if (gone) throw new Error(`clamd exited (last ping: ${(last as Error | undefined)?.message})`);
-        return pingClamd(address, 1000).then(() => true, (err) => { last = err; return false; });
-      }, { what: 'clamd answering PING', timeoutMs: 30_000, intervalMs: 50 });
+      await until(
+        async () => {
+          if (gone) throw new Error(`clamd exited (last ping: ${(last as Error | undefined)?.message})`);
+          return pingClamd(address, 1000).then(
+            () => true,
+            (err) => {
+              last = err;
+              return false;
+            },
+          );
+        },
+        { what: 'clamd answering PING', timeoutMs: 30_000, intervalMs: 50 },
+      );
     } catch (err) {
       const log = await readFile(path.join(dir, 'clamd.log'), 'utf8').catch(() => '');
       proc.kill('SIGKILL');

@@ -43,7 +43,9 @@ export interface DnsServer {
 
 type Rr = packet.Answer;
 const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, REFUSED: 5 } as const;
-/** RFC 1035 §4.2.1 without EDNS; with EDNS the client's size, capped where today's servers cap it (DNS Flag Day 2020). */
+/**
+ * RFC 1035 §4.2.1 without EDNS; with EDNS the client's size, capped where today's servers cap it (DNS Flag Day 2020).
+ */
 const UDP_LIMIT = 512;
 const EDNS_LIMIT = 1232;
 
@@ -128,7 +130,20 @@ export async function startDnsServer(options: { host?: string; port?: number } =
         flags: packet.AUTHORITATIVE_ANSWER | ((query.flags ?? 0) & packet.RECURSION_DESIRED) | extra | rcode,
         questions: query.questions,
         answers,
-        additionals: edns ? [{ type: 'OPT', name: '.', udpPayloadSize: EDNS_LIMIT, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [] }] : [],
+        additionals: edns
+          ? [
+              {
+                type: 'OPT',
+                name: '.',
+                udpPayloadSize: EDNS_LIMIT,
+                extendedRcode: 0,
+                ednsVersion: 0,
+                flags: 0,
+                flag_do: false,
+                options: [],
+              },
+            ]
+          : [],
       });
     if (!question) return reply(RCODE.FORMERR);
     queries.push({ name: question.name, type: question.type, transport });
@@ -219,7 +234,10 @@ export async function startDnsServer(options: { host?: string; port?: number } =
       if (records.length === 0) return dns.remove(name, type);
       const key = norm(name);
       const rrsets = zone.get(key) ?? new Map<DnsRecordType, Rr[]>();
-      rrsets.set(type, records.map((r) => toRr(name.replace(/\.$/, ''), type, r)));
+      rrsets.set(
+        type,
+        records.map((r) => toRr(name.replace(/\.$/, ''), type, r)),
+      );
       zone.set(key, rrsets);
     },
     remove(name, type) {

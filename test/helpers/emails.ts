@@ -46,25 +46,63 @@ export async function insertEmail(db: Knex, blobs: BlobStore, input: TestEmail):
   }
   await db.transaction(async (trx) => {
     await trx('emails').insert({
-      id, team_id: input.teamId, domain_id: input.domain?.id ?? null, source: input.source ?? (input.raw ? 'smtp' : 'api'),
-      from, from_address: fromAddress, to: input.to, cc: input.cc ?? [], bcc: input.bcc ?? [], reply_to: [],
-      subject: input.subject ?? 'Hello', html: input.html === undefined ? '<p>Hello there</p>' : input.html,
-      text: input.text === undefined ? 'Hello there' : input.text, headers: JSON.stringify(input.headers ?? {}),
-      tags: JSON.stringify(input.tags ?? []), topic_id: input.topicId ?? null,
-      message_id: `<${id}@${input.domain?.name ?? 'example.com'}>`, status: 'queued', last_event: 'sent',
-      raw_blob_key: rawKey, size_bytes: input.raw?.length ?? 0, created_at: now, updated_at: now,
+      id,
+      team_id: input.teamId,
+      domain_id: input.domain?.id ?? null,
+      source: input.source ?? (input.raw ? 'smtp' : 'api'),
+      from,
+      from_address: fromAddress,
+      to: input.to,
+      cc: input.cc ?? [],
+      bcc: input.bcc ?? [],
+      reply_to: [],
+      subject: input.subject ?? 'Hello',
+      html: input.html === undefined ? '<p>Hello there</p>' : input.html,
+      text: input.text === undefined ? 'Hello there' : input.text,
+      headers: JSON.stringify(input.headers ?? {}),
+      tags: JSON.stringify(input.tags ?? []),
+      topic_id: input.topicId ?? null,
+      message_id: `<${id}@${input.domain?.name ?? 'example.com'}>`,
+      status: 'queued',
+      last_event: 'sent',
+      raw_blob_key: rawKey,
+      size_bytes: input.raw?.length ?? 0,
+      created_at: now,
+      updated_at: now,
     });
     if (inline) await trx('email_raw').insert({ email_id: id, team_id: input.teamId, bytes: input.raw });
-    const all = [...input.to.map((a) => [a, 'to']), ...(input.cc ?? []).map((a) => [a, 'cc']), ...(input.bcc ?? []).map((a) => [a, 'bcc'])];
-    await trx('email_recipients').insert(all.map(([address, kind]) => ({
-      id: newId(), email_id: id, team_id: input.teamId, address, domain: domainOf(address), kind, status: 'queued', next_attempt_at: now, updated_at: now,
-    })));
+    const all = [
+      ...input.to.map((a) => [a, 'to']),
+      ...(input.cc ?? []).map((a) => [a, 'cc']),
+      ...(input.bcc ?? []).map((a) => [a, 'bcc']),
+    ];
+    await trx('email_recipients').insert(
+      all.map(([address, kind]) => ({
+        id: newId(),
+        email_id: id,
+        team_id: input.teamId,
+        address,
+        domain: domainOf(address),
+        kind,
+        status: 'queued',
+        next_attempt_at: now,
+        updated_at: now,
+      })),
+    );
     for (const [position, a] of (input.attachments ?? []).entries()) {
       const blobKey = `emails/${input.teamId}/${id}/attachment-${position}`;
       await blobs.put(blobKey, a.content);
       await trx('email_attachments').insert({
-        id: newId(), email_id: id, team_id: input.teamId, position, filename: a.filename, content_type: a.contentType,
-        content_id: a.contentId ?? null, content_disposition: a.contentId ? 'inline' : 'attachment', size: a.content.length, blob_key: blobKey,
+        id: newId(),
+        email_id: id,
+        team_id: input.teamId,
+        position,
+        filename: a.filename,
+        content_type: a.contentType,
+        content_id: a.contentId ?? null,
+        content_disposition: a.contentId ? 'inline' : 'attachment',
+        size: a.content.length,
+        blob_key: blobKey,
       });
     }
     const row: EmailRow = await trx('emails').where({ id }).first();
@@ -99,8 +137,10 @@ export async function eventsOf(db: Knex, emailId: string): Promise<{ type: strin
 
 /** The submitted message an email keeps (email_raw, or the blob store for a large one); null for none. */
 export async function storedMessage(db: Knex, blobs: BlobStore, emailId: string): Promise<Buffer | null> {
-  const row: { bytes: Buffer | null; raw_blob_key: string | null } | undefined = await db('emails').leftJoin('email_raw', 'email_raw.email_id', 'emails.id')
-    .where('emails.id', emailId).first('email_raw.bytes', 'emails.raw_blob_key');
+  const row: { bytes: Buffer | null; raw_blob_key: string | null } | undefined = await db('emails')
+    .leftJoin('email_raw', 'email_raw.email_id', 'emails.id')
+    .where('emails.id', emailId)
+    .first('email_raw.bytes', 'emails.raw_blob_key');
   if (row?.bytes) return row.bytes;
   return row?.raw_blob_key ? blobs.get(row.raw_blob_key) : null;
 }

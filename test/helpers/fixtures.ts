@@ -31,27 +31,43 @@ export const fixtures: Record<string, Fixture> = {
   },
   emails: async (p, team) => {
     // A scheduled send from the team's managed domain to the simulator: no DNS needed, and still reschedulable.
-    const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find((d: { managed: boolean }) => d.managed).name;
-    const res = await p.request('POST', '/emails', { key: team.key, body: {
-      from: `fixture@${managed}`, to: `delivered@${p.config.SIMULATOR_DOMAIN}`, subject: 'fixture', text: 'fixture', scheduled_at: 'in 1 hour',
-    } });
+    const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find(
+      (d: { managed: boolean }) => d.managed,
+    ).name;
+    const res = await p.request('POST', '/emails', {
+      key: team.key,
+      body: {
+        from: `fixture@${managed}`,
+        to: `delivered@${p.config.SIMULATOR_DOMAIN}`,
+        subject: 'fixture',
+        text: 'fixture',
+        scheduled_at: 'in 1 hour',
+      },
+    });
     if (res.status !== 200) throw new Error(`emails fixture: POST /emails answered ${res.status} ${res.text}`);
     return res.body.id;
   },
   suppressions: async (p, team) => {
     const email = `fixture-${Math.random().toString(36).slice(2, 10)}@example.com`;
     const res = await p.request('POST', '/suppressions', { key: team.key, body: { email } });
-    if (res.status !== 201) throw new Error(`suppressions fixture: POST /suppressions answered ${res.status} ${res.text}`);
+    if (res.status !== 201)
+      throw new Error(`suppressions fixture: POST /suppressions answered ${res.status} ${res.text}`);
     return res.body.id;
   },
   topics: async (p, team) => {
-    const res = await p.request('POST', '/topics', { key: team.key, body: { name: 'fixture', default_subscription: 'opt_in' } });
+    const res = await p.request('POST', '/topics', {
+      key: team.key,
+      body: { name: 'fixture', default_subscription: 'opt_in' },
+    });
     if (res.status !== 201) throw new Error(`topics fixture: POST /topics answered ${res.status} ${res.text}`);
     return res.body.id;
   },
   webhooks: async (p, team) => {
     // An endpoint (never sent to here) and one event of it: a suppression added after it, fanned out.
-    const res = await p.request('POST', '/webhooks', { key: team.key, body: { endpoint: 'https://example.com/hook', events: ['suppression.added'] } });
+    const res = await p.request('POST', '/webhooks', {
+      key: team.key,
+      body: { endpoint: 'https://example.com/hook', events: ['suppression.added'] },
+    });
     if (res.status !== 201) throw new Error(`webhooks fixture: POST /webhooks answered ${res.status} ${res.text}`);
     const webhook_id: string = res.body.id;
     await fixtures.suppressions(p, team);
@@ -105,33 +121,47 @@ const domainClaim: Fixture = async (p, team) => {
   const holder = await p.createTeam('Claim fixture holder');
   const name = `claimed-${Math.random().toString(36).slice(2, 10)}.com`;
   const created = await p.request('POST', '/domains', { key: holder.key, body: { name } });
-  if (created.status !== 201) throw new Error(`domain claim fixture: POST /domains answered ${created.status} ${created.text}`);
+  if (created.status !== 201)
+    throw new Error(`domain claim fixture: POST /domains answered ${created.status} ${created.text}`);
   // Verified by the holder (no DNS in this suite): what makes the name claimable.
   await p.db('domains').where({ id: created.body.id }).update({ status: 'verified', verified_at: new Date() });
   const res = await p.request('POST', '/domains/claim', { key: team.key, body: { name } });
-  if (res.status !== 201) throw new Error(`domain claim fixture: POST /domains/claim answered ${res.status} ${res.text}`);
+  if (res.status !== 201)
+    throw new Error(`domain claim fixture: POST /domains/claim answered ${res.status} ${res.text}`);
   return res.body.domain_id;
 };
 /** The smallest logo that passes the SVG Tiny PS check. */
-export const tinyPsLogo = '<svg xmlns="http://www.w3.org/2000/svg" version="1.2" baseProfile="tiny-ps" viewBox="0 0 10 10"><title>Fixture</title><rect width="10" height="10" fill="#123456"/></svg>';
+export const tinyPsLogo =
+  '<svg xmlns="http://www.w3.org/2000/svg" version="1.2" baseProfile="tiny-ps" viewBox="0 0 10 10"><title>Fixture</title><rect width="10" height="10" fill="#123456"/></svg>';
 
 /** A domain with a brand logo, so the owner still reads `/domains/{id}/brand/logo` after another team tried. */
 const domainWithLogo: Fixture = async (p, team) => {
   const id = (await fixtures.domains(p, team)) as string;
   const res = await p.request('PUT', `/domains/${id}/brand/logo`, { key: team.key, body: { svg: tinyPsLogo } });
-  if (res.status !== 200) throw new Error(`brand logo fixture: PUT /domains/${id}/brand/logo answered ${res.status} ${res.text}`);
+  if (res.status !== 200)
+    throw new Error(`brand logo fixture: PUT /domains/${id}/brand/logo answered ${res.status} ${res.text}`);
   return id;
 };
 /** An email with one attachment (managed domain to the simulator, scheduled): both ids of its attachment routes. */
 const emailAttachment: Fixture = async (p, team) => {
-  const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find((d: { managed: boolean }) => d.managed).name;
-  const res = await p.request('POST', '/emails', { key: team.key, body: {
-    from: `fixture@${managed}`, to: `delivered@${p.config.SIMULATOR_DOMAIN}`, subject: 'fixture', text: 'fixture', scheduled_at: 'in 1 hour',
-    attachments: [{ filename: 'fixture.txt', content: Buffer.from('fixture').toString('base64') }],
-  } });
+  const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find(
+    (d: { managed: boolean }) => d.managed,
+  ).name;
+  const res = await p.request('POST', '/emails', {
+    key: team.key,
+    body: {
+      from: `fixture@${managed}`,
+      to: `delivered@${p.config.SIMULATOR_DOMAIN}`,
+      subject: 'fixture',
+      text: 'fixture',
+      scheduled_at: 'in 1 hour',
+      attachments: [{ filename: 'fixture.txt', content: Buffer.from('fixture').toString('base64') }],
+    },
+  });
   if (res.status !== 200) throw new Error(`email attachment fixture: POST /emails answered ${res.status} ${res.text}`);
   const list = await p.request('GET', `/emails/${res.body.id}/attachments`, { key: team.key });
-  if (list.status !== 200) throw new Error(`email attachment fixture: GET attachments answered ${list.status} ${list.text}`);
+  if (list.status !== 200)
+    throw new Error(`email attachment fixture: GET attachments answered ${list.status} ${list.text}`);
   return { email_id: res.body.id, attachment_id: list.body.data[0].id };
 };
 /**
@@ -139,10 +169,18 @@ const emailAttachment: Fixture = async (p, team) => {
  * delivered by the mta's own deliver job (the simulator needs no network, so no DNS or SMTP peer either).
  */
 const emailAttempt: Fixture = async (p, team) => {
-  const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find((d: { managed: boolean }) => d.managed).name;
-  const res = await p.request('POST', '/emails', { key: team.key, body: {
-    from: `fixture@${managed}`, to: `delivered@${p.config.SIMULATOR_DOMAIN}`, subject: 'fixture', text: 'fixture',
-  } });
+  const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find(
+    (d: { managed: boolean }) => d.managed,
+  ).name;
+  const res = await p.request('POST', '/emails', {
+    key: team.key,
+    body: {
+      from: `fixture@${managed}`,
+      to: `delivered@${p.config.SIMULATOR_DOMAIN}`,
+      subject: 'fixture',
+      text: 'fixture',
+    },
+  });
   if (res.status !== 200) throw new Error(`email attempt fixture: POST /emails answered ${res.status} ${res.text}`);
   const deps = createDeliveryDeps(p.config, { db: p.db, blobs: p.deps.blobs, log: p.deps.log }, { signingThreads: 0 });
   try {
@@ -163,14 +201,35 @@ const receivedEmail: Fixture = async (p, team) => {
   const domainId = newId();
   const name = `rx-${Math.random().toString(36).slice(2, 10)}.test`;
   await p.db('domains').insert({ id: domainId, team_id: team.id, name, status: 'verified', receiving: 'enabled' });
-  const raw = Buffer.from([
-    'From: Fixture <fixture@sender.test>', `To: inbox@${name}`, 'Subject: fixture', 'MIME-Version: 1.0',
-    'Content-Type: multipart/mixed; boundary="b"', '', '--b', 'Content-Type: text/plain', '', 'fixture', '--b',
-    'Content-Type: text/plain; name="a.txt"', 'Content-Disposition: attachment; filename="a.txt"', '', 'attached', '--b--', '',
-  ].join('\r\n'));
+  const raw = Buffer.from(
+    [
+      'From: Fixture <fixture@sender.test>',
+      `To: inbox@${name}`,
+      'Subject: fixture',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="b"',
+      '',
+      '--b',
+      'Content-Type: text/plain',
+      '',
+      'fixture',
+      '--b',
+      'Content-Type: text/plain; name="a.txt"',
+      'Content-Disposition: attachment; filename="a.txt"',
+      '',
+      'attached',
+      '--b--',
+      '',
+    ].join('\r\n'),
+  );
   const [email_id] = await storeReceivedMessage(p.db, p.deps.blobs, {
-    raw, envelopeFrom: 'fixture@sender.test', recipients: [{ address: `inbox@${name}`, recipient: { kind: 'mail', teamId: team.id, domainId } }],
-    remoteIp: '127.0.0.1', helo: 'sender.test', tls: false, byHost: 'mx.test',
+    raw,
+    envelopeFrom: 'fixture@sender.test',
+    recipients: [{ address: `inbox@${name}`, recipient: { kind: 'mail', teamId: team.id, domainId } }],
+    remoteIp: '127.0.0.1',
+    helo: 'sender.test',
+    tls: false,
+    byHost: 'mx.test',
   });
   await processReceived({ db: p.db, blobs: p.deps.blobs, log: p.deps.log, secrets: secretsKey(p.config) }, email_id);
   const attachment = await p.db('received_attachments').where({ email_id }).first('id');
@@ -178,10 +237,13 @@ const receivedEmail: Fixture = async (p, team) => {
   return { email_id, attachment_id: attachment.id };
 };
 export const operationFixtures: Record<string, Fixture> = {
-  getDomainClaim: domainClaim, verifyDomainClaim: domainClaim,
+  getDomainClaim: domainClaim,
+  verifyDomainClaim: domainClaim,
   getEmailAttachment: emailAttachment,
   getEmailAttempt: emailAttempt,
-  getDomainBrandLogo: domainWithLogo, uploadDomainBrandLogo: domainWithLogo, deleteDomainBrandLogo: domainWithLogo,
+  getDomainBrandLogo: domainWithLogo,
+  uploadDomainBrandLogo: domainWithLogo,
+  deleteDomainBrandLogo: domainWithLogo,
 };
 
 export function fixtureFor(op: Pick<Operation, 'tag' | 'operationId'>): Fixture | undefined {

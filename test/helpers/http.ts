@@ -13,7 +13,6 @@ export interface Served {
   close(): Promise<void>;
 }
 
-
 /** Listens on a random loopback port. */
 export async function serve(app: Koa): Promise<Served> {
   const server = app.listen(0, '127.0.0.1');
@@ -121,7 +120,9 @@ export function parseHttp(text: string): NodeResponse {
     headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
   }
   const length = Number(headers['content-length'] ?? 0);
-  const body = Buffer.from(text.slice(split + 4), 'latin1').subarray(0, length).toString('utf8');
+  const body = Buffer.from(text.slice(split + 4), 'latin1')
+    .subarray(0, length)
+    .toString('utf8');
   return { status, headers, body: parse(body), text: body };
 }
 
@@ -131,8 +132,14 @@ export function leaks(text: string): string[] {
   // `at fn (/path/file.ts:12:5)`, `at /path/file.js:1:2`, `at node:internal/...:3:4`
   const frame = /\bat (?:[^\s()]+ \()?(?:file:\/\/)?(?:\/|[A-Za-z]:\\|node:)[^\s()]*:\d+:\d+\)?/;
   if (frame.test(text) || /node:internal|node_modules|\.tsx?:\d+:\d+/.test(text)) found.push('stack trace');
-  if (/\b(select|insert into|update|delete from)\b[\s\S]{0,200}\b(from|where|set|values|returning)\b/i.test(text)) found.push('SQL');
-  if (/\b(relation|column) "[^"]+" does not exist|syntax error at or near|violates (unique|foreign key|check) constraint/i.test(text)) found.push('PostgreSQL error');
+  if (/\b(select|insert into|update|delete from)\b[\s\S]{0,200}\b(from|where|set|values|returning)\b/i.test(text))
+    found.push('SQL');
+  if (
+    /\b(relation|column) "[^"]+" does not exist|syntax error at or near|violates (unique|foreign key|check) constraint/i.test(
+      text,
+    )
+  )
+    found.push('PostgreSQL error');
   return found;
 }
 

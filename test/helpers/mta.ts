@@ -12,7 +12,12 @@ import { opendkimVerify, signatureKeys } from './opendkim.ts';
 import { createResolver } from '../../shared/dns/resolver.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { liftSandbox } from '../../shared/teams/teams.ts';
-import { closeDeliveryDeps, createDeliveryDeps, type DeliveryDeps, type DeliveryOptions } from '../../mta/delivery/deps.ts';
+import {
+  closeDeliveryDeps,
+  createDeliveryDeps,
+  type DeliveryDeps,
+  type DeliveryOptions,
+} from '../../mta/delivery/deps.ts';
 
 export interface MtaWorld {
   p: Platform;
@@ -37,7 +42,10 @@ export interface MtaWorld {
    * purpose); every other message the sink accepted is verified by close(), which throws for any that fails.
    */
   allowUnsigned(recipient: string, why: string): void;
-  /** Verifies the DKIM signature of every message the sink accepted (see allowUnsigned), then closes; throws if one failed. */
+  /**
+   * Verifies the DKIM signature of every message the sink accepted (see allowUnsigned), then closes; throws if one
+   * failed.
+   */
   close(): Promise<void>;
 }
 
@@ -48,38 +56,65 @@ function fromDomain(raw: Buffer): string {
   const field = head.split(/\r\n(?![ \t])/).find((f) => /^from:/i.test(f)) ?? '';
   const value = field.slice(5).replace(/\r\n[ \t]/g, ' ');
   const address = /<([^>]*)>/.exec(value)?.[1] ?? value;
-  return address.slice(address.lastIndexOf('@') + 1).trim().toLowerCase();
+  return address
+    .slice(address.lastIndexOf('@') + 1)
+    .trim()
+    .toLowerCase();
 }
 
-/** A signature of `signer` speaks for mail from `from`: the same domain, or a parent of it (DMARC relaxed alignment). */
-const alignedWith = (from: string, signer: string) => !!signer && signer.includes('.') && (from === signer || from.endsWith(`.${signer}`));
+/**
+ * A signature of `signer` speaks for mail from `from`: the same domain, or a parent of it (DMARC relaxed alignment).
+ */
+const alignedWith = (from: string, signer: string) =>
+  !!signer && signer.includes('.') && (from === signer || from.endsWith(`.${signer}`));
 
 const FUTURE_REFUSAL = 'pass by mailauth only; opendkim-testmsg: opendkim-testmsg: dkim_eom(): Unable to verify';
 
 /** `<d> <s>` of each DKIM-Signature whose t= is more than libopendkim's 5-minute clock drift ahead of now. */
 function futureSigned(raw: Buffer): Set<string> {
   const text = raw.toString('latin1');
-  const fields = text.slice(0, text.indexOf('\r\n\r\n')).split(/\r\n(?![ \t])/).filter((f) => /^dkim-signature:/i.test(f));
+  const fields = text
+    .slice(0, text.indexOf('\r\n\r\n'))
+    .split(/\r\n(?![ \t])/)
+    .filter((f) => /^dkim-signature:/i.test(f));
   const ahead = new Set<string>();
   for (const f of fields) {
-    const tags = new Map(f.slice(f.indexOf(':') + 1).replace(/\s+/g, '').split(';').map((t) => [t.slice(0, t.indexOf('=')), t.slice(t.indexOf('=') + 1)]));
-    if (Number(tags.get('t')) * 1000 > Date.now() + 300_000) ahead.add(`${(tags.get('d') ?? '').toLowerCase()} ${tags.get('s') ?? ''}`);
+    const tags = new Map(
+      f
+        .slice(f.indexOf(':') + 1)
+        .replace(/\s+/g, '')
+        .split(';')
+        .map((t) => [t.slice(0, t.indexOf('=')), t.slice(t.indexOf('=') + 1)]),
+    );
+    if (Number(tags.get('t')) * 1000 > Date.now() + 300_000)
+      ahead.add(`${(tags.get('d') ?? '').toLowerCase()} ${tags.get('s') ?? ''}`);
   }
   return ahead;
 }
 
 export const TEST_TIMEOUTS = { connect: 2000, greeting: 2000, socket: 1500, transaction: 5000 };
 
-export async function startMtaWorld(options: { sink?: SinkOptions; env?: Record<string, string> } = {}): Promise<MtaWorld> {
+export async function startMtaWorld(
+  options: { sink?: SinkOptions; env?: Record<string, string> } = {},
+): Promise<MtaWorld> {
   const sink = await startSmtpSink(options.sink);
   const dns = await startDnsServer();
-  const p = await startPlatform({ DNS_SERVERS: dns.address, SMTP_DELIVERY_PORT: String(sink.port), MTA_SIGNING_THREADS: '1', ...options.env });
+  const p = await startPlatform({
+    DNS_SERVERS: dns.address,
+    SMTP_DELIVERY_PORT: String(sink.port),
+    MTA_SIGNING_THREADS: '1',
+    ...options.env,
+  });
   const log = createLogger(p.config, 'mta');
   // Every lookup of the tests is answered (or refused) at once; the budget is for a busy CI machine.
   const resolver = createResolver({ servers: [dns.address], timeoutMs: 2000, tries: 1 });
   const all: DeliveryDeps[] = [];
   const moreDeps = (o: DeliveryOptions = {}) => {
-    const d = createDeliveryDeps(p.config, { db: p.db, blobs: p.deps.blobs, log }, { timeouts: TEST_TIMEOUTS, dns: resolver, ...o });
+    const d = createDeliveryDeps(
+      p.config,
+      { db: p.db, blobs: p.deps.blobs, log },
+      { timeouts: TEST_TIMEOUTS, dns: resolver, ...o },
+    );
     all.push(d);
     return d;
   };
@@ -89,19 +124,27 @@ export async function startMtaWorld(options: { sink?: SinkOptions; env?: Record<
   const unsigned = new Map<string, string>();
 
   const verifyDkim: MtaWorld['verifyDkim'] = async (raw) => {
-    const result = await dkimVerify(raw, { resolver: (name: string, rrtype: string) => verifier.resolve(name, rrtype) as Promise<string[][]> });
+    const result = await dkimVerify(raw, {
+      resolver: (name: string, rrtype: string) => verifier.resolve(name, rrtype) as Promise<string[][]>,
+    });
     // opendkim-testmsg gets the same keys from a DNS server of its own (it can only ask port 53).
     const keys = signatureKeys(raw);
     const records: Record<string, string> = {};
     for (const k of keys) {
       const name = `${k.selector}._domainkey.${k.domain}`;
-      records[name] = (await verifier.resolveTxt(name).catch(() => [] as string[][])).map((chunks) => chunks.join(''))[0] ?? '';
+      records[name] =
+        (await verifier.resolveTxt(name).catch(() => [] as string[][])).map((chunks) => chunks.join(''))[0] ?? '';
     }
     const opendkim = await opendkimVerify(raw, records);
     return result.results.map((r) => {
-      const index = keys.findIndex((k) => k.domain === (r.signingDomain ?? '').toLowerCase() && k.selector === r.selector);
+      const index = keys.findIndex(
+        (k) => k.domain === (r.signingDomain ?? '').toLowerCase() && k.selector === r.selector,
+      );
       const other = opendkim[index];
-      const status = r.status.result === 'pass' && !other?.pass ? `pass by mailauth only; opendkim-testmsg: ${other?.output ?? 'no verdict'}` : r.status.result;
+      const status =
+        r.status.result === 'pass' && !other?.pass
+          ? `pass by mailauth only; opendkim-testmsg: ${other?.output ?? 'no verdict'}`
+          : r.status.result;
       return { status, domain: r.signingDomain ?? '', selector: r.selector ?? '' };
     });
   };
@@ -111,21 +154,30 @@ export async function startMtaWorld(options: { sink?: SinkOptions; env?: Record<
     const from = fromDomain(m.raw);
     const verdicts = await verifyDkim(m.raw);
     const future = futureSigned(m.raw);
-    const passes = (v: { status: string; domain: string; selector: string }) => v.status === 'pass'
+    const passes = (v: { status: string; domain: string; selector: string }) =>
+      v.status === 'pass' ||
       // A test that ran the job on a clock moved hours ahead (a retry "later") signs with that time; libopendkim
       // refuses a t= more than its 5-minute clock drift ahead and can say nothing else of it, so mailauth judges alone.
-      || (v.status === FUTURE_REFUSAL && future.has(`${v.domain.toLowerCase()} ${v.selector}`));
+      (v.status === FUTURE_REFUSAL && future.has(`${v.domain.toLowerCase()} ${v.selector}`));
     if (verdicts.some((v) => passes(v) && alignedWith(from, v.domain.toLowerCase()))) return null;
     const seen = verdicts.map((v) => `${v.status} (d=${v.domain} s=${v.selector})`).join('; ') || 'no DKIM-Signature';
     return `message to ${m.to.join(', ')} (From domain ${from || 'missing'}, session ${m.sessionId}): ${seen}`;
   };
 
-  /** The platform key that signs the managed domains' mail, published as the operator does (`npm run cli -- managed-dkim`) unless a test already did. */
+  /**
+   * The platform key that signs the managed domains' mail, published as the operator does (`npm run cli --
+   * managed-dkim`) unless a test already did.
+   */
   const publishPlatformKeys = async () => {
-    const keys: { domain: string; selector: string; public_key: string }[] = await p.db('platform_dkim_keys').select('domain', 'selector', 'public_key');
+    const keys: { domain: string; selector: string; public_key: string }[] = await p
+      .db('platform_dkim_keys')
+      .select('domain', 'selector', 'public_key');
     for (const k of keys) {
       const name = `${k.selector}._domainkey.${k.domain}`;
-      const published = await verifier.resolveTxt(name).then((r) => r.length > 0, () => false);
+      const published = await verifier.resolveTxt(name).then(
+        (r) => r.length > 0,
+        () => false,
+      );
       if (!published) dns.set(name, 'TXT', [`v=DKIM1; k=rsa; p=${k.public_key}`]);
     }
   };
@@ -140,7 +192,9 @@ export async function startMtaWorld(options: { sink?: SinkOptions; env?: Record<
     const lane = async () => {
       while (next < due.length) {
         const m = due[next++];
-        const problem = await dkimProblem(m).catch((err: Error) => `message to ${m.to.join(', ')}: verification failed: ${err.message}`);
+        const problem = await dkimProblem(m).catch(
+          (err: Error) => `message to ${m.to.join(', ')}: verification failed: ${err.message}`,
+        );
         if (problem) problems.push(problem);
       }
     };
@@ -149,7 +203,12 @@ export async function startMtaWorld(options: { sink?: SinkOptions; env?: Record<
   };
 
   return {
-    p, dns, sink, deps, moreDeps, verifyDkim,
+    p,
+    dns,
+    sink,
+    deps,
+    moreDeps,
+    verifyDkim,
     sim: (local) => `${local}@${p.config.SIMULATOR_DOMAIN}`,
     mx(domain, ips = ['127.0.0.1']) {
       dns.set(domain, 'MX', [{ exchange: `mx.${domain}`, priority: 10 }]);
@@ -178,7 +237,9 @@ export async function startMtaWorld(options: { sink?: SinkOptions; env?: Record<
         await p.close();
       }
       if (problems.length) {
-        throw new Error(`${problems.length} of the ${sink.messages.length} messages the sink accepted have no passing DKIM signature of their From domain (w.allowUnsigned opts a recipient out):\n${problems.join('\n')}`);
+        throw new Error(
+          `${problems.length} of the ${sink.messages.length} messages the sink accepted have no passing DKIM signature of their From domain (w.allowUnsigned opts a recipient out):\n${problems.join('\n')}`,
+        );
       }
     },
   };
@@ -209,7 +270,10 @@ export async function apiSender(w: MtaWorld, name: string) {
   await liftSandbox(w.p.db, team.id, 'us-east-1');
   const domain = await w.sendingDomain(team, name);
   const send = async (body: Record<string, unknown>) => {
-    const res = await w.p.request('POST', '/emails', { key: team.key, body: { from: `Shop <shop@${domain.name}>`, subject: 'Hello', text: 'Hello', ...body } });
+    const res = await w.p.request('POST', '/emails', {
+      key: team.key,
+      body: { from: `Shop <shop@${domain.name}>`, subject: 'Hello', text: 'Hello', ...body },
+    });
     if (res.status !== 200) throw new Error(`POST /emails answered ${res.status} ${res.text}`);
     return res.body.id as string;
   };

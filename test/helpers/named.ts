@@ -65,7 +65,13 @@ function zoneFile(zone: string, lines: string[]): string {
   ].join('\n');
 }
 
-function config(dir: string, port: number, zones: string[], key: NamedServer['key'], readOnly: NamedServer['key']): string {
+function config(
+  dir: string,
+  port: number,
+  zones: string[],
+  key: NamedServer['key'],
+  readOnly: NamedServer['key'],
+): string {
   return `options {
   directory "${dir}";
   listen-on port ${port} { 127.0.0.1; };
@@ -91,7 +97,8 @@ export async function startNamed(zones: Record<string, string[]>): Promise<Named
   const dir = await mkdtemp(path.join(tmpdir(), 'pw-named-'));
   const key = { name: 'postwerk-test', secret: randomBytes(32).toString('base64') };
   const readOnlyKey = { name: 'postwerk-readonly', secret: randomBytes(32).toString('base64') };
-  for (const [zone, lines] of Object.entries(zones)) await writeFile(path.join(dir, `${zone}.zone`), zoneFile(zone, lines));
+  for (const [zone, lines] of Object.entries(zones))
+    await writeFile(path.join(dir, `${zone}.zone`), zoneFile(zone, lines));
   const probeName = `ns.${Object.keys(zones)[0]}`;
 
   let child: ChildProcess | undefined;
@@ -102,19 +109,27 @@ export async function startNamed(zones: Record<string, string[]>): Promise<Named
     port = await freePort();
     await writeFile(path.join(dir, 'named.conf'), config(dir, port, Object.keys(zones), key, readOnlyKey));
     log = '';
-    const proc = spawn(named, ['-g', '-4', '-n', '1', '-c', path.join(dir, 'named.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(named, ['-g', '-4', '-n', '1', '-c', path.join(dir, 'named.conf')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     proc.stdout!.on('data', (c: Buffer) => (log += c.toString()));
     proc.stderr!.on('data', (c: Buffer) => (log += c.toString()));
     const exited = new Promise<'exited'>((resolve) => proc.once('exit', () => resolve('exited')));
     const resolver = createResolver({ servers: [`127.0.0.1:${port}`], timeoutMs: 200, tries: 1 });
     // A refused datagram comes back at once: the interval paces the polls, named decides the wait.
-    const ready = until(async () => (await resolver.a(probeName)).status === 'ok', { what: 'named answering', timeoutMs: 15_000 })
-      .then(() => 'ready' as const, () => 'timeout' as const);
+    const ready = until(async () => (await resolver.a(probeName)).status === 'ok', {
+      what: 'named answering',
+      timeoutMs: 15_000,
+    }).then(
+      () => 'ready' as const,
+      () => 'timeout' as const,
+    );
     const outcome = await Promise.race([ready, exited]);
     if (outcome === 'ready') child = proc;
     else {
       proc.kill('SIGKILL');
-      if (outcome === 'timeout' || !/address in use/i.test(log)) throw new Error(`named did not start (${outcome}):\n${log}`);
+      if (outcome === 'timeout' || !/address in use/i.test(log))
+        throw new Error(`named did not start (${outcome}):\n${log}`);
     }
   }
   if (!child) throw new Error(`named found no free port:\n${log}`);
@@ -126,7 +141,9 @@ export async function startNamed(zones: Record<string, string[]>): Promise<Named
     key,
     readOnlyKey,
     async nsupdate(zone, lines) {
-      const p = spawn(nsupdateBin, ['-y', `hmac-sha256:${key.name}:${key.secret}`], { stdio: ['pipe', 'pipe', 'pipe'] });
+      const p = spawn(nsupdateBin, ['-y', `hmac-sha256:${key.name}:${key.secret}`], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
       let err = '';
       p.stderr!.on('data', (c: Buffer) => (err += c.toString()));
       p.stdout!.on('data', (c: Buffer) => (err += c.toString()));

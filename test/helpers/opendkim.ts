@@ -22,11 +22,27 @@ export interface OpendkimVerdict {
 async function runInNamespace(resolvConf: string, raw: Buffer): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     // The bind mount lives and dies with the namespace: the host's resolv.conf is never touched.
-    const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', 'mount --bind "$1" /etc/resolv.conf && exec "$2"', 'sh', resolvConf, OPENDKIM_TESTMSG], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(
+      'unshare',
+      [
+        '--mount',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        'mount --bind "$1" /etc/resolv.conf && exec "$2"',
+        'sh',
+        resolvConf,
+        OPENDKIM_TESTMSG,
+      ],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    child.on('error', (err) => reject(new Error(`opendkim-testmsg could not run (apt-get install opendkim-tools; needs root): ${err.message}`)));
+    child.on('error', (err) =>
+      reject(new Error(`opendkim-testmsg could not run (apt-get install opendkim-tools; needs root): ${err.message}`)),
+    );
     child.on('close', (code) => resolve({ code, output: output.trim() }));
     child.stdin.on('error', () => {}); // an early exit is reported by `close`
     child.stdin.end(raw);
@@ -47,9 +63,18 @@ export function keepOneSignature(raw: Buffer, index: number): Buffer {
 /** The signing domain (d=) and selector (s=) of each DKIM-Signature, in header order. */
 export function signatureKeys(raw: Buffer): { domain: string; selector: string }[] {
   const text = raw.toString('latin1');
-  const fields = text.slice(0, text.indexOf('\r\n\r\n')).split(/\r\n(?![ \t])/).filter((f) => /^dkim-signature:/i.test(f));
+  const fields = text
+    .slice(0, text.indexOf('\r\n\r\n'))
+    .split(/\r\n(?![ \t])/)
+    .filter((f) => /^dkim-signature:/i.test(f));
   return fields.map((f) => {
-    const tags = new Map(f.slice(f.indexOf(':') + 1).replace(/\s+/g, '').split(';').map((t) => [t.slice(0, t.indexOf('=')), t.slice(t.indexOf('=') + 1)]));
+    const tags = new Map(
+      f
+        .slice(f.indexOf(':') + 1)
+        .replace(/\s+/g, '')
+        .split(';')
+        .map((t) => [t.slice(0, t.indexOf('=')), t.slice(t.indexOf('=') + 1)]),
+    );
     return { domain: (tags.get('d') ?? '').toLowerCase(), selector: tags.get('s') ?? '' };
   });
 }

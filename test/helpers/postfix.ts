@@ -92,13 +92,17 @@ export async function postfixBinary(): Promise<string> {
 
 /** Resolves once something accepts connections at host:port (Postfix's master opens its listener). */
 async function listening(host: string, port: number, ms = 10_000): Promise<void> {
-  await until(() => new Promise<boolean>((resolve) => {
-    const socket = net.connect(port, host, () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  }), { what: `postfix listening on ${host}:${port}`, timeoutMs: ms, intervalMs: 50 });
+  await until(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const socket = net.connect(port, host, () => {
+          socket.destroy();
+          resolve(true);
+        });
+        socket.once('error', () => resolve(false));
+      }),
+    { what: `postfix listening on ${host}:${port}`, timeoutMs: ms, intervalMs: 50 },
+  );
 }
 
 export async function startPostfix(o: PostfixOptions): Promise<Postfix> {
@@ -109,34 +113,47 @@ export async function startPostfix(o: PostfixOptions): Promise<Postfix> {
   await writeFile(path.join(dir, 'key.pem'), pems.private, { mode: 0o600 });
   await writeFile(path.join(dir, 'cert.pem'), pems.cert);
   await writeFile(path.join(dir, 'recipients'), o.known.map((a) => `${a} ok`).join('\n') + '\n');
-  await writeFile(path.join(dir, 'access'), Object.entries(o.access ?? {}).map(([a, r]) => `${a} ${r}`).join('\n') + '\n');
+  await writeFile(
+    path.join(dir, 'access'),
+    Object.entries(o.access ?? {})
+      .map(([a, r]) => `${a} ${r}`)
+      .join('\n') + '\n',
+  );
   const transports = { [o.domain]: `smtp:[${o.relayTo.host}]:${o.relayTo.port}`, ...o.transports };
-  await writeFile(path.join(dir, 'transport'), Object.entries(transports).map(([k, v]) => `${k} ${v}`).join('\n') + '\n');
-  await writeFile(path.join(dir, 'main.cf'), [
-    ...instanceMainCf(dir),
-    `myhostname = mx.${o.domain}`,
-    'mydestination =',
-    'inet_protocols = ipv4',
-    // Nobody is trusted: our MTA is an outside client like any other.
-    'mynetworks = 127.0.0.254/32',
-    `relay_domains = ${o.domain}`,
-    `relay_recipient_maps = texthash:${dir}/recipients`,
-    `transport_maps = texthash:${dir}/transport`,
-    `smtpd_recipient_restrictions = check_recipient_access texthash:${dir}/access, permit`,
-    'smtpd_relay_restrictions = permit_mynetworks, reject_unauth_destination',
-    'smtpd_peername_lookup = no',
-    'smtpd_tls_security_level = may',
-    `smtpd_tls_chain_files = ${dir}/key.pem, ${dir}/cert.pem`,
-    'smtp_tls_security_level = none',
-    'smtp_dns_support_level = disabled',
-    'biff = no',
-    `message_size_limit = ${o.messageSizeLimit ?? 10240000}`,
-    'alias_maps =',
-    'alias_database =',
-    'local_recipient_maps =',
-    ...(o.mainCf ?? []),
-    '',
-  ].join('\n'));
+  await writeFile(
+    path.join(dir, 'transport'),
+    Object.entries(transports)
+      .map(([k, v]) => `${k} ${v}`)
+      .join('\n') + '\n',
+  );
+  await writeFile(
+    path.join(dir, 'main.cf'),
+    [
+      ...instanceMainCf(dir),
+      `myhostname = mx.${o.domain}`,
+      'mydestination =',
+      'inet_protocols = ipv4',
+      // Nobody is trusted: our MTA is an outside client like any other.
+      'mynetworks = 127.0.0.254/32',
+      `relay_domains = ${o.domain}`,
+      `relay_recipient_maps = texthash:${dir}/recipients`,
+      `transport_maps = texthash:${dir}/transport`,
+      `smtpd_recipient_restrictions = check_recipient_access texthash:${dir}/access, permit`,
+      'smtpd_relay_restrictions = permit_mynetworks, reject_unauth_destination',
+      'smtpd_peername_lookup = no',
+      'smtpd_tls_security_level = may',
+      `smtpd_tls_chain_files = ${dir}/key.pem, ${dir}/cert.pem`,
+      'smtp_tls_security_level = none',
+      'smtp_dns_support_level = disabled',
+      'biff = no',
+      `message_size_limit = ${o.messageSizeLimit ?? 10240000}`,
+      'alias_maps =',
+      'alias_database =',
+      'local_recipient_maps =',
+      ...(o.mainCf ?? []),
+      '',
+    ].join('\n'),
+  );
   await writeFile(path.join(dir, 'master.cf'), MASTER_CF(`${o.host}:${o.port}`));
   // Postfix creates the queue's subdirectories and its data directory with their owners.
   await mkdir(path.join(dir, 'spool'), { mode: 0o755 });

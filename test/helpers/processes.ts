@@ -23,7 +23,10 @@ export function envOf(config: Config, extra: Record<string, string> = {}): Recor
 }
 
 export function startEntry(file: string, config: Config, extra: Record<string, string> = {}): EntryProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', file], { env: envOf(config, { LOG_LEVEL: 'info', ...extra }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', file], {
+    env: envOf(config, { LOG_LEVEL: 'info', ...extra }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const listeners = new Set<() => void>();
   const changed = () => listeners.forEach((l) => l());
@@ -36,7 +39,10 @@ export function startEntry(file: string, config: Config, extra: Record<string, s
     output: () => out,
     logged(msg, ms = 30_000) {
       return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => done(new Error(`${file}: no "${msg}" within ${ms} ms:\n${out.slice(-2000)}`)), ms);
+        const timer = setTimeout(
+          () => done(new Error(`${file}: no "${msg}" within ${ms} ms:\n${out.slice(-2000)}`)),
+          ms,
+        );
         const check = () => {
           if (out.includes(`"msg":"${msg}"`)) done();
           else if (gone()) done(new Error(`${file} exited (${child.exitCode}) before "${msg}":\n${out.slice(-2000)}`));
@@ -63,7 +69,8 @@ export function startEntry(file: string, config: Config, extra: Record<string, s
 }
 
 export const gone = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
-export const exited = (child: ChildProcess) => new Promise<void>((resolve) => (gone(child) ? resolve() : child.once('exit', () => resolve())));
+export const exited = (child: ChildProcess) =>
+  new Promise<void>((resolve) => (gone(child) ? resolve() : child.once('exit', () => resolve())));
 
 /**
  * The entry points a test file starts to kill for real: every one still running is killed by killAll (call it in
@@ -72,9 +79,15 @@ export const exited = (child: ChildProcess) => new Promise<void>((resolve) => (g
 export class Children {
   private readonly live = new Set<ChildProcess>();
 
-  /** `file` as its own process, as production starts it, with `config`'s environment and `extra` on top; stderr passed on. */
+  /**
+   * `file` as its own process, as production starts it, with `config`'s environment and `extra` on top; stderr passed
+   * on.
+   */
   start(file: string, config: Config, extra: Record<string, string> = {}): ChildProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', file], { env: envOf(config, extra), stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', file], {
+      env: envOf(config, extra),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     child.stderr?.on('data', (d) => process.stderr.write(d));
     this.live.add(child);
     child.once('exit', () => this.live.delete(child));

@@ -23,7 +23,12 @@ export interface TestMx {
 
 export async function startTestMx(p: Platform): Promise<TestMx> {
   const deps: ReceiveDeps = { db: p.db, blobs: p.deps.blobs, log: p.deps.log, secrets: secretsKey(p.config) };
-  const mx: SMTPServer = createMxServer({ ...deps, config: p.config, tls: await tlsCredentials({}, 'mx.test'), enqueueReceive: async () => {} });
+  const mx: SMTPServer = createMxServer({
+    ...deps,
+    config: p.config,
+    tls: await tlsCredentials({}, 'mx.test'),
+    enqueueReceive: async () => {},
+  });
   await new Promise<void>((resolve) => mx.listen(0, '127.0.0.1', () => resolve()));
   const port = (mx.server.address() as AddressInfo).port;
   return {
@@ -36,7 +41,12 @@ export async function startTestMx(p: Platform): Promise<TestMx> {
       return { team, domain: { id, name } };
     },
     async send(to, mail, envelopeFrom = 'alice@sender.test') {
-      const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, tls: { rejectUnauthorized: false } });
+      const transport = nodemailer.createTransport({
+        host: '127.0.0.1',
+        port,
+        secure: false,
+        tls: { rejectUnauthorized: false },
+      });
       const info = await transport.sendMail({ ...mail, envelope: { from: envelopeFrom, to } });
       return /stored as (\S+)/.exec(info.response)![1];
     },

@@ -41,28 +41,41 @@ export async function startReceivingWorld(): Promise<ReceivingWorld> {
   /** Every message id the MX stored, keyed by the first (the one its 250 names). */
   const stored = new Map<string, string[]>();
   const mx: SMTPServer = createMxServer({
-    ...deps, config: p.config, tls: await tlsCredentials({}, 'mx.test'),
+    ...deps,
+    config: p.config,
+    tls: await tlsCredentials({}, 'mx.test'),
     enqueueReceive: async (list) => void stored.set(list[0], list),
   });
   await new Promise<void>((resolve) => mx.listen(0, '127.0.0.1', () => resolve()));
   const port = (mx.server.address() as AddressInfo).port;
-  const transport = () => nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, tls: { rejectUnauthorized: false } });
-  const send = async (mail: Record<string, unknown>) => /stored as (\S+)/.exec((await transport().sendMail(mail)).response)![1];
+  const transport = () =>
+    nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, tls: { rejectUnauthorized: false } });
+  const send = async (mail: Record<string, unknown>) =>
+    /stored as (\S+)/.exec((await transport().sendMail(mail)).response)![1];
   const deliver = async (to: string[], mail: Record<string, unknown>) => {
-    const copies = stored.get(await send({ from: 'alice@sender.test', ...mail, envelope: { from: 'alice@sender.test', to } }))!;
-    for (const id of copies) if ((await processReceived(deps, id)) !== 'processed') throw new Error(`not processed: ${id}`);
+    const copies = stored.get(
+      await send({ from: 'alice@sender.test', ...mail, envelope: { from: 'alice@sender.test', to } }),
+    )!;
+    for (const id of copies)
+      if ((await processReceived(deps, id)) !== 'processed') throw new Error(`not processed: ${id}`);
     return copies;
   };
   return {
-    p, deps, deliver, send,
+    p,
+    deps,
+    deliver,
+    send,
     async receivingTeam() {
       const team = await p.createTeam();
       const domain = `rx-${Math.random().toString(36).slice(2, 10)}.test`;
-      await p.db('domains').insert({ id: newId(), team_id: team.id, name: domain, status: 'verified', receiving: 'enabled' });
+      await p
+        .db('domains')
+        .insert({ id: newId(), team_id: team.id, name: domain, status: 'verified', receiving: 'enabled' });
       return { team, domain };
     },
     deliverOne: async (to, mail) => (await deliver([to], mail))[0],
-    download: (url, prefix = '') => fetch(p.url + prefix + local(url), { headers: { 'user-agent': 'mail-client/1.0' } }),
+    download: (url, prefix = '') =>
+      fetch(p.url + prefix + local(url), { headers: { 'user-agent': 'mail-client/1.0' } }),
     async close() {
       await new Promise<void>((resolve) => mx.close(() => resolve()));
       await p.close();

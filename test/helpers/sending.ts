@@ -11,8 +11,16 @@ export interface SendingTeam extends TestTeam {
 
 let counter = 0;
 
-/** A domain `name` of the team created through the API, its records published in `dns` and verified for real; its id. */
-export async function verifiedDomain(p: Platform, dns: DnsServer, team: TestTeam, name: string, region = 'us-east-1'): Promise<string> {
+/**
+ * A domain `name` of the team created through the API, its records published in `dns` and verified for real; its id.
+ */
+export async function verifiedDomain(
+  p: Platform,
+  dns: DnsServer,
+  team: TestTeam,
+  name: string,
+  region = 'us-east-1',
+): Promise<string> {
   const res = await p.request('POST', '/domains', { key: team.key, body: { name, region } });
   if (res.status !== 201) throw new Error(`POST /domains: ${res.status} ${res.text}`);
   for (const r of res.body.records) {
@@ -25,7 +33,11 @@ export async function verifiedDomain(p: Platform, dns: DnsServer, team: TestTeam
   return res.body.id;
 }
 
-export async function sendingTeam(p: Platform, dns: DnsServer, options: { sandbox?: boolean; region?: string } = {}): Promise<SendingTeam> {
+export async function sendingTeam(
+  p: Platform,
+  dns: DnsServer,
+  options: { sandbox?: boolean; region?: string } = {},
+): Promise<SendingTeam> {
   const team = await p.createTeam();
   const domain = `sender-${process.pid}-${++counter}.com`;
   const region = options.region ?? 'us-east-1';

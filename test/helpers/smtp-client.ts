@@ -1,5 +1,5 @@
-// A hand-driven SMTP client over implicit TLS (or plain TCP with `plain`), for sessions no well-behaved library would send (bare LF,
-// smuggling sequences, garbage). Each step answers the server's reply text.
+// A hand-driven SMTP client over implicit TLS (or plain TCP with `plain`), for sessions no well-behaved library would
+// send (bare LF, smuggling sequences, garbage). Each step answers the server's reply text.
 import net from 'node:net';
 import tls from 'node:tls';
 
@@ -13,7 +13,9 @@ export interface RawSmtp {
 }
 
 export async function rawSmtp(port: number, { plain = false } = {}): Promise<RawSmtp> {
-  const socket = plain ? net.connect({ host: '127.0.0.1', port }) : tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
+  const socket = plain
+    ? net.connect({ host: '127.0.0.1', port })
+    : tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
   let buffer = '';
   let waiting: ((reply: string) => void) | null = null;
   const complete = () => {
@@ -31,15 +33,16 @@ export async function rawSmtp(port: number, { plain = false } = {}): Promise<Raw
     buffer += d.toString('latin1');
     if (waiting) complete();
   });
-  const next = () => new Promise<string>((resolve, reject) => {
-    // One error listener per pending reply, removed with it: a long session must not pile them up.
-    waiting = (reply) => {
-      socket.off('error', reject);
-      resolve(reply);
-    };
-    socket.once('error', reject);
-    complete();
-  });
+  const next = () =>
+    new Promise<string>((resolve, reject) => {
+      // One error listener per pending reply, removed with it: a long session must not pile them up.
+      waiting = (reply) => {
+        socket.off('error', reject);
+        resolve(reply);
+      };
+      socket.once('error', reject);
+      complete();
+    });
   const greeting = await next();
   return {
     greeting,

@@ -131,7 +131,9 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
     messages,
     stats,
     script: (address, script) => scripts.set(address.toLowerCase(), script),
-    greeting: (action) => { greetingAction = action; },
+    greeting: (action) => {
+      greetingAction = action;
+    },
     deliveredTo: (address) => messages.filter((m) => m.to.some((t) => t.toLowerCase() === address.toLowerCase())),
     waitFor(check, ms = 10_000) {
       return new Promise((resolve, reject) => {

@@ -9,7 +9,10 @@ export interface Submission {
   close(): Promise<void>;
 }
 
-export async function startSubmission(deps: Omit<SubmissionDeps, 'tls'>, options: { implicitTls: boolean; maxBytes?: number }): Promise<Submission> {
+export async function startSubmission(
+  deps: Omit<SubmissionDeps, 'tls'>,
+  options: { implicitTls: boolean; maxBytes?: number },
+): Promise<Submission> {
   const server = createSubmissionServer({ ...deps, tls: await tlsCredentials({}, 'localhost') }, options);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   return {

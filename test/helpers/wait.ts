@@ -19,7 +19,10 @@ const waitFor = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms)
  * Polls `check` until it answers something other than undefined, null or false, and answers that. On timeout,
  * throws an Error naming `what` and the last answer (or error) seen.
  */
-export async function until<T>(check: () => T | Promise<T>, options: UntilOptions = {}): Promise<Exclude<T, undefined | null | false>> {
+export async function until<T>(
+  check: () => T | Promise<T>,
+  options: UntilOptions = {},
+): Promise<Exclude<T, undefined | null | false>> {
   const { timeoutMs = 10_000, intervalMs = 20, what = 'a condition', ignoreErrors = false } = options;
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
