@@ -1,5 +1,4 @@
 // The api process: wiring only. Creates the clients, builds the app, listens, shuts down cleanly.
-import { loadConfig } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createRedis } from '../shared/redis.ts';
@@ -12,8 +11,9 @@ import { createResolver } from '../shared/dns/resolver.ts';
 import { createQueue, queues } from '../shared/queue.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import { requestLogWriter } from '../shared/logs/writer.ts';
+import { checkPostgres, checkRedis, listen, readConfig, starting } from '../shared/startup.ts';
 
-const config = loadConfig();
+const config = readConfig('api');
 const log = createLogger(config, 'api');
 // From here on a SIGTERM stops the process cleanly, even one that comes while it is starting.
 const shutdown = trapShutdown(log);
@@ -30,9 +30,13 @@ const enqueueDelivery = deliveryEnqueuer(deliverQueue, log, { delayMs: 20 });
 const requestLogs = requestLogWriter(db, log, { delayMs: 50, maxRows: 100 });
 const app = createApp({ config, db, redis, blobs, log, version, dns, enqueueDelivery, requestLogs });
 
-const server = createHttpServer(app, config).listen(config.PORT, config.HOST, () => {
-  log.info({ host: config.HOST, port: config.PORT }, 'api.listening');
+const server = createHttpServer(app, config);
+await starting(log, async () => {
+  await checkPostgres(db, config.DATABASE_URL);
+  await checkRedis(config.REDIS_URL);
+  await listen(server, config.PORT, config.HOST, 'PORT');
 });
+log.info({ host: config.HOST, port: config.PORT }, 'api.listening');
 
 shutdown.ready(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,6 +1,6 @@
 // The inbound process: wiring only. Runs the MX listener (inbound/mx/: RCPT checks, durable store before the
 // 250) and the receive pipeline (inbound/receive/: receive jobs from queues.receive and the receive sweep).
-import { loadConfig } from '../shared/config.ts';
+import { checkPostgres, checkRedis, listen, readConfig, starting } from '../shared/startup.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
@@ -15,12 +15,15 @@ import { createClamdScanner } from '../shared/clamd/client.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
 import { enqueueReceive, sweepReceived, SWEEP_EVERY_MS } from './receive/sweep.ts';
 
-const config = loadConfig();
+const config = readConfig('inbound');
 const log = createLogger(config, 'inbound');
 // From here on a SIGTERM stops the process cleanly, even one that comes while it is starting.
 const shutdown = trapShutdown(log);
 const db = createDb(config, { min: 0, max: Math.max(10, config.INBOUND_CONCURRENCY) });
-await db.raw('select 1');
+await starting(log, async () => {
+  await checkPostgres(db, config.DATABASE_URL);
+  await checkRedis(config.REDIS_URL);
+});
 const blobs = createFsBlobStore(config.BLOB_DIR);
 const secrets = secretsKey(config);
 
@@ -59,10 +62,7 @@ const mx = createMxServer({
   tls,
   enqueueReceive: (ids) => enqueueReceive(receiveQueue, ids),
 });
-await new Promise<void>((resolve, reject) => {
-  mx.server.once('error', reject);
-  mx.listen(config.MX_PORT, config.MX_HOST, () => resolve());
-});
+await starting(log, () => listen(mx.server, config.MX_PORT, config.MX_HOST, 'MX_PORT'));
 log.info({ mx: config.MX_PORT, host: config.MX_HOST, maxBytes: config.INBOUND_MAX_MESSAGE_BYTES }, 'mx.listening');
 
 shutdown.ready(async () => {

@@ -1,7 +1,6 @@
 // The mta process: wiring only. Runs the SMTP submission listeners (mta/submission/: STARTTLS on
 // SMTP_SUBMISSION_PORT, implicit TLS on SMTP_SUBMISSION_TLS_PORT) and the delivery pipeline (mta/delivery/, see
 // mta/README.md): deliver jobs from queues.deliver and the delivery sweep.
-import { loadConfig } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
@@ -17,11 +16,12 @@ import { tlsCredentials } from '../shared/tls/certificate.ts';
 import { createRedis } from '../shared/redis.ts';
 import { ensurePlatformKey, platformDkimRecord } from '../shared/domains/platform-dkim.ts';
 import { lowerPriority } from '../shared/priority.ts';
+import { checkPostgres, checkRedis, listen, readConfig, starting } from '../shared/startup.ts';
 
 /** The mta's PostgreSQL connections (see below). */
 const MTA_DB_CONNECTIONS = 20;
 
-const config = loadConfig();
+const config = readConfig('mta');
 const log = createLogger(config, 'mta');
 // From here on a SIGTERM stops the process cleanly, even one that comes while it is starting.
 const shutdown = trapShutdown(log);
@@ -31,7 +31,10 @@ lowerPriority(config.MTA_NICE, log);
 // group commit at a time), never while it waits on a peer: a pool far smaller than MTA_CONCURRENCY serves it, and
 // copies of the mta do not run PostgreSQL out of connections (max_connections is 100 by default).
 const db = createDb(config, { min: 0, max: MTA_DB_CONNECTIONS });
-await db.raw('select 1');
+await starting(log, async () => {
+  await checkPostgres(db, config.DATABASE_URL);
+  await checkRedis(config.REDIS_URL);
+});
 const blobs = createFsBlobStore(config.BLOB_DIR);
 
 const deliverQueue = createQueue(config, queues.deliver);
@@ -75,20 +78,16 @@ const listeners = [
   {
     server: createSubmissionServer(submissionDeps, { implicitTls: false, maxBytes: config.SMTP_SUBMISSION_MAX_BYTES }),
     port: config.SMTP_SUBMISSION_PORT,
+    variable: 'SMTP_SUBMISSION_PORT',
   },
   {
     server: createSubmissionServer(submissionDeps, { implicitTls: true, maxBytes: config.SMTP_SUBMISSION_MAX_BYTES }),
     port: config.SMTP_SUBMISSION_TLS_PORT,
+    variable: 'SMTP_SUBMISSION_TLS_PORT',
   },
 ];
-await Promise.all(
-  listeners.map(
-    ({ server, port }) =>
-      new Promise<void>((resolve, reject) => {
-        server.server.once('error', reject);
-        server.listen(port, config.SMTP_HOST, () => resolve());
-      }),
-  ),
+await starting(log, () =>
+  Promise.all(listeners.map(({ server, port, variable }) => listen(server.server, port, config.SMTP_HOST, variable))),
 );
 log.info(
   { submission: config.SMTP_SUBMISSION_PORT, submissionTls: config.SMTP_SUBMISSION_TLS_PORT, host: config.SMTP_HOST },

@@ -1,4 +1,13 @@
-// `npm run config`: the configuration as this process would read it, credentials masked.
-import { loadConfig, printableConfig } from './config.ts';
+// `npm run config`: the configuration as every entry point reads it (environment, then the env file),
+// credentials masked; a configuration error is the CLI's JSON error on stderr.
+import { ConfigError, envFile, loadConfig, printableConfig } from './config.ts';
 
-process.stdout.write(JSON.stringify(printableConfig(loadConfig()), null, 2) + '\n');
+try {
+  const config = loadConfig();
+  const file = envFile();
+  process.stdout.write(JSON.stringify({ env_file: file, config: printableConfig(config) }, null, 2) + '\n');
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(JSON.stringify({ error: err.message }) + '\n');
+  process.exitCode = 2;
+}

@@ -1,6 +1,11 @@
-// The one place that reads the environment. Every process calls loadConfig() once in its wiring file and
-// passes the result down; nothing else touches process.env.
+// The one place that reads the environment. Every entry point (the four processes, the CLI, `npm run config`,
+// `npm run migrate`, the launcher) calls loadConfig() once and passes the result down; nothing else touches
+// process.env. The environment comes first, then the env file (`.env` beside package.json, or ENV_FILE), so
+// every entry point sees the same configuration however it is started.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
+import { projectRoot } from './root.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => ['true', '1', 'yes'].includes(v));
@@ -19,6 +24,9 @@ const dnsServers = z
 const hostname = /^(?=.{1,253}$)([a-z0-9_]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 export const configSchema = z.object({
+  /** The env file read before the configuration (see envFile below): a path, or `none`. Default: `.env` beside
+   * package.json when it exists. */
+  ENV_FILE: z.string().optional(),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/postwerk'),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
@@ -146,7 +154,33 @@ export type Config = Omit<z.infer<typeof configSchema>, 'PUBLIC_BASE_URL'> & { P
 
 export class ConfigError extends Error {}
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * The env file this process reads: ENV_FILE (a path; `none` for no file), else `.env` beside package.json when
+ * it exists. null: none.
+ */
+export function envFile(env: NodeJS.ProcessEnv = process.env): string | null {
+  const named = env.ENV_FILE;
+  if (named === 'none') return null;
+  if (named) {
+    const file = path.resolve(named);
+    if (!existsSync(file)) throw new ConfigError(`invalid configuration:\n  ENV_FILE: ${file} does not exist`);
+    return file;
+  }
+  const file = path.join(projectRoot(), '.env');
+  return existsSync(file) ? file : null;
+}
+
+/**
+ * The validated configuration. Without an argument: process.env, after the env file's variables were added to it
+ * (a variable already in the environment wins), so child processes inherit the same values.
+ */
+export function loadConfig(given?: NodeJS.ProcessEnv): Config {
+  let env = given;
+  if (!env) {
+    const file = envFile();
+    if (file) process.loadEnvFile(file);
+    env = process.env;
+  }
   const input = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = configSchema.safeParse(input);
   if (!parsed.success) {
@@ -160,5 +194,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** The configuration as it can be printed: credentials in URLs masked. */
 export function printableConfig(config: Config): Record<string, unknown> {
   const mask = (u: string) => u.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:***@');
-  return { ...config, DATABASE_URL: mask(config.DATABASE_URL), REDIS_URL: mask(config.REDIS_URL) };
+  return {
+    ...config,
+    DATABASE_URL: mask(config.DATABASE_URL),
+    REDIS_URL: mask(config.REDIS_URL),
+    SECRETS_KEY: config.SECRETS_KEY ? '***' : undefined,
+  };
 }

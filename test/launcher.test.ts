@@ -53,11 +53,27 @@ test('npm start creates and migrates the database, prints the first key once, ru
   };
 
   const first = run();
+  // The first run's message comes once the api answers: the key, the managed domain, the simulator, a send.
   const key = await until(() => /\n {2}(rk_[0-9A-Za-z]+)\n/.exec(first.output())?.[1], {
     what: 'the first key',
-    timeoutMs: 30_000,
+    timeoutMs: 120_000,
     intervalMs: 100,
   });
+  const health = await fetch(`http://127.0.0.1:${port}/health`, { headers: { 'user-agent': 'launcher-test' } });
+  t.is(health.status, 200, 'the api answers by the time the key is printed');
+  const printed = first.output();
+  t.regex(printed, /from hello@[a-z0-9-]+\.postwerk\.localhost, your team's managed domain/);
+  t.regex(printed, /delivered@simulator\.postwerk\.localhost/);
+  t.regex(printed, new RegExp(`POST http://127\\.0\\.0\\.1:${port}/domains`));
+  // The printed curl works as printed.
+  const body = /-d '(\{.*\})'/.exec(printed)?.[1];
+  t.truthy(body, 'a curl send is printed');
+  const sent = await fetch(`http://127.0.0.1:${port}/emails`, {
+    method: 'POST',
+    headers: { 'user-agent': 'curl', authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body,
+  });
+  t.is(sent.status, 200, await sent.clone().text());
   const ready = await until(
     async () => {
       const res = await fetch(`http://127.0.0.1:${port}/ready`, { headers: { 'user-agent': 'launcher-test' } });

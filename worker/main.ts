@@ -1,5 +1,5 @@
 // The worker process: wiring only. Runs the background jobs of the platform from their queues.
-import { loadConfig } from '../shared/config.ts';
+import { checkPostgres, checkRedis, readConfig, starting } from '../shared/startup.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
@@ -14,12 +14,16 @@ import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import pg from 'pg';
 import { webhookService } from './webhooks.ts';
 
-const config = loadConfig();
+const config = readConfig('worker');
 const log = createLogger(config, 'worker');
 // From here on a SIGTERM stops the process cleanly, even one that comes while it is starting.
 const shutdown = trapShutdown(log);
 // Room for the webhook pool's endpoints (each one query at a time) next to the fan-out and the other jobs.
 const db = createDb(config, { min: 0, max: 20 });
+await starting(log, async () => {
+  await checkPostgres(db, config.DATABASE_URL);
+  await checkRedis(config.REDIS_URL);
+});
 const dns = createResolver({ servers: config.DNS_SERVERS });
 const secrets = secretsKey(config);
 const blobs = createFsBlobStore(config.BLOB_DIR);

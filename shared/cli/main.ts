@@ -1,36 +1,45 @@
-// `npm run cli -- <command> [--flags]`: JSON on stdout, errors as JSON on stderr with a non-zero exit.
+// `npm run cli -- <command> [--flags]`: JSON on stdout, errors as JSON on stderr with a non-zero exit (2 for a
+// mistake in the call or the input, 1 for our own failure), never a stack trace. `--help` anywhere: the help.
 import { ConfigError, loadConfig } from '../config.ts';
 import { createDb } from '../db/knex.ts';
-import { migrateLatest } from '../db/migrate.ts';
+import { ensureDatabase, migrateLatest } from '../db/migrate.ts';
 import { ServiceError } from '../errors.ts';
-import { isUuid } from '../ids.ts';
-import { commands, parseArgs, UsageError } from './commands.ts';
+import { checkPostgres, StartupError } from '../startup.ts';
+import { checkFlags } from './command.ts';
+import { cliCommands, overview, parseArgs, usage, UsageError } from './commands.ts';
 
-const { command, flags } = parseArgs(process.argv.slice(2));
-const run = commands[command];
-if (!run) {
-  process.stderr.write(
-    JSON.stringify({ error: `unknown command "${command}"`, commands: Object.keys(commands) }) + '\n',
-  );
-  process.exit(2);
-}
-if (typeof flags.team === 'string' && !isUuid(flags.team)) {
-  process.stderr.write(JSON.stringify({ error: '--team must be a team id (uuid)' }) + '\n');
-  process.exit(2);
+function fail(error: string, code: number, extra: Record<string, unknown> = {}): never {
+  process.stderr.write(JSON.stringify({ error, ...extra }) + '\n');
+  process.exit(code);
 }
 
-const config = loadConfig();
-const db = createDb(config, { min: 0, max: 2 });
+const { command: name, flags, help } = parseArgs(process.argv.slice(2));
+const command = cliCommands[name];
+if (help && (!name || name === 'help')) {
+  process.stdout.write(overview());
+  process.exit(0);
+}
+if (!command) fail(`unknown command "${name}"`, 2, { commands: Object.keys(cliCommands) });
+if (help) {
+  process.stdout.write(usage(name, command));
+  process.exit(0);
+}
+
 try {
-  await migrateLatest(db);
-  const result = await run(db, flags, config);
-  process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  checkFlags(name, command, flags);
+  const config = loadConfig();
+  await ensureDatabase(config.DATABASE_URL).catch((err: Error) => {
+    throw new StartupError(`cannot reach PostgreSQL at DATABASE_URL: ${err.message}`);
+  });
+  const db = createDb(config, { min: 0, max: 2 });
+  try {
+    await migrateLatest(db);
+    await checkPostgres(db, config.DATABASE_URL);
+    process.stdout.write(JSON.stringify(await command.run(db, flags, config), null, 2) + '\n');
+  } finally {
+    await db.destroy();
+  }
 } catch (err) {
-  const known = err instanceof UsageError || err instanceof ServiceError || err instanceof ConfigError;
-  process.stderr.write(
-    JSON.stringify({ error: known ? (err as Error).message : `unexpected: ${(err as Error).message}` }) + '\n',
-  );
-  process.exitCode = known ? 2 : 1;
-} finally {
-  await db.destroy();
+  const known = [UsageError, ServiceError, ConfigError, StartupError].some((k) => err instanceof k);
+  fail(known ? (err as Error).message : `unexpected: ${(err as Error).message}`, known ? 2 : 1);
 }

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import knexFactory from 'knex';
+import pg from 'pg';
 import type { Db } from './knex.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -24,13 +24,16 @@ export async function ensureDatabase(url: string): Promise<boolean> {
   if (!/^[A-Za-z0-9_-]{1,63}$/.test(name)) throw new Error(`unsupported database name: ${name}`);
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  const db = knexFactory({ client: 'pg', connection: admin.toString(), pool: { min: 0, max: 1 } });
+  // A plain client, not a knex pool: a refused connection is one error to report, not a pool's logged stack.
+  const client = new pg.Client({ connectionString: admin.toString(), connectionTimeoutMillis: 5000 });
+  client.on('error', () => {});
   try {
-    const found = await db.raw('select 1 from pg_database where datname = ?', [name]);
+    await client.connect();
+    const found = await client.query('select 1 from pg_database where datname = $1', [name]);
     if (found.rows.length > 0) return false;
-    await db.raw(`create database "${name}"`);
+    await client.query(`create database "${name}"`);
     return true;
   } finally {
-    await db.destroy();
+    await client.end().catch(() => {});
   }
 }

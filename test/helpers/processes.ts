@@ -14,7 +14,8 @@ export interface EntryProcess {
 }
 
 export function envOf(config: Config, extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
+  // ENV_FILE=none: a developer's .env never reaches a test's process.
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', ENV_FILE: 'none' };
   for (const [k, v] of Object.entries(config)) {
     if (v === undefined) continue;
     env[k] = Array.isArray(v) ? v.join(',') : String(v);
