@@ -33,7 +33,7 @@ async function runOperation(op: Operation, ctx: Context, deps: ApiDeps, auth: Au
   if (op.notImplemented) {
     throw new ServiceError(
       'not_implemented',
-      `${op.method.toUpperCase()} ${op.path} is not implemented yet on this platform.`,
+      `The ${op.tag} area is not built yet on this platform (${op.method.toUpperCase()} ${op.path}).`,
     );
   }
   const params = op.params ? parseParams(op.params, ctx.params, resourceName(op)) : undefined;

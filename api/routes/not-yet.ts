@@ -6,6 +6,41 @@ import { defineOperation, type Method, type Operation, type Permission } from '.
 
 type Row = [Method, string, string, Permission?];
 
+/** The SDK's `inboxes` surface: inboxes, their threads (emails, labels), labels, drafts and agent. */
+function inboxRows(): Row[] {
+  const crud = (base: string, one: string): Row[] => [
+    ['post', base, 'inbox'],
+    ['get', base, 'inbox'],
+    ['get', `${base}/${one}`, 'inbox'],
+    ['patch', `${base}/${one}`, 'inbox'],
+    ['delete', `${base}/${one}`, 'inbox'],
+  ];
+  const thread = '/inboxes/{inbox_id}/threads/{thread_id}';
+  return [
+    ...crud('/inboxes', '{inbox_id}'),
+    ['get', '/inboxes/{inbox_id}/threads', 'inbox'],
+    ['get', '/inboxes/{inbox_id}/threads/search', 'inbox'],
+    ['get', thread, 'inbox'],
+    ['patch', thread, 'inbox'],
+    ['delete', thread, 'inbox'],
+    ['get', `${thread}/emails`, 'inbox'],
+    ['get', `${thread}/emails/{email_id}`, 'inbox'],
+    ['post', `${thread}/emails/{email_id}/reply`, 'inbox'],
+    ['post', `${thread}/emails/{email_id}/forward`, 'inbox'],
+    ['post', `${thread}/labels`, 'inbox'],
+    ['put', `${thread}/labels`, 'inbox'],
+    ['delete', `${thread}/labels/{label_id}`, 'inbox'],
+    ['get', '/inboxes/{inbox_id}/labels', 'inbox'],
+    ['post', '/inboxes/{inbox_id}/labels', 'inbox'],
+    ['patch', '/inboxes/{inbox_id}/labels/{label_id}', 'inbox'],
+    ['delete', '/inboxes/{inbox_id}/labels/{label_id}', 'inbox'],
+    ...crud('/inboxes/{inbox_id}/drafts', '{draft_id}'),
+    ['post', '/inboxes/{inbox_id}/drafts/{draft_id}/send', 'inbox'],
+    ['get', '/inboxes/{inbox_id}/agent', 'inbox'],
+    ['patch', '/inboxes/{inbox_id}/agent', 'inbox'],
+  ];
+}
+
 const rows: Row[] = [
   ['get', '/emails/metrics', 'emails'],
   ['post', '/templates', 'templates'],
@@ -28,6 +63,12 @@ const rows: Row[] = [
   ['delete', '/contacts/{id_or_email}/segments/{segment_id}', 'contacts'],
   ['get', '/contacts/{id_or_email}/topics', 'contacts'],
   ['patch', '/contacts/{id_or_email}/topics', 'contacts'],
+  // The SDK's older contact paths, under an audience (now a segment).
+  ['post', '/audiences/{audience_id}/contacts', 'contacts'],
+  ['get', '/audiences/{audience_id}/contacts', 'contacts'],
+  ['get', '/audiences/{audience_id}/contacts/{id_or_email}', 'contacts'],
+  ['patch', '/audiences/{audience_id}/contacts/{id_or_email}', 'contacts'],
+  ['delete', '/audiences/{audience_id}/contacts/{id_or_email}', 'contacts'],
   ['post', '/contact-properties', 'contact-properties'],
   ['get', '/contact-properties', 'contact-properties'],
   ['get', '/contact-properties/{id}', 'contact-properties'],
@@ -46,15 +87,29 @@ const rows: Row[] = [
   ['delete', '/broadcasts/{id}', 'broadcasts'],
   ['post', '/broadcasts/{id}/send', 'broadcasts'],
   ['post', '/broadcasts/{id}/cancel', 'broadcasts'],
+  ['post', '/broadcasts/{id}/duplicate', 'broadcasts'],
+  ['get', '/broadcasts/{id}/recipients', 'broadcasts'],
+  ['get', '/broadcasts/{id}/clicked-links', 'broadcasts'],
   ['post', '/automations', 'automations'],
   ['get', '/automations', 'automations'],
   ['get', '/automations/{id}', 'automations'],
+  ['patch', '/automations/{id}', 'automations'],
+  ['delete', '/automations/{id}', 'automations'],
+  ['post', '/automations/{id}/duplicate', 'automations'],
+  ['post', '/automations/{id}/stop', 'automations'],
+  ['get', '/automations/{id}/runs', 'automations'],
+  ['get', '/automations/{id}/runs/{run_id}', 'automations'],
   ['post', '/events', 'events'],
   ['get', '/events', 'events'],
   ['post', '/events/send', 'events'],
+  ['get', '/events/{id}', 'events'],
+  ['patch', '/events/{id}', 'events'],
+  ['delete', '/events/{id}', 'events'],
   ['get', '/billing', 'billing'],
+  ['get', '/usage', 'billing'],
   ['post', '/billing/checkout', 'billing'],
   ['post', '/billing/addons', 'billing'],
+  ...inboxRows(),
   ['get', '/oauth/grants', 'oauth'],
   ['delete', '/oauth/grants/{id}', 'oauth'],
 ];
