@@ -85,7 +85,7 @@ async function eventTeams(w: World, n: number, prefix: string): Promise<string[]
       key,
       team.id,
       { endpoint: `${w.receiver.url}/hook/${prefix}-${i}`, events: ['contact.updated'] },
-      true,
+      { allowHttp: true, allowPrivate: true },
     );
     teams.push(team.id);
   }
@@ -186,7 +186,7 @@ async function mailer(w: World): Promise<string> {
     secretsKey(loadConfig(w.env)),
     team.id,
     { endpoint: `${w.receiver.url}/hook/mail`, events: ['email.delivered'] },
-    true,
+    { allowHttp: true, allowPrivate: true },
   );
   return key;
 }

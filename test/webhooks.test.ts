@@ -148,7 +148,10 @@ test.serial('endpoint CRUD: the secret once, masked after; update, rotate, delet
 });
 
 test.serial('https only unless the operator allows http', (t) => {
-  t.is(endpointProblem('http://example.com/hook', false), 'must be an https URL');
+  t.is(
+    endpointProblem('http://example.com/hook', false),
+    'must be an https URL (http:// is allowed only when the operator sets WEBHOOK_ALLOW_HTTP=true)',
+  );
   t.is(endpointProblem('http://example.com/hook', true), null);
   t.is(endpointProblem('https://example.com/hook', false), null);
   t.is(endpointProblem('https://user:pw@example.com/hook', false), 'must not contain credentials');

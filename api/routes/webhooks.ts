@@ -11,6 +11,11 @@ import { defineOperation } from './operation.ts';
 import { deleted, ref, timestamp } from './schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 
+const endpointRules = (config: ApiDeps['config']): endpoints.EndpointRules => ({
+  allowHttp: config.WEBHOOK_ALLOW_HTTP,
+  allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+});
+
 const eventType = z.enum(eventTypes);
 const events = z.array(eventType).min(1).max(eventTypes.length).describe('The event types this endpoint receives.');
 const endpointUrl = z
@@ -141,7 +146,7 @@ export const webhookOperations = [
         secretsKey(deps.config),
         auth.team.id,
         body,
-        deps.config.WEBHOOK_ALLOW_HTTP,
+        endpointRules(deps.config),
       );
       return { object: 'webhook' as const, id: row.id, signing_secret: secret };
     },
@@ -189,7 +194,7 @@ export const webhookOperations = [
         auth.team.id,
         params.webhook_id,
         body,
-        deps.config.WEBHOOK_ALLOW_HTTP,
+        endpointRules(deps.config),
       );
       if (!row) throw notFound('Webhook');
       return { object: 'webhook' as const, id: row.id };

@@ -1,6 +1,9 @@
 // Webhook endpoints: where a team's events go. The signing secret is stored sealed (shared/secrets.ts) and
 // shown in full only by create and rotate; reads show its last four characters. Every function takes `db`
 // first, so a caller composes one transaction.
+import { isIP } from 'node:net';
+import { isPublicAddress } from '../dns/server-address.ts';
+import { PRIVATE_TARGETS_HINT } from './target.ts';
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { newId } from '../ids.ts';
@@ -42,12 +45,19 @@ export function signingSecret(key: Buffer, row: Pick<EndpointRow, 'secret_sealed
   return open(key, row.secret_sealed);
 }
 
+/** What the operator allows of webhook targets (WEBHOOK_ALLOW_HTTP, WEBHOOK_ALLOW_PRIVATE_TARGETS). */
+export interface EndpointRules {
+  allowHttp: boolean;
+  allowPrivate: boolean;
+}
+
 /**
- * Why `value` is not an endpoint URL we deliver to, or null. https only unless the operator allows http
- * (WEBHOOK_ALLOW_HTTP); no credentials in the URL (they would travel to wherever it points, and show in lists).
- * Where the name resolves is checked at send time, on every attempt (target.ts).
+ * Why `value` is not an endpoint URL we deliver to, or null. https only unless the operator allows http; no
+ * credentials in the URL (they would travel to wherever it points, and show in lists); a host that is plainly
+ * private (an IP literal, `localhost`) unless the operator allows it. A refusal the operator can lift names its
+ * setting. Where a name resolves is checked at send time, on every attempt (target.ts).
  */
-export function endpointProblem(value: string, allowHttp: boolean): string | null {
+export function endpointProblem(value: string, allowHttp: boolean, allowPrivate = true): string | null {
   let url: URL;
   try {
     url = new URL(value);
@@ -55,14 +65,19 @@ export function endpointProblem(value: string, allowHttp: boolean): string | nul
     return 'must be an absolute URL';
   }
   if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:'))
-    return allowHttp ? 'must be an http or https URL' : 'must be an https URL';
+    return allowHttp
+      ? 'must be an http or https URL'
+      : `must be an https URL${url.protocol === 'http:' ? ' (http:// is allowed only when the operator sets WEBHOOK_ALLOW_HTTP=true)' : ''}`;
   if (url.username || url.password) return 'must not contain credentials';
   if (!url.hostname) return 'must name a host';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const local = host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && !isPublicAddress(host));
+  if (local && !allowPrivate) return `points at a private, loopback or link-local address (${PRIVATE_TARGETS_HINT})`;
   return null;
 }
 
-function checkEndpoint(value: string, allowHttp: boolean): string {
-  const problem = endpointProblem(value, allowHttp);
+function checkEndpoint(value: string, rules: EndpointRules): string {
+  const problem = endpointProblem(value, rules.allowHttp, rules.allowPrivate);
   if (problem)
     throw new ServiceError('validation_error', `\`endpoint\` ${problem}.`, {
       errors: [{ path: 'endpoint', message: problem }],
@@ -80,14 +95,14 @@ export async function createEndpoint(
   key: Buffer,
   teamId: string,
   input: CreateEndpointInput,
-  allowHttp: boolean,
+  rules: EndpointRules,
 ) {
   const secret = newSigningSecret();
   const [row] = await db('webhook_endpoints')
     .insert({
       id: newId(),
       team_id: teamId,
-      endpoint: checkEndpoint(input.endpoint, allowHttp),
+      endpoint: checkEndpoint(input.endpoint, rules),
       events: [...new Set(input.events)],
       status: 'enabled',
       secret_sealed: seal(key, secret),
@@ -117,11 +132,11 @@ export async function updateEndpoint(
   teamId: string,
   id: string,
   input: UpdateEndpointInput,
-  allowHttp: boolean,
+  rules: EndpointRules,
 ) {
   return db.transaction(async (trx) => {
     const patch: Record<string, unknown> = {};
-    if (input.endpoint !== undefined) patch.endpoint = checkEndpoint(input.endpoint, allowHttp);
+    if (input.endpoint !== undefined) patch.endpoint = checkEndpoint(input.endpoint, rules);
     if (input.events !== undefined) patch.events = [...new Set(input.events)];
     if (input.status !== undefined) patch.status = input.status;
     const q = trx('webhook_endpoints').where({ team_id: teamId, id });

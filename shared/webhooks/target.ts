@@ -8,6 +8,9 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { resolveServer, type AddressResolver } from '../dns/server-address.ts';
 
+/** The setting that allows private targets, as every refusal of one names it (here and at creation). */
+export const PRIVATE_TARGETS_HINT = 'allowed only when the operator sets WEBHOOK_ALLOW_PRIVATE_TARGETS=true';
+
 export const TIMEOUT_MS = 15_000;
 export const RESPONSE_CAP_BYTES = 1024;
 
@@ -55,7 +58,7 @@ export async function resolveTarget(
         ok: false,
         status: null,
         response: null,
-        error: `target refused: ${target.hostname} resolves to a private, loopback or link-local address`,
+        error: `target refused: ${target.hostname} resolves to a private, loopback or link-local address (${PRIVATE_TARGETS_HINT})`,
       },
     };
   }
