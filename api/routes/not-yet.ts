@@ -4,60 +4,78 @@
 import { z } from 'zod';
 import { defineOperation, type Method, type Operation, type Permission } from './operation.ts';
 
-type Row = [Method, string, string, Permission?];
+/** Method, path, tag, title (the operation's summary), and the permission when it is not full_access. */
+type Row = [Method, string, string, string, Permission?];
 
 const rows: Row[] = [
-  ['get', '/emails/metrics', 'emails'],
-  ['post', '/templates', 'templates'],
-  ['get', '/templates', 'templates'],
-  ['get', '/templates/{id_or_alias}', 'templates'],
-  ['patch', '/templates/{id_or_alias}', 'templates'],
-  ['delete', '/templates/{id_or_alias}', 'templates'],
-  ['post', '/templates/{id_or_alias}/publish', 'templates'],
-  ['post', '/templates/{id_or_alias}/duplicate', 'templates'],
-  ['post', '/contacts', 'contacts'],
-  ['get', '/contacts', 'contacts'],
-  ['get', '/contacts/{id_or_email}', 'contacts'],
-  ['patch', '/contacts/{id_or_email}', 'contacts'],
-  ['delete', '/contacts/{id_or_email}', 'contacts'],
-  ['post', '/contacts/imports', 'contacts'],
-  ['get', '/contacts/imports', 'contacts'],
-  ['get', '/contacts/imports/{id}', 'contacts'],
-  ['get', '/contacts/{id_or_email}/segments', 'contacts'],
-  ['post', '/contacts/{id_or_email}/segments/{segment_id}', 'contacts'],
-  ['delete', '/contacts/{id_or_email}/segments/{segment_id}', 'contacts'],
-  ['get', '/contacts/{id_or_email}/topics', 'contacts'],
-  ['patch', '/contacts/{id_or_email}/topics', 'contacts'],
-  ['post', '/contact-properties', 'contact-properties'],
-  ['get', '/contact-properties', 'contact-properties'],
-  ['get', '/contact-properties/{id}', 'contact-properties'],
-  ['patch', '/contact-properties/{id}', 'contact-properties'],
-  ['delete', '/contact-properties/{id}', 'contact-properties'],
-  ['post', '/segments', 'segments'],
-  ['get', '/segments', 'segments'],
-  ['get', '/segments/{id}', 'segments'],
-  ['patch', '/segments/{id}', 'segments'],
-  ['delete', '/segments/{id}', 'segments'],
-  ['get', '/segments/{id}/contacts', 'segments'],
-  ['post', '/broadcasts', 'broadcasts'],
-  ['get', '/broadcasts', 'broadcasts'],
-  ['get', '/broadcasts/{id}', 'broadcasts'],
-  ['patch', '/broadcasts/{id}', 'broadcasts'],
-  ['delete', '/broadcasts/{id}', 'broadcasts'],
-  ['post', '/broadcasts/{id}/send', 'broadcasts'],
-  ['post', '/broadcasts/{id}/cancel', 'broadcasts'],
-  ['post', '/automations', 'automations'],
-  ['get', '/automations', 'automations'],
-  ['get', '/automations/{id}', 'automations'],
-  ['post', '/events', 'events'],
-  ['get', '/events', 'events'],
-  ['post', '/events/send', 'events'],
-  ['get', '/billing', 'billing'],
-  ['post', '/billing/checkout', 'billing'],
-  ['post', '/billing/addons', 'billing'],
-  ['get', '/oauth/grants', 'oauth'],
-  ['delete', '/oauth/grants/{id}', 'oauth'],
+  ['get', '/emails/metrics', 'emails', 'Email metrics'],
+  ['post', '/templates', 'templates', 'Create a template'],
+  ['get', '/templates', 'templates', 'List templates'],
+  ['get', '/templates/{id_or_alias}', 'templates', 'Retrieve a template'],
+  ['patch', '/templates/{id_or_alias}', 'templates', 'Update a template'],
+  ['delete', '/templates/{id_or_alias}', 'templates', 'Delete a template'],
+  ['post', '/templates/{id_or_alias}/publish', 'templates', 'Publish a template'],
+  ['post', '/templates/{id_or_alias}/duplicate', 'templates', 'Duplicate a template'],
+  ['post', '/contacts', 'contacts', 'Create a contact'],
+  ['get', '/contacts', 'contacts', 'List contacts'],
+  ['get', '/contacts/{id_or_email}', 'contacts', 'Retrieve a contact'],
+  ['patch', '/contacts/{id_or_email}', 'contacts', 'Update a contact'],
+  ['delete', '/contacts/{id_or_email}', 'contacts', 'Delete a contact'],
+  ['post', '/contacts/imports', 'contacts', 'Import contacts'],
+  ['get', '/contacts/imports', 'contacts', 'List contact imports'],
+  ['get', '/contacts/imports/{id}', 'contacts', 'Retrieve a contact import'],
+  ['get', '/contacts/{id_or_email}/segments', 'contacts', "List a contact's segments"],
+  ['post', '/contacts/{id_or_email}/segments/{segment_id}', 'contacts', 'Add a contact to a segment'],
+  ['delete', '/contacts/{id_or_email}/segments/{segment_id}', 'contacts', 'Remove a contact from a segment'],
+  ['get', '/contacts/{id_or_email}/topics', 'contacts', "List a contact's topics"],
+  ['patch', '/contacts/{id_or_email}/topics', 'contacts', "Update a contact's topics"],
+  ['post', '/contact-properties', 'contact-properties', 'Create a contact property'],
+  ['get', '/contact-properties', 'contact-properties', 'List contact properties'],
+  ['get', '/contact-properties/{id}', 'contact-properties', 'Retrieve a contact property'],
+  ['patch', '/contact-properties/{id}', 'contact-properties', 'Update a contact property'],
+  ['delete', '/contact-properties/{id}', 'contact-properties', 'Delete a contact property'],
+  ['post', '/segments', 'segments', 'Create a segment'],
+  ['get', '/segments', 'segments', 'List segments'],
+  ['get', '/segments/{id}', 'segments', 'Retrieve a segment'],
+  ['patch', '/segments/{id}', 'segments', 'Update a segment'],
+  ['delete', '/segments/{id}', 'segments', 'Delete a segment'],
+  ['get', '/segments/{id}/contacts', 'segments', "List a segment's contacts"],
+  ['post', '/broadcasts', 'broadcasts', 'Create a broadcast'],
+  ['get', '/broadcasts', 'broadcasts', 'List broadcasts'],
+  ['get', '/broadcasts/{id}', 'broadcasts', 'Retrieve a broadcast'],
+  ['patch', '/broadcasts/{id}', 'broadcasts', 'Update a broadcast'],
+  ['delete', '/broadcasts/{id}', 'broadcasts', 'Delete a broadcast'],
+  ['post', '/broadcasts/{id}/send', 'broadcasts', 'Send a broadcast'],
+  ['post', '/broadcasts/{id}/cancel', 'broadcasts', 'Cancel a broadcast'],
+  ['post', '/automations', 'automations', 'Create an automation'],
+  ['get', '/automations', 'automations', 'List automations'],
+  ['get', '/automations/{id}', 'automations', 'Retrieve an automation'],
+  ['post', '/events', 'events', 'Create an event'],
+  ['get', '/events', 'events', 'List events'],
+  ['post', '/events/send', 'events', 'Send an event'],
+  ['get', '/billing', 'billing', 'Retrieve billing'],
+  ['post', '/billing/checkout', 'billing', 'Start a checkout'],
+  ['post', '/billing/addons', 'billing', 'Add a billing add-on'],
+  ['get', '/oauth/grants', 'oauth', 'List OAuth grants'],
+  ['delete', '/oauth/grants/{id}', 'oauth', 'Revoke an OAuth grant'],
 ];
+
+/** The path parameters of these areas, described once; `{id}` by what the path before it lists. */
+const PARAMS: Record<string, string> = {
+  id_or_alias: "The template's id or alias",
+  id_or_email: "The contact's id or email address",
+  segment_id: "The segment's id",
+};
+const ID_OF: Record<string, string> = {
+  '/contacts/imports': 'contact import',
+  '/contact-properties': 'contact property',
+  '/segments': 'segment',
+  '/broadcasts': 'broadcast',
+  '/automations': 'automation',
+  '/oauth/grants': 'OAuth grant',
+};
+const describeParam = (name: string, path: string): string | undefined =>
+  name === 'id' ? `The ${ID_OF[path.slice(0, path.indexOf('/{id}'))]}'s id` : PARAMS[name];
 
 function operationId(method: Method, path: string): string {
   const words = path
@@ -74,17 +92,20 @@ function scopeOf(method: Method, tag: string, permission: Permission | undefined
   return `${tag}:${method === 'get' ? 'read' : 'write'}`;
 }
 
-export const notYetOperations: Operation[] = rows.map(([method, path, tag, permission]) => {
+export const notYetOperations: Operation[] = rows.map(([method, path, tag, title, permission]) => {
   const names = [...path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]);
   return defineOperation({
     operationId: operationId(method, path),
     method,
     path,
     tag,
-    summary: `Not implemented yet (the ${tag} area): answers 501 not_implemented.`,
+    summary: `${title} (not built yet)`,
+    description: `Not built yet on this platform: after the usual credential checks it answers 501 \`not_implemented\`. Declared so that clients, this reference and the README's feature table tell the same story.`,
     permission: permission ?? 'full_access',
     scope: scopeOf(method, tag, permission),
-    params: names.length ? z.object(Object.fromEntries(names.map((n) => [n, z.string()]))) : undefined,
+    params: names.length
+      ? z.object(Object.fromEntries(names.map((n) => [n, z.string().describe(describeParam(n, path) ?? '')])))
+      : undefined,
     response: z.object({}),
     notImplemented: true,
     handler: async () => ({}),
