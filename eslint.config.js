@@ -38,4 +38,9 @@ export default tseslint.config(
     files: ['**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
+  // The reference page's script runs in the browser, after swagger-ui-bundle.js.
+  {
+    files: ['api/reference/*.js'],
+    languageOptions: { globals: { document: 'readonly', SwaggerUIBundle: 'readonly' } },
+  },
 );

@@ -1,4 +1,5 @@
-// The middleware chain: request id → error translator → security headers → User-Agent → routes → 404/405.
+// The middleware chain: request id → error translator → security headers → User-Agent → the reference page
+// (/docs) → routes → 404/405.
 import Koa from 'koa';
 import { ServiceError } from '../shared/errors.ts';
 import type { ApiDeps } from './deps.ts';
@@ -8,6 +9,7 @@ import type { Operation } from './routes/operation.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { requestId, requireUserAgent, securityHeaders } from './middleware/basics.ts';
 import { requestLogWriter } from '../shared/logs/writer.ts';
+import { apiReference } from './reference/page.ts';
 
 /** `ops` defaults to every operation the api serves; tests pass their own list to mount test-only routes. */
 export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
@@ -29,6 +31,7 @@ export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
       throw new ServiceError('method_not_allowed', 'Method not allowed for this path.');
     if (ctx.status === 404) throw new ServiceError('not_found', 'Route not found.');
   });
+  app.use(apiReference(deps.config.PUBLIC_BASE_URL));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

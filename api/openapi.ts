@@ -16,6 +16,30 @@ const errorStatuses: Record<string, string> = {
   '500': 'application_error',
 };
 
+/** Each area's line in the reference, in the order the reference lists them. */
+const TAGS: Record<string, string> = {
+  emails: 'Send email (one or a batch of 100), follow it, reschedule or cancel it, read its delivery attempts',
+  domains: 'Domains to send from and receive at: their DNS records, verification, DKIM, claims, brand logo',
+  receiving: 'Mail received at your domains: the message, its attachments and its raw source',
+  suppressions: 'Addresses your team does not send to: bounces, complaints, unsubscribes and your own',
+  webhooks: 'Endpoints that receive signed events (sent, delivered, bounced, received, ...) and their deliveries',
+  topics: 'What an address subscribes to; a send under a topic reaches only its subscribers',
+  unsubscribe: 'The pages behind the List-Unsubscribe links of sent mail (no API key: the link is the credential)',
+  'api-keys': "The team's API keys",
+  team: 'The team an API key belongs to',
+  logs: "Every request made with the team's API keys, with its bodies (secrets redacted)",
+  operations: 'Health, readiness and this document (no API key)',
+  templates: 'Not built yet: every operation answers 501',
+  contacts: 'Not built yet: every operation answers 501',
+  'contact-properties': 'Not built yet: every operation answers 501',
+  segments: 'Not built yet: every operation answers 501',
+  broadcasts: 'Not built yet: every operation answers 501',
+  automations: 'Not built yet: every operation answers 501',
+  events: 'Not built yet: every operation answers 501',
+  billing: 'Not built yet: every operation answers 501',
+  oauth: 'Not built yet: every operation answers 501',
+};
+
 /** JSON Schema of `schema`, its named parts hoisted into `components`. */
 function convert(schema: z.ZodType, components: Json, io: 'input' | 'output'): Json {
   const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
@@ -44,6 +68,7 @@ function parameters(op: Operation, components: Json): Json[] {
   for (const [where, schema] of [
     ['path', op.params],
     ['query', op.query],
+    ['header', op.headers],
   ] as const) {
     if (!schema) continue;
     const json = convert(schema, components, 'input');
@@ -79,6 +104,7 @@ function operationObject(op: Operation, components: Json): Json {
   const result: Json = {
     operationId: op.operationId,
     summary: op.summary,
+    description: op.description,
     tags: [op.tag],
     'x-service-permission': op.permission,
     'x-service-scope': op.scope,
@@ -86,11 +112,11 @@ function operationObject(op: Operation, components: Json): Json {
     responses,
   };
   if (op.permission === 'none') result.security = [];
-  if (op.body) {
-    result.requestBody = {
-      required: true,
-      content: { 'application/json': { schema: convert(op.body, components, 'input') } },
-    };
+  const body = op.bodyDoc ?? op.body;
+  if (body) {
+    const media: Json = { schema: convert(body, components, 'input') };
+    if (op.examples) media.examples = op.examples;
+    result.requestBody = { required: true, content: { 'application/json': media } };
   }
   if (op.idempotent) {
     (result.parameters as Json[]).push({
@@ -112,9 +138,13 @@ export function buildOpenApi(operations: Operation[], info: { version: string; s
     paths[op.path] ??= {};
     paths[op.path][op.method] = operationObject(op, components);
   }
-  const tags = [...new Set(operations.map((o) => o.tag))]
-    .sort()
-    .map((name) => ({ name, description: `The ${name} area` }));
+  // The areas in reading order: what is built first, then what answers 501; an area added without a line in
+  // TAGS is an error here, caught by the tests.
+  const used = new Set(operations.map((o) => o.tag));
+  for (const name of used) if (!TAGS[name]) throw new Error(`tag ${name} has no description in api/openapi.ts`);
+  const tags = Object.entries(TAGS)
+    .filter(([name]) => used.has(name))
+    .map(([name, description]) => ({ name, description }));
   return {
     openapi: '3.1.0',
     info: {

@@ -32,6 +32,7 @@ const createThing = defineOperation({
   path: '/things',
   tag: 'things',
   summary: 'test only',
+  description: 'A test-only route.',
   permission: 'sending_access',
   scope: null,
   idempotent: true,

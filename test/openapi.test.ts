@@ -4,6 +4,9 @@ import { isDeepStrictEqual } from 'node:util';
 import http from 'node:http';
 import { operations } from '../api/routes/index.ts';
 import { buildRouter } from '../api/router.ts';
+import { buildOpenApi } from '../api/openapi.ts';
+import { defineOperation } from '../api/routes/operation.ts';
+import { z } from 'zod';
 import { startPlatform, type Platform, type TestResponse } from './helpers/platform.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -221,6 +224,93 @@ test('the router serves exactly the documented operations, at / and under /api/v
   for (const [base, routes] of served) {
     for (const route of routes) t.true(inDocument.has(route), `served at "${base}" but not documented: ${route}`);
     for (const route of inDocument) t.true(routes.has(route), `documented but not served at "${base}": ${route}`);
+  }
+});
+
+/** The request fields of `op` (parameters, then body properties at any depth) that have no description. */
+function undescribed(document: Json, op: Json): string[] {
+  const missing: string[] = [];
+  const component = (ref: string): Json => document.components.schemas[ref.replace('#/components/schemas/', '')];
+  for (const param of (op.parameters ?? []) as Json[])
+    if (!param.description?.trim()) missing.push(`${param.in} parameter ${param.name}`);
+  const walk = (schema: Json | undefined, at: string, seen: Set<string>) => {
+    if (!schema || typeof schema !== 'object') return;
+    if (schema.$ref) {
+      if (seen.has(schema.$ref)) return;
+      return walk(component(schema.$ref), at, new Set([...seen, schema.$ref]));
+    }
+    for (const key of ['anyOf', 'oneOf', 'allOf'])
+      for (const [i, alternative] of ((schema[key] ?? []) as Json[]).entries()) walk(alternative, `${at}<${i}>`, seen);
+    walk(schema.items, `${at}[]`, seen);
+    if (typeof schema.additionalProperties === 'object') walk(schema.additionalProperties, `${at}{}`, seen);
+    for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, Json>)) {
+      const description = property.description ?? (property.$ref ? component(property.$ref)?.description : undefined);
+      if (!description?.trim()) missing.push(`${at}.${name}`);
+      walk(property, `${at}.${name}`, seen);
+    }
+  };
+  walk(op.requestBody?.content?.['application/json']?.schema, 'body', new Set());
+  return missing;
+}
+
+test('every operation has a summary and a description, and every request field a description', (t) => {
+  const ops = documented();
+  t.is(ops.length, operations.length);
+  for (const { method, path, op } of ops) {
+    const what = `${method.toUpperCase()} ${path}`;
+    t.true(typeof op.summary === 'string' && op.summary.trim().length > 0, `${what}: summary`);
+    t.true(typeof op.description === 'string' && op.description.trim().length > 0, `${what}: description`);
+    t.not(op.description, op.summary, `${what}: the description says more than the summary`);
+    t.deepEqual(undescribed(doc, op), [], `${what}: request fields without a description`);
+  }
+  for (const tag of doc.tags as Json[]) t.truthy(tag.description?.trim(), `tag ${tag.name}: description`);
+});
+
+test('the description check finds an undescribed field at any depth', (t) => {
+  // Without this, a walker that looked at nothing would make the test above pass for nothing.
+  const probe = defineOperation({
+    operationId: 'probe',
+    method: 'post',
+    path: '/probe/{id}',
+    tag: 'operations',
+    summary: 'Probe',
+    description: 'A test-only route.',
+    permission: 'none',
+    scope: null,
+    params: z.object({ id: z.string() }),
+    query: z.object({ q: z.string().optional().describe('described') }),
+    body: z.object({
+      top: z.string(),
+      list: z.array(z.object({ deep: z.number().describe('described'), deeper: z.boolean() })).describe('described'),
+      either: z.union([z.string(), z.object({ inner: z.string() })]).describe('described'),
+    }),
+    response: z.object({}),
+    handler: async () => ({}),
+  });
+  const probeDoc = buildOpenApi([probe], { version: '0', serverUrl: 'http://127.0.0.1' }) as Json;
+  t.deepEqual(undescribed(probeDoc, probeDoc.paths['/probe/{id}'].post), [
+    'path parameter id',
+    'body.top',
+    'body.list[].deeper',
+    'body.either<1>.inner',
+  ]);
+});
+
+test('the send operations have request examples, each accepted by the body schema the api parses with', (t) => {
+  for (const [path, operationId] of [
+    ['/emails', 'sendEmail'],
+    ['/emails/batch', 'sendBatch'],
+  ]) {
+    const declared = operations.find((o) => o.operationId === operationId)!;
+    const media = doc.paths[path].post.requestBody.content['application/json'];
+    const examples = Object.entries((media.examples ?? {}) as Record<string, Json>);
+    t.true(examples.length > 0, `POST ${path}: an example`);
+    for (const [name, example] of examples) {
+      t.truthy(example.summary, `POST ${path} example ${name}: summary`);
+      const parsed = (declared.bodyDoc ?? declared.body)!.safeParse(example.value);
+      t.true(parsed.success, `POST ${path} example ${name}: ${JSON.stringify(parsed.error?.issues)}`);
+      t.deepEqual(validate(media.schema, example.value), [], `POST ${path} example ${name} matches the document`);
+    }
   }
 });
 

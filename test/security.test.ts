@@ -255,6 +255,7 @@ test('operations no API key reaches (session, null) are refused with and without
       path,
       tag: 'probe',
       summary: 'probe',
+      description: 'A test-only route.',
       permission,
       scope: null,
       response: reached,

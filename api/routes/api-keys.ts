@@ -4,6 +4,8 @@ import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { iso, isoRequired } from '../../shared/time.ts';
 import { defineOperation } from './operation.ts';
 import { deleted, idParams, ref, timestamp } from './schemas.ts';
+
+const keyParams = idParams('API key');
 import type { TeamRow } from '../../shared/teams/teams.ts';
 
 const apiKey = z
@@ -49,11 +51,13 @@ export const apiKeyOperations = [
     operationId: 'createApiKey',
     method: 'post',
     path: '/api-keys',
-    summary: 'Create an API key; the token is returned once, here.',
+    summary: 'Create an API key',
+    description:
+      'Create an API key. The answer holds its token (`rk_...`), the only time it is shown: only its hash is stored. A `sending_access` key may be bound to one domain.',
     scope: 'api-keys:write',
     status: 201,
     body: z.object({
-      name: z.string().max(200),
+      name: z.string().max(200).describe('A name to tell the key by, up to 200 characters'),
       permission: z
         .enum(keys.permissions)
         .default('full_access')
@@ -89,7 +93,8 @@ export const apiKeyOperations = [
     operationId: 'listApiKeys',
     method: 'get',
     path: '/api-keys',
-    summary: "List the team's API keys, newest first.",
+    summary: 'List API keys',
+    description: "List the team's API keys, newest first.",
     scope: 'api-keys:read',
     query: listQuery,
     response: listEnvelope(apiKey),
@@ -104,9 +109,10 @@ export const apiKeyOperations = [
     operationId: 'getApiKey',
     method: 'get',
     path: '/api-keys/{id}',
-    summary: 'Retrieve an API key (never its token).',
+    summary: 'Retrieve an API key',
+    description: 'Retrieve an API key (never its token).',
     scope: 'api-keys:read',
-    params: idParams,
+    params: keyParams,
     response: apiKey,
     handler: async ({ auth, params, deps }) => {
       await deps.requestLogs?.flush();
@@ -118,10 +124,11 @@ export const apiKeyOperations = [
     operationId: 'updateApiKey',
     method: 'patch',
     path: '/api-keys/{id}',
-    summary: 'Rename an API key.',
+    summary: 'Rename an API key',
+    description: "Change an API key's name; its permission and token stay as they are.",
     scope: 'api-keys:write',
-    params: idParams,
-    body: z.object({ name: z.string().max(200) }),
+    params: keyParams,
+    body: z.object({ name: z.string().max(200).describe('The new name, up to 200 characters') }),
     response: ref('api_key'),
     handler: async ({ auth, params, body, deps }) => {
       const row = await keys.renameKey(deps.db, auth.team.id, params.id, body.name);
@@ -133,9 +140,10 @@ export const apiKeyOperations = [
     operationId: 'deleteApiKey',
     method: 'delete',
     path: '/api-keys/{id}',
-    summary: 'Revoke an API key; it stops working at once and is listed as revoked.',
+    summary: 'Revoke an API key',
+    description: 'Revoke an API key; it stops working at once and is listed as revoked.',
     scope: 'api-keys:write',
-    params: idParams,
+    params: keyParams,
     response: deleted('api_key'),
     handler: async ({ auth, params, deps }) => {
       const row = await keys.revokeKey(deps.db, auth.team.id, params.id);

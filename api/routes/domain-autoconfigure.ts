@@ -4,9 +4,10 @@ import { forgetCredential } from '../../shared/domains/dns-credentials.ts';
 import { assertWritable, findDomain } from '../../shared/domains/store.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 import { defineOperation } from './operation.ts';
+import { pathId } from './schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 
-const domainParams = z.object({ domain_id: z.uuid() });
+const domainParams = z.object({ domain_id: pathId('domain') });
 const base = { tag: 'domains', permission: 'full_access', scope: 'domains:write' } as const;
 
 const body = z
@@ -57,7 +58,8 @@ export const domainAutoconfigureOperations = [
     operationId: 'autoconfigureDomain',
     method: 'post',
     path: '/domains/{domain_id}/auto-configure',
-    summary:
+    summary: "Publish a domain's records by DNS update",
+    description:
       "Publish the domain's records in your DNS server through RFC 2136 updates signed with your TSIG key; never deletes a record the platform did not create.",
     params: domainParams,
     body,
@@ -81,7 +83,8 @@ export const domainAutoconfigureOperations = [
     operationId: 'deleteDomainDnsCredential',
     method: 'delete',
     path: '/domains/{domain_id}/auto-configure/credential',
-    summary: 'Forget the kept TSIG credential of the domain.',
+    summary: 'Forget the DNS update credential',
+    description: 'Forget the kept TSIG credential of the domain.',
     params: domainParams,
     response: z
       .object({ object: z.literal('domain_dns_credential'), id: z.uuid(), deleted: z.literal(true) })

@@ -9,7 +9,7 @@ import {
 } from '../../shared/domains/brand.ts';
 import { MAX_SVG_BYTES } from '../../shared/domains/svg.ts';
 import { defineOperation } from './operation.ts';
-import { timestamp } from './schemas.ts';
+import { pathId, timestamp } from './schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
@@ -57,7 +57,7 @@ const certificate = z
 const brandDeleted = <T extends string>(object: T) =>
   z.object({ object: z.literal(object), domain_id: z.uuid(), deleted: z.literal(true) });
 
-const domainParams = z.object({ domain_id: z.uuid() });
+const domainParams = z.object({ domain_id: pathId('domain') });
 
 function context(deps: ApiDeps): BrandContext {
   return { hosts: deps.config, blobs: deps.blobs, baseUrl: deps.config.PUBLIC_BASE_URL };
@@ -71,7 +71,9 @@ export const domainBrandOperations = [
     operationId: 'uploadDomainBrandLogo',
     method: 'put',
     path: '/domains/{domain_id}/brand/logo',
-    summary: 'Upload (or replace) the brand logo: an SVG Tiny PS file, square, at most 32 KB; adds the BIMI record.',
+    summary: 'Upload the brand logo',
+    description:
+      'Upload (or replace) the brand logo: an SVG Tiny PS file, square, at most 32 KB; adds the BIMI record.',
     scope: 'domains:write',
     params: domainParams,
     body: z.object({
@@ -88,7 +90,8 @@ export const domainBrandOperations = [
     operationId: 'getDomainBrandLogo',
     method: 'get',
     path: '/domains/{domain_id}/brand/logo',
-    summary: "The domain's brand logo: its public URL, size and SHA-256.",
+    summary: 'Retrieve the brand logo',
+    description: "The domain's brand logo: its public URL, size and SHA-256.",
     scope: 'domains:read',
     params: domainParams,
     response: logo,
@@ -99,7 +102,8 @@ export const domainBrandOperations = [
     operationId: 'deleteDomainBrandLogo',
     method: 'delete',
     path: '/domains/{domain_id}/brand/logo',
-    summary: 'Remove the brand logo: its public file and the BIMI record go.',
+    summary: 'Remove the brand logo',
+    description: 'Remove the brand logo: its public file and the BIMI record go.',
     scope: 'domains:write',
     params: domainParams,
     response: brandDeleted('domain_brand_logo'),
@@ -113,10 +117,14 @@ export const domainBrandOperations = [
     method: 'get',
     path: '/brand/{domain_id}/{sha256}.svg',
     tag: 'domains',
-    summary: 'The public logo file (what mailbox providers fetch): image/svg+xml, cacheable for good.',
+    summary: 'Fetch the public logo file',
+    description: 'The public logo file (what mailbox providers fetch): image/svg+xml, cacheable for good.',
     permission: 'none',
     scope: null,
-    params: z.object({ domain_id: z.uuid(), sha256 }),
+    params: z.object({
+      domain_id: pathId('domain'),
+      sha256: sha256.describe("The logo's SHA-256, as in the logo's `url`"),
+    }),
     // Raw: the handler answers the file itself; this only documents it (the router checks no raw answer).
     response: z.string().optional().describe('The SVG file, served as image/svg+xml'),
     raw: true,
@@ -141,22 +149,36 @@ export const domainBrandOperations = [
   // The mark certificate (VMC/CMC) is not built yet: declared (schemas documented) and answering 501.
   ...(
     [
-      ['get', 'getDomainBrandCertificate', "The domain's mark certificate (VMC/CMC) and its state.", certificate],
-      ['put', 'putDomainBrandCertificate', "Request or install the domain's mark certificate (VMC/CMC).", certificate],
+      [
+        'get',
+        'getDomainBrandCertificate',
+        'Retrieve the mark certificate (not built yet)',
+        "The domain's mark certificate (VMC/CMC) and its state. Not built yet: answers 501 `not_implemented`.",
+        certificate,
+      ],
+      [
+        'put',
+        'putDomainBrandCertificate',
+        'Request or install a mark certificate (not built yet)',
+        "Request or install the domain's mark certificate (VMC/CMC), which lets BIMI's `a=` name it. Not built yet: answers 501 `not_implemented`.",
+        certificate,
+      ],
       [
         'delete',
         'deleteDomainBrandCertificate',
-        "Remove the domain's mark certificate; the BIMI record loses its `a=`.",
+        'Remove the mark certificate (not built yet)',
+        "Remove the domain's mark certificate; the BIMI record loses its `a=`. Not built yet: answers 501 `not_implemented`.",
         brandDeleted('domain_brand_certificate'),
       ],
     ] as const
-  ).map(([method, operationId, summary, response]) =>
+  ).map(([method, operationId, summary, description, response]) =>
     defineOperation({
       ...base,
       operationId,
       method,
       path: '/domains/{domain_id}/brand/certificate',
       summary,
+      description,
       scope: method === 'get' ? 'domains:read' : 'domains:write',
       params: domainParams,
       response,

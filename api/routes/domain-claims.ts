@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { createClaim, findClaim, presentClaim, type ClaimContext } from '../../shared/domains/claims.ts';
 import { verifyClaim } from '../../shared/domains/claim-verify.ts';
 import { regions } from '../../shared/teams/teams.ts';
+import { regionField, trackingFlag, trackingSubdomain } from './domains.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 import { defineOperation } from './operation.ts';
 import { timestamp } from './schemas.ts';
@@ -60,17 +61,22 @@ export const domainClaimOperations = [
     operationId: 'createDomainClaim',
     method: 'post',
     path: '/domains/claim',
-    summary:
+    summary: 'Claim a domain',
+    description:
       'Claim a domain another team has verified: answers the TXT record that proves you control it, and the domain_id it will take in your team (valid 7 days; a new claim for the name supersedes this one).',
     scope: 'domains:write',
     status: 201,
     body: z.object({
-      name: z.string().max(300),
-      region: z.enum(regions).optional(),
-      custom_return_path: z.string().max(63).optional(),
-      open_tracking: z.boolean().optional(),
-      click_tracking: z.boolean().optional(),
-      tracking_subdomain: z.string().max(63).optional(),
+      name: z.string().max(300).describe('The domain name another team has verified'),
+      region: regionField,
+      custom_return_path: z
+        .string()
+        .max(63)
+        .optional()
+        .describe('The label the sending records go under once the domain is yours; a free one is chosen when absent'),
+      open_tracking: trackingFlag('Open'),
+      click_tracking: trackingFlag('Click'),
+      tracking_subdomain: trackingSubdomain,
     }),
     response: claim,
     handler: async ({ auth, body, deps }) =>
@@ -81,7 +87,9 @@ export const domainClaimOperations = [
     operationId: 'getDomainClaim',
     method: 'get',
     path: '/domains/{domain_id}/claim',
-    summary: 'Retrieve a claim by its domain_id (the id allocated for the domain in your team when the claim started).',
+    summary: 'Retrieve a domain claim',
+    description:
+      'Retrieve a claim by its domain_id (the id allocated for the domain in your team when the claim started).',
     scope: 'domains:read',
     params: claimParams,
     response: claim,
@@ -92,7 +100,8 @@ export const domainClaimOperations = [
     operationId: 'verifyDomainClaim',
     method: 'post',
     path: '/domains/{domain_id}/claim/verify',
-    summary:
+    summary: 'Verify a domain claim',
+    description:
       "Look the claim's TXT record up now; once it is found and the safety checks pass, the domain moves to your team (with new DKIM keys and records to publish) and leaves the team that had it. Re-checked in the background until it completes or expires.",
     scope: 'domains:write',
     params: claimParams,

@@ -8,7 +8,7 @@ import { regions } from '../../shared/teams/teams.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { defineOperation } from './operation.ts';
-import { deleted, ref, timestamp } from './schemas.ts';
+import { deleted, pathId, ref, timestamp } from './schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 
 const enabled = z.enum(['enabled', 'disabled']);
@@ -49,20 +49,48 @@ const domain = listItem
   })
   .meta({ id: 'Domain' });
 
+/** Shared with POST /domains/claim, which takes the same settings for the domain it will create. */
+export const trackingFlag = (what: 'Open' | 'Click') =>
+  z
+    .boolean()
+    .optional()
+    .describe(
+      `${what} tracking for the domain's mail (default false); on, the domain's records include the Tracking CNAME and TrackingCAA at \`tracking_subdomain\``,
+    );
+export const trackingSubdomain = z
+  .string()
+  .max(63)
+  .optional()
+  .describe('The label the Tracking records go under (one DNS label; default `links` once tracking is on)');
+export const regionField = z
+  .enum(regions)
+  .optional()
+  .describe(
+    "Where the domain sends from (default us-east-1); while the region is in the team's sending sandbox, its mail reaches only the team's own identities, domains and the simulator",
+  );
+
 const settings = {
   custom_return_path: z
     .string()
     .max(63)
     .optional()
     .describe('The label the sending records go under; a free one is chosen when absent'),
-  open_tracking: z.boolean().optional(),
-  click_tracking: z.boolean().optional(),
-  tracking_subdomain: z.string().max(63).optional(),
-  capabilities: z.object({ sending: enabled.optional(), receiving: enabled.optional() }).optional(),
+  open_tracking: trackingFlag('Open'),
+  click_tracking: trackingFlag('Click'),
+  tracking_subdomain: trackingSubdomain,
+  capabilities: z
+    .object({
+      sending: enabled.optional().describe('Sending from the domain (default enabled)'),
+      receiving: enabled
+        .optional()
+        .describe("Receiving at the domain through the platform's MX (default disabled); adds the Receiving MX record"),
+    })
+    .optional()
+    .describe('What the domain is used for; at least one stays enabled'),
   receiving_host: z.string().max(63).optional().describe('`@` (the domain itself) or one DNS label'),
 };
 
-const domainParams = z.object({ domain_id: z.uuid() });
+const domainParams = z.object({ domain_id: pathId('domain') });
 
 function context(deps: ApiDeps): domains.DomainContext {
   return { hosts: deps.config, secrets: secretsKey(deps.config), resolver: deps.dns };
@@ -76,10 +104,15 @@ export const domainOperations = [
     operationId: 'createDomain',
     method: 'post',
     path: '/domains',
-    summary: 'Add a domain: generates its DKIM key and answers the DNS records to publish.',
+    summary: 'Add a domain',
+    description: 'Add a domain: generates its DKIM key and answers the DNS records to publish.',
     scope: 'domains:write',
     status: 201,
-    body: z.object({ name: z.string().max(300), region: z.enum(regions).optional(), ...settings }),
+    body: z.object({
+      name: z.string().max(300).describe('The domain name, such as `example.com` or `mail.example.com`'),
+      region: regionField,
+      ...settings,
+    }),
     response: domain.omit({ object: true }).meta({ id: 'DomainCreated' }),
     handler: async ({ auth, body, deps }) => {
       const row = await domains.createDomain(deps.db, auth.team.id, body, context(deps));
@@ -92,7 +125,8 @@ export const domainOperations = [
     operationId: 'listDomains',
     method: 'get',
     path: '/domains',
-    summary: "List the team's domains, newest first (the managed domain included).",
+    summary: 'List domains',
+    description: "List the team's domains, newest first (the managed domain included).",
     scope: 'domains:read',
     query: listQuery,
     response: listEnvelope(listItem),
@@ -106,7 +140,8 @@ export const domainOperations = [
     operationId: 'getDomain',
     method: 'get',
     path: '/domains/{domain_id}',
-    summary: 'Retrieve a domain with its records and their statuses.',
+    summary: 'Retrieve a domain',
+    description: 'Retrieve a domain with its records and their statuses.',
     scope: 'domains:read',
     params: domainParams,
     response: domain,
@@ -120,7 +155,8 @@ export const domainOperations = [
     operationId: 'updateDomain',
     method: 'patch',
     path: '/domains/{domain_id}',
-    summary: 'Change tracking, capabilities, receiving host or return path; changed records are checked anew.',
+    summary: 'Update a domain',
+    description: 'Change tracking, capabilities, receiving host or return path; changed records are checked anew.',
     scope: 'domains:write',
     params: domainParams,
     body: z.object(settings),
@@ -135,7 +171,8 @@ export const domainOperations = [
     operationId: 'deleteDomain',
     method: 'delete',
     path: '/domains/{domain_id}',
-    summary: 'Remove a domain, its keys and its records. The domain_id of an open claim cancels the claim.',
+    summary: 'Remove a domain',
+    description: 'Remove a domain, its keys and its records. The domain_id of an open claim cancels the claim.',
     scope: 'domains:write',
     params: domainParams,
     response: deleted('domain'),
@@ -152,7 +189,8 @@ export const domainOperations = [
     operationId: 'verifyDomain',
     method: 'post',
     path: '/domains/{domain_id}/verify',
-    summary: "Check the domain's records now (the worker runs the check within seconds).",
+    summary: 'Verify a domain',
+    description: "Check the domain's records now (the worker runs the check within seconds).",
     scope: 'domains:write',
     params: domainParams,
     response: ref('domain'),
@@ -166,7 +204,9 @@ export const domainOperations = [
     operationId: 'rotateDomainDkim',
     method: 'post',
     path: '/domains/{domain_id}/dkim/rotate',
-    summary: 'Publish a new DKIM selector; signing switches to it once it verifies, the old one stays valid 7 days.',
+    summary: 'Rotate the DKIM key',
+    description:
+      'Publish a new DKIM selector; signing switches to it once it verifies, the old one stays valid 7 days.',
     scope: 'domains:write',
     params: domainParams,
     response: ref('domain').extend({ selector: z.string(), records: z.array(record) }),

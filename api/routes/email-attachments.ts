@@ -16,7 +16,7 @@ import {
   serveSignedDownload,
 } from '../../shared/links/signed.ts';
 import { defineOperation } from './operation.ts';
-import { attachmentFields, timestamp } from './schemas.ts';
+import { attachmentFields, pathId, timestamp } from './schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 import { attachmentFieldsOf, type AttachmentRow } from '../../shared/attachment-rows.ts';
 
@@ -36,8 +36,8 @@ const attachment = z
   .object({ object: z.literal('attachment'), ...linkedAttachmentFields })
   .meta({ id: 'EmailAttachmentDetail' });
 
-const emailParams = z.object({ email_id: z.uuid() });
-const attachmentParams = z.object({ email_id: z.uuid(), attachment_id: z.uuid() });
+const emailParams = z.object({ email_id: pathId('sent email') });
+const attachmentParams = emailParams.extend({ attachment_id: pathId('attachment') });
 
 const downloadPath = (emailId: string, attachmentId: string) =>
   `/emails/${emailId}/attachments/${attachmentId}/download`;
@@ -116,7 +116,8 @@ export const emailAttachmentOperations = [
     operationId: 'listEmailAttachments',
     method: 'get',
     path: '/emails/{email_id}/attachments',
-    summary:
+    summary: 'List the attachments of a sent email',
+    description:
       "List a sent email's attachments in the order of its parts, each with a fresh signed `download_url` (15 minutes); cursors are attachment ids.",
     scope: 'emails:read',
     params: emailParams,
@@ -142,7 +143,8 @@ export const emailAttachmentOperations = [
     operationId: 'getEmailAttachment',
     method: 'get',
     path: '/emails/{email_id}/attachments/{attachment_id}',
-    summary: 'Retrieve one attachment of a sent email with a fresh signed `download_url` (15 minutes).',
+    summary: 'Retrieve an attachment of a sent email',
+    description: 'Retrieve one attachment of a sent email with a fresh signed `download_url` (15 minutes).',
     scope: 'emails:read',
     params: attachmentParams,
     response: attachment,
@@ -161,12 +163,16 @@ export const emailAttachmentOperations = [
     method: 'get',
     path: '/emails/{email_id}/attachments/{attachment_id}/download',
     tag: 'emails',
-    summary:
+    summary: 'Download an attachment of a sent email',
+    description:
       'The attachment file itself, through the signed `download_url` (no Authorization header; a User-Agent is required). Always a download; a type outside a small inert allowlist is served as application/octet-stream. Every refusal is the same 404.',
     permission: 'none',
     scope: null,
     // Plain strings: a malformed id or query is refused by the handler with the one 404 every refusal shares.
-    params: z.object({ email_id: z.string(), attachment_id: z.string() }),
+    params: z.object({
+      email_id: z.string().describe("The sent email's id, as in `download_url`"),
+      attachment_id: z.string().describe("The attachment's id, as in `download_url`"),
+    }),
     query: z.object({
       // `.catch`: a missing, repeated or malformed value reaches the handler as '' and is refused like any bad link.
       expires: z
@@ -204,7 +210,8 @@ export const emailAttachmentOperations = [
     operationId: 'shareEmail',
     method: 'post',
     path: '/emails/{email_id}/share',
-    summary:
+    summary: 'Share a sent email',
+    description:
       'Create a read-only share link to a sent email (`expires_in`: `10m`, `2 hours`, `1 day`; 1 minute to 30 days, default 48 hours). The link is signed, not stored: it cannot be revoked before it expires.',
     scope: 'emails:write',
     params: emailParams,
@@ -241,11 +248,14 @@ export const emailAttachmentOperations = [
     method: 'get',
     path: '/share/{token}',
     tag: 'emails',
-    summary:
+    summary: 'View a shared email',
+    description:
       'The read-only JSON view of a shared email (no Authorization header; a User-Agent is required). The HTML is a string field, never served as a page. An expired or tampered link is the same 404.',
     permission: 'none',
     scope: null,
-    params: z.object({ token: z.string() }),
+    params: z.object({
+      token: z.string().describe('The last segment of the `url` that POST /emails/{email_id}/share answered'),
+    }),
     response: shareView,
     handler: async ({ params, deps, ctx }) => {
       const claims = openLink(linkKey(deps.config), SHARE_LINK, params.token, new Date(), SHARE_MAX_SECONDS);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { getAttempt, listAttempts, presentAttempt } from '../../shared/emails/attempts.ts';
 import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { defineOperation } from './operation.ts';
-import { timestamp } from './schemas.ts';
+import { pathId, timestamp } from './schemas.ts';
 
 const attempt = z
   .object({
@@ -37,8 +37,8 @@ const attempt = z
   })
   .meta({ id: 'DeliveryAttempt' });
 
-const emailParams = z.object({ email_id: z.uuid() });
-const attemptParams = z.object({ email_id: z.uuid(), attempt_id: z.uuid() });
+const emailParams = z.object({ email_id: pathId('sent email') });
+const attemptParams = emailParams.extend({ attempt_id: pathId('delivery attempt') });
 const base = { tag: 'emails', permission: 'full_access', scope: 'emails:read', method: 'get' } as const;
 
 export const emailAttemptOperations = [
@@ -46,7 +46,8 @@ export const emailAttemptOperations = [
     ...base,
     operationId: 'listEmailAttempts',
     path: '/emails/{email_id}/attempts',
-    summary:
+    summary: 'List delivery attempts',
+    description:
       "List a sent email's delivery attempts, newest first, each with its SMTP transcript; cursors are attempt ids.",
     params: emailParams,
     query: listQuery,
@@ -58,7 +59,8 @@ export const emailAttemptOperations = [
     ...base,
     operationId: 'getEmailAttempt',
     path: '/emails/{email_id}/attempts/{attempt_id}',
-    summary: 'Retrieve one delivery attempt of a sent email with its SMTP transcript.',
+    summary: 'Retrieve a delivery attempt',
+    description: 'Retrieve one delivery attempt of a sent email with its SMTP transcript.',
     params: attemptParams,
     response: attempt,
     handler: async ({ auth, params, deps }) =>

@@ -48,7 +48,9 @@ const openApiOperation = defineOperation({
   method: 'get',
   path: '/openapi.json',
   tag: 'operations',
-  summary: 'This document.',
+  summary: 'The OpenAPI document',
+  description:
+    'The OpenAPI 3.1 document of this API, generated from the same route declarations the router serves; the reference page at /docs reads it. No API key.',
   permission: 'none',
   scope: null,
   response: z.object({ openapi: z.literal('3.1.0') }).loose(),

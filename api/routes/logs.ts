@@ -45,7 +45,8 @@ export const logOperations = [
     operationId: 'listLogs',
     method: 'get',
     path: '/logs',
-    summary: "List the requests made with the team's credentials, newest first.",
+    summary: 'List request logs',
+    description: "List the requests made with the team's credentials, newest first.",
     query: listQuery,
     response: listEnvelope(logItem),
     handler: async ({ auth, query, deps }) => {
@@ -59,8 +60,9 @@ export const logOperations = [
     operationId: 'getLog',
     method: 'get',
     path: '/logs/{id}',
-    summary: 'Retrieve one request log with its (redacted) request and response bodies.',
-    params: idParams,
+    summary: 'Retrieve a request log',
+    description: 'Retrieve one request log with its (redacted) request and response bodies.',
+    params: idParams('request log'),
     response: log,
     handler: async ({ auth, params, deps }) => {
       await deps.requestLogs?.flush();

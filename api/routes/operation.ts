@@ -43,12 +43,24 @@ export interface Operation<
   /** OpenAPI style, `/api-keys/{id}`; served at `/` and again under `/api/v1`. */
   path: string;
   tag: string;
+  /** A title for the reference's operation list: `Send an email`. */
   summary: string;
+  /** What the operation does and answers, for a person reading the reference (CommonMark). */
+  description: string;
   permission: Permission;
   scope: string | null;
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * The body as the reference documents it, when the parser is laxer on purpose: the batch send takes any objects
+   * and checks each item itself, so that a permissive batch can send the valid ones.
+   */
+  bodyDoc?: z.ZodType;
+  /** Request headers the handler reads itself (the router does not parse them): documented only. */
+  headers?: z.ZodObject;
+  /** Request body examples for the reference, by name; each must parse as the documented body. */
+  examples?: Record<string, { summary: string; value: unknown }>;
   response: R;
   /** 201 for creates, 200 otherwise (CONTRACT). */
   status?: 200 | 201;

@@ -67,7 +67,9 @@ export const operationsOperations = [
     operationId: 'getHealth',
     method: 'get',
     path: '/health',
-    summary: 'Liveness: the process answers.',
+    summary: 'Liveness',
+    description:
+      'Answers 200 while the process runs, without looking at its dependencies: for a supervisor deciding whether to restart it. No API key.',
     response: health,
     handler: async ({ deps }) => ({ status: 'ok' as const, version: deps.version, env: deps.config.NODE_ENV }),
   }),
@@ -76,7 +78,9 @@ export const operationsOperations = [
     operationId: 'getReady',
     method: 'get',
     path: '/ready',
-    summary: 'Readiness: one check per dependency; 503 when any fails.',
+    summary: 'Readiness',
+    description:
+      'Checks each dependency (PostgreSQL, Redis, the blob store, and clamd when scanning is on) within 2 seconds and answers one result per check: 200 when all pass, 503 with the failed ones named. For a load balancer deciding whether to send traffic here. No API key.',
     response: ready,
     alsoAnswers: [503],
     handler: async ({ deps, ctx }) => {

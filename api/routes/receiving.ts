@@ -9,7 +9,7 @@ import * as query from '../../shared/receiving/query.ts';
 import * as present from '../../shared/receiving/present.ts';
 import { deleteReceived } from '../../shared/receiving/delete.ts';
 import { defineOperation } from './operation.ts';
-import { attachmentFields, deleted, timestamp } from './schemas.ts';
+import { attachmentFields, deleted, pathId, timestamp } from './schemas.ts';
 
 const receivedAttachmentFields = attachmentFields(
   'Only when the part carried a Content-ID: resolve `cid:` references in the HTML against it',
@@ -82,8 +82,8 @@ const listParams = listQuery.safeExtend({
     .describe('ISO 8601 date or instant, inclusive (a date alone: through the end of that UTC day)'),
 });
 
-const emailParams = z.object({ email_id: z.uuid() });
-const attachmentParams = z.object({ email_id: z.uuid(), attachment_id: z.uuid() });
+const emailParams = z.object({ email_id: pathId('received email') });
+const attachmentParams = emailParams.extend({ attachment_id: pathId('attachment') });
 // The query of a signed link: `.catch` sends a missing, repeated or malformed value on as '' to be refused like any bad
 // link.
 const linkQuery = z.object({
@@ -110,7 +110,8 @@ export const receivingOperations = [
     operationId: 'listReceivedEmails',
     method: 'get',
     path: '/emails/receiving',
-    summary:
+    summary: 'List received emails',
+    description:
       'List received emails, newest first, optionally searched and limited to a date window (both ends inclusive); cursors are received-email ids.',
     scope: 'receiving:read',
     query: listParams,
@@ -129,7 +130,8 @@ export const receivingOperations = [
     operationId: 'getReceivedEmail',
     method: 'get',
     path: '/emails/receiving/{email_id}',
-    summary:
+    summary: 'Retrieve a received email',
+    description:
       'Retrieve a received email: addresses, html, text, headers and attachments; the raw source is a signed link (`raw`).',
     scope: 'receiving:read',
     params: emailParams,
@@ -145,7 +147,8 @@ export const receivingOperations = [
     operationId: 'deleteReceivedEmail',
     method: 'delete',
     path: '/emails/receiving/{email_id}',
-    summary:
+    summary: 'Delete a received email',
+    description:
       "Delete a received email for good: its record, attachments and raw source; the bytes return to the team's inbox storage allowance.",
     scope: 'receiving:write',
     params: emailParams,
@@ -163,7 +166,8 @@ export const receivingOperations = [
     operationId: 'listReceivedEmailAttachments',
     method: 'get',
     path: '/emails/receiving/{email_id}/attachments',
-    summary:
+    summary: 'List the attachments of a received email',
+    description:
       "List a received email's attachments in the order the parts appeared, each with a fresh signed `download_url` (15 minutes); cursors are attachment ids.",
     scope: 'receiving:read',
     params: emailParams,
@@ -186,7 +190,8 @@ export const receivingOperations = [
     operationId: 'getReceivedEmailAttachment',
     method: 'get',
     path: '/emails/receiving/{email_id}/attachments/{attachment_id}',
-    summary: 'Retrieve one attachment of a received email with a fresh signed `download_url` (15 minutes).',
+    summary: 'Retrieve an attachment of a received email',
+    description: 'Retrieve one attachment of a received email with a fresh signed `download_url` (15 minutes).',
     scope: 'receiving:read',
     params: attachmentParams,
     response: attachment,
@@ -204,10 +209,14 @@ export const receivingOperations = [
     operationId: 'downloadReceivedEmailAttachment',
     method: 'get',
     path: '/emails/receiving/{email_id}/attachments/{attachment_id}/download',
-    summary:
+    summary: 'Download an attachment of a received email',
+    description:
       'The attachment file itself, through the signed `download_url` (no Authorization header; a User-Agent is required). Always a download; a type outside a small inert allowlist is served as application/octet-stream. Every refusal is the same 404.',
     // Plain strings: a malformed id is refused by the handler with the one 404 every refusal shares.
-    params: z.object({ email_id: z.string(), attachment_id: z.string() }),
+    params: z.object({
+      email_id: z.string().describe("The received email's id, as in `download_url`"),
+      attachment_id: z.string().describe("The attachment's id, as in `download_url`"),
+    }),
     query: linkQuery,
     handler: async ({ params, query: q, deps, ctx }) => {
       const expires = liveLinkExpiry(q, params.email_id, params.attachment_id);
@@ -228,9 +237,10 @@ export const receivingOperations = [
     operationId: 'downloadReceivedEmailRaw',
     method: 'get',
     path: '/emails/receiving/{email_id}/raw/download',
-    summary:
+    summary: 'Download a received message',
+    description:
       "The raw received message as a file named `raw.eml` (message/rfc822), through the signed link in the email's `raw` (no Authorization header; a User-Agent is required). Every refusal is the same 404.",
-    params: z.object({ email_id: z.string() }),
+    params: z.object({ email_id: z.string().describe("The received email's id, as in `raw.download_url`") }),
     query: linkQuery,
     handler: async ({ params, query: q, deps, ctx }) => {
       const expires = liveLinkExpiry(q, params.email_id);

@@ -3,7 +3,10 @@ import { z } from 'zod';
 
 export const timestamp = z.iso.datetime().describe('ISO 8601 UTC with milliseconds');
 export const uuid = z.uuid();
-export const idParams = z.object({ id: z.uuid() });
+/** A path parameter, described for the reference: `pathId('domain')` is "The domain's id". */
+export const pathId = (what: string) => z.uuid().describe(`The ${what}'s id`);
+/** `{id}` of the areas whose paths name their item so. */
+export const idParams = (what: string) => z.object({ id: pathId(what) });
 
 export const errorSchema = z
   .object({

@@ -61,10 +61,11 @@ export const suppressionOperations = [
     operationId: 'createSuppression',
     method: 'post',
     path: '/suppressions',
-    summary: 'Suppress an address by hand (origin `manual`); an address already suppressed keeps its entry.',
+    summary: 'Suppress an address',
+    description: 'Suppress an address by hand (origin `manual`); an address already suppressed keeps its entry.',
     scope: 'suppressions:write',
     status: 201,
-    body: z.object({ email: address }),
+    body: z.object({ email: address.describe('The address to suppress; stored trimmed and in lower case') }),
     response: ref('suppression'),
     handler: async ({ auth, body, deps }) => {
       const { row } = await suppressions.addSuppression(deps.db, auth.team.id, { email: body.email, origin: 'manual' });
@@ -76,7 +77,8 @@ export const suppressionOperations = [
     operationId: 'listSuppressions',
     method: 'get',
     path: '/suppressions',
-    summary: "List the team's suppressed addresses, newest first, optionally of one origin.",
+    summary: 'List suppressions',
+    description: "List the team's suppressed addresses, newest first, optionally of one origin.",
     scope: 'suppressions:read',
     query: listQuery.safeExtend({
       origin: z.enum(suppressions.origins).optional().describe('Only suppressions of this origin.'),
@@ -92,7 +94,8 @@ export const suppressionOperations = [
     operationId: 'getSuppression',
     method: 'get',
     path: '/suppressions/{id_or_email}',
-    summary: 'Retrieve a suppression by id or by address.',
+    summary: 'Retrieve a suppression',
+    description: 'Retrieve a suppression by id or by address.',
     scope: 'suppressions:read',
     params: idOrEmailParams,
     response: suppression,
@@ -107,7 +110,8 @@ export const suppressionOperations = [
     operationId: 'deleteSuppression',
     method: 'delete',
     path: '/suppressions/{id_or_email}',
-    summary: 'Lift a suppression named by id or by address; the address can be sent to again.',
+    summary: 'Lift a suppression',
+    description: 'Lift a suppression named by id or by address; the address can be sent to again.',
     scope: 'suppressions:write',
     params: idOrEmailParams,
     response: deleted('suppression'),
@@ -122,10 +126,11 @@ export const suppressionOperations = [
     operationId: 'addSuppressionsBatch',
     method: 'post',
     path: '/suppressions/batch/add',
-    summary: 'Suppress 1-100 addresses by hand, all or none; one entry per address, in order.',
+    summary: 'Suppress addresses in a batch',
+    description: 'Suppress 1-100 addresses by hand, all or none; one entry per address, in order.',
     scope: 'suppressions:write',
     status: 201,
-    body: z.object({ emails: batch(address) }),
+    body: z.object({ emails: batch(address).describe('1-100 addresses to suppress') }),
     response: z.object({ data: z.array(ref('suppression')) }).meta({ id: 'SuppressionBatchAdded' }),
     handler: async ({ auth, body, deps }) => {
       const added = await suppressions.addSuppressions(
@@ -141,12 +146,16 @@ export const suppressionOperations = [
     operationId: 'removeSuppressionsBatch',
     method: 'post',
     path: '/suppressions/batch/remove',
-    summary:
+    summary: 'Lift suppressions in a batch',
+    description:
       'Lift suppressions named by address (1-100) and/or id (1-100); one entry per item, addresses first, in order. ' +
       '`deleted` is false for an item that removed nothing (unknown, or already removed by an earlier item).',
     scope: 'suppressions:write',
     body: z
-      .object({ emails: batch(address).optional(), ids: batch(z.uuid()).optional() })
+      .object({
+        emails: batch(address).optional().describe('1-100 suppressed addresses to lift'),
+        ids: batch(z.uuid()).optional().describe('1-100 suppression ids to lift'),
+      })
       .refine((b) => b.emails !== undefined || b.ids !== undefined, {
         message: 'give `emails`, `ids` or both',
         path: ['emails'],

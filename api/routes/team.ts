@@ -26,7 +26,9 @@ export const teamOperations = [
     method: 'get',
     path: '/team',
     tag: 'team',
-    summary: 'The team the credential belongs to.',
+    summary: 'Retrieve the team',
+    description:
+      'The team the API key belongs to: its name, status, plan, the regions still in its sending sandbox and its rate limit.',
     permission: 'full_access',
     scope: 'team:read',
     response: team,

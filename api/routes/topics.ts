@@ -6,6 +6,8 @@ import { isoRequired } from '../../shared/time.ts';
 import { defineOperation } from './operation.ts';
 import { deleted, idParams, ref, timestamp } from './schemas.ts';
 
+const topicParams = idParams('topic');
+
 const subscription = z.enum(topics.subscriptions);
 const visibility = z.enum(topics.visibilities);
 
@@ -42,7 +44,11 @@ const description = z
 const updateBody = z.object({
   name: name.optional(),
   description: description.optional(),
-  visibility: visibility.optional(),
+  visibility: visibility
+    .optional()
+    .describe(
+      "`public`: listed on every recipient's preference page (the unsubscribe page); `private`: listed only on the page of an email sent under it.",
+    ),
   default_subscription: z
     .never({ error: 'cannot be changed after the topic is created' })
     .optional()
@@ -68,7 +74,8 @@ export const topicOperations = [
     operationId: 'createTopic',
     method: 'post',
     path: '/topics',
-    summary: 'Create a topic; its `default_subscription` cannot be changed afterwards.',
+    summary: 'Create a topic',
+    description: 'Create a topic; its `default_subscription` cannot be changed afterwards.',
     scope: 'topics:write',
     status: 201,
     body: z.object({
@@ -94,7 +101,8 @@ export const topicOperations = [
     operationId: 'listTopics',
     method: 'get',
     path: '/topics',
-    summary: "List the team's topics, newest first.",
+    summary: 'List topics',
+    description: "List the team's topics, newest first.",
     scope: 'topics:read',
     query: listQuery,
     response: listEnvelope(listItem),
@@ -105,9 +113,10 @@ export const topicOperations = [
     operationId: 'getTopic',
     method: 'get',
     path: '/topics/{id}',
-    summary: 'Retrieve a topic.',
+    summary: 'Retrieve a topic',
+    description: 'Retrieve a topic: its name, description, default subscription and visibility.',
     scope: 'topics:read',
-    params: idParams,
+    params: topicParams,
     response: topic,
     handler: async ({ auth, params, deps }) => {
       const row = await topics.getTopic(deps.db, auth.team.id, params.id);
@@ -120,10 +129,11 @@ export const topicOperations = [
     operationId: 'updateTopic',
     method: 'patch',
     path: '/topics/{id}',
-    summary:
+    summary: 'Update a topic',
+    description:
       "Change a topic's name, description or visibility; other keys are ignored, except `default_subscription`, which is refused.",
     scope: 'topics:write',
-    params: idParams,
+    params: topicParams,
     body: updateBody,
     response: ref('topic'),
     handler: async ({ auth, params, body, deps }) => {
@@ -141,9 +151,10 @@ export const topicOperations = [
     operationId: 'deleteTopic',
     method: 'delete',
     path: '/topics/{id}',
-    summary: "Delete a topic, and every address's choice for it; emails sent under it keep its id.",
+    summary: 'Delete a topic',
+    description: "Delete a topic, and every address's choice for it; emails sent under it keep its id.",
     scope: 'topics:write',
-    params: idParams,
+    params: topicParams,
     response: deleted('topic'),
     handler: async ({ auth, params, deps }) => {
       const row = await topics.deleteTopic(deps.db, auth.team.id, params.id);

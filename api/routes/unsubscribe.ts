@@ -104,7 +104,8 @@ export const unsubscribeOperations = [
     operationId: 'showUnsubscribePage',
     method: 'get',
     path: '/unsubscribe/{token}',
-    summary:
+    summary: 'Show the unsubscribe page',
+    description:
       'The unsubscribe page a List-Unsubscribe link opens (HTML; no Authorization header). Shows what the link does and a button to confirm; opening it changes nothing.',
     handler: forTarget(async (target, { deps, ctx }) => {
       const preferences = preferenceForm(ctx, await topicChoices(deps.db, target));
@@ -123,7 +124,8 @@ export const unsubscribeOperations = [
     operationId: 'unsubscribe',
     method: 'post',
     path: '/unsubscribe/{token}',
-    summary:
+    summary: 'Unsubscribe',
+    description:
       "Unsubscribes the recipient the link names (RFC 8058 one-click, or the page's button): from the email's topic, or, for mail without one, onto the team's suppression list (origin `unsubscribe`). Idempotent; answers an HTML page.",
     handler: forTarget(async (target, { deps, ctx }) => {
       await unsubscribe(deps.db, target);
@@ -135,7 +137,8 @@ export const unsubscribeOperations = [
     operationId: 'saveUnsubscribePreferences',
     method: 'post',
     path: '/unsubscribe/{token}/preferences',
-    summary:
+    summary: 'Save subscription preferences',
+    description:
       "The preference form of the unsubscribe page (`application/x-www-form-urlencoded`, a `topic` field per ticked box): every topic the page lists (the team's `public` topics and the email's own) is opted in when ticked and out when not. Answers an HTML page.",
     handler: forTarget(async (target, { deps, ctx }) => {
       const form = await readFormBody(ctx, FORM_LIMIT_BYTES);

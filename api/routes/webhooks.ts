@@ -8,7 +8,7 @@ import { secretsKey } from '../../shared/secrets.ts';
 import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { iso, isoRequired } from '../../shared/time.ts';
 import { defineOperation } from './operation.ts';
-import { deleted, ref, timestamp } from './schemas.ts';
+import { deleted, pathId, ref, timestamp } from './schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 
 const endpointRules = (config: ApiDeps['config']): endpoints.EndpointRules => ({
@@ -91,8 +91,8 @@ const parkedDelivery = z
   })
   .meta({ id: 'ParkedDelivery' });
 
-const webhookParams = z.object({ webhook_id: z.uuid() });
-const eventParams = z.object({ webhook_id: z.uuid(), event_id: z.uuid() });
+const webhookParams = z.object({ webhook_id: pathId('webhook endpoint') });
+const eventParams = webhookParams.extend({ event_id: pathId('event') });
 
 function presentItem(row: endpoints.EndpointRow): z.input<typeof listItem> {
   return {
@@ -136,7 +136,8 @@ export const webhookOperations = [
     operationId: 'createWebhook',
     method: 'post',
     path: '/webhooks',
-    summary: 'Create an endpoint; the answer holds its signing secret, the only time it is shown in full.',
+    summary: 'Create a webhook endpoint',
+    description: 'Create an endpoint; the answer holds its signing secret, the only time it is shown in full.',
     status: 201,
     body: z.object({ endpoint: endpointUrl, events }),
     response: secret,
@@ -156,7 +157,8 @@ export const webhookOperations = [
     operationId: 'listWebhooks',
     method: 'get',
     path: '/webhooks',
-    summary: "List the team's endpoints, newest first.",
+    summary: 'List webhook endpoints',
+    description: "List the team's endpoints, newest first.",
     query: listQuery,
     response: listEnvelope(listItem),
     handler: async ({ auth, query, deps }) =>
@@ -167,7 +169,8 @@ export const webhookOperations = [
     operationId: 'getWebhook',
     method: 'get',
     path: '/webhooks/{webhook_id}',
-    summary: 'Retrieve an endpoint; its signing secret is masked.',
+    summary: 'Retrieve a webhook endpoint',
+    description: 'Retrieve an endpoint; its signing secret is masked.',
     params: webhookParams,
     response: detail,
     handler: async ({ auth, params, deps }) => {
@@ -184,9 +187,18 @@ export const webhookOperations = [
     operationId: 'updateWebhook',
     method: 'patch',
     path: '/webhooks/{webhook_id}',
-    summary: 'Change the URL, the event types or the status; disabling parks what was still to be sent.',
+    summary: 'Update a webhook endpoint',
+    description: 'Change the URL, the event types or the status; disabling parks what was still to be sent.',
     params: webhookParams,
-    body: z.object({ endpoint: endpointUrl.optional(), events: events.optional(), status: status.optional() }),
+    body: z.object({
+      endpoint: endpointUrl.optional(),
+      events: events.optional(),
+      status: status
+        .optional()
+        .describe(
+          '`disabled` stops deliveries and parks what was still to be sent; `enabled` delivers new events again (parked ones wait for POST /webhooks/{webhook_id}/parked/deliver)',
+        ),
+    }),
     response: ref('webhook'),
     handler: async ({ auth, params, body, deps }) => {
       const row = await endpoints.updateEndpoint(
@@ -205,7 +217,8 @@ export const webhookOperations = [
     operationId: 'deleteWebhook',
     method: 'delete',
     path: '/webhooks/{webhook_id}',
-    summary: 'Delete an endpoint with its events and attempts.',
+    summary: 'Delete a webhook endpoint',
+    description: 'Delete an endpoint with its events and attempts.',
     params: webhookParams,
     response: deleted('webhook'),
     handler: async ({ auth, params, deps }) => {
@@ -218,7 +231,8 @@ export const webhookOperations = [
     operationId: 'rotateWebhookSigningSecret',
     method: 'post',
     path: '/webhooks/{webhook_id}/signing-secret/rotate',
-    summary: 'Replace the signing secret; the new one signs from the next attempt on and is shown only here.',
+    summary: 'Rotate the signing secret',
+    description: 'Replace the signing secret; the new one signs from the next attempt on and is shown only here.',
     params: webhookParams,
     response: secret,
     handler: async ({ auth, params, deps }) => {
@@ -232,7 +246,8 @@ export const webhookOperations = [
     operationId: 'listWebhookEvents',
     method: 'get',
     path: '/webhooks/{webhook_id}/events',
-    summary: 'List the events sent or to be sent to an endpoint, newest first.',
+    summary: "List an endpoint's events",
+    description: 'List the events sent or to be sent to an endpoint, newest first.',
     params: webhookParams,
     query: listQuery,
     response: listEnvelope(eventItem),
@@ -246,7 +261,8 @@ export const webhookOperations = [
     operationId: 'getWebhookEvent',
     method: 'get',
     path: '/webhooks/{webhook_id}/events/{event_id}',
-    summary: 'Retrieve one event of an endpoint with its delivery state and payload.',
+    summary: "Retrieve an endpoint's event",
+    description: 'Retrieve one event of an endpoint with its delivery state and payload.',
     params: eventParams,
     response: webhookEvent,
     handler: async ({ auth, params, deps }) => {
@@ -266,7 +282,8 @@ export const webhookOperations = [
     operationId: 'replayWebhookEvent',
     method: 'post',
     path: '/webhooks/{webhook_id}/events/{event_id}/replay',
-    summary: 'Send an event again, within a second or so; it is signed anew under the current secret.',
+    summary: 'Replay an event',
+    description: 'Send an event again, within a second or so; it is signed anew under the current secret.',
     params: eventParams,
     response: ref('webhook_event'),
     handler: async ({ auth, params, deps }) => {
@@ -280,7 +297,8 @@ export const webhookOperations = [
     operationId: 'listWebhookEventAttempts',
     method: 'get',
     path: '/webhooks/{webhook_id}/events/{event_id}/attempts',
-    summary: 'List the delivery attempts of one event, newest first.',
+    summary: "List an event's delivery attempts",
+    description: 'List the delivery attempts of one event, newest first.',
     params: eventParams,
     query: listQuery,
     response: listEnvelope(attempt),
@@ -302,7 +320,8 @@ export const webhookOperations = [
     operationId: 'listParkedWebhookEvents',
     method: 'get',
     path: '/webhooks/{webhook_id}/parked',
-    summary:
+    summary: 'List parked events',
+    description:
       'List the events parked on an endpoint (failed after every retry, or held while it was disabled), newest first.',
     params: webhookParams,
     query: listQuery,
@@ -317,7 +336,8 @@ export const webhookOperations = [
     operationId: 'deliverParkedWebhookEvents',
     method: 'post',
     path: '/webhooks/{webhook_id}/parked/deliver',
-    summary: `Hand the parked events of an enabled endpoint back to delivery, oldest first, at most ${deliveries.PARKED_PER_CALL} a call.`,
+    summary: 'Deliver parked events',
+    description: `Hand the parked events of an enabled endpoint back to delivery, oldest first, at most ${deliveries.PARKED_PER_CALL} a call.`,
     params: webhookParams,
     response: parkedDelivery,
     handler: async ({ auth, params, deps }) => {
