@@ -37,6 +37,7 @@ const TAGS: Record<string, string> = {
   automations: 'Not built yet: every operation answers 501',
   events: 'Not built yet: every operation answers 501',
   billing: 'Not built yet: every operation answers 501',
+  inbox: 'Not built yet: every operation answers 501 (support inboxes: threads, labels, drafts)',
   oauth: 'Not built yet: every operation answers 501',
 };
 
