@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../shared/config.ts';
 import { createDb, type Db } from '../shared/db/knex.ts';
-import { createLogger } from '../shared/logger.ts';
+import { createLogger, type Logger } from '../shared/logger.ts';
 import { createTeamWithKey } from '../shared/cli/commands.ts';
 import { setRateLimit } from '../shared/teams/teams.ts';
 import { fillPool, generateRsaKey } from '../shared/domains/dkim.ts';
@@ -16,14 +16,14 @@ import { newId } from '../shared/ids.ts';
 import { secretsKey } from '../shared/secrets.ts';
 import { fqdn } from '../shared/domains/names.ts';
 import { checkDomain } from '../shared/domains/verify.ts';
-import { createResolver } from '../shared/dns/resolver.ts';
+import { createResolver, type DnsResolver } from '../shared/dns/resolver.ts';
 import { sweepDomains } from '../worker/domains.ts';
 import { createTestDatabase } from '../test/helpers/db.ts';
 import { startDnsServer, type DnsServer } from '../test/helpers/dns-server.ts';
 import { startServer, type ChildServer } from './servers.ts';
 import { startWindow } from './proc.ts';
 import { USER_AGENT } from './load.ts';
-import { fixed, renderTable } from './table.ts';
+import { fixed, renderTable, type Cell } from './table.ts';
 
 export interface DomainBenchOptions {
   /** Domains created per creation run. */
@@ -96,7 +96,7 @@ async function createRun(
     const res = await fetch(`${api.url}/domains`, {
       method: 'POST',
       headers: { 'user-agent': USER_AGENT, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: `bench-${tag}-${i}.com` }),
+      body: JSON.stringify({ name: `bench-${tag}-${i}.test` }),
     });
     const text = await res.text();
     if (res.status !== 201) throw new Error(`POST /domains answered ${res.status}: ${text}`);
@@ -148,7 +148,8 @@ async function resetChecks(db: Db): Promise<void> {
   });
 }
 
-export async function runDomainBench(o: DomainBenchOptions): Promise<boolean> {
+/** The suite's world: a fresh database, a loopback DNS server, a team with a key and the real api process. */
+async function startDomainWorld(o: DomainBenchOptions) {
   const database = await createTestDatabase();
   o.onCleanup(() => database.drop());
   const blobDir = await mkdtemp(path.join(tmpdir(), 'pw-bench-domains-'));
@@ -166,6 +167,8 @@ export async function runDomainBench(o: DomainBenchOptions): Promise<boolean> {
     RATE_LIMIT_RPS: '100000',
     SECRETS_KEY: randomBytes(32).toString('base64'),
     DNS_SERVERS: dns.address,
+    // The bench's names are under .test (RFC 2606): the platform takes them as ordinary domains.
+    RESERVED_TLDS_ALLOWED: 'test',
   };
   const config = loadConfig(env);
   const secrets = secretsKey(config);
@@ -176,57 +179,72 @@ export async function runDomainBench(o: DomainBenchOptions): Promise<boolean> {
   await setRateLimit(db, team.id, 100_000);
   const api = await startServer('api (domains)', 'api/main.ts', env);
   o.onCleanup(() => api.stop());
+  return { config, secrets, db, dns, api, key };
+}
 
-  // Creation. The pool is filled by fillPool, the worker's own refill, before each filled run.
-  const n = o.creations;
+type DomainWorld = Awaited<ReturnType<typeof startDomainWorld>>;
+
+/** Creation, `n` domains a run: the pool filled by fillPool (the worker's own refill) before each run, then empty. */
+async function creationRuns(w: DomainWorld, n: number) {
   const rows: CreationRow[] = [];
   let fillMs = 0;
   let filledKeys = 0;
   for (const concurrency of [1, 4]) {
     const t0 = performance.now();
-    filledKeys += await fillPool(db, secrets, n);
+    filledKeys += await fillPool(w.db, w.secrets, n);
     fillMs += performance.now() - t0;
     console.error(`bench: POST /domains x${n}, concurrency ${concurrency}, key pool filled`);
-    rows.push(await createRun(db, api, key, 'key pool filled', n, concurrency));
+    rows.push(await createRun(w.db, w.api, w.key, 'key pool filled', n, concurrency));
   }
   for (const concurrency of [1, 4]) {
-    await db('dkim_key_pool').delete();
+    await w.db('dkim_key_pool').delete();
     console.error(`bench: POST /domains x${n}, concurrency ${concurrency}, key pool empty`);
-    rows.push(await createRun(db, api, key, 'key pool empty (inline RSA)', n, concurrency));
+    rows.push(await createRun(w.db, w.api, w.key, 'key pool empty (inline RSA)', n, concurrency));
   }
+  return { rows, fillMs, filledKeys };
+}
 
-  // Verification: M fresh domains with every record published. One key fills the pool M times over: the
-  // sweep compares published values and does not care that the keys repeat, and it spares M RSA generations.
-  const m = o.verifications;
-  await db('domains').where({ managed: false }).delete();
-  const one = await generateRsaKey(secrets);
-  await db('dkim_key_pool').delete();
-  await db.batchInsert(
+/**
+ * M fresh domains with every record published; answers the records published. One key fills the pool M times
+ * over: the sweep compares published values and does not care that the keys repeat, and it spares M RSA
+ * generations.
+ */
+async function publishedDomains(w: DomainWorld, m: number): Promise<number> {
+  await w.db('domains').where({ managed: false }).delete();
+  const one = await generateRsaKey(w.secrets);
+  await w.db('dkim_key_pool').delete();
+  await w.db.batchInsert(
     'dkim_key_pool',
     Array.from({ length: m }, () => ({ id: newId(), ...one })),
     500,
   );
   console.error(`bench: creating ${m} domains to verify`);
-  await createRun(db, api, key, 'setup', m, 4);
-  const published = await publishAll(db, dns);
+  await createRun(w.db, w.api, w.key, 'setup', m, 4);
+  return publishAll(w.db, w.dns);
+}
 
-  const resolver = createResolver({ servers: [dns.address] });
-  const log = createLogger({ LOG_LEVEL: 'silent' }, 'bench');
-  await resetChecks(db);
-  dns.queries.length = 0;
-  console.error(`bench: sweeping ${m} domains (${published} records) until none is due`);
+const verifiedCount = async (db: Db) =>
+  Number((await db('domains').where({ managed: false, status: 'verified' }).count({ n: '*' }))[0].n);
+
+/** TCP queries among the DNS server's queries from `from` on. */
+const tcpQueries = (dns: DnsServer, from: number) =>
+  dns.queries.slice(from).filter((q) => q.transport === 'tcp').length;
+
+/** The worker's sweep, called back to back until no domain is due; its table row, and what it checked. */
+async function sweepRun(w: DomainWorld, resolver: DnsResolver, log: Logger) {
+  await resetChecks(w.db);
+  w.dns.queries.length = 0;
   const t0 = performance.now();
   let swept = 0;
   for (
-    let batch = await sweepDomains(db, resolver, config, log);
+    let batch = await sweepDomains(w.db, resolver, w.config, log);
     batch > 0;
-    batch = await sweepDomains(db, resolver, config, log)
+    batch = await sweepDomains(w.db, resolver, w.config, log)
   )
     swept += batch;
   const sweepMs = performance.now() - t0;
-  const verified = Number((await db('domains').where({ managed: false, status: 'verified' }).count({ n: '*' }))[0].n);
-  const tcp = (from: number) => dns.queries.slice(from).filter((q) => q.transport === 'tcp').length;
-  const sweepRow = [
+  const verified = await verifiedCount(w.db);
+  const row = [
     `sweepDomains (the worker's)`,
     '8',
     swept,
@@ -235,18 +253,20 @@ export async function runDomainBench(o: DomainBenchOptions): Promise<boolean> {
     '-',
     '-',
     verified,
-    `${dns.queries.length} (${tcp(0)})`,
+    `${w.dns.queries.length} (${tcpQueries(w.dns, 0)})`,
   ];
+  return { swept, verified, row };
+}
 
-  // Per domain: the same first check, timed one by one, alone and on as many lanes as the sweep runs.
-  const perDomain = [];
+/** Per domain: the same first check, timed one by one, alone and on as many lanes as the sweep runs. */
+async function perDomainRuns(w: DomainWorld, resolver: DnsResolver) {
+  const rows = [];
   for (const lanes of [1, LANES]) {
-    await resetChecks(db);
-    const ids = (await db('domains').where({ managed: false }).select('id')).map((r: { id: string }) => r.id);
-    const from = dns.queries.length;
-    const run = await timed(ids.length, lanes, async (i) => void (await checkDomain(db, resolver, config, ids[i])));
-    const done = Number((await db('domains').where({ managed: false, status: 'verified' }).count({ n: '*' }))[0].n);
-    perDomain.push([
+    await resetChecks(w.db);
+    const ids = (await w.db('domains').where({ managed: false }).select('id')).map((r: { id: string }) => r.id);
+    const from = w.dns.queries.length;
+    const run = await timed(ids.length, lanes, async (i) => void (await checkDomain(w.db, resolver, w.config, ids[i])));
+    rows.push([
       `checkDomain, timed each`,
       lanes,
       ids.length,
@@ -254,11 +274,14 @@ export async function runDomainBench(o: DomainBenchOptions): Promise<boolean> {
       fixed(ids.length / (run.wallMs / 1000), 0),
       fixed(percentile(run.ms, 50), 1),
       fixed(percentile(run.ms, 99), 1),
-      done,
-      `${dns.queries.length - from} (${tcp(from)})`,
+      await verifiedCount(w.db),
+      `${w.dns.queries.length - from} (${tcpQueries(w.dns, from)})`,
     ]);
   }
+  return rows;
+}
 
+function printCreation(n: number, c: Awaited<ReturnType<typeof creationRuns>>): void {
   console.log('');
   console.log(`domains: POST /domains through the api (its own process, DNS on loopback), ${n} per run`);
   console.log('');
@@ -275,7 +298,7 @@ export async function runDomainBench(o: DomainBenchOptions): Promise<boolean> {
         'api CPU ms/domain',
         'machine CPU %',
       ],
-      rows.map((r) => [
+      c.rows.map((r) => [
         r.label,
         r.concurrency,
         r.n,
@@ -288,18 +311,26 @@ export async function runDomainBench(o: DomainBenchOptions): Promise<boolean> {
       ]),
     ),
   );
-  console.log(`(the worker's fillPool made ${filledKeys} keys, ${fixed(fillMs / filledKeys, 0)} ms each on average)`);
+  console.log(
+    `(the worker's fillPool made ${c.filledKeys} keys, ${fixed(c.fillMs / c.filledKeys, 0)} ms each on average)`,
+  );
+}
+
+function printVerification(m: number, published: number, rows: Cell[][]): void {
   console.log('');
   console.log(`verification: ${m} domains, ${published} records all published in the loopback DNS server`);
   console.log('');
   console.log(
     renderTable(
       ['run', 'lanes', 'domains', 'wall s', 'domains/s', 'p50 ms', 'p99 ms', 'verified', 'DNS queries (tcp)'],
-      [sweepRow, ...perDomain],
+      rows,
     ),
   );
   console.log("(p50/p99: one domain's whole check, lookups and transaction; the sweep is timed as a whole only)");
+}
 
+/** The budget for creation with a filled pool, and every domain verified by the sweep; a dry pool only warns. */
+function verdict(rows: CreationRow[], m: number, sweep: { swept: number; verified: number }): boolean {
   let ok = true;
   const filled = rows.find((r) => r.label === 'key pool filled' && r.concurrency === 1);
   if (filled && filled.p50 > CREATE_P50_BUDGET_MS) {
@@ -313,9 +344,26 @@ export async function runDomainBench(o: DomainBenchOptions): Promise<boolean> {
       `WARNING ${r.label}, concurrency ${r.concurrency}: ${r.inlineKeys} keys were made inline; the pool ran dry`,
     );
   }
-  if (swept !== m || verified !== m) {
+  if (sweep.swept !== m || sweep.verified !== m) {
     ok = false;
-    console.log(`FAIL verification: ${swept} checked and ${verified} verified of ${m}`);
+    console.log(`FAIL verification: ${sweep.swept} checked and ${sweep.verified} verified of ${m}`);
   }
   return ok;
+}
+
+export async function runDomainBench(o: DomainBenchOptions): Promise<boolean> {
+  const w = await startDomainWorld(o);
+  const creation = await creationRuns(w, o.creations);
+
+  const m = o.verifications;
+  const published = await publishedDomains(w, m);
+  const resolver = createResolver({ servers: [w.dns.address] });
+  const log = createLogger({ LOG_LEVEL: 'silent' }, 'bench');
+  console.error(`bench: sweeping ${m} domains (${published} records) until none is due`);
+  const sweep = await sweepRun(w, resolver, log);
+  const perDomain = await perDomainRuns(w, resolver);
+
+  printCreation(o.creations, creation);
+  printVerification(m, published, [sweep.row, ...perDomain]);
+  return verdict(creation.rows, m, sweep);
 }

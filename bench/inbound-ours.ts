@@ -22,8 +22,8 @@ import { repoRoot } from './servers.ts';
 import { exited, freePort, listening } from './sending-peers.ts';
 
 export const RECEIVING_DOMAIN = 'bench-inbound.test';
-/** The envelope sender's domain (smtp-source -f a@example.com). */
-export const SENDER_DOMAIN = 'example.com';
+/** The envelope sender's domain (smtp-source -f a@bench-remote-sender.test). */
+export const SENDER_DOMAIN = 'bench-remote-sender.test';
 
 export interface InboundOptions {
   redisUrl: string;
@@ -81,6 +81,8 @@ export async function startInbound(o: InboundOptions): Promise<Inbound> {
     MX_PORT: String(mxPort),
     MTA_HOSTNAME: `mx.${RECEIVING_DOMAIN}`,
     DNS_SERVERS: dns.address,
+    // The bench's names are under .test (RFC 2606): the platform takes them as ordinary domains.
+    RESERVED_TLDS_ALLOWED: 'test',
   };
   const config = loadConfig(env);
   const db = createDb(config, { min: 0, max: 2 });

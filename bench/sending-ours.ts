@@ -24,8 +24,9 @@ import { repoRoot, startServer, type ChildServer } from './servers.ts';
 import { USER_AGENT } from './load.ts';
 import { exited, freePort, listening } from './sending-peers.ts';
 
-export const SENDER_DOMAIN = 'bench-sender.com';
-export const RECIPIENT_DOMAIN = 'sink.bench-recipient.com';
+// Under .test (RFC 2606), which the bench's platform takes as an ordinary TLD (RESERVED_TLDS_ALLOWED below).
+export const SENDER_DOMAIN = 'bench-sender.test';
+export const RECIPIENT_DOMAIN = 'sink.bench-recipient.test';
 
 export interface OursOptions {
   sinkPort: number;
@@ -93,6 +94,8 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
     MTA_MAX_PER_DESTINATION: String(o.maxPerDestination),
     // Each message is distinct (its subject), so the bulk rule never applies; this only keeps it out of the way.
     BULK_DAILY_LIMIT: '100000000',
+    // The bench's names are under .test (RFC 2606): the platform takes them as ordinary domains.
+    RESERVED_TLDS_ALLOWED: 'test',
     ...o.extraEnv,
   };
   const config = loadConfig(env);

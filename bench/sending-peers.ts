@@ -106,7 +106,7 @@ export interface SourceOptions {
   /** Reuse each connection for many messages (smtp-source -d). */
   reuse: boolean;
   bytes: number;
-  /** Envelope sender and recipient (smtp-source -f / -t); a@example.com and b@example.net unless given. */
+  /** Envelope sender and recipient (smtp-source -f / -t); a@bench-source.test and b@bench-sink.test unless given. */
   from?: string;
   to?: string;
 }
@@ -122,9 +122,9 @@ export async function smtpSource(o: SourceOptions): Promise<number> {
     '-m',
     String(o.messages),
     '-f',
-    o.from ?? 'a@example.com',
+    o.from ?? 'a@bench-source.test',
     '-t',
-    o.to ?? 'b@example.net',
+    o.to ?? 'b@bench-sink.test',
     `127.0.0.1:${o.port}`,
   ];
   const t0 = performance.now();

@@ -33,11 +33,11 @@ export interface SendingBenchOptions {
 
 const mb = (kb: number | undefined) => (kb === undefined ? undefined : kb / 1024);
 
-/** Waits for the sink to reach `target` messages; answers when, or undefined (and says so) on timeout. */
 /** Sends before the measured rounds, not reported (see the warm-up). */
 const WARM_UP_API = 1000;
 const WARM_UP_SMTP = 200;
 
+/** Waits for the sink to reach `target` messages; answers when, or undefined (and says so) on timeout. */
 async function delivered(
   sink: Sink,
   target: number,
@@ -232,33 +232,133 @@ async function oursRound(o: SendingBenchOptions, ours: Ours, sink: Sink, round: 
   ];
 }
 
-export async function runSendingBench(o: SendingBenchOptions): Promise<void> {
+/** (d) The ceiling: smtp-source straight into the sink, connections reused. */
+async function ceilingRow(o: SendingBenchOptions, sink: Sink): Promise<Row> {
   const n = o.messages;
+  console.error(`bench: sending: ceiling, smtp-source -d -s ${o.sessions} -l ${o.bytes} -m ${n} → smtp-sink`);
+  const base = sink.count();
+  const w = startWindow(sink.pid);
+  const ms = await smtpSource({ port: sink.port, messages: n, sessions: o.sessions, reuse: true, bytes: o.bytes });
+  const stats = w.end();
+  const seen = sink.count() - base;
+  return {
+    kind: 'ceiling',
+    name: '(d) ceiling: smtp-source -d → smtp-sink',
+    side: 'peer',
+    messages: seen,
+    rate: seen / (ms / 1000),
+    machineCpu: stats.machineCpuPercent,
+    errors: n - seen,
+  };
+}
+
+/**
+ * Warm-up, not reported: JIT, connection pools, the signing threads, the MTA's sessions to the sink. V8 compiles a
+ * function with its optimising tiers only after many calls: with a warm-up of 100 sends the first round's accept
+ * ran at ~75 % of the later rounds' speed, every time.
+ */
+async function warmUp(o: SendingBenchOptions, ours: Ours, sink: Sink): Promise<void> {
+  const [byApi, bySmtp] = [WARM_UP_API, WARM_UP_SMTP];
+  console.error(`bench: sending: warm-up (${byApi} by API, ${bySmtp} by SMTP)`);
+  const base = sink.count();
+  const a = await apiAccept(ours, byApi, o.sessions, o.bytes);
+  const s = await smtpAccept(ours, bySmtp, o.sessions, o.bytes);
+  if (a.ok !== byApi || s.ok !== bySmtp)
+    throw new Error(
+      `warm-up: ${a.ok}/${byApi} API and ${s.ok}/${bySmtp} SMTP accepted (see the errors above; is the setup right?)`,
+    );
+  if ((await delivered(sink, base + byApi + bySmtp, o, 'warm-up')) === undefined)
+    throw new Error(`warm-up: not delivered (recipients: ${JSON.stringify(await ours.recipients())})`);
+}
+
+/**
+ * The steady rate with the mta stopped until the last answer: the accept path alone, without delivery sharing the
+ * CPU. The mta then delivers the backlog (counted in errors if it does not).
+ */
+async function mtaStoppedRow(o: SendingBenchOptions, ours: Ours, sink: Sink): Promise<Row> {
+  const count = Math.round(o.rate * o.rateSeconds);
+  console.error(`bench: sending: POST /emails x${count} at ${o.rate}/s, the mta stopped meanwhile`);
+  const held = await measured(o, ours, sink, 'API steady rate, mta stopped', async () => {
+    process.kill(ours.mta.pid, 'SIGSTOP');
+    try {
+      return await apiPaced(ours, count, o.rate, o.bytes);
+    } finally {
+      process.kill(ours.mta.pid, 'SIGCONT');
+    }
+  });
+  return {
+    kind: 'steady-mta-stopped',
+    name: `(a) ours API at a steady ${o.rate}/s, mta stopped meanwhile`,
+    side: 'ours',
+    messages: held.r.ok,
+    rate: held.r.rate,
+    p50: held.r.p50,
+    p99: held.r.p99,
+    rss: held.rss,
+    cpu: held.acceptCpu,
+    cpuMs: held.acceptMsPerMessage,
+    machineCpu: held.machineCpu,
+    errors: held.r.failed + (held.r.ok - held.seen),
+  };
+}
+
+/** SMTP submission on pooled sessions: accepted, and delivered behind it. */
+async function smtpRows(o: SendingBenchOptions, ours: Ours, sink: Sink): Promise<Row[]> {
+  const n = o.messages;
+  console.error(`bench: sending: SMTP submission x${n}, ${o.sessions} pooled sessions`);
+  const m = await measured(o, ours, sink, 'SMTP', () => smtpAccept(ours, n, o.sessions, o.bytes));
+  return [
+    {
+      kind: 'smtp-accepted',
+      name: `(a) ours SMTP accepted (${o.sessions} pooled STARTTLS sessions)`,
+      side: 'ours',
+      messages: m.r.ok,
+      rate: m.r.rate,
+      p50: m.r.p50,
+      p99: m.r.p99,
+      rss: m.rss,
+      cpu: m.acceptCpu,
+      cpuMs: m.acceptMsPerMessage,
+      machineCpu: m.machineCpu,
+      errors: m.r.failed,
+      vs: 'accepted',
+    },
+    {
+      kind: 'smtp-delivered',
+      name: '(b) ours delivered after SMTP (1st accept → last at sink)',
+      side: 'ours',
+      messages: m.seen,
+      rate: m.at === undefined ? undefined : m.seen / ((m.at - m.r.startedAt) / 1000),
+      rss: m.rss,
+      cpu: m.drainCpu,
+      cpuMs: m.deliveredMsPerMessage,
+      machineCpu: m.deliveredCpu,
+      errors: m.r.ok - m.seen,
+      vs: 'delivered',
+    },
+  ];
+}
+
+/** Our email_recipients by status once every one is delivered, or after 10 s. */
+async function settledRecipients(ours: Ours | undefined): Promise<Record<string, number> | undefined> {
+  // The sink counts a message at its final "."; the mta records the delivery just after: give it a moment.
+  let recipients: Record<string, number> | undefined;
+  for (let i = 0; ours && i < 50; i++) {
+    recipients = await ours.recipients().catch(() => undefined);
+    if (!recipients || Object.keys(recipients).every((k) => k === 'delivered')) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return recipients;
+}
+
+export async function runSendingBench(o: SendingBenchOptions): Promise<void> {
   const rows: Row[] = [];
   const startLoad = loadavg();
   let ours: Ours | undefined;
   try {
     const sink = await startSink();
     o.onCleanup(() => sink.close());
-
-    // (d) The ceiling: smtp-source straight into the sink, connections reused.
-    {
-      console.error(`bench: sending: ceiling, smtp-source -d -s ${o.sessions} -l ${o.bytes} -m ${n} → smtp-sink`);
-      const base = sink.count();
-      const w = startWindow(sink.pid);
-      const ms = await smtpSource({ port: sink.port, messages: n, sessions: o.sessions, reuse: true, bytes: o.bytes });
-      const stats = w.end();
-      const seen = sink.count() - base;
-      rows.push({
-        kind: 'ceiling',
-        name: '(d) ceiling: smtp-source -d → smtp-sink',
-        side: 'peer',
-        messages: seen,
-        rate: seen / (ms / 1000),
-        machineCpu: stats.machineCpuPercent,
-        errors: n - seen,
-      });
-    }
+    rows.push(await ceilingRow(o, sink));
 
     // Ours stay up, idle, while each round's Postfix instance runs (its own instance, stopped before ours go on).
     console.error('bench: sending: starting our api and mta');
@@ -269,107 +369,24 @@ export async function runSendingBench(o: SendingBenchOptions): Promise<void> {
       maxPerDestination: o.maxPerDestination,
       onCleanup: o.onCleanup,
     });
-    const o2 = ours;
-
-    // Warm-up, not reported: JIT, connection pools, the signing threads, the MTA's sessions to the sink. V8 compiles
-    // a function with its optimising tiers only after many calls: with a warm-up of 100 sends the first round's
-    // accept ran at ~75 % of the later rounds' speed, every time.
-    {
-      const [byApi, bySmtp] = [WARM_UP_API, WARM_UP_SMTP];
-      console.error(`bench: sending: warm-up (${byApi} by API, ${bySmtp} by SMTP)`);
-      const base = sink.count();
-      const a = await apiAccept(o2, byApi, o.sessions, o.bytes);
-      const s = await smtpAccept(o2, bySmtp, o.sessions, o.bytes);
-      if (a.ok !== byApi || s.ok !== bySmtp)
-        throw new Error(
-          `warm-up: ${a.ok}/${byApi} API and ${s.ok}/${bySmtp} SMTP accepted (see the errors above; is the setup right?)`,
-        );
-      if ((await delivered(sink, base + byApi + bySmtp, o, 'warm-up')) === undefined)
-        throw new Error(`warm-up: not delivered (recipients: ${JSON.stringify(await o2.recipients())})`);
-    }
-
+    await warmUp(o, ours, sink);
     for (let round = 1; round <= o.rounds; round++) {
       rows.push(...(await postfixRound(o, sink, round)));
-      rows.push(...(await oursRound(o, o2, sink, round)));
+      rows.push(...(await oursRound(o, ours, sink, round)));
     }
-    {
-      // The steady rate with the mta stopped until the last answer: the accept path alone, without delivery sharing
-      // the CPU. The mta then delivers the backlog (counted in errors if it does not).
-      const count = Math.round(o.rate * o.rateSeconds);
-      console.error(`bench: sending: POST /emails x${count} at ${o.rate}/s, the mta stopped meanwhile`);
-      const held = await measured(o, o2, sink, 'API steady rate, mta stopped', async () => {
-        process.kill(o2.mta.pid, 'SIGSTOP');
-        try {
-          return await apiPaced(o2, count, o.rate, o.bytes);
-        } finally {
-          process.kill(o2.mta.pid, 'SIGCONT');
-        }
-      });
-      rows.push({
-        kind: 'steady-mta-stopped',
-        name: `(a) ours API at a steady ${o.rate}/s, mta stopped meanwhile`,
-        side: 'ours',
-        messages: held.r.ok,
-        rate: held.r.rate,
-        p50: held.r.p50,
-        p99: held.r.p99,
-        rss: held.rss,
-        cpu: held.acceptCpu,
-        cpuMs: held.acceptMsPerMessage,
-        machineCpu: held.machineCpu,
-        errors: held.r.failed + (held.r.ok - held.seen),
-      });
-    }
-    {
-      console.error(`bench: sending: SMTP submission x${n}, ${o.sessions} pooled sessions`);
-      const m = await measured(o, o2, sink, 'SMTP', () => smtpAccept(o2, n, o.sessions, o.bytes));
-      rows.push({
-        kind: 'smtp-accepted',
-        name: `(a) ours SMTP accepted (${o.sessions} pooled STARTTLS sessions)`,
-        side: 'ours',
-        messages: m.r.ok,
-        rate: m.r.rate,
-        p50: m.r.p50,
-        p99: m.r.p99,
-        rss: m.rss,
-        cpu: m.acceptCpu,
-        cpuMs: m.acceptMsPerMessage,
-        machineCpu: m.machineCpu,
-        errors: m.r.failed,
-        vs: 'accepted',
-      });
-      rows.push({
-        kind: 'smtp-delivered',
-        name: '(b) ours delivered after SMTP (1st accept → last at sink)',
-        side: 'ours',
-        messages: m.seen,
-        rate: m.at === undefined ? undefined : m.seen / ((m.at - m.r.startedAt) / 1000),
-        rss: m.rss,
-        cpu: m.drainCpu,
-        cpuMs: m.deliveredMsPerMessage,
-        machineCpu: m.deliveredCpu,
-        errors: m.r.ok - m.seen,
-        vs: 'delivered',
-      });
-    }
+    rows.push(await mtaStoppedRow(o, ours, sink));
+    rows.push(...(await smtpRows(o, ours, sink)));
   } catch (err) {
     console.error(`bench: sending: ${(err as Error).stack ?? err}`);
     if (!rows.length) throw err;
     console.log('bench: sending: stopped early, the rows measured so far:');
-  }
-  // The sink counts a message at its final "."; the mta records the delivery just after: give it a moment.
-  let recipients: Record<string, number> | undefined;
-  for (let i = 0; ours && i < 50; i++) {
-    recipients = await ours.recipients().catch(() => undefined);
-    if (!recipients || Object.keys(recipients).every((k) => k === 'delivered')) break;
-    await new Promise((r) => setTimeout(r, 200));
   }
   report(rows, {
     bytes: o.bytes,
     rate: o.rate,
     mtaConcurrency: o.mtaConcurrency,
     maxPerDestination: o.maxPerDestination,
-    recipients,
+    recipients: await settledRecipients(ours),
     load: `${startLoad} at the start, ${loadavg()} at the end`,
   });
 }

@@ -95,22 +95,24 @@ async function authenticated(deps: ReceiveDeps, row: MessageRow, raw: Buffer): P
   }
 }
 
-export async function processReceived(deps: ReceiveDeps, messageId: string): Promise<'processed' | 'skipped'> {
-  const row: MessageRow | undefined = await deps.db('received_messages').where({ id: messageId }).first();
-  if (!row || row.status !== 'stored') return 'skipped';
-  // A DSN or feedback report about one of our emails (bounce.ts): never a received email.
-  if (row.kind === 'bounce') return processBounce(deps, row.id, markProcessed);
-
-  let dropped: DroppedReason | null = null;
-  let parsed = empty;
+/**
+ * Why a message is dropped before any work is done for it: its team is suspended or gone, no mailbox serves it
+ * any more, or it is past a limit. Mail past a team's cap is not scanned, parsed for its body or authenticated;
+ * the limits are decided again under the team's lock when the record is written, this first look only saves the
+ * work.
+ */
+async function droppedUpFront(deps: ReceiveDeps, row: MessageRow): Promise<DroppedReason | null> {
   const team = await deps.db('teams').where({ id: row.team_id }).first('status');
-  if (!team || team.status === 'suspended') dropped = 'team_blocked';
-  else if (!(await stillServed(deps, row))) dropped = 'no_mailbox';
-  // Limits before any work: mail past a team's cap is not scanned, parsed for its body or authenticated.
-  // Decided again under the team's lock below; this first look only saves the work.
-  dropped ??= await limitVerdict(deps.db, row);
-  const raw = await deps.blobs.get(row.raw_blob_key);
-  if (!raw) throw new Error(`raw message missing from the blob store: ${row.raw_blob_key}`);
+  if (!team || team.status === 'suspended') return 'team_blocked';
+  if (!(await stillServed(deps, row))) return 'no_mailbox';
+  return limitVerdict(deps.db, row);
+}
+
+/**
+ * The message scanned (unless already dropped) and parsed. A virus drops it; a message mailparser cannot read is
+ * kept as parse_failed unless something dropped it first.
+ */
+async function examine(deps: ReceiveDeps, row: MessageRow, raw: Buffer, dropped: DroppedReason | null) {
   let viruses: string[] = [];
   if (!dropped) {
     // Throws ScanUnavailableError when clamd is configured but cannot scan: the row stays stored and is retried.
@@ -120,35 +122,62 @@ export async function processReceived(deps: ReceiveDeps, messageId: string): Pro
       viruses = scan.viruses;
     }
   }
+  let parsed = empty;
   try {
     parsed = await parseMessage(raw);
   } catch (err) {
-    deps.log.warn({ err, messageId }, 'receive.parse_failed');
+    deps.log.warn({ err, messageId: row.id }, 'receive.parse_failed');
     dropped ??= 'parse_failed';
   }
-  const auth = dropped ? null : await authenticated(deps, row, raw);
+  return { dropped, viruses, parsed };
+}
+
+/** The header fields as stored: our Authentication-Results first, and none forged in our name. */
+function storedHeaders(deps: ReceiveDeps, parsed: ParsedEmail, auth: Authentication | null): [string, string][] {
   const ours = deps.authenticator
     ? withoutForgedResults(parsed.headers, deps.authenticator.authservId)
     : parsed.headers;
-  const headers = auth ? [auth.header, ...ours] : ours;
-  // A dropped message keeps its header fields (who, what) but no body and no attachments.
-  const attachments = dropped
-    ? []
-    : parsed.attachments.map((a, position) => ({
-        ...a,
-        id: newId(),
-        position,
-        blobKey: `received/${row.team_id}/${row.id}/attachment-${position}`,
-      }));
-  // Blobs first (idempotent keys: a retry overwrites), rows after, in one transaction with the processed mark.
-  await Promise.all(attachments.map((a) => deps.blobs.put(a.blobKey, a.content)));
+  return auth ? [auth.header, ...ours] : ours;
+}
 
-  const done = await deps.db.transaction(async (trx) => {
+type KeptAttachment = ParsedEmail['attachments'][number] & { id: string; position: number; blobKey: string };
+
+/** A kept message's attachments, with their ids and blob keys (idempotent: a retry writes the same keys). */
+function attachmentsOf(row: MessageRow, parsed: ParsedEmail, dropped: DroppedReason | null): KeptAttachment[] {
+  // A dropped message keeps its header fields (who, what) but no body and no attachments.
+  if (dropped) return [];
+  return parsed.attachments.map((a, position) => ({
+    ...a,
+    id: newId(),
+    position,
+    blobKey: `received/${row.team_id}/${row.id}/attachment-${position}`,
+  }));
+}
+
+interface Received {
+  row: MessageRow;
+  parsed: ParsedEmail;
+  headers: [string, string][];
+  auth: Authentication | null;
+  attachments: KeptAttachment[];
+}
+
+/**
+ * The received email, its attachments and (kept only) its email.received event, in the transaction that marks
+ * the message processed. Answers the final dropped reason, or false when another run processed it first.
+ */
+async function writeReceived(
+  deps: ReceiveDeps,
+  m: Received,
+  droppedBefore: DroppedReason | null,
+): Promise<{ dropped: DroppedReason | null } | false> {
+  const { row, parsed } = m;
+  return deps.db.transaction(async (trx) => {
     if (!(await markProcessed(trx, row.id))) return false;
+    let dropped = droppedBefore;
     if (dropped === null || dropped === 'parse_failed') {
       dropped = (await limitVerdict(trx, row, { lock: true })) ?? dropped;
     }
-    const keptAttachments = dropped ? [] : attachments;
     await trx('received_emails').insert({
       id: row.id,
       team_id: row.team_id,
@@ -160,51 +189,73 @@ export async function processReceived(deps: ReceiveDeps, messageId: string): Pro
       subject: parsed.subject,
       message_id: parsed.messageId,
       ...body(dropped ? null : parsed.html, dropped ? null : parsed.text),
-      headers: JSON.stringify(headers),
+      headers: JSON.stringify(m.headers),
       dropped_reason: dropped,
       created_at: row.received_at,
-      authentication: auth && !dropped ? JSON.stringify(auth.verdicts) : null,
+      authentication: m.auth && !dropped ? JSON.stringify(m.auth.verdicts) : null,
     });
-    if (keptAttachments.length) {
-      await trx('received_attachments').insert(
-        keptAttachments.map((a) => ({
-          id: a.id,
-          email_id: row.id,
-          team_id: row.team_id,
-          position: a.position,
-          filename: a.filename,
-          content_type: a.contentType,
-          content_disposition: a.contentDisposition,
-          content_id: a.contentId,
-          size: a.content.length,
-          blob_key: a.blobKey,
-        })),
-      );
-    }
     // Only a kept message is announced; a dropped one is visible in the list with its dropped_reason.
-    if (!dropped) {
-      await recordEvent(trx, row.team_id, 'email.received', {
-        email_id: row.id,
-        created_at: row.received_at.toISOString(),
-        from: parsed.from,
-        to: parsed.to,
-        bcc: parsed.bcc,
-        cc: parsed.cc,
-        received_for: row.rcpt_to,
-        message_id: parsed.messageId,
-        subject: parsed.subject,
-        attachments: attachments.map((a) => ({
-          id: a.id,
-          filename: a.filename,
-          content_type: a.contentType,
-          content_disposition: a.contentDisposition,
-          content_id: a.contentId,
-        })),
-      });
-    }
-    return true;
+    if (!dropped) await keepAttachmentsAndAnnounce(trx, m);
+    return { dropped };
   });
-  if (!done) return 'skipped';
+}
+
+async function keepAttachmentsAndAnnounce(trx: Knex, { row, parsed, attachments }: Received): Promise<void> {
+  if (attachments.length) {
+    await trx('received_attachments').insert(
+      attachments.map((a) => ({
+        id: a.id,
+        email_id: row.id,
+        team_id: row.team_id,
+        position: a.position,
+        filename: a.filename,
+        content_type: a.contentType,
+        content_disposition: a.contentDisposition,
+        content_id: a.contentId,
+        size: a.content.length,
+        blob_key: a.blobKey,
+      })),
+    );
+  }
+  await recordEvent(trx, row.team_id, 'email.received', {
+    email_id: row.id,
+    created_at: row.received_at.toISOString(),
+    from: parsed.from,
+    to: parsed.to,
+    bcc: parsed.bcc,
+    cc: parsed.cc,
+    received_for: row.rcpt_to,
+    message_id: parsed.messageId,
+    subject: parsed.subject,
+    attachments: attachments.map((a) => ({
+      id: a.id,
+      filename: a.filename,
+      content_type: a.contentType,
+      content_disposition: a.contentDisposition,
+      content_id: a.contentId,
+    })),
+  });
+}
+
+export async function processReceived(deps: ReceiveDeps, messageId: string): Promise<'processed' | 'skipped'> {
+  const row: MessageRow | undefined = await deps.db('received_messages').where({ id: messageId }).first();
+  if (!row || row.status !== 'stored') return 'skipped';
+  // A DSN or feedback report about one of our emails (bounce.ts): never a received email.
+  if (row.kind === 'bounce') return processBounce(deps, row.id, markProcessed);
+
+  const droppedFirst = await droppedUpFront(deps, row);
+  const raw = await deps.blobs.get(row.raw_blob_key);
+  if (!raw) throw new Error(`raw message missing from the blob store: ${row.raw_blob_key}`);
+  const { dropped: droppedBefore, viruses, parsed } = await examine(deps, row, raw, droppedFirst);
+  const auth = droppedBefore ? null : await authenticated(deps, row, raw);
+  const attachments = attachmentsOf(row, parsed, droppedBefore);
+  // Blobs first (idempotent keys: a retry overwrites), rows after, in one transaction with the processed mark.
+  await Promise.all(attachments.map((a) => deps.blobs.put(a.blobKey, a.content)));
+
+  const headers = storedHeaders(deps, parsed, auth);
+  const written = await writeReceived(deps, { row, parsed, headers, auth, attachments }, droppedBefore);
+  if (!written) return 'skipped';
+  const { dropped } = written;
   if (dropped) {
     // After the commit: a crash here leaves an orphaned blob, never a record without its raw source. Attachment
     // blobs exist only when the limits dropped the message under the lock, after they were written.

@@ -118,13 +118,8 @@ const causeMessages: Record<Unusable['cause'], string> = {
   dead_address: 'has bounced permanently before',
 };
 
-export async function prepareEmail(
-  db: Knex,
-  ctx: PrepareContext,
-  caller: Caller,
-  input: SendInput,
-  now: Date,
-): Promise<PreparedEmail> {
+/** The fields every send needs, checked first. There are no templates yet: any is answered not found (422). */
+function required(input: SendInput): { from: string; subject: string } {
   if (input.template)
     throw new ServiceError('validation_error', `Template \`${input.template.id}\` not found.`, {
       status: 422,
@@ -132,7 +127,12 @@ export async function prepareEmail(
     });
   if (!input.from) throw new ServiceError('missing_required_field', 'Missing `from` field.');
   if (input.subject === undefined) throw new ServiceError('missing_required_field', 'Missing `subject` field.');
-  const [from] = mailboxes('from', [input.from]);
+  return { from: input.from, subject: input.subject };
+}
+
+/** Every address field parsed (the first bad one refused by its path), and the recipient counts checked. */
+function readAddresses(input: SendInput, fromField: string) {
+  const [from] = mailboxes('from', [fromField]);
   const to = mailboxes('to', list(input.to));
   const cc = mailboxes('cc', list(input.cc));
   const bcc = mailboxes('bcc', list(input.bcc));
@@ -141,17 +141,27 @@ export async function prepareEmail(
   if (to.length + cc.length + bcc.length > MAX_RECIPIENTS)
     throw fieldError('to', `At most ${MAX_RECIPIENTS} recipients in to, cc and bcc together.`);
   if (replyTo.length > MAX_RECIPIENTS) throw fieldError('reply_to', `At most ${MAX_RECIPIENTS} addresses in reply_to.`);
-  if (/[\r\n\0]/.test(input.subject)) throw fieldError('subject', 'The subject must be one line.');
-  if (input.subject.length > 998) throw fieldError('subject', 'The subject is longer than 998 characters.');
-  // The message is composed from these fields unless it was submitted over SMTP (delivered as submitted, its lines
-  // checked there): every run of the subject must fit on a line once folded (RFC 5322 §2.1.1, unfoldableRun).
-  const composed = caller.source !== 'smtp';
-  const run = composed ? unfoldableRun('Subject', input.subject) : null;
+  return { from, to, cc, bcc, replyTo };
+}
+
+/**
+ * One line of at most 998 characters. A message composed from these fields (not one submitted over SMTP, delivered
+ * as submitted and its lines checked there) also needs every run of the subject to fit on a line once folded
+ * (RFC 5322 §2.1.1, unfoldableRun).
+ */
+function checkSubject(subject: string, composed: boolean): void {
+  if (/[\r\n\0]/.test(subject)) throw fieldError('subject', 'The subject must be one line.');
+  if (subject.length > 998) throw fieldError('subject', 'The subject is longer than 998 characters.');
+  const run = composed ? unfoldableRun('Subject', subject) : null;
   if (run)
     throw fieldError(
       'subject',
       `The subject has ${run.length} characters with no space to fold the line at; a line of mail holds at most ${MAX_LINE} (RFC 5322 §2.1.1), so at most ${run.limit} here.`,
     );
+}
+
+/** The html and text parts as they will be stored: text made from the html when none is given. */
+function readBody(input: SendInput, source: Caller['source']): { html: string | null; text: string | null } {
   const html = input.html ?? null;
   if (html === null && (input.text === undefined || input.text === null))
     throw new ServiceError('missing_required_field', 'Missing `html` or `text` field.');
@@ -167,51 +177,50 @@ export async function prepareEmail(
   // `text: ""` opts out of the generated text, not of having a body: with no html left the email would be empty.
   // A template brings its own body. An SMTP submission is delivered as its own MIME, whose body may be empty
   // (RFC 5322 §3.5 makes the body optional).
-  if (!html && !text && !input.template && caller.source !== 'smtp') {
+  if (!html && !text && !input.template && source !== 'smtp') {
     const path = input.text === '' ? 'text' : 'html';
     throw fieldError(
       path,
       'the email would have no body. Give `html`, or a `text` that is not empty (`text: ""` only turns off the text generated from `html`).',
     );
   }
-  const headers = checkHeaders(input.headers ?? {}, { composed });
-  const tags = checkTags(input.tags ?? []);
-  const given = input.attachments ?? [];
+  return { html, text };
+}
+
+/** The attachments decoded (those given by `path` fetched first), and the message's size checked with them. */
+async function readAttachments(
+  ctx: PrepareContext,
+  given: AttachmentInput[],
+  body: { html: string | null; text: string | null },
+): Promise<{ attachments: DecodedAttachment[]; size: number }> {
   const inputs = given.some((a) => a.path && !a.content)
     ? await fetchPathAttachments(given, fetchOptions(ctx.config, ctx.dns))
     : given.map((a) => ({ input: a, fetched: undefined }));
   const attachments = inputs.map((a, i) => decodeAttachment(a.input, i, a.fetched));
   const size =
-    Buffer.byteLength(html ?? '') +
-    Buffer.byteLength(text ?? '') +
+    Buffer.byteLength(body.html ?? '') +
+    Buffer.byteLength(body.text ?? '') +
     attachments.reduce((n, a) => n + Math.ceil(a.content.length / 3) * 4, 0);
   // SMTP submission answers 552 5.3.4 (RFC 3463: message too big for system).
   if (size > MAX_MESSAGE_BYTES)
     throw fieldError('attachments', `The message is larger than ${MAX_MESSAGE_BYTES / 1024 / 1024} MB.`, {
       smtp: { code: 552, enhanced: '5.3.4' },
     });
-  let scheduledAt: Date | null = null;
-  if (input.scheduled_at) {
-    try {
-      scheduledAt = parseScheduledAt(input.scheduled_at, now);
-    } catch (err) {
-      if (err instanceof ScheduleError) throw fieldError('scheduled_at', `\`${input.scheduled_at}\` ${err.message}.`);
-      throw err;
-    }
-  }
+  return { attachments, size };
+}
 
-  // The domain and what the suppression lists say of the recipients, in one query.
-  const {
-    domain,
-    suppressed: byEmail,
-    dead,
-  } = await senderLookups(
-    db,
-    caller.team,
-    caller.key,
-    from.domain,
-    [...to, ...cc, ...bcc].map((b) => b.address.toLowerCase()),
-  );
+function readSchedule(scheduledAt: string | null | undefined, now: Date): Date | null {
+  if (!scheduledAt) return null;
+  try {
+    return parseScheduledAt(scheduledAt, now);
+  } catch (err) {
+    if (err instanceof ScheduleError) throw fieldError('scheduled_at', `\`${scheduledAt}\` ${err.message}.`);
+    throw err;
+  }
+}
+
+/** One recipient per address (compared in lower case), to before cc before bcc: the first mention decides its kind. */
+function recipientsOf(to: Mailbox[], cc: Mailbox[], bcc: Mailbox[]): PreparedRecipient[] {
   const recipients: PreparedRecipient[] = [];
   const seen = new Set<string>();
   for (const [kind, boxes] of [
@@ -226,10 +235,11 @@ export async function prepareEmail(
       recipients.push({ address: b.address, domain: b.domain, kind, status: 'queued', reason: null });
     }
   }
-  // The reach lookups (identities, verified domains) cost two queries: only a limited sender needs them.
-  if (reachIsLimited(caller.team, domain))
-    checkReach(caller.team, domain, recipients, await reachContext(db, caller.team.id, ctx.config.SIMULATOR_DOMAIN));
+  return recipients;
+}
 
+/** Recipients on the team's suppression list (`byEmail`: lower-case address → the entry's origin) are not sent to. */
+function markSuppressed(recipients: PreparedRecipient[], byEmail: Map<string, string>): void {
   for (const r of recipients) {
     const origin = byEmail.get(r.address.toLowerCase());
     if (origin)
@@ -239,7 +249,18 @@ export async function prepareEmail(
         suppression: { origin },
       });
   }
-  const topic = input.topic_id ? await topicOf(db, caller.team.id, input.topic_id, recipients) : null;
+}
+
+/**
+ * Recipients still to send to that cannot receive mail (recipient-checks.ts) are failed; a send none of whose
+ * recipients can receive it is refused, naming the first. `dead`: the platform-wide hard bounces senderLookups read.
+ */
+async function markUnusable(
+  db: Knex,
+  ctx: PrepareContext,
+  recipients: PreparedRecipient[],
+  dead: Set<string>,
+): Promise<void> {
   const open = recipients.filter((r) => r.status === 'queued');
   const unusable = await findUnusable(
     db,
@@ -267,11 +288,51 @@ export async function prepareEmail(
       },
     );
   }
+}
+
+/**
+ * Checks a send in the order its refusals are answered: the fields alone first, then what the database and DNS
+ * say of the sender and the recipients (one query for the domain and the suppressions; the reach and the topic
+ * only when the send needs them).
+ */
+export async function prepareEmail(
+  db: Knex,
+  ctx: PrepareContext,
+  caller: Caller,
+  input: SendInput,
+  now: Date,
+): Promise<PreparedEmail> {
+  const { from: fromField, subject } = required(input);
+  const { from, to, cc, bcc, replyTo } = readAddresses(input, fromField);
+  const composed = caller.source !== 'smtp';
+  checkSubject(subject, composed);
+  const { html, text } = readBody(input, caller.source);
+  const headers = checkHeaders(input.headers ?? {}, { composed });
+  const tags = checkTags(input.tags ?? []);
+  const { attachments, size } = await readAttachments(ctx, input.attachments ?? [], { html, text });
+  const scheduledAt = readSchedule(input.scheduled_at, now);
+
+  // The domain and what the suppression lists say of the recipients, in one query.
+  const lookups = await senderLookups(
+    db,
+    caller.team,
+    caller.key,
+    from.domain,
+    [...to, ...cc, ...bcc].map((b) => b.address.toLowerCase()),
+  );
+  const { domain } = lookups;
+  const recipients = recipientsOf(to, cc, bcc);
+  // The reach lookups (identities, verified domains) cost two queries: only a limited sender needs them.
+  if (reachIsLimited(caller.team, domain))
+    checkReach(caller.team, domain, recipients, await reachContext(db, caller.team.id, ctx.config.SIMULATOR_DOMAIN));
+  markSuppressed(recipients, lookups.suppressed);
+  const topic = input.topic_id ? await topicOf(db, caller.team.id, input.topic_id, recipients) : null;
+  await markUnusable(db, ctx, recipients, lookups.dead);
 
   return {
     from,
     domain,
-    subject: input.subject,
+    subject,
     html,
     text,
     headers,

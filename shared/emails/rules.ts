@@ -196,7 +196,10 @@ export function contentHash(from: string, subject: string, html: string | null, 
     .digest('hex');
 }
 
-/** The refusal of the bulk rule: the day's count for this content would pass `limit` (persist.ts decides it). */
+/**
+ * The refusal of the bulk rule: the day's count for this content would pass `limit` (the accept statement decides
+ * it, email-statement.ts).
+ */
 export function bulkRefusal(limit: number, docsUrl: string): ServiceError {
   return new ServiceError(
     'validation_error',
