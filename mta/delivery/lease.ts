@@ -16,6 +16,7 @@ import type { LeasedRecipient } from './types.ts';
 import { prepared } from '../../shared/db/prepared.ts';
 import { reviveDates } from '../../shared/emails/sql.ts';
 import type { LoadedEmail } from './compose.ts';
+import { EMAIL_COLUMNS as EMAIL_NAMES } from '../../shared/emails/columns.ts';
 
 export const LEASE_MS = 30_000;
 /** Six renewals a lease: several may fail or come late before it could run out. */
@@ -56,35 +57,9 @@ export interface LeasedWork {
   lease: Lease;
 }
 
-// The email columns takeLease reads. Named, not e.*: a prepared statement whose result columns change (a migration
-// adding one) fails until the connection closes, while one that names its columns is simply planned again.
-const EMAIL_NAMES = [
-  'id',
-  'team_id',
-  'domain_id',
-  'api_key_id',
-  'source',
-  'from',
-  'from_address',
-  'to',
-  'cc',
-  'bcc',
-  'reply_to',
-  'subject',
-  'html',
-  'text',
-  'headers',
-  'tags',
-  'topic_id',
-  'message_id',
-  'status',
-  'last_event',
-  'scheduled_at',
-  'raw_blob_key',
-  'size_bytes',
-  'created_at',
-  'updated_at',
-];
+// The email columns takeLease reads (those a send writes). Named, not e.*: a prepared statement whose result columns
+// change (a migration adding one) fails until the connection closes, while one that names its columns is simply
+// planned again.
 const EMAIL_COLUMNS = EMAIL_NAMES.map((c) => `e."${c}"`).join(', ');
 const EMAIL_FIELDS = EMAIL_NAMES.map((c) => `"${c}"`).join(', ');
 

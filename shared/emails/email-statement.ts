@@ -12,6 +12,7 @@ import type { Caller, PreparedEmail, PreparedRecipient } from './prepare.ts';
 import { answerUpdate, type Reservation } from '../idempotency/store.ts';
 import { topicSuppressed } from '../topics/subscriptions.ts';
 import { emailState } from './last-event.ts';
+import { EMAIL_COLUMNS } from './columns.ts';
 
 /** The Idempotency-Key answer to store with the email(s), by their own statement or in their transaction. */
 export interface InCommitAnswer {
@@ -20,33 +21,6 @@ export interface InCommitAnswer {
   body(ids: string[]): unknown;
 }
 
-const EMAIL_COLUMNS = [
-  'id',
-  'team_id',
-  'domain_id',
-  'api_key_id',
-  'source',
-  'from',
-  'from_address',
-  'to',
-  'cc',
-  'bcc',
-  'reply_to',
-  'subject',
-  'html',
-  'text',
-  'headers',
-  'tags',
-  'topic_id',
-  'message_id',
-  'raw_blob_key',
-  'status',
-  'last_event',
-  'scheduled_at',
-  'size_bytes',
-  'created_at',
-  'updated_at',
-] as const;
 // Every parameter typed: in INSERT ... SELECT an untyped parameter would be read as text.
 const CASTS: Record<(typeof EMAIL_COLUMNS)[number], string> = {
   id: 'uuid',
