@@ -9,6 +9,7 @@
 // API_PROFILE_CPU_PROF=<dir> writes a .cpuprofile of the api (bench/sending-cpuprofile.ts summarises it).
 // API_PROFILE_RUNS (default 3) repeats the measured batch; each run prints its own line. API_PROFILE_RATE=<n>: a
 // fixed rate (requests per second overall) instead of as fast as the connections go.
+import './env.ts'; // first: the configuration, before any helper reads it
 import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

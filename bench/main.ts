@@ -1,6 +1,7 @@
 // `npm run bench`: our api under load next to a bare Koa server, on this machine, in one run (see bench/README.md).
 // Setup mirrors test/helpers/platform.ts (a fresh migrated database, a unique Redis prefix, a team and key made
 // by the operator command), but the api is the real entry point api/main.ts in its own process.
+import './env.ts'; // first: the configuration, before any helper reads it
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
