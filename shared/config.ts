@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { RESERVED_TLDS } from './domains/reserved.ts';
 import { projectRoot } from './root.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -20,6 +21,17 @@ const dnsServers = z
       .filter(Boolean),
   )
   .pipe(z.array(z.string().regex(/^(\[[0-9a-fA-F:]+\]|[0-9.]+)(:\d{1,5})?$/, 'expected ip[:port] or [ipv6]:port')));
+
+/** Reserved TLDs (shared/domains/reserved.ts), comma separated, lower-cased; anything else is a config error. */
+const reservedTlds = z
+  .string()
+  .transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim().toLowerCase())
+      .filter(Boolean),
+  )
+  .pipe(z.array(z.enum(RESERVED_TLDS, { error: `expected reserved TLDs among ${RESERVED_TLDS.join(', ')}` })));
 
 const hostname = /^(?=.{1,253}$)([a-z0-9_]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
@@ -132,6 +144,12 @@ export const configSchema = z.object({
   BULK_DAILY_LIMIT: z.coerce.number().int().min(1).default(1000),
   /** Where the bulk refusal points (details.docs_url). */
   BULK_DOCS_URL: z.string().url().default('https://www.rfc-editor.org/rfc/rfc8058'),
+  /**
+   * Reserved TLDs (RFC 2606, RFC 6761: `test`, `example`, ...) whose names the platform treats as ordinary: a team may
+   * add a domain under them and a recipient under them is not `reserved_domain`. For a test rig or a private network
+   * whose own DNS answers for such names; never on a public deployment, where they are nobody's and reach no one.
+   */
+  RESERVED_TLDS_ALLOWED: reservedTlds.default([]),
   /** Auto-configure may send RFC 2136 updates to private, loopback and link-local addresses (SSRF guard off). */
   DNS_UPDATE_ALLOW_PRIVATE: bool.default(false),
   /** Webhook endpoints may be plain http:// URLs (otherwise https only). */

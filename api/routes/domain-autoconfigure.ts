@@ -103,5 +103,6 @@ function context(deps: ApiDeps) {
     secrets: secretsKey(deps.config),
     resolver: deps.dns,
     allowPrivate: deps.config.DNS_UPDATE_ALLOW_PRIVATE,
+    reservedAllowed: deps.config.RESERVED_TLDS_ALLOWED,
   };
 }

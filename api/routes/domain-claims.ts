@@ -50,6 +50,7 @@ function context(deps: ApiDeps): ClaimContext {
     secrets: secretsKey(deps.config),
     resolver: deps.dns,
     managedHost: deps.config.MANAGED_DOMAIN_HOST,
+    reservedAllowed: deps.config.RESERVED_TLDS_ALLOWED,
   };
 }
 

@@ -93,7 +93,12 @@ const settings = {
 const domainParams = z.object({ domain_id: pathId('domain') });
 
 function context(deps: ApiDeps): domains.DomainContext {
-  return { hosts: deps.config, secrets: secretsKey(deps.config), resolver: deps.dns };
+  return {
+    hosts: deps.config,
+    secrets: secretsKey(deps.config),
+    resolver: deps.dns,
+    reservedAllowed: deps.config.RESERVED_TLDS_ALLOWED,
+  };
 }
 
 const base = { tag: 'domains', permission: 'full_access' } as const;

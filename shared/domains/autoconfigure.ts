@@ -10,6 +10,7 @@ import { probeZone, queryRrset, sendUpdate, type ExchangeFailure, type UpdateSer
 import { resolveServer, type AddressResolver } from '../dns/server-address.ts';
 import type { ZoneRecord } from '../dns/wire.ts';
 import { desiredRecords, type PlatformHosts } from './records.ts';
+import type { ReservedTld } from './reserved.ts';
 import { assertWritable, findDomain, publishedKeys, recordsOf, syncRecords, type DomainRow } from './store.ts';
 import { domainEventData } from './present.ts';
 import {
@@ -43,6 +44,8 @@ export interface AutoconfigureContext {
   resolver: AddressResolver;
   /** DNS_UPDATE_ALLOW_PRIVATE: may the server be on a private, loopback or link-local address. */
   allowPrivate: boolean;
+  /** RESERVED_TLDS_ALLOWED: a zone under these reserved TLDs is a zone like any other. */
+  reservedAllowed: readonly ReservedTld[];
   timeoutMs?: number;
 }
 
@@ -211,7 +214,9 @@ export async function autoconfigure(
   assertWritable(domain);
   const given = GIVEN.some((f) => input[f] !== undefined);
   const stored = given ? undefined : await findCredentialRow(db, domainId);
-  const credential = stored ? credentialFromRow(stored, ctx.secrets) : parseCredential(input, domain.name);
+  const credential = stored
+    ? credentialFromRow(stored, ctx.secrets)
+    : parseCredential(input, domain.name, ctx.reservedAllowed);
   const server = await reachServer(credential, ctx);
   const wanted = wantedRecords(domain.name, desiredRecords(domain, await publishedKeys(db, domainId), ctx.hosts));
   const { plan, applied } = await apply(db, domain, server, credential, wanted);

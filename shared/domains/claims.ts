@@ -110,7 +110,7 @@ export async function createClaim(
   ctx: ClaimContext,
   now = new Date(),
 ): Promise<ClaimRow> {
-  const name = normalizeDomainName(input.name);
+  const name = normalizeDomainName(input.name, ctx.reservedAllowed);
   if (name === ctx.managedHost || name.endsWith(`.${ctx.managedHost}`)) {
     throw refuse(`${name} is under the platform's managed host and cannot be claimed.`);
   }

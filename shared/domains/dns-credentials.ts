@@ -7,6 +7,7 @@ import { ServiceError, notFound, type FieldError } from '../errors.ts';
 import { open, seal } from '../secrets.ts';
 import { TSIG_ALGORITHMS, type TsigAlgorithm, type TsigKey } from '../dns/tsig.ts';
 import { normalizeDomainName } from './names.ts';
+import type { ReservedTld } from './reserved.ts';
 
 export interface CredentialInput {
   server?: string;
@@ -50,8 +51,15 @@ function invalid(errors: FieldError[]): ServiceError {
   return new ServiceError('validation_error', errors.map((e) => `\`${e.path}\`: ${e.message}`).join(' '), { errors });
 }
 
-/** The credential of this request, checked; throws 422 naming each field that is wrong. */
-export function parseCredential(input: CredentialInput, domainName: string): DnsCredential {
+/**
+ * The credential of this request, checked; throws 422 naming each field that is wrong. `reservedAllowed`: the
+ * reserved TLDs a zone may be under (RESERVED_TLDS_ALLOWED).
+ */
+export function parseCredential(
+  input: CredentialInput,
+  domainName: string,
+  reservedAllowed: readonly ReservedTld[],
+): DnsCredential {
   const missing = (['server', 'key_name', 'secret'] as const).filter((f) => !input[f]?.trim());
   if (missing.length) {
     throw new ServiceError(
@@ -87,7 +95,7 @@ export function parseCredential(input: CredentialInput, domainName: string): Dns
   let zone = domainName;
   if (input.zone !== undefined) {
     try {
-      zone = normalizeDomainName(input.zone, 'zone');
+      zone = normalizeDomainName(input.zone, reservedAllowed, 'zone');
     } catch (err) {
       errors.push(...((err as ServiceError).options.errors ?? [{ path: 'zone', message: 'not a domain name' }]));
     }

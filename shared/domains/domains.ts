@@ -7,6 +7,7 @@ import { ServiceError } from '../errors.ts';
 import { recordEvent } from '../events.ts';
 import { takeKey, newSelector } from './dkim.ts';
 import { normalizeDomainName, normalizeLabel } from './names.ts';
+import type { ReservedTld } from './reserved.ts';
 import { desiredRecords, type DomainSettings, type PlatformHosts } from './records.ts';
 import { decidesStatus, domainStatus } from './status.ts';
 import { assertWritable, findDomain, publishedKeys, recordsOf, syncRecords, type DomainRow } from './store.ts';
@@ -18,6 +19,8 @@ export interface DomainContext {
   hosts: PlatformHosts;
   secrets: Buffer;
   resolver: ReturnPathResolver;
+  /** RESERVED_TLDS_ALLOWED: names under these reserved TLDs may be added. */
+  reservedAllowed: readonly ReservedTld[];
 }
 
 export interface CreateDomainInput {
@@ -87,7 +90,7 @@ export async function createDomain(
   input: CreateDomainInput,
   ctx: DomainContext,
 ): Promise<DomainRow> {
-  const name = normalizeDomainName(input.name);
+  const name = normalizeDomainName(input.name, ctx.reservedAllowed);
   const defaults: DomainSettings = {
     custom_return_path: 'send',
     open_tracking: false,

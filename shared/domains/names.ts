@@ -1,10 +1,11 @@
 // Domain names and labels as customers type them: IDNA to ASCII, lower case, no trailing dot; a name must be
-// registrable below a public suffix (no `com`, no `co.uk`) and not a reserved name (RFC 2606, RFC 6761).
+// registrable below a public suffix (no `com`, no `co.uk`) and not a reserved name (RFC 2606, RFC 6761) unless
+// the operator allowed its TLD (RESERVED_TLDS_ALLOWED).
 import { domainToASCII } from 'node:url';
 import { isIP } from 'node:net';
 import { getPublicSuffix } from 'tldts';
 import { ServiceError } from '../errors.ts';
-import { isReservedName } from './reserved.ts';
+import { isReservedName, type ReservedTld } from './reserved.ts';
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -12,8 +13,11 @@ function invalid(field: string, message: string): ServiceError {
   return new ServiceError('validation_error', message, { errors: [{ path: field, message }] });
 }
 
-/** The ASCII form of a domain name, or a 422 naming what is wrong with it. */
-export function normalizeDomainName(input: string, field = 'name'): string {
+/**
+ * The ASCII form of a domain name, or a 422 naming what is wrong with it (`field`). `reservedAllowed`: the
+ * reserved TLDs the operator allowed (config RESERVED_TLDS_ALLOWED).
+ */
+export function normalizeDomainName(input: string, reservedAllowed: readonly ReservedTld[], field = 'name'): string {
   const trimmed = input.trim().replace(/\.$/, '');
   if (trimmed === '') throw invalid(field, 'The domain name is empty.');
   if (isIP(trimmed) || isIP(trimmed.replace(/^\[|\]$/g, '')))
@@ -32,7 +36,7 @@ export function normalizeDomainName(input: string, field = 'name'): string {
       throw invalid(field, `The label \`${label}\` may hold only letters, digits and inner hyphens.`);
   }
   if (labels.length < 2) throw invalid(field, 'A domain name has at least two labels.');
-  if (isReservedName(ascii)) {
+  if (isReservedName(ascii, reservedAllowed)) {
     throw invalid(field, `\`${ascii}\` is a reserved name (RFC 2606, RFC 6761) and cannot receive or send mail.`);
   }
   if (/^\d+$/.test(labels.at(-1)!)) throw invalid(field, 'A top-level domain is never all digits.');

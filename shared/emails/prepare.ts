@@ -266,7 +266,7 @@ async function markUnusable(
     db,
     ctx.dns,
     open.map((r) => ({ address: r.address.toLowerCase(), domain: r.domain })),
-    (d) => d === ctx.config.SIMULATOR_DOMAIN,
+    { exempt: (d) => d === ctx.config.SIMULATOR_DOMAIN, reservedAllowed: ctx.config.RESERVED_TLDS_ALLOWED },
     dead,
   );
   for (const r of open) {

@@ -2,7 +2,7 @@
 // dead_address.) A send is refused only when every recipient is unusable; DNS that fails for now never refuses.
 import type { Knex } from 'knex';
 import type { DnsResolver, MxHostsResult } from '../dns/resolver.ts';
-import { isReservedName } from '../domains/reserved.ts';
+import { isReservedName, type ReservedTld } from '../domains/reserved.ts';
 
 export type Unusable =
   { cause: 'reserved_domain' | 'no_mail' | 'dead_address' } | { cause: 'typo_domain'; suggestion: string };
@@ -61,6 +61,13 @@ function cachedMx(dns: DnsResolver, domain: string, now: number): Promise<MxHost
   return result;
 }
 
+export interface RecipientRules {
+  /** Domains no check applies to (the simulator's). */
+  exempt: (domain: string) => boolean;
+  /** RESERVED_TLDS_ALLOWED: recipients under these reserved TLDs are checked as any other (their MX looked up). */
+  reservedAllowed: readonly ReservedTld[];
+}
+
 /**
  * For each address, why it cannot receive mail; usable ones are absent from the map. `dead`: the platform-wide
  * hard bounces among the addresses when the caller has read them already (rules.ts senderLookups).
@@ -69,15 +76,15 @@ export async function findUnusable(
   db: Knex,
   dns: DnsResolver,
   addresses: { address: string; domain: string }[],
-  exempt: (domain: string) => boolean,
+  rules: RecipientRules,
   dead?: Set<string>,
 ): Promise<Map<string, Unusable>> {
   const out = new Map<string, Unusable>();
   const lookups = new Map<string, Promise<MxHostsResult>>();
   const now = Date.now();
   for (const { address, domain } of addresses) {
-    if (exempt(domain)) continue;
-    if (isReservedName(domain)) out.set(address, { cause: 'reserved_domain' });
+    if (rules.exempt(domain)) continue;
+    if (isReservedName(domain, rules.reservedAllowed)) out.set(address, { cause: 'reserved_domain' });
     else if (TYPOS[domain]) out.set(address, { cause: 'typo_domain', suggestion: TYPOS[domain] });
     else if (!lookups.has(domain)) lookups.set(domain, cachedMx(dns, domain, now));
   }
