@@ -19,7 +19,7 @@ test.before(async () => {
   w = await startMtaWorld();
   // Keys read for every message, so a key activated or retired signs (or stops) at the next delivery.
   deps = w.moreDeps({ domainCacheMs: 0 });
-  w.mx('ed-inbox.net');
+  w.mx('ed-inbox.test');
 });
 test.after.always(async () => {
   await w?.close();
@@ -76,7 +76,7 @@ async function verifiedDomain(t: ExecutionContext, name: string) {
 
 /** Sends one email through the API and delivers it; the message as received, its DKIM-Signatures' s= and a=. */
 async function sendAndDeliver(team: TestTeam, domain: string) {
-  const to = `r-${randomUUID()}@ed-inbox.net`;
+  const to = `r-${randomUUID()}@ed-inbox.test`;
   const res = await w.p.request('POST', '/emails', {
     key: team.key,
     body: { from: `Shop <shop@${domain}>`, to, subject: 'Hello', text: 'Grüße' },
@@ -102,7 +102,7 @@ async function sendAndDeliver(team: TestTeam, domain: string) {
 }
 
 test('the added key is its own DKIM record, signs as a second signature once it verifies, and stops when removed', async (t) => {
-  const d = await verifiedDomain(t, 'ed-dual.com');
+  const d = await verifiedDomain(t, 'ed-dual.test');
   const added = await addKey(d.name);
   const sel = added.key.selector;
   t.regex(sel, /^s\d{6}-[a-z0-9]{4}$/);
@@ -113,7 +113,7 @@ test('the added key is its own DKIM record, signs as a second signature once it 
     name: `${sel}._domainkey`,
     type: 'TXT',
     status: 'not_started',
-    fqdn: `${sel}._domainkey.ed-dual.com`,
+    fqdn: `${sel}._domainkey.ed-dual.test`,
   });
   // RFC 8463 §4.2: p= is the raw 32-byte key, the public half of the sealed private key.
   const p = /^v=DKIM1; k=ed25519; p=([A-Za-z0-9+/]{43}=)$/.exec(added.record.value)?.[1] ?? '';
@@ -184,7 +184,7 @@ test('the added key is its own DKIM record, signs as a second signature once it 
 });
 
 test('an Ed25519 record that goes missing stops its signature, never the domain, and it signs again once back', async (t) => {
-  const d = await verifiedDomain(t, 'ed-lapse.com');
+  const d = await verifiedDomain(t, 'ed-lapse.test');
   const { record, key } = await addKey(d.id);
   publish(d.name, [record]);
   await check(d.id);
@@ -208,7 +208,7 @@ test('an Ed25519 record that goes missing stops its signature, never the domain,
 });
 
 test('a key added to a domain verified long ago has 72 hours of its own: pending, looked for every few minutes', async (t) => {
-  const d = await verifiedDomain(t, 'ed-old.com');
+  const d = await verifiedDomain(t, 'ed-old.test');
   await w.p
     .db('domains')
     .where({ id: d.id })
@@ -222,7 +222,7 @@ test('a key added to a domain verified long ago has 72 hours of its own: pending
 });
 
 test('a settings update and an RSA rotation keep the Ed25519 record; each rotation replaces only its own algorithm', async (t) => {
-  const d = await verifiedDomain(t, 'ed-rotate.com');
+  const d = await verifiedDomain(t, 'ed-rotate.test');
   const { record, key } = await addKey(d.name);
   const patched = await w.p.request('PATCH', `/domains/${d.id}`, {
     key: d.team.key,
@@ -263,25 +263,25 @@ test('a settings update and an RSA rotation keep the Ed25519 record; each rotati
 });
 
 test('the command refuses a second key, the managed domain, an unknown domain, and a name two teams added without --team', async (t) => {
-  const d = await verifiedDomain(t, 'ed-refuse.com');
+  const d = await verifiedDomain(t, 'ed-refuse.test');
   await addKey(d.name);
   await t.throwsAsync(addKey(d.id), { message: /already has an Ed25519 key/ });
   const managed = await w.p.db('domains').where({ team_id: d.team.id, managed: true }).first();
   await t.throwsAsync(addKey(managed.name), { message: /managed domain/ });
-  await t.throwsAsync(addKey('ed-nobody.com'), { message: /not found/i });
+  await t.throwsAsync(addKey('ed-nobody.test'), { message: /not found/i });
   await t.throwsAsync(addKey(randomUUID()), { message: /not found/i });
 
   const other = await w.p.createTeam();
-  t.is((await w.p.request('POST', '/domains', { key: other.key, body: { name: 'ed-twice.com' } })).status, 201);
-  const mine = await w.p.request('POST', '/domains', { key: d.team.key, body: { name: 'ed-twice.com' } });
-  await t.throwsAsync(addKey('ed-twice.com'), { message: /2 teams have added ed-twice\.com/ });
-  t.is((await addKey('ed-twice.com', d.team.id)).domain.id, mine.body.id);
+  t.is((await w.p.request('POST', '/domains', { key: other.key, body: { name: 'ed-twice.test' } })).status, 201);
+  const mine = await w.p.request('POST', '/domains', { key: d.team.key, body: { name: 'ed-twice.test' } });
+  await t.throwsAsync(addKey('ed-twice.test'), { message: /2 teams have added ed-twice\.test/ });
+  t.is((await addKey('ed-twice.test', d.team.id)).domain.id, mine.body.id);
 });
 
 test('npm run cli -- domain add-ed25519-key / remove-ed25519-key, as an operator runs them', async (t) => {
-  const d = await verifiedDomain(t, 'ed-cli.com');
+  const d = await verifiedDomain(t, 'ed-cli.test');
   const env = { DATABASE_URL: w.p.config.DATABASE_URL, SECRETS_KEY: w.p.config.SECRETS_KEY! };
-  const added = await runCli(env, 'domain', 'add-ed25519-key', '--domain', 'ED-CLI.com');
+  const added = await runCli(env, 'domain', 'add-ed25519-key', '--domain', 'ED-CLI.test');
   t.is(added.code, 0, added.stderr);
   const out = JSON.parse(added.stdout);
   t.like(out, {

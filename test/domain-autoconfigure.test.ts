@@ -20,14 +20,14 @@ import { open, secretsKey } from '../shared/secrets.ts';
 
 const ZONES: Record<string, string[]> = {
   // A CAA of the customer's own: ours goes next to it.
-  'alpha-autoconf.com': ['@ IN CAA 0 issue "other-ca.example"'],
+  'alpha-autoconf.test': ['@ IN CAA 0 issue "other-ca.example"'],
   // A TXT that is not SPF at the return-path label, and the customer's mail provider at the apex.
-  'beta-autoconf.com': ['send IN TXT "google-site-verification=abc123"', '@ IN MX 10 mx.mailbox-provider.example.'],
-  'gamma-autoconf.com': [],
-  'delta-autoconf.com': ['inbound IN CNAME mail.elsewhere.example.'],
-  'epsilon-autoconf.com': [],
-  'eta-autoconf.com': [],
-  'theta-autoconf.com': [],
+  'beta-autoconf.test': ['send IN TXT "google-site-verification=abc123"', '@ IN MX 10 mx.mailbox-provider.example.'],
+  'gamma-autoconf.test': [],
+  'delta-autoconf.test': ['inbound IN CNAME mail.elsewhere.example.'],
+  'epsilon-autoconf.test': [],
+  'eta-autoconf.test': [],
+  'theta-autoconf.test': [],
 };
 
 let named: NamedServer;
@@ -113,7 +113,7 @@ const mxs = async (name: string) => {
 
 test('creates every record, changes nothing when run again, and the domain then verifies', async (t) => {
   const team = await p.createTeam();
-  const name = 'alpha-autoconf.com';
+  const name = 'alpha-autoconf.test';
   const domain = await createDomain(team, {
     name,
     click_tracking: true,
@@ -174,7 +174,7 @@ test('creates every record, changes nothing when run again, and the domain then 
 
 test('a value the platform added and no longer wants is replaced; a record it did not create is never deleted', async (t) => {
   const team = await p.createTeam();
-  const name = 'beta-autoconf.com';
+  const name = 'beta-autoconf.test';
   const domain = await createDomain(team, { name });
   const first = await autoconfigure(team, domain.id, credential());
   t.is(first.body.created.length, 3);
@@ -217,7 +217,7 @@ test('a value the platform added and no longer wants is replaced; a record it di
 
 test('foreign SPF, MX and CNAME where ours must stand alone are conflicts and stay untouched', async (t) => {
   const team = await p.createTeam();
-  const gamma = 'gamma-autoconf.com';
+  const gamma = 'gamma-autoconf.test';
   const g = await createDomain(team, { name: gamma, click_tracking: true });
   t.is(g.records[0].name, 'send');
   await named.nsupdate(gamma, [
@@ -249,7 +249,7 @@ test('foreign SPF, MX and CNAME where ours must stand alone are conflicts and st
   t.like(await zone.cname(`links.${gamma}`), { status: 'ok', records: ['tracking.other-esp.example'] });
   t.like(await zone.caa(gamma), { status: 'nodata' });
 
-  const delta = 'delta-autoconf.com';
+  const delta = 'delta-autoconf.test';
   const d = await createDomain(team, {
     name: delta,
     capabilities: { receiving: 'enabled' },
@@ -268,7 +268,7 @@ test('foreign SPF, MX and CNAME where ours must stand alone are conflicts and st
 
 test('a wrong secret, an unknown key, a key without update rights, a dead port: clear 422s, nothing kept', async (t) => {
   const team = await p.createTeam();
-  const name = 'epsilon-autoconf.com';
+  const name = 'epsilon-autoconf.test';
   const domain = await createDomain(team, { name });
   const cases: [Record<string, unknown>, string, RegExp][] = [
     [credential({ secret: Buffer.alloc(32, 7).toString('base64') }), 'tsig_bad_signature', /BADSIG.*secret/],
@@ -289,7 +289,7 @@ test('a wrong secret, an unknown key, a key without update rights, a dead port: 
     t.regex(res.body.message, message);
   }
   // A zone this server does not serve.
-  const other = await createDomain(team, { name: 'zeta-autoconf.com' });
+  const other = await createDomain(team, { name: 'zeta-autoconf.test' });
   const notServed = await autoconfigure(team, other.id, credential());
   t.is(notServed.body.details?.reason, 'query_refused', notServed.text);
 
@@ -322,7 +322,7 @@ test('a wrong secret, an unknown key, a key without update rights, a dead port: 
 
 test('keep_credential: later calls omit it, the secret is sealed at rest and redacted in the log; DELETE forgets it', async (t) => {
   const team = await p.createTeam();
-  const name = 'eta-autoconf.com';
+  const name = 'eta-autoconf.test';
   const domain = await createDomain(team, { name });
   // The server by name: resolved through the platform's resolver (ns.<zone> is 127.0.0.1 in named).
   const kept = await autoconfigure(team, domain.id, credential({ server: `ns.${name}`, keep_credential: true }));
@@ -367,7 +367,7 @@ test('keep_credential: later calls omit it, the secret is sealed at rest and red
 test('a server on a private or loopback address is refused unless DNS_UPDATE_ALLOW_PRIVATE is set', async (t) => {
   t.false(loadConfig({}).DNS_UPDATE_ALLOW_PRIVATE);
   const team = await p.createTeam();
-  const name = 'theta-autoconf.com';
+  const name = 'theta-autoconf.test';
   const domain = await createDomain(team, { name });
   await withConfig({ DNS_UPDATE_ALLOW_PRIVATE: false }, async (request) => {
     for (const server of ['127.0.0.1', `ns.${name}`, '[::1]', '10.0.0.53']) {
@@ -411,7 +411,7 @@ test('TSIG: the server accepts our signature, and a tampered, replayed or foreig
     type: 'query',
     id: 4242,
     flags: 0,
-    questions: [{ name: 'ns.alpha-autoconf.com', type: 'A', class: 'IN' }],
+    questions: [{ name: 'ns.alpha-autoconf.test', type: 'A', class: 'IN' }],
   });
   const { wire, mac } = signMessage(query, key);
   const sent = await exchangeTcp('127.0.0.1', named.port, wire, 2000);

@@ -36,7 +36,7 @@ const VALID =
 <path id="p" d="M8 8 L56 56 Z" style="stroke:#000;stroke-width:2"/>
 <use xlink:href="#p" transform="rotate(90 32 32)"/>`);
 
-async function domainOf(team: TestTeam, name = `brand-${Math.random().toString(36).slice(2, 10)}.com`) {
+async function domainOf(team: TestTeam, name = `brand-${Math.random().toString(36).slice(2, 10)}.test`) {
   const res = await p.request('POST', '/domains', { key: team.key, body: { name } });
   if (res.status !== 201) throw new Error(`create failed: ${res.status} ${res.text}`);
   return res.body as { id: string; name: string; records: ApiRecord[] };

@@ -74,7 +74,7 @@ const verify = (team: TestTeam, domainId: string) =>
 const get = (team: TestTeam, domainId: string) => p.request('GET', `/domains/${domainId}/claim`, { key: team.key });
 
 test('happy path: the claimer proves control, the domain moves with new keys and records, both teams hear of it', async (t) => {
-  const name = 'claim-happy.com';
+  const name = 'claim-happy.test';
   const a = await holder(name);
   const sending = await p.request('POST', '/api-keys', {
     key: a.team.key,
@@ -83,7 +83,7 @@ test('happy path: the claimer proves control, the domain moves with new keys and
   t.is(sending.status, 201);
   const b = await p.createTeam('Claimer');
 
-  const c = await claim(b, { name: 'Claim-Happy.com.', region: 'eu-west-1', click_tracking: true });
+  const c = await claim(b, { name: 'Claim-Happy.test.', region: 'eu-west-1', click_tracking: true });
   t.is(c.object, 'domain_claim');
   t.is(c.name, name);
   t.is(c.status, 'pending');
@@ -163,7 +163,7 @@ test('happy path: the claimer proves control, the domain moves with new keys and
 });
 
 test('only the exact TXT value at the claim name proves control; other records beside it are fine', async (t) => {
-  const name = 'claim-exact.com';
+  const name = 'claim-exact.test';
   const a = await holder(name);
   const b = await p.createTeam();
   const c = await claim(b, { name });
@@ -194,7 +194,7 @@ test('only the exact TXT value at the claim name proves control; other records b
 });
 
 test('SERVFAIL proves nothing: the claim stays pending with a temporary failure', async (t) => {
-  const name = 'claim-servfail.com';
+  const name = 'claim-servfail.test';
   const a = await holder(name);
   const b = await p.createTeam();
   const c = await claim(b, { name });
@@ -210,7 +210,7 @@ test('SERVFAIL proves nothing: the claim stays pending with a temporary failure'
 });
 
 test('a claim expires after 7 days and then proves nothing', async (t) => {
-  const name = 'claim-expiry.com';
+  const name = 'claim-expiry.test';
   const a = await holder(name);
   const b = await p.createTeam();
   const c = await claim(b, { name });
@@ -230,7 +230,7 @@ test('a claim expires after 7 days and then proves nothing', async (t) => {
 });
 
 test('grace_period: a freshly verified domain, or one that just arrived by a claim, is not moved the same day', async (t) => {
-  const name = 'claim-grace.com';
+  const name = 'claim-grace.test';
   const a = await holder(name, { aged: false });
   const b = await p.createTeam();
   const c = await claim(b, { name });
@@ -263,7 +263,7 @@ test('grace_period: a freshly verified domain, or one that just arrived by a cla
 });
 
 test('recent_owner_activity: a write on the domain or a send with a key bound to it holds the move for a day', async (t) => {
-  const name = 'claim-activity.com';
+  const name = 'claim-activity.test';
   const a = await holder(name);
   const b = await p.createTeam();
   // Reads are not activity.
@@ -298,7 +298,7 @@ test('recent_owner_activity: a write on the domain or a send with a key bound to
 });
 
 test("pending_scheduled_emails: the holder's emails scheduled from the domain hold the move until they are due or canceled", async (t) => {
-  const name = 'claim-scheduled.com';
+  const name = 'claim-scheduled.test';
   const a = await holder(name);
   const at = new Date(Date.now() + 3 * 3600_000);
   const sent = await p.request('POST', '/emails', {
@@ -330,7 +330,7 @@ test("pending_scheduled_emails: the holder's emails scheduled from the domain ho
 });
 
 test('a second claim for the same name supersedes the first', async (t) => {
-  const name = 'claim-supersede.com';
+  const name = 'claim-supersede.test';
   await holder(name);
   const b = await p.createTeam();
   const first = await claim(b, { name });
@@ -350,7 +350,7 @@ test('a second claim for the same name supersedes the first', async (t) => {
 });
 
 test('DELETE /domains/{domain_id} cancels an open claim', async (t) => {
-  const name = 'claim-cancel.com';
+  const name = 'claim-cancel.test';
   const a = await holder(name);
   const b = await p.createTeam();
   const c = await claim(b, { name });
@@ -365,7 +365,7 @@ test('DELETE /domains/{domain_id} cancels an open claim', async (t) => {
 });
 
 test('failed: the holder removed the domain before the proof was checked', async (t) => {
-  const name = 'claim-vanished.com';
+  const name = 'claim-vanished.test';
   const a = await holder(name);
   const b = await p.createTeam();
   const c = await claim(b, { name });
@@ -378,7 +378,7 @@ test('failed: the holder removed the domain before the proof was checked', async
 });
 
 test('the worker re-checks a claim whose claimer asked for verification until it completes', async (t) => {
-  const name = 'claim-worker.com';
+  const name = 'claim-worker.test';
   await holder(name);
   const b = await p.createTeam();
   const c = await claim(b, { name });
@@ -396,29 +396,29 @@ test('the worker re-checks a claim whose claimer asked for verification until it
 test("refused claims: nothing to claim, the team's own domain, bad names and settings", async (t) => {
   const b = await p.createTeam();
   const other = await p.createTeam();
-  const unverified = await p.request('POST', '/domains', { key: other.key, body: { name: 'claim-unverified.com' } });
+  const unverified = await p.request('POST', '/domains', { key: other.key, body: { name: 'claim-unverified.test' } });
   t.is(unverified.status, 201);
-  const own = await p.request('POST', '/domains', { key: b.key, body: { name: 'claim-own.com' } });
+  const own = await p.request('POST', '/domains', { key: b.key, body: { name: 'claim-own.test' } });
   t.is(own.status, 201);
   const managed = (await p.request('GET', '/domains', { key: other.key })).body.data.find(
     (d: { managed: boolean }) => d.managed,
   );
-  await holder('claim-settings.com');
+  await holder('claim-settings.test');
 
   const cases: [string, Record<string, unknown>, RegExp?][] = [
-    ['verified by nobody', { name: 'claim-unverified.com' }, /POST \/domains/],
-    ['known nowhere', { name: 'claim-nowhere.com' }, /POST \/domains/],
-    ["the team's own", { name: 'claim-own.com' }, /already/],
+    ['verified by nobody', { name: 'claim-unverified.test' }, /POST \/domains/],
+    ['known nowhere', { name: 'claim-nowhere.test' }, /POST \/domains/],
+    ["the team's own", { name: 'claim-own.test' }, /already/],
     ['a managed domain', { name: managed.name }],
     ['a public suffix', { name: 'co.uk' }],
-    ['a reserved name', { name: 'foo.test' }],
+    ['a reserved name', { name: 'foo.invalid' }],
     ['an address', { name: '192.168.1.1' }],
-    ['an empty label', { name: 'a..b.com' }],
-    ['an unknown region', { name: 'claim-settings.com', region: 'mars-1' }],
-    ['a bad label', { name: 'claim-settings.com', custom_return_path: 'not a label' }],
+    ['an empty label', { name: 'a..b.test' }],
+    ['an unknown region', { name: 'claim-settings.test', region: 'mars-1' }],
+    ['a bad label', { name: 'claim-settings.test', custom_return_path: 'not a label' }],
     [
       'tracking on the return path',
-      { name: 'claim-settings.com', custom_return_path: 'send', tracking_subdomain: 'send' },
+      { name: 'claim-settings.test', custom_return_path: 'send', tracking_subdomain: 'send' },
     ],
   ];
   for (const [label, body, message] of cases) {
@@ -429,13 +429,13 @@ test("refused claims: nothing to claim, the team's own domain, bad names and set
   }
   t.is(await p.db('domain_claims').where({ team_id: b.id }).first(), undefined);
   // POST /domains says where to go when the name is verified elsewhere.
-  const taken = await p.request('POST', '/domains', { key: b.key, body: { name: 'claim-settings.com' } });
+  const taken = await p.request('POST', '/domains', { key: b.key, body: { name: 'claim-settings.test' } });
   t.is(taken.status, 422);
   t.true(taken.body.claimable);
 });
 
 test('another team, the holder included, can neither see, verify nor cancel a claim', async (t) => {
-  const name = 'claim-private.com';
+  const name = 'claim-private.test';
   const a = await holder(name);
   const b = await p.createTeam();
   const stranger = await p.createTeam();

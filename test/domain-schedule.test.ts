@@ -38,10 +38,10 @@ test.serial(
   'a sweep checks new domains and those whose customer asked for verification, leases them, and skips the rest',
   async (t) => {
     const team = await p.createTeam();
-    const created = await p.request('POST', '/domains', { key: team.key, body: { name: 'sweep-one.com' } });
+    const created = await p.request('POST', '/domains', { key: team.key, body: { name: 'sweep-one.test' } });
     t.is(created.status, 201);
     for (const r of created.body.records) {
-      const name = `${r.name}.sweep-one.com`;
+      const name = `${r.name}.sweep-one.test`;
       if (r.type === 'MX') dns.set(name, 'MX', [{ exchange: r.value, priority: r.priority }]);
       else dns.set(name, 'TXT', [r.value]);
     }
@@ -64,7 +64,7 @@ test.serial(
 
 test.serial('a domain whose records are missing stays pending and is looked at again after a minute', async (t) => {
   const team = await p.createTeam();
-  const created = await p.request('POST', '/domains', { key: team.key, body: { name: 'sweep-two.com' } });
+  const created = await p.request('POST', '/domains', { key: team.key, body: { name: 'sweep-two.test' } });
   const before = Date.now();
   t.is(await sweepDomains(p.db, p.deps.dns, p.config, p.deps.log), 1);
   const row = await p.db('domains').where({ id: created.body.id }).first();

@@ -46,8 +46,8 @@ const check = (id: string, now?: Date) => checkDomain(p.db, p.deps.dns, p.config
 
 test('create answers the records to publish; the private key is sealed at rest; domain.created is recorded', async (t) => {
   const team = await p.createTeam();
-  const body = await create(team, { name: 'Mail.Alpha-Shop.com', region: 'eu-west-1' });
-  t.is(body.name, 'mail.alpha-shop.com');
+  const body = await create(team, { name: 'Mail.Alpha-Shop.test', region: 'eu-west-1' });
+  t.is(body.name, 'mail.alpha-shop.test');
   t.is(body.status, 'not_started');
   t.is(body.region, 'eu-west-1');
   t.is(body.custom_return_path, 'send');
@@ -78,8 +78,8 @@ test('create answers the records to publish; the private key is sealed at rest; 
 
 test('verification: all records published → verified; the domain then reads verified with every record verified', async (t) => {
   const team = await p.createTeam();
-  const body = await create(team, { name: 'beta-verified.com' });
-  publish('beta-verified.com', body.records);
+  const body = await create(team, { name: 'beta-verified.test' });
+  publish('beta-verified.test', body.records);
   const checked = await check(body.id);
   t.is(checked?.status, 'verified');
   const got = await p.request('GET', `/domains/${body.id}`, { key: team.key });
@@ -92,7 +92,7 @@ test('verification: all records published → verified; the domain then reads ve
 
 test('partial, wrong and spoofed answers never verify; the window closing turns pending into failed', async (t) => {
   const team = await p.createTeam();
-  const name = 'gamma-partial.com';
+  const name = 'gamma-partial.test';
   const body = await create(team, { name });
   const dkim = body.records.find((r: ApiRecord) => r.record === 'DKIM');
   // DKIM right; SPF TXT with something extra; MX pointing elsewhere.
@@ -100,7 +100,7 @@ test('partial, wrong and spoofed answers never verify; the window closing turns 
   dns.set(`send.${name}`, 'TXT', [`${body.records[1].value} include:evil.example`]);
   dns.set(`send.${name}`, 'MX', [
     { exchange: p.config.PLATFORM_FEEDBACK_HOST, priority: 10 },
-    { exchange: 'mx.evil.net', priority: 5 },
+    { exchange: 'mx.evil.test', priority: 5 },
   ]);
   let d = await check(body.id);
   t.is(d?.status, 'partially_verified');
@@ -130,7 +130,7 @@ test('partial, wrong and spoofed answers never verify; the window closing turns 
 
 test('SERVFAIL and silence are temporary failures, never verified', async (t) => {
   const team = await p.createTeam();
-  const name = 'delta-flaky.com';
+  const name = 'delta-flaky.test';
   const body = await create(team, { name });
   publish(name, body.records);
   dns.fail(`send.${name}`, 'servfail');
@@ -149,7 +149,7 @@ test('SERVFAIL and silence are temporary failures, never verified', async (t) =>
 
 test('a verified domain whose DKIM record is removed is noticed on the next check', async (t) => {
   const team = await p.createTeam();
-  const name = 'epsilon-removed.com';
+  const name = 'epsilon-removed.test';
   const body = await create(team, { name });
   publish(name, body.records);
   t.is((await check(body.id))?.status, 'verified');
@@ -192,17 +192,17 @@ test('bad names are refused with 422 and say why', async (t) => {
     '192.168.1.1',
     '[::1]',
     'localhost',
-    'foo.test',
+    'foo.invalid',
     'example.com',
-    'a..b.com',
-    `${'a'.repeat(64)}.com`,
+    'a..b.test',
+    `${'a'.repeat(64)}.test`,
     `${'abcdefghi.'.repeat(26)}com`,
-    '-bad.com',
-    'bad-.com',
-    'sp ace.com',
-    'a@b.com',
-    'http://x.com',
-    'x.com:25',
+    '-bad.test',
+    'bad-.test',
+    'sp ace.test',
+    'a@b.test',
+    'http://x.test',
+    'x.test:25',
     'x.123',
   ];
   for (const name of bad) {
@@ -212,18 +212,18 @@ test('bad names are refused with 422 and say why', async (t) => {
     t.is(res.body.errors?.[0]?.path, 'name', name);
   }
   t.is(
-    (await p.request('POST', '/domains', { key: team.key, body: { name: 'ok-domain.com', region: 'mars-1' } })).status,
+    (await p.request('POST', '/domains', { key: team.key, body: { name: 'ok-domain.test', region: 'mars-1' } })).status,
     422,
   );
-  const idn = await create(team, { name: 'bücher-shop.de' });
-  t.is(idn.name, 'xn--bcher-shop-9db.de');
-  const dup = await p.request('POST', '/domains', { key: team.key, body: { name: 'BÜCHER-shop.de.' } });
+  const idn = await create(team, { name: 'bücher-shop.test' });
+  t.is(idn.name, 'xn--bcher-shop-9db.test');
+  const dup = await p.request('POST', '/domains', { key: team.key, body: { name: 'BÜCHER-shop.test.' } });
   t.is(dup.status, 422);
 });
 
 test('PATCH adds tracking and receiving records; the return path label of another service is refused with a suggestion', async (t) => {
   const team = await p.createTeam();
-  const name = 'zeta-patch.com';
+  const name = 'zeta-patch.test';
   const body = await create(team, { name });
   const res = await p.request('PATCH', `/domains/${body.id}`, {
     key: team.key,
@@ -249,7 +249,7 @@ test('PATCH adds tracking and receiving records; the return path label of anothe
   dns.set(name, 'CAA', [{ tag: 'issue', value: 'other-ca.example' }]);
   t.is((await check(body.id))?.status, 'partially_failed');
 
-  dns.set(`bounces.${name}`, 'MX', [{ exchange: 'feedback.othermail.net', priority: 10 }]);
+  dns.set(`bounces.${name}`, 'MX', [{ exchange: 'feedback.othermail.test', priority: 10 }]);
   const refused = await p.request('PATCH', `/domains/${body.id}`, {
     key: team.key,
     body: { custom_return_path: 'bounces' },
@@ -259,7 +259,7 @@ test('PATCH adds tracking and receiving records; the return path label of anothe
   t.like(refused.body.details, {
     reason: 'return_path_in_use',
     label: 'bounces',
-    found: { type: 'MX', value: '10 feedback.othermail.net' },
+    found: { type: 'MX', value: '10 feedback.othermail.test' },
   });
   t.truthy(refused.body.details.suggestion);
   t.not(refused.body.details.suggestion, 'bounces');
@@ -267,9 +267,9 @@ test('PATCH adds tracking and receiving records; the return path label of anothe
 
 test('sending enabled by PATCH after a creation without it gets the free return-path check of a creation', async (t) => {
   const team = await p.createTeam();
-  const name = 'theta-enable.com';
+  const name = 'theta-enable.test';
   // Another service's MX already at send.<name>, the first label a creation would take.
-  dns.set(`send.${name}`, 'MX', [{ exchange: 'feedback.othermail.net', priority: 10 }]);
+  dns.set(`send.${name}`, 'MX', [{ exchange: 'feedback.othermail.test', priority: 10 }]);
   const created = await create(team, { name, capabilities: { sending: 'disabled', receiving: 'enabled' } });
   const enabled = await p.request('PATCH', `/domains/${created.id}`, {
     key: team.key,
@@ -285,7 +285,7 @@ test('sending enabled by PATCH after a creation without it gets the free return-
 
   // Naming the label in use while enabling is refused as at creation, with a suggestion; nothing changes.
   const other = await create(team, { name: `b.${name}`, capabilities: { sending: 'disabled', receiving: 'enabled' } });
-  dns.set(`send.b.${name}`, 'MX', [{ exchange: 'feedback.othermail.net', priority: 10 }]);
+  dns.set(`send.b.${name}`, 'MX', [{ exchange: 'feedback.othermail.test', priority: 10 }]);
   const refused = await p.request('PATCH', `/domains/${other.id}`, {
     key: team.key,
     body: { capabilities: { sending: 'enabled' }, custom_return_path: 'send' },
@@ -299,7 +299,7 @@ test('sending enabled by PATCH after a creation without it gets the free return-
 
 test('DKIM rotation publishes a new selector and signs with it only once it verifies; the old key retires after a week', async (t) => {
   const team = await p.createTeam();
-  const name = 'eta-rotate.com';
+  const name = 'eta-rotate.test';
   const body = await create(team, { name });
   publish(name, body.records);
   t.is((await check(body.id))?.status, 'verified');
@@ -338,7 +338,7 @@ test('DKIM rotation publishes a new selector and signs with it only once it veri
 test('delete removes the domain and records domain.deleted; another team cannot see it', async (t) => {
   const team = await p.createTeam();
   const other = await p.createTeam();
-  const body = await create(team, { name: 'theta-delete.com' });
+  const body = await create(team, { name: 'theta-delete.test' });
   t.is((await p.request('GET', `/domains/${body.id}`, { key: other.key })).status, 404);
   t.is((await p.request('DELETE', `/domains/${body.id}`, { key: other.key })).status, 404);
   const del = await p.request('DELETE', `/domains/${body.id}`, { key: team.key });

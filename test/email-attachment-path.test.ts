@@ -22,7 +22,7 @@ import { fetchAttachment, MAX_FETCH_BYTES, type FetchOptions } from '../shared/e
 import { createResolver } from '../shared/dns/resolver.ts';
 import { ServiceError } from '../shared/errors.ts';
 
-const HOST = 'files.attach-test.com';
+const HOST = 'files.attach-test.test';
 const pdf = randomBytes(200_000);
 const csv = Buffer.from('id,total\n42,19.99\n');
 
@@ -31,7 +31,7 @@ let strict: Platform;
 let dir: string;
 let httpsServer: https.Server;
 let plainServer: http.Server;
-let base: string; // https://files.attach-test.com:<port>
+let base: string; // https://files.attach-test.test:<port>
 let ipBase: string; // https://127.0.0.1:<port>
 let plainBase: string;
 let team: { id: string; key: string; domain: string };
@@ -84,7 +84,7 @@ test.before(async () => {
         name: 'subjectAltName',
         altNames: [
           { type: 2, value: HOST },
-          { type: 2, value: 'once.attach-test.com' },
+          { type: 2, value: 'once.attach-test.test' },
           { type: 7, ip: '127.0.0.1' },
         ],
       },
@@ -103,12 +103,12 @@ test.before(async () => {
   // The test server is on loopback: this world allows private targets; `strict` keeps the guard on.
   w = await startMtaWorld({ env: { ...fetchEnv, ATTACHMENT_FETCH_ALLOW_PRIVATE_TARGETS: 'true' } });
   w.dns.set(HOST, 'A', ['127.0.0.1']);
-  w.dns.set('private.attach-test.com', 'A', ['10.20.30.40']);
-  w.dns.set('once.attach-test.com', 'A', ['127.0.0.1']);
-  w.mx('attach-inbox.net');
+  w.dns.set('private.attach-test.test', 'A', ['10.20.30.40']);
+  w.dns.set('once.attach-test.test', 'A', ['127.0.0.1']);
+  w.mx('attach-inbox.test');
   const created = await w.p.createTeam();
   await liftSandbox(w.p.db, created.id, 'us-east-1');
-  team = { ...created, domain: (await w.sendingDomain(created, 'attach-sender.com')).name };
+  team = { ...created, domain: (await w.sendingDomain(created, 'attach-sender.test')).name };
   strict = await startPlatform({ ...fetchEnv, DNS_SERVERS: w.dns.address });
   strictTeam = await sendingTeam(strict, w.dns);
   resolver = createResolver({ servers: [w.dns.address], timeoutMs: 2000, tries: 1 });
@@ -125,7 +125,7 @@ test.after.always(async () => {
 const send = (p: Platform, key: string, from: string, attachments: unknown[], subject = 'files') =>
   p.request('POST', '/emails', {
     key,
-    body: { from, to: 'ann@attach-inbox.net', subject, text: 'see attached', attachments },
+    body: { from, to: 'ann@attach-inbox.test', subject, text: 'see attached', attachments },
   });
 
 test('path attachments are fetched over https and their bytes reach the delivered MIME, DKIM-signed', async (t) => {
@@ -137,7 +137,7 @@ test('path attachments are fetched over https and their bytes reach the delivere
   ]);
   t.is(res.status, 200, res.text);
   await processDelivery(w.deps, res.body.id);
-  const [message] = w.sink.deliveredTo('ann@attach-inbox.net');
+  const [message] = w.sink.deliveredTo('ann@attach-inbox.test');
   t.truthy(message);
   const parsed = await simpleParser(message.raw);
   const byName = new Map(parsed.attachments.map((a) => [a.filename, a]));
@@ -162,7 +162,7 @@ test('path attachments are fetched over https and their bytes reach the delivere
 
 test('the name is resolved once through DNS_SERVERS and the connection goes to the checked address', async (t) => {
   // The system resolver does not know this name: a re-resolution at connect time could not reach the server.
-  const once = 'once.attach-test.com';
+  const once = 'once.attach-test.test';
   const got = await fetchAttachment(`${base.replace(HOST, once)}/files/report`, 0, {
     resolver,
     allowHttp: false,
@@ -206,7 +206,7 @@ test('private, loopback, link-local and metadata targets are refused before any 
   for (const url of [
     `${ipBase}/files/report`,
     'https://169.254.169.254/latest/meta-data/',
-    'https://private.attach-test.com/x.pdf',
+    'https://private.attach-test.test/x.pdf',
     'https://[::1]/x.pdf',
     'https://[::ffff:127.0.0.1]/x.pdf',
     'https://10.0.0.1/x.pdf',
@@ -232,10 +232,10 @@ test('unreachable, slow, non-2xx, redirected, truncated and oversized files: 422
     [`${base}/slow.pdf`, 'timeout', /did not answer within 1 s/],
     [`${base}/truncated.pdf`, 'unreachable', /broke off/],
     ['https://127.0.0.1:1/x.pdf', 'unreachable', /could not be reached/],
-    ['https://nowhere.attach-test.com/x.pdf', 'unreachable', /was not found/],
+    ['https://nowhere.attach-test.test/x.pdf', 'unreachable', /was not found/],
     [`${base}/announced-huge.bin`, 'too_large', /larger than the 31457280 bytes left in the message/],
     ['not a url', 'invalid_url', /not a URL/],
-    ['ftp://files.attach-test.com/x.pdf', 'not_https', /only https/],
+    ['ftp://files.attach-test.test/x.pdf', 'not_https', /only https/],
   ];
   for (const [url, reason, message] of cases) {
     const res = await send(w.p, team.key, `billing@${team.domain}`, [{ path: url }], 'refused');

@@ -16,21 +16,21 @@ test.after.always(async () => {
 const MIN = 60_000;
 
 test('each attempt is readable with its SMTP transcript: a 450 deferral, then the delivery', async (t) => {
-  const { team, domain, send } = await apiSender(w, 'attempts-sender.com');
-  w.mx('attempts-inbox.net');
+  const { team, domain, send } = await apiSender(w, 'attempts-sender.test');
+  w.mx('attempts-inbox.test');
   const secret = `body-marker-${Math.random().toString(36).slice(2)}`;
-  const id = await send({ to: 'sam@attempts-inbox.net', subject: 'Attempts', text: `Hello, ${secret}` });
+  const id = await send({ to: 'sam@attempts-inbox.test', subject: 'Attempts', text: `Hello, ${secret}` });
 
   const empty = await w.p.request('GET', `/emails/${id}/attempts`, { key: team.key });
   t.is(empty.status, 200, empty.text);
   t.deepEqual(empty.body, { object: 'list', has_more: false, data: [] }, 'no attempt before the mta tried');
 
-  w.sink.script('sam@attempts-inbox.net', { rcpt: '450 4.2.1 Mailbox busy, try later' });
+  w.sink.script('sam@attempts-inbox.test', { rcpt: '450 4.2.1 Mailbox busy, try later' });
   const t0 = new Date();
   await processDelivery(w.deps, id, t0);
-  w.sink.script('sam@attempts-inbox.net', {});
+  w.sink.script('sam@attempts-inbox.test', {});
   await processDelivery(w.deps, id, new Date(t0.getTime() + MIN));
-  t.is(w.sink.deliveredTo('sam@attempts-inbox.net').length, 1);
+  t.is(w.sink.deliveredTo('sam@attempts-inbox.test').length, 1);
 
   const list = await w.p.request('GET', `/emails/${id}/attempts`, { key: team.key });
   t.is(list.status, 200, list.text);
@@ -45,19 +45,19 @@ test('each attempt is readable with its SMTP transcript: a 450 deferral, then th
     t.like(a, {
       object: 'delivery_attempt',
       email_id: id,
-      domain: 'attempts-inbox.net',
-      recipients: ['sam@attempts-inbox.net'],
-      mx_host: 'mx.attempts-inbox.net',
+      domain: 'attempts-inbox.test',
+      recipients: ['sam@attempts-inbox.test'],
+      mx_host: 'mx.attempts-inbox.test',
       tls: true,
     });
     t.true(Number.isInteger(a.duration_ms) && a.duration_ms >= 0);
     t.regex(a.started_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-    t.regex(a.transcript!, /^\* (connecting|reusing the session) to mx\.attempts-inbox\.net \[127\.0\.0\.1\]/m);
+    t.regex(a.transcript!, /^\* (connecting|reusing the session) to mx\.attempts-inbox\.test \[127\.0\.0\.1\]/m);
     t.regex(
       a.transcript!,
       new RegExp(`^C: MAIL FROM:<bounces\\+[^@]+@send\\.${domain.name.replace('.', '\\.')}>`, 'm'),
     );
-    t.regex(a.transcript!, /^C: RCPT TO:<sam@attempts-inbox\.net>/m);
+    t.regex(a.transcript!, /^C: RCPT TO:<sam@attempts-inbox\.test>/m);
     t.false(a.transcript!.includes(secret), 'the transcript never holds the message');
   }
   t.is(deferred.started_at, t0.toISOString());
@@ -94,34 +94,34 @@ test('each attempt is readable with its SMTP transcript: a 450 deferral, then th
 });
 
 test('an attempt the DNS settled has no MX host; each recipient domain is its own attempt', async (t) => {
-  const { team, send } = await apiSender(w, 'attempts-dns-sender.com');
-  w.mx('attempts-ok.net');
-  w.mx('attempts-nullmx.net');
-  const id = await send({ to: ['ann@attempts-ok.net', 'bob@attempts-nullmx.net'], text: 'two domains' });
+  const { team, send } = await apiSender(w, 'attempts-dns-sender.test');
+  w.mx('attempts-ok.test');
+  w.mx('attempts-nullmx.test');
+  const id = await send({ to: ['ann@attempts-ok.test', 'bob@attempts-nullmx.test'], text: 'two domains' });
   // After acceptance the domain publishes a null MX (RFC 7505): the DNS answer settles it, no connection.
-  w.dns.set('attempts-nullmx.net', 'MX', [{ exchange: '.', priority: 0 }]);
+  w.dns.set('attempts-nullmx.test', 'MX', [{ exchange: '.', priority: 0 }]);
   await processDelivery(w.deps, id);
 
   const list = await w.p.request('GET', `/emails/${id}/attempts`, { key: team.key });
   t.is(list.status, 200, list.text);
   const byDomain = new Map((list.body.data as ApiAttempt[]).map((a) => [a.domain, a]));
-  t.deepEqual([...byDomain.keys()].sort(), ['attempts-nullmx.net', 'attempts-ok.net']);
-  t.like(byDomain.get('attempts-ok.net'), {
+  t.deepEqual([...byDomain.keys()].sort(), ['attempts-nullmx.test', 'attempts-ok.test']);
+  t.like(byDomain.get('attempts-ok.test'), {
     outcome: 'delivered',
-    mx_host: 'mx.attempts-ok.net',
-    recipients: ['ann@attempts-ok.net'],
+    mx_host: 'mx.attempts-ok.test',
+    recipients: ['ann@attempts-ok.test'],
   });
-  const dns = byDomain.get('attempts-nullmx.net')!;
-  t.like(dns, { outcome: 'bounced', mx_host: null, tls: false, recipients: ['bob@attempts-nullmx.net'] });
+  const dns = byDomain.get('attempts-nullmx.test')!;
+  t.like(dns, { outcome: 'bounced', mx_host: null, tls: false, recipients: ['bob@attempts-nullmx.test'] });
   t.regex(dns.response!, /^550 5\.1\.10 /);
   t.regex(dns.transcript!, /^\* DNS: /);
 });
 
 test('nothing of another team, of another email, or for a key that only sends', async (t) => {
-  const { team, send } = await apiSender(w, 'attempts-owner.com');
-  w.mx('attempts-private.net');
-  const id = await send({ to: 'eve@attempts-private.net', text: 'mine' });
-  const otherEmail = await send({ to: 'eve@attempts-private.net', text: 'also mine' });
+  const { team, send } = await apiSender(w, 'attempts-owner.test');
+  w.mx('attempts-private.test');
+  const id = await send({ to: 'eve@attempts-private.test', text: 'mine' });
+  const otherEmail = await send({ to: 'eve@attempts-private.test', text: 'also mine' });
   await processDelivery(w.deps, id);
   const [attempt] = (await w.p.request('GET', `/emails/${id}/attempts`, { key: team.key })).body.data as ApiAttempt[];
   t.truthy(attempt);

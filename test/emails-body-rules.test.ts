@@ -11,7 +11,7 @@ let dns: DnsServer;
 test.before(async () => {
   dns = await startDnsServer();
   p = await startPlatform({ DNS_SERVERS: dns.address });
-  mailDomain(dns, 'inbox-one.net');
+  mailDomain(dns, 'inbox-one.test');
 });
 test.after.always(async () => {
   await p?.close();
@@ -31,9 +31,9 @@ test('a template send needs no from or subject: the template answers (none exist
   const { team, post, count } = await world();
   const before = await count();
   for (const body of [
-    { to: 'ann@inbox-one.net', template: { id: 'tmpl_welcome' } },
-    { to: 'ann@inbox-one.net', template: { id: 'tmpl_welcome', variables: { name: 'Ann' } }, subject: 'Hi' },
-    { from: `a@${team.domain}`, to: 'ann@inbox-one.net', template: { id: 'tmpl_welcome' } },
+    { to: 'ann@inbox-one.test', template: { id: 'tmpl_welcome' } },
+    { to: 'ann@inbox-one.test', template: { id: 'tmpl_welcome', variables: { name: 'Ann' } }, subject: 'Hi' },
+    { from: `a@${team.domain}`, to: 'ann@inbox-one.test', template: { id: 'tmpl_welcome' } },
   ]) {
     const res = await post(body);
     t.is(res.status, 422, res.text);
@@ -44,8 +44,8 @@ test('a template send needs no from or subject: the template answers (none exist
   // In a batch too, item by item.
   const batch = await post(
     [
-      { to: 'ann@inbox-one.net', template: { id: 'tmpl_welcome' } },
-      { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' },
+      { to: 'ann@inbox-one.test', template: { id: 'tmpl_welcome' } },
+      { from: `a@${team.domain}`, to: 'ann@inbox-one.test', subject: 'x', text: 'x' },
     ],
     '/emails/batch',
     { 'x-batch-validation': 'permissive' },
@@ -59,7 +59,7 @@ test('a template send needs no from or subject: the template answers (none exist
 test('without a template, from and subject are still required: 422 missing_required_field', async (t) => {
   const { team, post, count } = await world();
   const before = await count();
-  const noFrom = await post({ to: 'ann@inbox-one.net', subject: 'x', text: 'x' });
+  const noFrom = await post({ to: 'ann@inbox-one.test', subject: 'x', text: 'x' });
   t.is(noFrom.status, 422, noFrom.text);
   t.is(noFrom.body.name, 'missing_required_field');
   t.is(noFrom.body.message, 'Missing `from` field.');
@@ -68,13 +68,13 @@ test('without a template, from and subject are still required: 422 missing_requi
     ['from'],
   );
 
-  const noSubject = await post({ from: `a@${team.domain}`, to: 'ann@inbox-one.net', text: 'x', template: null });
+  const noSubject = await post({ from: `a@${team.domain}`, to: 'ann@inbox-one.test', text: 'x', template: null });
   t.is(noSubject.status, 422, noSubject.text);
   t.is(noSubject.body.name, 'missing_required_field');
   t.is(noSubject.body.message, 'Missing `subject` field.');
 
   // Every missing field is named at once.
-  const neither = await post({ to: 'ann@inbox-one.net', text: 'x' });
+  const neither = await post({ to: 'ann@inbox-one.test', text: 'x' });
   t.is(neither.body.name, 'missing_required_field');
   t.deepEqual(neither.body.errors.map((e: { path: string }) => e.path).sort(), ['from', 'subject']);
   const empty = await post({});
@@ -83,12 +83,12 @@ test('without a template, from and subject are still required: 422 missing_requi
   t.deepEqual(empty.body.errors.map((e: { path: string }) => e.path).sort(), ['from', 'subject', 'to']);
 
   // A from of the wrong type is invalid, not missing.
-  const wrong = await post({ from: 42, to: 'ann@inbox-one.net', subject: 'x', text: 'x' });
+  const wrong = await post({ from: 42, to: 'ann@inbox-one.test', subject: 'x', text: 'x' });
   t.is(wrong.status, 422);
   t.is(wrong.body.name, 'validation_error');
   t.is(wrong.body.errors[0].path, 'from');
 
-  const strict = await post([{ to: 'ann@inbox-one.net', subject: 'x', text: 'x' }], '/emails/batch');
+  const strict = await post([{ to: 'ann@inbox-one.test', subject: 'x', text: 'x' }], '/emails/batch');
   t.is(strict.status, 422);
   t.is(strict.body.name, 'missing_required_field');
   t.regex(strict.body.message, /^Email 0: Missing `from` field\.$/);
@@ -98,7 +98,7 @@ test('without a template, from and subject are still required: 422 missing_requi
 test('an email with no body is refused: text "" and no html, or an empty html alone', async (t) => {
   const { team, post, count } = await world();
   const before = await count();
-  const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x' };
+  const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.test', subject: 'x' };
   const cases: [Record<string, unknown>, string][] = [
     [{ ...base, text: '' }, 'text'],
     [{ ...base, text: '', html: null }, 'text'],
@@ -135,7 +135,7 @@ test('an email with no body is refused: text "" and no html, or an empty html al
 
 test('html with text "" is accepted and stores no text; html alone gets a generated text; text alone is kept', async (t) => {
   const { team, post } = await world();
-  const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x' };
+  const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.test', subject: 'x' };
   const optedOut = await post({ ...base, html: '<p>Hello <b>Ann</b></p>', text: '' });
   t.is(optedOut.status, 200, optedOut.text);
   t.like(await p.db('emails').where({ id: optedOut.body.id }).first(), { html: '<p>Hello <b>Ann</b></p>', text: null });
@@ -166,7 +166,7 @@ async function longestComposedLine(id: string): Promise<number> {
 test('RFC 5322 §2.1.1: a subject or header value with a run too long to fold into a 998-octet line is refused; nothing stored', async (t) => {
   const { team, post, count } = await world();
   const before = await count();
-  const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' };
+  const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.test', subject: 'x', text: 'x' };
   const cases: [Record<string, unknown>, string, string, RegExp][] = [
     // 2000 characters without a space: nodemailer folds only at whitespace, so this would be a 2008-octet line.
     [
@@ -240,7 +240,7 @@ test('RFC 5322 §2.1.1: a subject or header value with a run too long to fold in
 
 test('long values that fold (words, non-ASCII, the longest run allowed) are accepted; the composed message has no line over 998 octets', async (t) => {
   const { team, post } = await world();
-  const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' };
+  const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.test', subject: 'x', text: 'x' };
   const words = Array.from({ length: 300 }, (_, i) => `word${i}`).join(' ');
   const accepted: Record<string, unknown>[] = [
     { ...base, headers: { 'X-Long': words.slice(0, 1500) } },
@@ -258,7 +258,7 @@ test('long values that fold (words, non-ASCII, the longest run allowed) are acce
     {
       ...base,
       from: `${'N'.repeat(256)} <${'l'.repeat(64)}@${team.domain}>`,
-      reply_to: `"${'\\"'.repeat(127)}" <r@inbox-one.net>`,
+      reply_to: `"${'\\"'.repeat(127)}" <r@inbox-one.test>`,
       attachments: [
         { filename: `${'f'.repeat(251)}.txt`, content: 'eA==' },
         { filename: `${'ß'.repeat(251)}.txt`, content: 'eA==', content_type: `${'t'.repeat(127)}/${'s'.repeat(127)}` },

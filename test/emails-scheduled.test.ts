@@ -22,7 +22,7 @@ let worker: EntryProcess | null = null;
 test.before(async () => {
   w = await startMtaWorld();
   team = await sendingTeam(w.p, w.dns);
-  w.mx('later-inbox.net');
+  w.mx('later-inbox.test');
 });
 test.after.always(async () => {
   await worker?.stop();
@@ -147,12 +147,12 @@ test.serial('an email scheduled 3 s ahead is released within 1 s of scheduled_at
   let at = next + every / 2;
   while (at < Date.now() + 3000) at += every;
   const when = new Date(at);
-  const id = await schedule('ann@later-inbox.net', when.toISOString());
+  const id = await schedule('ann@later-inbox.test', when.toISOString());
   let row = await emailRow(id);
   t.is(row.status, 'scheduled');
   t.is(row.scheduled_at.getTime(), when.getTime());
   t.is(
-    (await recipientsOf(w.p.db, id)).get('ann@later-inbox.net')?.next_attempt_at?.getTime(),
+    (await recipientsOf(w.p.db, id)).get('ann@later-inbox.test')?.next_attempt_at?.getTime(),
     when.getTime(),
     'due at its time',
   );
@@ -173,8 +173,8 @@ test.serial('an email scheduled 3 s ahead is released within 1 s of scheduled_at
   );
 
   await processDelivery(w.deps, id);
-  t.is((await recipientsOf(w.p.db, id)).get('ann@later-inbox.net')?.status, 'delivered');
-  t.is(w.sink.deliveredTo('ann@later-inbox.net').length, 1);
+  t.is((await recipientsOf(w.p.db, id)).get('ann@later-inbox.test')?.status, 'delivered');
+  t.is(w.sink.deliveredTo('ann@later-inbox.test').length, 1);
   t.is((await w.p.request('GET', `/emails/${id}`, { key: team.key })).body.last_event, 'delivered');
   const types = (await eventsOf(w.p.db, id)).map((e) => e.type);
   t.is(types.filter((type) => type === 'email.scheduled').length, 1);
@@ -189,7 +189,7 @@ test.serial(
     await runningWorker();
     // Canceled before its time: the worker must pass it by.
     const canceledAt = new Date(Date.now() + 4000);
-    const canceledId = await schedule('cy@later-inbox.net', canceledAt.toISOString());
+    const canceledId = await schedule('cy@later-inbox.test', canceledAt.toISOString());
     const cancel = await w.p.request('POST', `/emails/${canceledId}/cancel`, { key: team.key });
     t.is(cancel.status, 200, cancel.text);
     t.deepEqual(cancel.body, { object: 'email', id: canceledId });
@@ -205,10 +205,10 @@ test.serial(
       .where({ team_id: team.id, type: 'email.canceled' })
       .whereRaw(`data->>'email_id' = ?`, [canceledId])
       .first();
-    t.like(canceledEvent?.data, { email_id: canceledId, to: ['cy@later-inbox.net'], subject: 'Later' });
+    t.like(canceledEvent?.data, { email_id: canceledId, to: ['cy@later-inbox.test'], subject: 'Later' });
 
     // Scheduled an hour ahead, then moved to a few seconds ahead: due after the canceled one.
-    const movedId = await schedule('mo@later-inbox.net', 'in 1 hour');
+    const movedId = await schedule('mo@later-inbox.test', 'in 1 hour');
     t.true((await emailRow(movedId)).scheduled_at.getTime() > Date.now() + 3500_000);
     const patched = await w.p.request('PATCH', `/emails/${movedId}`, {
       key: team.key,
@@ -221,7 +221,7 @@ test.serial(
     t.true(Math.abs(moved.scheduled_at.getTime() - (Date.now() + 5000)) < 3000, 'moved to about 5 s ahead');
     t.true(moved.scheduled_at.getTime() > canceledAt.getTime(), 'due after the canceled one');
     t.is(
-      (await recipientsOf(w.p.db, movedId)).get('mo@later-inbox.net')?.next_attempt_at?.getTime(),
+      (await recipientsOf(w.p.db, movedId)).get('mo@later-inbox.test')?.next_attempt_at?.getTime(),
       moved.scheduled_at.getTime(),
       'its recipient is due at the new time',
     );
@@ -230,7 +230,7 @@ test.serial(
       .where({ team_id: team.id, type: 'email.scheduled' })
       .whereRaw(`data->>'email_id' = ?`, [movedId]);
     t.is(scheduledEvents.length, 2, 'one at acceptance, one for the reschedule');
-    t.like(scheduledEvents[1].data, { email_id: movedId, to: ['mo@later-inbox.net'] });
+    t.like(scheduledEvents[1].data, { email_id: movedId, to: ['mo@later-inbox.test'] });
 
     // The worker releases the moved email at its new time: it has run its release after the canceled one was due.
     const released = await waitForRow(movedId, (r) => r.status !== 'scheduled');
@@ -245,7 +245,7 @@ test.serial(
     const still = await emailRow(canceledId);
     t.like(still, { status: 'canceled', last_event: 'canceled' });
     t.is(still.updated_at.getTime(), canceledRow.updated_at.getTime(), 'not touched since the cancel');
-    t.is((await recipientsOf(w.p.db, canceledId)).get('cy@later-inbox.net')?.status, 'canceled');
+    t.is((await recipientsOf(w.p.db, canceledId)).get('cy@later-inbox.test')?.status, 'canceled');
     t.deepEqual(await deliverJobs(canceledId), [], 'never handed to the MTA');
     t.deepEqual(
       (await eventsOf(w.p.db, canceledId)).map((e) => e.type),
@@ -261,9 +261,9 @@ test.serial(
     t.is((await w.p.request('POST', `/emails/${movedId}/cancel`, { key: team.key })).status, 422);
 
     await processDelivery(w.deps, canceledId);
-    t.is(w.sink.deliveredTo('cy@later-inbox.net').length, 0, 'even a stray deliver job sends nothing');
+    t.is(w.sink.deliveredTo('cy@later-inbox.test').length, 0, 'even a stray deliver job sends nothing');
     await processDelivery(w.deps, movedId);
-    t.is(w.sink.deliveredTo('mo@later-inbox.net').length, 1);
+    t.is(w.sink.deliveredTo('mo@later-inbox.test').length, 1);
   },
 );
 
@@ -273,7 +273,7 @@ test.serial(
     t.timeout(300_000);
     const before = await runningWorker();
     const when = new Date(Date.now() + 5000);
-    const id = await schedule('kim@later-inbox.net', when.toISOString());
+    const id = await schedule('kim@later-inbox.test', when.toISOString());
     process.kill(before.pid, 'SIGKILL');
     await before.stop();
     worker = null;
@@ -306,8 +306,8 @@ test.serial(
 
     await processDelivery(w.deps, id);
     t.is((await processDelivery(w.deps, id)).leased, 0, 'a second run of its job finds nothing to do');
-    t.is(w.sink.deliveredTo('kim@later-inbox.net').length, 1, 'one copy');
-    t.is((await recipientsOf(w.p.db, id)).get('kim@later-inbox.net')?.status, 'delivered');
+    t.is(w.sink.deliveredTo('kim@later-inbox.test').length, 1, 'one copy');
+    t.is((await recipientsOf(w.p.db, id)).get('kim@later-inbox.test')?.status, 'delivered');
     t.is((await w.p.request('GET', `/emails/${id}`, { key: team.key })).body.last_event, 'delivered');
     await assertNoRepeatedEvents(t, id);
   },
@@ -462,7 +462,7 @@ test('scheduled_at: an ISO 8601 instant must name a real day and time, never one
 
 test('scheduled_at through the API: refusals are 422 validation_error on scheduled_at and store nothing; phrases are read case-insensitively', async (t) => {
   const other = await sendingTeam(w.p, w.dns);
-  const base = { from: `shop@${other.domain}`, to: 'gia@later-inbox.net', subject: 'Grammar', text: 'x' };
+  const base = { from: `shop@${other.domain}`, to: 'gia@later-inbox.test', subject: 'Grammar', text: 'x' };
   // Clock-independent refusals (no phrase here is valid at any time of day).
   for (const phrase of [
     'next blue moon',

@@ -11,9 +11,9 @@ let dns: DnsServer;
 test.before(async () => {
   dns = await startDnsServer();
   p = await startPlatform({ DNS_SERVERS: dns.address, BULK_DAILY_LIMIT: '3' });
-  mailDomain(dns, 'inbox-one.net');
-  mailDomain(dns, 'inbox-two.net');
-  dns.set('nullmx.net', 'MX', [{ exchange: '.', priority: 0 }]);
+  mailDomain(dns, 'inbox-one.test');
+  mailDomain(dns, 'inbox-two.test');
+  dns.set('nullmx.test', 'MX', [{ exchange: '.', priority: 0 }]);
 });
 test.after.always(async () => {
   await p?.close();
@@ -26,10 +26,10 @@ test('POST /emails commits the email, its recipients and attachments, then enque
     key: team.key,
     body: {
       from: `Acme Support <support@${team.domain}>`,
-      to: ['ann@inbox-one.net', 'Bob <bob@inbox-two.net>'],
-      cc: 'carol@inbox-one.net',
-      bcc: ['ann@inbox-one.net'],
-      reply_to: 'help@inbox-one.net',
+      to: ['ann@inbox-one.test', 'Bob <bob@inbox-two.test>'],
+      cc: 'carol@inbox-one.test',
+      bcc: ['ann@inbox-one.test'],
+      reply_to: 'help@inbox-one.test',
       subject: 'Your receipt',
       html: '<p>Thanks! <a href="https://acme.test/r/1">Receipt</a></p>',
       headers: { 'X-Entity-Ref-ID': 'abc-123' },
@@ -64,9 +64,9 @@ test('POST /emails commits the email, its recipients and attachments, then enque
   t.deepEqual(
     recipients.map((r) => [r.address, r.kind, r.status]),
     [
-      ['ann@inbox-one.net', 'to', 'queued'],
-      ['bob@inbox-two.net', 'to', 'queued'],
-      ['carol@inbox-one.net', 'cc', 'queued'],
+      ['ann@inbox-one.test', 'to', 'queued'],
+      ['bob@inbox-two.test', 'to', 'queued'],
+      ['carol@inbox-one.test', 'cc', 'queued'],
     ],
   );
   const attachments = await p.db('email_attachments').where({ email_id: res.body.id }).orderBy('position');
@@ -86,8 +86,8 @@ test('POST /emails commits the email, its recipients and attachments, then enque
     object: 'email',
     id: res.body.id,
     last_event: 'sent',
-    cc: ['carol@inbox-one.net'],
-    reply_to: ['help@inbox-one.net'],
+    cc: ['carol@inbox-one.test'],
+    reply_to: ['help@inbox-one.test'],
     scheduled_at: null,
   });
   const list = await p.request('GET', '/emails', { key: team.key });
@@ -98,8 +98,8 @@ test('POST /emails commits the email, its recipients and attachments, then enque
 test("the sender domain must be the team's, verified, and the key's own when the key is bound", async (t) => {
   const team = await sendingTeam(p, dns);
   const other = await sendingTeam(p, dns);
-  const body = (from: string) => ({ from, to: 'ann@inbox-one.net', subject: 'x', text: 'x' });
-  for (const from of [`a@${other.domain}`, 'a@unknown-sender.com']) {
+  const body = (from: string) => ({ from, to: 'ann@inbox-one.test', subject: 'x', text: 'x' });
+  for (const from of [`a@${other.domain}`, 'a@unknown-sender.test']) {
     const res = await p.request('POST', '/emails', { key: team.key, body: body(from) });
     t.is(res.status, 403, from);
     t.is(res.body.name, 'validation_error');
@@ -119,12 +119,12 @@ test("the sandbox reaches only verified identities, the team's domains and the s
   mailDomain(dns, team.domain);
   const res = await p.request('POST', '/emails', {
     key: team.key,
-    body: { from: `a@${team.domain}`, to: 'stranger@inbox-one.net', subject: 'x', text: 'x' },
+    body: { from: `a@${team.domain}`, to: 'stranger@inbox-one.test', subject: 'x', text: 'x' },
   });
   t.is(res.status, 403);
   t.is(res.body.name, 'validation_error');
   t.deepEqual(res.body.details, {
-    recipient: 'stranger@inbox-one.net',
+    recipient: 'stranger@inbox-one.test',
     region: 'us-east-1',
     allowed: ['verified_identity', 'verified_domain', 'simulator'],
   });
@@ -135,12 +135,12 @@ test("the sandbox reaches only verified identities, the team's domains and the s
     });
     t.is(ok.status, 200, `${to}: ${ok.text}`);
   }
-  await p.db('team_identities').insert({ team_id: team.id, email: 'stranger@inbox-one.net' });
+  await p.db('team_identities').insert({ team_id: team.id, email: 'stranger@inbox-one.test' });
   t.is(
     (
       await p.request('POST', '/emails', {
         key: team.key,
-        body: { from: `a@${team.domain}`, to: 'stranger@inbox-one.net', subject: 'x', text: 'x' },
+        body: { from: `a@${team.domain}`, to: 'stranger@inbox-one.test', subject: 'x', text: 'x' },
       })
     ).status,
     200,
@@ -153,7 +153,7 @@ test('the managed domain sends only to verified identities and the simulator', a
   await p.db('teams').where({ id: team.id }).update({ sandbox_regions: '{}' });
   const refused = await p.request('POST', '/emails', {
     key: team.key,
-    body: { from: `me@${managed}`, to: 'x@inbox-one.net', subject: 'x', text: 'x' },
+    body: { from: `me@${managed}`, to: 'x@inbox-one.test', subject: 'x', text: 'x' },
   });
   t.is(refused.status, 403);
   t.deepEqual(refused.body.details.allowed, ['verified_identity', 'simulator']);
@@ -170,10 +170,10 @@ test('recipients that cannot receive mail: 422 when all are unusable, dropped wh
     p.request('POST', '/emails', { key: team.key, body: { from: `a@${team.domain}`, to, subject: 'x', text: 'x' } });
   const cases: [string, string, Record<string, unknown>?][] = [
     ['a@example.com', 'reserved_domain'],
-    ['a@foo.test', 'reserved_domain'],
+    ['a@foo.invalid', 'reserved_domain'],
     ['a@gmial.com', 'typo_domain', { suggestion: 'gmail.com' }],
-    ['a@nullmx.net', 'no_mail'],
-    ['a@no-such-domain-here.net', 'no_mail'],
+    ['a@nullmx.test', 'no_mail'],
+    ['a@no-such-domain-here.test', 'no_mail'],
   ];
   for (const [to, cause, extra] of cases) {
     const res = await send([to]);
@@ -183,29 +183,29 @@ test('recipients that cannot receive mail: 422 when all are unusable, dropped wh
   await p.db('suppressions').insert({
     id: '01a20175-0000-7000-8000-000000000001',
     team_id: (await p.createTeam()).id,
-    email: 'gone@inbox-two.net',
+    email: 'gone@inbox-two.test',
     origin: 'bounce',
   });
-  t.like((await send(['gone@inbox-two.net'])).body.details, { cause: 'dead_address' });
+  t.like((await send(['gone@inbox-two.test'])).body.details, { cause: 'dead_address' });
 
-  const mixed = await send(['ok@inbox-one.net', 'a@example.com']);
+  const mixed = await send(['ok@inbox-one.test', 'a@example.com']);
   t.is(mixed.status, 200);
   const rows = await p.db('email_recipients').where({ email_id: mixed.body.id }).orderBy('address');
   t.deepEqual(
     rows.map((r) => [r.address, r.status, r.last_response]),
     [
       ['a@example.com', 'failed', 'reserved_domain'],
-      ['ok@inbox-one.net', 'queued', null],
+      ['ok@inbox-one.test', 'queued', null],
     ],
   );
 });
 
 test('suppressed recipients are not sent to and email.suppressed is recorded', async (t) => {
   const team = await sendingTeam(p, dns);
-  await p.request('POST', '/suppressions', { key: team.key, body: { email: 'blocked@inbox-one.net' } });
+  await p.request('POST', '/suppressions', { key: team.key, body: { email: 'blocked@inbox-one.test' } });
   const res = await p.request('POST', '/emails', {
     key: team.key,
-    body: { from: `a@${team.domain}`, to: ['Blocked@inbox-one.net', 'fine@inbox-one.net'], subject: 'x', text: 'x' },
+    body: { from: `a@${team.domain}`, to: ['Blocked@inbox-one.test', 'fine@inbox-one.test'], subject: 'x', text: 'x' },
   });
   t.is(res.status, 200, res.text);
   const rows = await p.db('email_recipients').where({ email_id: res.body.id }).orderBy('address');
@@ -217,28 +217,28 @@ test('suppressed recipients are not sent to and email.suppressed is recorded', a
   // The entry's origin is the reason: added by hand here.
   t.like(event.data, {
     email_id: res.body.id,
-    to: ['Blocked@inbox-one.net'],
+    to: ['Blocked@inbox-one.test'],
     suppressed: { type: 'OnAccountSuppressionList', reason: 'manual' },
   });
 });
 
 test('bad input is refused with a clear 422 and nothing is stored', async (t) => {
   const team = await sendingTeam(p, dns);
-  const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' };
+  const base = { from: `a@${team.domain}`, to: 'ann@inbox-one.test', subject: 'x', text: 'x' };
   const cases: [Record<string, unknown>, number, string, string?][] = [
     [{ ...base, from: 'not an address' }, 422, 'validation_error', 'from'],
-    [{ ...base, to: 'ann@inbox-one.net\r\nBcc: evil@x.net' }, 422, 'validation_error', 'to'],
-    [{ ...base, subject: 'Hi\r\nBcc: evil@x.net' }, 422, 'validation_error', 'subject'],
-    [{ ...base, headers: { 'X-Ok': 'a\r\nBcc: evil@x.net' } }, 422, 'validation_error', 'headers.X-Ok'],
+    [{ ...base, to: 'ann@inbox-one.test\r\nBcc: evil@x.test' }, 422, 'validation_error', 'to'],
+    [{ ...base, subject: 'Hi\r\nBcc: evil@x.test' }, 422, 'validation_error', 'subject'],
+    [{ ...base, headers: { 'X-Ok': 'a\r\nBcc: evil@x.test' } }, 422, 'validation_error', 'headers.X-Ok'],
     [{ ...base, headers: { From: 'x@y.z' } }, 422, 'validation_error', 'headers.From'],
     [{ ...base, headers: { 'Bad Name': 'v' } }, 422, 'validation_error', 'headers.Bad Name'],
-    [{ ...base, to: Array.from({ length: 51 }, (_, i) => `r${i}@inbox-one.net`) }, 422, 'validation_error', 'to'],
+    [{ ...base, to: Array.from({ length: 51 }, (_, i) => `r${i}@inbox-one.test`) }, 422, 'validation_error', 'to'],
     [
       {
         ...base,
-        to: Array.from({ length: 20 }, (_, i) => `t${i}@inbox-one.net`),
-        cc: Array.from({ length: 20 }, (_, i) => `c${i}@inbox-one.net`),
-        bcc: Array.from({ length: 11 }, (_, i) => `b${i}@inbox-one.net`),
+        to: Array.from({ length: 20 }, (_, i) => `t${i}@inbox-one.test`),
+        cc: Array.from({ length: 20 }, (_, i) => `c${i}@inbox-one.test`),
+        bcc: Array.from({ length: 11 }, (_, i) => `b${i}@inbox-one.test`),
       },
       422,
       'validation_error',
@@ -279,7 +279,7 @@ test.serial(
       key: team.key,
       body: {
         from: `a@${team.domain}`,
-        to: 'ann@inbox-one.net',
+        to: 'ann@inbox-one.test',
         subject: 'later',
         text: 'x',
         scheduled_at: 'in 2 hours',
@@ -331,7 +331,7 @@ test.serial(
       key: team.key,
       body: {
         from: `a@${team.domain}`,
-        to: 'ann@inbox-one.net',
+        to: 'ann@inbox-one.test',
         subject: 'never',
         text: 'x',
         scheduled_at: new Date(Date.now() + 3600_000).toISOString(),
@@ -349,15 +349,15 @@ test('the bulk rule: the same message without an unsubscribe link reaches at mos
   const body = (to: string, html: string) => ({ from: `news@${team.domain}`, to, subject: 'Big news', html });
   for (const n of [1, 2, 3])
     t.is(
-      (await p.request('POST', '/emails', { key: team.key, body: body(`r${n}@inbox-one.net`, '<p>News</p>') })).status,
+      (await p.request('POST', '/emails', { key: team.key, body: body(`r${n}@inbox-one.test`, '<p>News</p>') })).status,
       200,
     );
-  const refused = await p.request('POST', '/emails', { key: team.key, body: body('r4@inbox-one.net', '<p>News</p>') });
+  const refused = await p.request('POST', '/emails', { key: team.key, body: body('r4@inbox-one.test', '<p>News</p>') });
   t.is(refused.status, 422);
   t.like(refused.body.details, { reason: 'bulk_requires_unsubscribe', docs_url: p.config.BULK_DOCS_URL });
   const withLink = await p.request('POST', '/emails', {
     key: team.key,
-    body: body('r4@inbox-one.net', '<p>News</p><a href="https://x.test/u">Unsubscribe</a>'),
+    body: body('r4@inbox-one.test', '<p>News</p><a href="https://x.test/u">Unsubscribe</a>'),
   });
   t.is(withLink.status, 200);
 });
@@ -365,7 +365,7 @@ test('the bulk rule: the same message without an unsubscribe link reaches at mos
 test('the bulk rule wants a link, not the word: an http(s) or mailto link that says unsubscribe, a URL on its line in text, or List-Unsubscribe', async (t) => {
   const team = await sendingTeam(p, dns);
   // Four people in one send: past BULK_DAILY_LIMIT (3) unless the message carries a way to unsubscribe.
-  const to = ['w1@inbox-one.net', 'w2@inbox-one.net', 'w3@inbox-one.net', 'w4@inbox-one.net'];
+  const to = ['w1@inbox-one.test', 'w2@inbox-one.test', 'w3@inbox-one.test', 'w4@inbox-one.test'];
   const send = (content: Record<string, unknown>, recipients = to) =>
     p.request('POST', '/emails', {
       key: team.key,
@@ -413,7 +413,7 @@ test('daily and monthly quotas: 429 once reached', async (t) => {
   const send = () =>
     p.request('POST', '/emails', {
       key: team.key,
-      body: { from: `a@${team.domain}`, to: 'q@inbox-one.net', subject: `q${Math.random()}`, text: 'x' },
+      body: { from: `a@${team.domain}`, to: 'q@inbox-one.test', subject: `q${Math.random()}`, text: 'x' },
     });
   t.is((await send()).status, 200);
   t.is((await send()).status, 200);
@@ -426,7 +426,7 @@ test('daily and monthly quotas: 429 once reached', async (t) => {
 
 test('Idempotency-Key on POST /emails: a retry replays the answer and sends nothing again', async (t) => {
   const team = await sendingTeam(p, dns);
-  const body = { from: `a@${team.domain}`, to: 'idem@inbox-one.net', subject: 'once', text: 'x' };
+  const body = { from: `a@${team.domain}`, to: 'idem@inbox-one.test', subject: 'once', text: 'x' };
   const headers = { 'idempotency-key': 'order-42' };
   const first = await p.request('POST', '/emails', { key: team.key, body, headers });
   const second = await p.request('POST', '/emails', { key: team.key, body, headers });
@@ -440,7 +440,7 @@ test('Idempotency-Key on POST /emails: a retry replays the answer and sends noth
 
 test('POST /emails/batch: strict refuses the whole batch on one error; permissive sends the valid ones', async (t) => {
   const team = await sendingTeam(p, dns);
-  const good = (n: number) => ({ from: `a@${team.domain}`, to: `b${n}@inbox-one.net`, subject: `b${n}`, text: 'x' });
+  const good = (n: number) => ({ from: `a@${team.domain}`, to: `b${n}@inbox-one.test`, subject: `b${n}`, text: 'x' });
   const bad = { from: `a@${team.domain}`, to: 'not-an-address', subject: 'bad', text: 'x' };
   const strict = await p.request('POST', '/emails/batch', { key: team.key, body: [good(1), bad] });
   t.is(strict.status, 422);
@@ -477,7 +477,7 @@ test.serial('the release takes every due email, a batch at a time', async (t) =>
       key: team.key,
       body: {
         from: `a@${team.domain}`,
-        to: 'ann@inbox-one.net',
+        to: 'ann@inbox-one.test',
         subject: `batch ${i}`,
         text: 'x',
         scheduled_at: 'in 3 hours',
@@ -506,14 +506,14 @@ test('the bulk rule in a batch: permissive reports the refused email and sends t
       ? { attachments: [{ filename: 'n.txt', content: Buffer.from(attachment).toString('base64') }] }
       : {}),
   });
-  const other = { from: `news@${team.domain}`, to: ['solo@inbox-one.net'], subject: 'Something else', text: 'hi' };
+  const other = { from: `news@${team.domain}`, to: ['solo@inbox-one.test'], subject: 'Something else', text: 'hi' };
   // The team's blobs (emails/<team>/<email>/...): only the refused item has an attachment.
   const blobs = () => readdir(path.join(p.config.BLOB_DIR, 'emails', team.id), { recursive: true }).catch(() => []);
 
   // Item 1 would reach 4 people with the same message: past BULK_DAILY_LIMIT (3).
   const batch = [
     other,
-    news(['n1@inbox-one.net', 'n2@inbox-one.net', 'n3@inbox-one.net', 'n4@inbox-one.net'], 'refused'),
+    news(['n1@inbox-one.test', 'n2@inbox-one.test', 'n3@inbox-one.test', 'n4@inbox-one.test'], 'refused'),
   ];
   const strict = await p.request('POST', '/emails/batch', { key: team.key, body: batch });
   t.is(strict.status, 422, strict.text);
@@ -556,7 +556,7 @@ test('the bulk rule in a batch: permissive reports the refused email and sends t
   // One send refused the same way leaves no blob either.
   const single = await p.request('POST', '/emails', {
     key: team.key,
-    body: news(['s1@inbox-one.net', 's2@inbox-one.net', 's3@inbox-one.net', 's4@inbox-one.net'], 'single'),
+    body: news(['s1@inbox-one.test', 's2@inbox-one.test', 's3@inbox-one.test', 's4@inbox-one.test'], 'single'),
   });
   t.is(single.status, 422, single.text);
   t.deepEqual(

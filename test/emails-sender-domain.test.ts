@@ -18,7 +18,7 @@ let submissionPort: number;
 test.before(async () => {
   dns = await startDnsServer();
   p = await startPlatform({ DNS_SERVERS: dns.address });
-  mailDomain(dns, 'inbox-one.net');
+  mailDomain(dns, 'inbox-one.test');
   submission = await startSubmission(p.deps, { implicitTls: true });
   submissionPort = submission.port;
 });
@@ -39,7 +39,7 @@ interface Rec {
 const send = (team: SendingTeam, extra: Record<string, unknown> = {}) =>
   p.request('POST', '/emails', {
     key: team.key,
-    body: { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x', ...extra },
+    body: { from: `a@${team.domain}`, to: 'ann@inbox-one.test', subject: 'x', text: 'x', ...extra },
   });
 
 async function domainOf(team: SendingTeam): Promise<{ status: string; records: Rec[] }> {
@@ -106,7 +106,7 @@ test('a domain with receiving enabled but no Receiving MX yet still sends', asyn
 
 test('the sending records decide: an unpublished DKIM or SPF record keeps the domain from sending', async (t) => {
   const team = await p.createTeam();
-  const name = `records-${process.pid}.com`;
+  const name = `records-${process.pid}.test`;
   const created = await p.request('POST', '/domains', { key: team.key, body: { name, click_tracking: true } });
   t.is(created.status, 201, created.text);
   const owner = { ...team, domain: name, domainId: created.body.id as string };
@@ -163,7 +163,7 @@ test('sending disabled answers so before any record is looked at, verified or no
 
   // A domain never verified, sending disabled: the capability is what it hears about.
   const fresh = await p.createTeam();
-  const name = `receive-only-${process.pid}.com`;
+  const name = `receive-only-${process.pid}.test`;
   const created = await p.request('POST', '/domains', {
     key: fresh.key,
     body: { name, capabilities: { sending: 'disabled', receiving: 'enabled' } },
@@ -171,7 +171,7 @@ test('sending disabled answers so before any record is looked at, verified or no
   t.is(created.status, 201, created.text);
   const res = await p.request('POST', '/emails', {
     key: fresh.key,
-    body: { from: `a@${name}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' },
+    body: { from: `a@${name}`, to: 'ann@inbox-one.test', subject: 'x', text: 'x' },
   });
   t.is(res.status, 403);
   t.is(res.body.message, `Sending is disabled for the ${name} domain.`);
@@ -205,7 +205,7 @@ test('SMTP submission takes the same rule: a partially verified domain with veri
     tls: { rejectUnauthorized: false },
     auth: { user: 'apikey', pass: team.key },
   });
-  const mail = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'over smtp', text: 'hello' };
+  const mail = { from: `a@${team.domain}`, to: 'ann@inbox-one.test', subject: 'over smtp', text: 'hello' };
   const info = await transport.sendMail(mail);
   t.regex(info.response, /queued as [0-9a-f-]{36}/);
 

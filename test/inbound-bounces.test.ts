@@ -17,8 +17,8 @@ import { readReport } from '../inbound/receive/report.ts';
 import { returnPathAddress } from '../shared/emails/mail-tokens.ts';
 import { until } from './helpers/wait.ts';
 
-const PF = 'pf-dsn.net';
-const PF_SENDER = 'pf-dsn-sender.com';
+const PF = 'pf-dsn.test';
+const PF_SENDER = 'pf-dsn-sender.test';
 
 let b: BounceWorld;
 let w: MtaWorld;
@@ -38,7 +38,7 @@ test.before(async () => {
   ({ w, deps, team, domain } = b);
   pfTeam = await w.p.createTeam();
   pfDomain = await w.sendingDomain(pfTeam, PF_SENDER);
-  // Postfix is the MX of pf-dsn.net and relays to the sink, which refuses gone@ and defers slow@; Postfix's
+  // Postfix is the MX of pf-dsn.test and relays to the sink, which refuses gone@ and defers slow@; Postfix's
   // bounces to our return-path host go to our MX, as the return path's MX record would send them.
   w.sink.script(`gone@${PF}`, {
     rcpt: `550 5.1.1 <gone@${PF}>: Recipient address rejected: User unknown in virtual mailbox table`,
@@ -96,7 +96,7 @@ test.serial(
     t.like(bounced?.data.bounce, { type: 'Permanent', subType: 'NoEmail' });
     t.regex(
       (bounced?.data.bounce as { diagnosticCode: string[] }).diagnosticCode[0],
-      /^smtp; 550 5\.1\.1 <gone@pf-dsn\.net>: Recipient address rejected/,
+      /^smtp; 550 5\.1\.1 <gone@pf-dsn\.test>: Recipient address rejected/,
     );
     t.like(await suppression(pfTeam, `gone@${PF}`), { origin: 'bounce', source_id: id });
     t.is((await w.p.db('emails').where({ id }).first()).last_event, 'bounced');

@@ -17,7 +17,7 @@ let domain: { id: string; name: string };
 test.before(async () => {
   w = await startMtaWorld();
   team = await w.p.createTeam();
-  domain = await w.sendingDomain(team, 'last-event-sender.net');
+  domain = await w.sendingDomain(team, 'last-event-sender.test');
 });
 test.after.always(async () => {
   await w?.close();
@@ -186,7 +186,7 @@ function outcomeFor(moved: RecipientStatus): Outcome {
 let serial = 0;
 /** An email with a recipient per state: the others set as they are, the last one queued and leased. */
 async function emailOf(c: Case) {
-  const to = [...c.others, c.moved].map(() => `someone${++serial}@last-event-rcpt.net`);
+  const to = [...c.others, c.moved].map(() => `someone${++serial}@last-event-rcpt.test`);
   const now = new Date();
   const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to, now });
   for (const [i, other] of c.others.entries()) {
@@ -217,8 +217,8 @@ async function throughRecord(c: Case, alone: boolean) {
   const record: PendingRecord = {
     ctx: { email, now, lease: token },
     attempt: {
-      domain: 'last-event-rcpt.net',
-      mxHost: 'mx.last-event-rcpt.net',
+      domain: 'last-event-rcpt.test',
+      mxHost: 'mx.last-event-rcpt.test',
       tls: true,
       transcript: '',
       startedAt: now,

@@ -32,6 +32,7 @@ test('npm start creates and migrates the database, prints the first key once, ru
     MX_PORT: String(await freePort()),
     LOG_LEVEL: 'info',
     NODE_ENV: 'test',
+    RESERVED_TLDS_ALLOWED: 'test',
   };
   const admin = knexFactory({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
   t.teardown(async () => {

@@ -35,10 +35,10 @@ const startMta = (config: Config): ChildProcess =>
 test('kill -9 mid-run, restart: every recipient delivered, duplicates only inside the 250-to-commit window', async (t) => {
   t.timeout(150_000);
   const team = await w.p.createTeam();
-  const domain = await w.sendingDomain(team, 'sender-crash.com');
-  w.mx('crash-rcpt.net');
+  const domain = await w.sendingDomain(team, 'sender-crash.test');
+  w.mx('crash-rcpt.test');
   const total = 40;
-  const addresses = Array.from({ length: total }, (_, i) => `user${i}@crash-rcpt.net`);
+  const addresses = Array.from({ length: total }, (_, i) => `user${i}@crash-rcpt.test`);
   const ids: string[] = [];
   for (const a of addresses) ids.push(await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: [a] }));
   const queue = createQueue(w.p.config, queues.deliver);

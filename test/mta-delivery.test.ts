@@ -23,14 +23,14 @@ test.after.always(async () => {
 
 test('an API email is composed, DKIM-signed, sent over STARTTLS with the return-path envelope, and recorded delivered', async (t) => {
   const team = await w.p.createTeam();
-  const domain = await w.sendingDomain(team, 'shop-alpha.com');
-  w.mx('alpha-rcpt.net');
+  const domain = await w.sendingDomain(team, 'shop-alpha.test');
+  w.mx('alpha-rcpt.test');
   const id = await insertEmail(w.p.db, w.p.deps.blobs, {
     teamId: team.id,
     domain,
-    from: 'Shop <orders@shop-alpha.com>',
-    to: ['ann@alpha-rcpt.net'],
-    bcc: ['hidden@alpha-rcpt.net'],
+    from: 'Shop <orders@shop-alpha.test>',
+    to: ['ann@alpha-rcpt.test'],
+    bcc: ['hidden@alpha-rcpt.test'],
     subject: 'Your order',
     tags: [{ name: 'kind', value: 'receipt' }],
     attachments: [{ filename: 'r.txt', content: Buffer.from('receipt body'), contentType: 'text/plain' }],
@@ -38,19 +38,19 @@ test('an API email is composed, DKIM-signed, sent over STARTTLS with the return-
   const summary = await processDelivery(w.deps, id);
   t.is(summary.leased, 2);
 
-  const [message] = w.sink.deliveredTo('ann@alpha-rcpt.net');
+  const [message] = w.sink.deliveredTo('ann@alpha-rcpt.test');
   t.truthy(message);
   t.true(message.secure, 'STARTTLS was offered, so it was used');
   t.deepEqual(
     message.to.sort(),
-    ['ann@alpha-rcpt.net', 'hidden@alpha-rcpt.net'],
+    ['ann@alpha-rcpt.test', 'hidden@alpha-rcpt.test'],
     'one transaction for the domain, both RCPTs',
   );
   t.is(readReturnPathAddress(w.deps.secrets, message.from), id);
-  t.true(message.from.endsWith('@send.shop-alpha.com'));
+  t.true(message.from.endsWith('@send.shop-alpha.test'));
 
   const parsed = await simpleParser(message.raw);
-  t.is(parsed.messageId, `<${id}@shop-alpha.com>`);
+  t.is(parsed.messageId, `<${id}@shop-alpha.test>`);
   t.truthy(parsed.date);
   t.is(parsed.subject, 'Your order');
   t.is(parsed.headers.get('bcc'), undefined, 'Bcc never reaches the headers');
@@ -60,7 +60,7 @@ test('an API email is composed, DKIM-signed, sent over STARTTLS with the return-
   const dkim = await w.verifyDkim(message.raw);
   t.deepEqual(
     dkim.map((d) => [d.status, d.domain, d.selector]),
-    [['pass', 'shop-alpha.com', domain.selector]],
+    [['pass', 'shop-alpha.test', domain.selector]],
   );
 
   const recipients = await recipientsOf(w.p.db, id);
@@ -68,7 +68,7 @@ test('an API email is composed, DKIM-signed, sent over STARTTLS with the return-
     t.is(r.status, 'delivered');
     t.is(r.attempts, 1);
     t.is(r.leased_until, null);
-    t.is(r.mx_host, 'mx.alpha-rcpt.net');
+    t.is(r.mx_host, 'mx.alpha-rcpt.test');
     t.regex(r.last_response ?? '', /^250 /);
   }
   const email = await w.p.db('emails').where({ id }).first();
@@ -86,24 +86,24 @@ test('an API email is composed, DKIM-signed, sent over STARTTLS with the return-
     ['email.sent', 'email.delivered'],
   );
   t.deepEqual(events[0].data.tags, { kind: 'receipt' });
-  t.deepEqual((events[1].data.to as string[]).sort(), ['ann@alpha-rcpt.net', 'hidden@alpha-rcpt.net']);
+  t.deepEqual((events[1].data.to as string[]).sort(), ['ann@alpha-rcpt.test', 'hidden@alpha-rcpt.test']);
 
   const [attempt] = await w.p.db('delivery_attempts').where({ email_id: id });
   t.is(attempt.outcome, 'delivered');
   t.true(attempt.tls);
   t.regex(attempt.transcript, /C: MAIL FROM:<bounces\+/);
-  t.regex(attempt.transcript, /C: RCPT TO:<ann@alpha-rcpt\.net>/);
+  t.regex(attempt.transcript, /C: RCPT TO:<ann@alpha-rcpt\.test>/);
   t.regex(attempt.transcript, /S: 250 /);
   t.false(attempt.transcript.includes('receipt body'), 'DATA content stays out of the transcript');
 });
 
 test('a receiver without STARTTLS gets the message in the clear, and the attempt says so', async (t) => {
   const team = await w.p.createTeam();
-  const domain = await w.sendingDomain(team, 'shop-beta.com');
-  w.mx('beta-rcpt.net', ['127.0.0.2']);
-  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: ['bob@beta-rcpt.net'] });
+  const domain = await w.sendingDomain(team, 'shop-beta.test');
+  w.mx('beta-rcpt.test', ['127.0.0.2']);
+  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to: ['bob@beta-rcpt.test'] });
   await processDelivery(w.deps, id);
-  const [message] = plain.deliveredTo('bob@beta-rcpt.net');
+  const [message] = plain.deliveredTo('bob@beta-rcpt.test');
   t.false(message.secure);
   const [attempt] = await w.p.db('delivery_attempts').where({ email_id: id });
   t.false(attempt.tls);
@@ -112,33 +112,36 @@ test('a receiver without STARTTLS gets the message in the clear, and the attempt
 
 test('recipients are grouped by domain: one transaction per domain, each with its own RCPTs', async (t) => {
   const team = await w.p.createTeam();
-  const domain = await w.sendingDomain(team, 'shop-gamma.com');
-  w.mx('gamma-one.net');
-  w.mx('gamma-two.net');
+  const domain = await w.sendingDomain(team, 'shop-gamma.test');
+  w.mx('gamma-one.test');
+  w.mx('gamma-two.test');
   const id = await insertEmail(w.p.db, w.p.deps.blobs, {
     teamId: team.id,
     domain,
-    to: ['a@gamma-one.net', 'b@gamma-one.net'],
-    cc: ['c@gamma-two.net'],
+    to: ['a@gamma-one.test', 'b@gamma-one.test'],
+    cc: ['c@gamma-two.test'],
   });
   await processDelivery(w.deps, id);
-  const forId = w.sink.messages.filter((m) => m.to.some((a) => /gamma-(one|two)\.net$/.test(a)));
-  t.deepEqual(forId.map((m) => m.to.sort().join(',')).sort(), ['a@gamma-one.net,b@gamma-one.net', 'c@gamma-two.net']);
+  const forId = w.sink.messages.filter((m) => m.to.some((a) => /gamma-(one|two)\.test$/.test(a)));
+  t.deepEqual(forId.map((m) => m.to.sort().join(',')).sort(), [
+    'a@gamma-one.test,b@gamma-one.test',
+    'c@gamma-two.test',
+  ]);
   t.is(new Set(forId.map((m) => m.raw.toString())).size, 1, 'the same signed bytes go to every domain');
   const attempts = await w.p.db('delivery_attempts').where({ email_id: id }).orderBy('domain');
   t.deepEqual(
     attempts.map((a) => [a.domain, a.recipients.sort()]),
     [
-      ['gamma-one.net', ['a@gamma-one.net', 'b@gamma-one.net']],
-      ['gamma-two.net', ['c@gamma-two.net']],
+      ['gamma-one.test', ['a@gamma-one.test', 'b@gamma-one.test']],
+      ['gamma-two.test', ['c@gamma-two.test']],
     ],
   );
 });
 
 test('a topic send carries List-Unsubscribe with one-click (RFC 8058), covered by the DKIM signature', async (t) => {
   const team = await w.p.createTeam();
-  const domain = await w.sendingDomain(team, 'shop-delta.com');
-  w.mx('delta-rcpt.net');
+  const domain = await w.sendingDomain(team, 'shop-delta.test');
+  w.mx('delta-rcpt.test');
   const topic = await w.p.request('POST', '/topics', {
     key: team.key,
     body: { name: 'Deals', default_subscription: 'opt_in' },
@@ -147,11 +150,11 @@ test('a topic send carries List-Unsubscribe with one-click (RFC 8058), covered b
   const id = await insertEmail(w.p.db, w.p.deps.blobs, {
     teamId: team.id,
     domain,
-    to: ['dee@delta-rcpt.net'],
+    to: ['dee@delta-rcpt.test'],
     topicId: topic.body.id,
   });
   await processDelivery(w.deps, id);
-  const [message] = w.sink.deliveredTo('dee@delta-rcpt.net');
+  const [message] = w.sink.deliveredTo('dee@delta-rcpt.test');
   const unfolded = message.raw.toString().replace(/\r\n[ \t]+/g, ' ');
   const url = /^List-Unsubscribe: <([^>]+)>/m.exec(unfolded)?.[1] ?? '';
   t.true(url.startsWith(`${w.p.config.PUBLIC_BASE_URL}/unsubscribe/`));
@@ -169,8 +172,8 @@ for (const rawInBlobStore of [false, true]) {
   const where = rawInBlobStore ? 'the blob store (a large one)' : 'email_raw';
   test(`an SMTP-submitted message kept in ${where} is sent as submitted, with Message-ID and Date added when missing and Bcc removed`, async (t) => {
     const team = await w.p.createTeam();
-    const name = rawInBlobStore ? 'shop-epb.com' : 'shop-eps.com';
-    const rcptDomain = rawInBlobStore ? 'epb-rcpt.net' : 'eps-rcpt.net';
+    const name = rawInBlobStore ? 'shop-epb.test' : 'shop-eps.test';
+    const rcptDomain = rawInBlobStore ? 'epb-rcpt.test' : 'eps-rcpt.test';
     const domain = await w.sendingDomain(team, name);
     w.mx(rcptDomain);
     const raw = Buffer.from(
@@ -207,10 +210,14 @@ for (const rawInBlobStore of [false, true]) {
 test('the managed domain signs with the platform key (d= MANAGED_DOMAIN_HOST; verified in mta-managed-dkim)', async (t) => {
   const team = await w.p.createTeam();
   const managed = await w.p.db('domains').where({ team_id: team.id, managed: true }).first();
-  w.mx('zeta-rcpt.net');
-  const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain: managed, to: ['zed@zeta-rcpt.net'] });
+  w.mx('zeta-rcpt.test');
+  const id = await insertEmail(w.p.db, w.p.deps.blobs, {
+    teamId: team.id,
+    domain: managed,
+    to: ['zed@zeta-rcpt.test'],
+  });
   await processDelivery(w.deps, id);
-  const [message] = w.sink.deliveredTo('zed@zeta-rcpt.net');
+  const [message] = w.sink.deliveredTo('zed@zeta-rcpt.test');
   const { MANAGED_DOMAIN_HOST: host, MANAGED_DKIM_SELECTOR: selector } = w.p.config;
   const signature = /^DKIM-Signature:.*?(?=\r\n\S)/ms.exec(message.raw.toString())?.[0] ?? '';
   t.true(signature.includes(` d=${host};`), signature);

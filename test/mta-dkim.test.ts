@@ -52,7 +52,7 @@ function dkimpy(raw: Buffer, records: Record<string, string>, signatures: number
 
 test('RSA and Ed25519 signatures, each verified by mailauth, dkimpy and opendkim-testmsg', async (t) => {
   const team = await w.p.createTeam();
-  const domain = await w.sendingDomain(team, 'dual-signed.com');
+  const domain = await w.sendingDomain(team, 'dual-signed.test');
   const ed = generateKeyPairSync('ed25519');
   const edPublic = (ed.publicKey.export({ format: 'der', type: 'spki' }) as Buffer).subarray(-32).toString('base64');
   await w.p.db('dkim_keys').insert({
@@ -67,16 +67,16 @@ test('RSA and Ed25519 signatures, each verified by mailauth, dkimpy and opendkim
     activated_at: new Date(),
   });
   const edRecord = `v=DKIM1; k=ed25519; p=${edPublic}`;
-  w.dns.set('ed1._domainkey.dual-signed.com', 'TXT', [edRecord]);
-  w.mx('dual-rcpt.net');
+  w.dns.set('ed1._domainkey.dual-signed.test', 'TXT', [edRecord]);
+  w.mx('dual-rcpt.test');
   const id = await insertEmail(w.p.db, w.p.deps.blobs, {
     teamId: team.id,
     domain,
-    to: ['d@dual-rcpt.net'],
+    to: ['d@dual-rcpt.test'],
     html: '<p>Grüße, naïve café</p>',
   });
   await processDelivery(w.deps, id);
-  const [message] = w.sink.deliveredTo('d@dual-rcpt.net');
+  const [message] = w.sink.deliveredTo('d@dual-rcpt.test');
 
   const verdicts = await w.verifyDkim(message.raw);
   t.deepEqual(verdicts.map((v) => [v.status, v.selector]).sort(), [
@@ -88,8 +88,8 @@ test('RSA and Ed25519 signatures, each verified by mailauth, dkimpy and opendkim
 
   const rsa = await w.p.db('dkim_keys').where({ domain_id: domain.id, algorithm: 'rsa' }).first();
   const records = {
-    [`${domain.selector}._domainkey.dual-signed.com`]: `v=DKIM1; k=rsa; p=${rsa.public_key}`,
-    'ed1._domainkey.dual-signed.com': edRecord,
+    [`${domain.selector}._domainkey.dual-signed.test`]: `v=DKIM1; k=rsa; p=${rsa.public_key}`,
+    'ed1._domainkey.dual-signed.test': edRecord,
   };
   t.deepEqual(await dkimpy(message.raw, records, 2), [true, true]);
   // Each signature alone, so one good signature cannot cover for the other.

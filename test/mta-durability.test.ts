@@ -34,7 +34,7 @@ async function email(rcptDomain: string, to: string[]) {
 test.serial(
   'two jobs of one email at once (two mta copies): the lease lets one send, each recipient once',
   async (t) => {
-    const id = await email('race.net', ['r1@race.net', 'r2@race.net']);
+    const id = await email('race.test', ['r1@race.test', 'r2@race.test']);
     const other = w.moreDeps();
     const results = await Promise.all([
       processDelivery(w.deps, id),
@@ -46,8 +46,8 @@ test.serial(
       2,
       'the recipients were leased once in all',
     );
-    t.is(w.sink.deliveredTo('r1@race.net').length, 1);
-    t.is(w.sink.deliveredTo('r2@race.net').length, 1);
+    t.is(w.sink.deliveredTo('r1@race.test').length, 1);
+    t.is(w.sink.deliveredTo('r2@race.test').length, 1);
     t.is((await processDelivery(other, id)).leased, 0, 'a late duplicate finds nothing to do');
     t.is((await w.p.db('events').whereRaw(`data->>'email_id' = ?`, [id]).where({ type: 'email.sent' })).length, 1);
   },
@@ -56,7 +56,7 @@ test.serial(
 test.serial(
   'a recipient whose lease was held by a job that crashed is found by the sweep and delivered exactly once',
   async (t) => {
-    const id = await email('crash.net', ['c@crash.net']);
+    const id = await email('crash.test', ['c@crash.test']);
     const now = new Date();
     // What a job killed mid-delivery leaves: the email sending, the recipient leased, its lease now over.
     await w.p.db('emails').where({ id }).update({ status: 'sending', last_event: 'sent' });
@@ -65,7 +65,7 @@ test.serial(
       .where({ email_id: id })
       .update({ leased_until: new Date(now.getTime() - 1000) });
     // A recipient another job still holds is not touched.
-    const held = await email('held.net', ['h@held.net']);
+    const held = await email('held.test', ['h@held.test']);
     await w.p
       .db('email_recipients')
       .where({ email_id: held })
@@ -80,12 +80,12 @@ test.serial(
     worker = createWorker(w.p.config, queues.deliver, async (job) => processDelivery(w.deps, job.data.emailId), {
       concurrency: 4,
     });
-    await w.sink.waitFor(() => w.sink.deliveredTo('c@crash.net').length > 0);
-    await until(async () => (await recipientsOf(w.p.db, id)).get('c@crash.net')?.status === 'delivered');
+    await w.sink.waitFor(() => w.sink.deliveredTo('c@crash.test').length > 0);
+    await until(async () => (await recipientsOf(w.p.db, id)).get('c@crash.test')?.status === 'delivered');
     t.truthy(await queue.getJob(sweepJobId(id, new Date(now.getTime() - 1000))));
     await sweepDeliveries(w.p.db, queue);
-    t.is(w.sink.deliveredTo('c@crash.net').length, 1);
-    t.is(w.sink.deliveredTo('h@held.net').length, 0);
+    t.is(w.sink.deliveredTo('c@crash.test').length, 1);
+    t.is(w.sink.deliveredTo('h@held.test').length, 0);
     await worker.close();
     worker = undefined;
   },
@@ -94,8 +94,8 @@ test.serial(
 test.serial(
   'the sweep re-enqueues an email queued without a job (a crash between commit and enqueue), not one whose job waits',
   async (t) => {
-    const lost = await email('lost.net', ['l@lost.net']);
-    const waiting = await email('waiting.net', ['w@waiting.net']);
+    const lost = await email('lost.test', ['l@lost.test']);
+    const waiting = await email('waiting.test', ['w@waiting.test']);
     await queue.add('deliver', { emailId: waiting }, { jobId: waiting, delay: 60_000 });
     const soon = new Date();
     t.false(
@@ -120,8 +120,8 @@ test.serial(
 test.serial(
   'a deferred recipient becomes due and the sweep hands it to a job; the retry job id of the last attempt is honoured',
   async (t) => {
-    const id = await email('due.net', ['d@due.net']);
-    w.sink.script('d@due.net', { rcpt: '450 4.2.0 later' });
+    const id = await email('due.test', ['d@due.test']);
+    w.sink.script('d@due.test', { rcpt: '450 4.2.0 later' });
     const t0 = new Date();
     await processDelivery(w.deps, id, t0);
     const next = new Date(t0.getTime() + 60_000);
@@ -135,13 +135,13 @@ test.serial(
 );
 
 test.serial('a session is kept open and reused by the next job to the same MX', async (t) => {
-  const first = await email('pooled.net', ['p1@pooled.net']);
-  const second = await email('pooled2.net', ['p2@pooled2.net']);
+  const first = await email('pooled.test', ['p1@pooled.test']);
+  const second = await email('pooled2.test', ['p2@pooled2.test']);
   // Both domains' MX resolve to the same address: the second job takes the first one's idle session.
   await processDelivery(w.deps, first);
   await processDelivery(w.deps, second);
-  const [a] = w.sink.deliveredTo('p1@pooled.net');
-  const [b] = w.sink.deliveredTo('p2@pooled2.net');
+  const [a] = w.sink.deliveredTo('p1@pooled.test');
+  const [b] = w.sink.deliveredTo('p2@pooled2.test');
   t.is(a.sessionId, b.sessionId);
   const attempt = await w.p.db('delivery_attempts').where({ email_id: second }).first();
   t.regex(attempt.transcript, /^\* reusing the session/);
@@ -152,14 +152,14 @@ test.serial(
   'the per-destination cap: with one session allowed per MX host, parallel jobs to it take turns on one session',
   async (t) => {
     const capped = w.moreDeps({ maxPerDestination: 1 });
-    const ids = await Promise.all(['q1', 'q2', 'q3'].map((n) => email(`${n}-capped.net`, [`${n}@${n}-capped.net`])));
+    const ids = await Promise.all(['q1', 'q2', 'q3'].map((n) => email(`${n}-capped.test`, [`${n}@${n}-capped.test`])));
     // Three domains hosted by one provider: the same MX host (as Google Workspace domains share theirs).
     for (const n of ['q1', 'q2', 'q3'])
-      w.dns.set(`${n}-capped.net`, 'MX', [{ exchange: 'mx.shared-provider.net', priority: 10 }]);
-    w.dns.set('mx.shared-provider.net', 'A', ['127.0.0.1']);
+      w.dns.set(`${n}-capped.test`, 'MX', [{ exchange: 'mx.shared-provider.test', priority: 10 }]);
+    w.dns.set('mx.shared-provider.test', 'A', ['127.0.0.1']);
     const before = w.sink.stats.connections;
     await Promise.all(ids.map((id) => processDelivery(capped, id)));
-    const sessions = new Set(['q1', 'q2', 'q3'].map((n) => w.sink.deliveredTo(`${n}@${n}-capped.net`)[0].sessionId));
+    const sessions = new Set(['q1', 'q2', 'q3'].map((n) => w.sink.deliveredTo(`${n}@${n}-capped.test`)[0].sessionId));
     t.is(sessions.size, 1, 'one session carried all three');
     t.is(w.sink.stats.connections - before, 1);
   },
@@ -171,11 +171,11 @@ test.serial(
     // A budget of one message: three parallel jobs run one after another, so one session carries them all (with room
     // for all three they would open three: the per-destination cap is 5).
     const budgeted = w.moreDeps({ messageMemoryBytes: 50_000 });
-    const ids = await Promise.all(['m1', 'm2', 'm3'].map((n) => email(`${n}-budget.net`, [`${n}@${n}-budget.net`])));
+    const ids = await Promise.all(['m1', 'm2', 'm3'].map((n) => email(`${n}-budget.test`, [`${n}@${n}-budget.test`])));
     await w.p.db('emails').whereIn('id', ids).update({ size_bytes: 40_000 });
     for (const n of ['m1', 'm2', 'm3'])
-      w.dns.set(`${n}-budget.net`, 'MX', [{ exchange: 'mx.budget-provider.net', priority: 10 }]);
-    w.dns.set('mx.budget-provider.net', 'A', ['127.0.0.1']);
+      w.dns.set(`${n}-budget.test`, 'MX', [{ exchange: 'mx.budget-provider.test', priority: 10 }]);
+    w.dns.set('mx.budget-provider.test', 'A', ['127.0.0.1']);
     const before = w.sink.stats.connections;
     let peak = 0;
     const sampler = setInterval(() => {
@@ -186,7 +186,7 @@ test.serial(
     } finally {
       clearInterval(sampler);
     }
-    for (const n of ['m1', 'm2', 'm3']) t.is(w.sink.deliveredTo(`${n}@${n}-budget.net`).length, 1);
+    for (const n of ['m1', 'm2', 'm3']) t.is(w.sink.deliveredTo(`${n}@${n}-budget.test`).length, 1);
     t.is(w.sink.stats.connections - before, 1, 'one at a time: one session carried all three');
     t.true(peak <= 50_000 && peak > 0, `in use at most the budget (peak ${peak})`);
     t.is(budgeted.memory.inUse(), 0, 'every job gave its share back');
@@ -196,7 +196,7 @@ test.serial(
 test.serial(
   'a living job keeps its lease: the heartbeat moves leased_until on, and its record still lands',
   async (t) => {
-    const id = await email('heartbeat.net', ['hb@heartbeat.net']);
+    const id = await email('heartbeat.test', ['hb@heartbeat.test']);
     const now = new Date();
     const lease = (await takeLease(w.p.db, w.deps.log, id, now, 20))?.lease;
     t.truthy(lease);
@@ -220,7 +220,7 @@ test.serial(
 test.serial(
   'a lease is proven only while its renewals come through; a live one is never taken, a dead one is',
   async (t) => {
-    const id = await email('proof.net', ['p@proof.net']);
+    const id = await email('proof.test', ['p@proof.test']);
     const now = new Date();
     // Renewed every 20 ms: still proven, with nearly the whole lease ahead, long after it was taken.
     const renewed = (await takeLease(w.p.db, w.deps.log, id, now, 20))!.lease;

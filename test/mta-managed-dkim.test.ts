@@ -15,7 +15,7 @@ import { open, secretsKey } from '../shared/secrets.ts';
 import { verifyIdentity } from '../shared/teams/identities.ts';
 
 // Not the default host: the signature must follow the configuration.
-const HOST = 'managed-mail.net';
+const HOST = 'managed-mail.test';
 const SELECTOR = 'pwtest7';
 
 let w: MtaWorld;
@@ -45,20 +45,20 @@ test('mail from the managed domain is signed d=<MANAGED_DOMAIN_HOST> with the ke
   const managed = await w.p.db('domains').where({ team_id: team.id, managed: true }).first();
   t.true(managed.name.endsWith(`.${HOST}`));
   // The managed domain reaches only the team's verified identities (shared/emails/rules.ts).
-  w.mx('team-inbox.net');
-  await verifyIdentity(w.p.db, team.id, 'owner@team-inbox.net');
+  w.mx('team-inbox.test');
+  await verifyIdentity(w.p.db, team.id, 'owner@team-inbox.test');
   const sent = await w.p.request('POST', '/emails', {
     key: team.key,
     body: {
       from: `Owner <owner@${managed.name}>`,
-      to: 'owner@team-inbox.net',
+      to: 'owner@team-inbox.test',
       subject: 'Signed by the platform',
       html: '<p>Grüße</p>',
     },
   });
   t.is(sent.status, 200, sent.text);
   await processDelivery(w.deps, sent.body.id);
-  const [message] = w.sink.deliveredTo('owner@team-inbox.net');
+  const [message] = w.sink.deliveredTo('owner@team-inbox.test');
   t.truthy(message, 'delivered to the sink');
   const signature = /^DKIM-Signature:.*?(?=\r\n\S)/ms.exec(message.raw.toString())?.[0] ?? '';
   t.regex(signature, new RegExp(`\\bd=${HOST.replace(/\./g, '\\.')};`));
@@ -80,7 +80,7 @@ test('mail from the managed domain is signed d=<MANAGED_DOMAIN_HOST> with the ke
   w.dns.set(`_dmarc.${HOST}`, 'TXT', ['v=DMARC1; p=reject']);
   const authenticator = createAuthenticator({
     dns: createResolver({ servers: [w.dns.address], timeoutMs: 2000, tries: 1 }),
-    authservId: 'mx.team-inbox.net',
+    authservId: 'mx.team-inbox.test',
   });
   const { verdicts } = await authenticator.authenticate(message.raw, {
     ip: '127.0.0.1',
@@ -97,7 +97,7 @@ test('mail from the managed domain is signed d=<MANAGED_DOMAIN_HOST> with the ke
 
 test('the platform key is created once however many ensure it at once, and stored sealed', async (t) => {
   // Its own (host, selector), so the other test's key does not interfere.
-  const config = { MANAGED_DOMAIN_HOST: 'race-managed.net', MANAGED_DKIM_SELECTOR: 'race1' };
+  const config = { MANAGED_DOMAIN_HOST: 'race-managed.test', MANAGED_DKIM_SELECTOR: 'race1' };
   const secrets = secretsKey(w.p.config);
   let inserts = 0;
   const count = (q: { sql: string; bindings?: unknown[] }) => {

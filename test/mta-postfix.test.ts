@@ -6,19 +6,19 @@ import { startPostfix, type Postfix } from './helpers/postfix.ts';
 import { insertEmail, recipientsOf } from './helpers/emails.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
 
-const DOMAIN = 'pf-rcpt.net';
+const DOMAIN = 'pf-rcpt.test';
 let w: MtaWorld;
 let postfix: Postfix;
 test.before(async () => {
   w = await startMtaWorld();
-  // Postfix is the MX of pf-rcpt.net on the delivery port at 127.0.0.6 and relays what it accepts to the sink.
+  // Postfix is the MX of pf-rcpt.test on the delivery port at 127.0.0.6 and relays what it accepts to the sink.
   postfix = await startPostfix({
     host: '127.0.0.6',
     port: w.sink.port,
     domain: DOMAIN,
     relayTo: { host: '127.0.0.1', port: w.sink.port },
-    known: ['ok@pf-rcpt.net', 'ok2@pf-rcpt.net', 'later@pf-rcpt.net'],
-    access: { 'later@pf-rcpt.net': '450 4.2.1 Mailbox temporarily unavailable' },
+    known: ['ok@pf-rcpt.test', 'ok2@pf-rcpt.test', 'later@pf-rcpt.test'],
+    access: { 'later@pf-rcpt.test': '450 4.2.1 Mailbox temporarily unavailable' },
     messageSizeLimit: 200_000,
   });
   w.mx(DOMAIN, ['127.0.0.6']);
@@ -30,22 +30,22 @@ test.after.always(async () => {
 
 async function send(to: string[], extra: { html?: string } = {}) {
   const team = await w.p.createTeam();
-  const domain = await w.sendingDomain(team, `sender-${Math.random().toString(36).slice(2, 8)}.com`);
+  const domain = await w.sendingDomain(team, `sender-${Math.random().toString(36).slice(2, 8)}.test`);
   const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: team.id, domain, to, ...extra });
   await processDelivery(w.deps, id);
   return { team, id };
 }
 
 test('Postfix takes the message over STARTTLS; it arrives beyond Postfix with its DKIM signature passing', async (t) => {
-  const { id } = await send(['ok@pf-rcpt.net']);
-  t.like((await recipientsOf(w.p.db, id)).get('ok@pf-rcpt.net'), { status: 'delivered', mx_host: `mx.${DOMAIN}` });
+  const { id } = await send(['ok@pf-rcpt.test']);
+  t.like((await recipientsOf(w.p.db, id)).get('ok@pf-rcpt.test'), { status: 'delivered', mx_host: `mx.${DOMAIN}` });
   const [attempt] = await w.p.db('delivery_attempts').where({ email_id: id });
   t.true(attempt.tls);
-  t.regex(attempt.transcript, /S: 220 mx\.pf-rcpt\.net ESMTP Postfix/);
+  t.regex(attempt.transcript, /S: 220 mx\.pf-rcpt\.test ESMTP Postfix/);
   t.regex(attempt.transcript, /S: 250 2\.0\.0 Ok: queued as \w+/);
-  await w.sink.waitFor(() => w.sink.deliveredTo('ok@pf-rcpt.net').length > 0, 20_000);
-  const [relayed] = w.sink.deliveredTo('ok@pf-rcpt.net');
-  t.regex(relayed.raw.toString(), /Received: from .*\s+by mx\.pf-rcpt\.net \(Postfix\) with ESMTPS/);
+  await w.sink.waitFor(() => w.sink.deliveredTo('ok@pf-rcpt.test').length > 0, 20_000);
+  const [relayed] = w.sink.deliveredTo('ok@pf-rcpt.test');
+  t.regex(relayed.raw.toString(), /Received: from .*\s+by mx\.pf-rcpt\.test \(Postfix\) with ESMTPS/);
   t.deepEqual(
     (await w.verifyDkim(relayed.raw)).map((d) => d.status),
     ['pass'],
@@ -53,23 +53,23 @@ test('Postfix takes the message over STARTTLS; it arrives beyond Postfix with it
 });
 
 test("Postfix's own refusals: unknown user bounces (Permanent/NoEmail), 450 defers, in one transaction with a delivered one", async (t) => {
-  const { team, id } = await send(['ok2@pf-rcpt.net', 'nobody@pf-rcpt.net', 'later@pf-rcpt.net']);
+  const { team, id } = await send(['ok2@pf-rcpt.test', 'nobody@pf-rcpt.test', 'later@pf-rcpt.test']);
   const rs = await recipientsOf(w.p.db, id);
-  t.is(rs.get('ok2@pf-rcpt.net')?.status, 'delivered');
-  t.like(rs.get('nobody@pf-rcpt.net'), {
+  t.is(rs.get('ok2@pf-rcpt.test')?.status, 'delivered');
+  t.like(rs.get('nobody@pf-rcpt.test'), {
     status: 'bounced',
     enhanced_code: '5.1.1',
     bounce_type: 'Permanent',
     bounce_sub_type: 'NoEmail',
   });
-  t.regex(rs.get('nobody@pf-rcpt.net')?.last_response ?? '', /User unknown in relay recipient table/);
-  t.like(rs.get('later@pf-rcpt.net'), { status: 'deferred', enhanced_code: '4.2.1' });
-  t.truthy(await w.p.db('suppressions').where({ team_id: team.id, email: 'nobody@pf-rcpt.net' }).first());
+  t.regex(rs.get('nobody@pf-rcpt.test')?.last_response ?? '', /User unknown in relay recipient table/);
+  t.like(rs.get('later@pf-rcpt.test'), { status: 'deferred', enhanced_code: '4.2.1' });
+  t.truthy(await w.p.db('suppressions').where({ team_id: team.id, email: 'nobody@pf-rcpt.test' }).first());
 });
 
 test("a message over Postfix's SIZE limit bounces as Transient/MessageTooLarge", async (t) => {
-  const { id } = await send(['ok@pf-rcpt.net'], { html: `<p>${'x'.repeat(300_000)}</p>` });
-  t.like((await recipientsOf(w.p.db, id)).get('ok@pf-rcpt.net'), {
+  const { id } = await send(['ok@pf-rcpt.test'], { html: `<p>${'x'.repeat(300_000)}</p>` });
+  t.like((await recipientsOf(w.p.db, id)).get('ok@pf-rcpt.test'), {
     status: 'bounced',
     bounce_type: 'Transient',
     bounce_sub_type: 'MessageTooLarge',

@@ -34,8 +34,8 @@ async function claimed(
   return {
     ctx: { email, now, lease: token },
     attempt: {
-      domain: 'record-sole.net',
-      mxHost: 'mx.record-sole.net',
+      domain: 'record-sole.test',
+      mxHost: 'mx.record-sole.test',
       tls: true,
       transcript: 'S: 250 ok',
       startedAt: now,
@@ -128,9 +128,9 @@ const cases: [string, Outcome, string?][] = [
 for (const [name, outcome, lastEvent] of cases) {
   test(`${name}: one statement leaves what the transaction leaves`, async (t) => {
     const team = await w.p.createTeam();
-    const domain = await w.sendingDomain(team, `${name.replace(/[^a-z]+/g, '-')}-sender.com`);
+    const domain = await w.sendingDomain(team, `${name.replace(/[^a-z]+/g, '-')}-sender.test`);
     const [sole, batched, other] = await Promise.all(
-      [1, 2, 3].map(() => claimed(team.id, domain, ['someone@record-sole.net'], lastEvent)),
+      [1, 2, 3].map(() => claimed(team.id, domain, ['someone@record-sole.test'], lastEvent)),
     );
     for (const r of [sole, batched, other]) {
       const [recipient] = await w.p.db('email_recipients').where({ email_id: r.ctx.email.id });
@@ -150,8 +150,8 @@ for (const [name, outcome, lastEvent] of cases) {
 
 test('a lost lease: the one statement writes nothing (no attempt, no event, the email untouched)', async (t) => {
   const team = await w.p.createTeam();
-  const domain = await w.sendingDomain(team, 'lost-lease-sender.com');
-  const r = await claimed(team.id, domain, ['someone@record-sole.net']);
+  const domain = await w.sendingDomain(team, 'lost-lease-sender.test');
+  const r = await claimed(team.id, domain, ['someone@record-sole.test']);
   const [recipient] = await w.p.db('email_recipients').where({ email_id: r.ctx.email.id });
   r.attempt.outcomes = [{ recipient, outcome: { ...base, action: 'deliver' } }];
   // Another job took it over after the lease ran out.

@@ -15,38 +15,38 @@ test.after.always(async () => {
 });
 
 test('implicit MX (RFC 5321 §5.1): a domain with no MX but an A record gets the mail at that address', async (t) => {
-  const { team, send } = await apiSender(w, 'routing-implicit-sender.com');
-  w.dns.set('implicit-rcpt.net', 'A', ['127.0.0.1']);
-  const id = await send({ to: 'ivy@implicit-rcpt.net', subject: 'Routing' });
+  const { team, send } = await apiSender(w, 'routing-implicit-sender.test');
+  w.dns.set('implicit-rcpt.test', 'A', ['127.0.0.1']);
+  const id = await send({ to: 'ivy@implicit-rcpt.test', subject: 'Routing' });
   await processDelivery(w.deps, id);
 
-  t.like((await recipientsOf(w.p.db, id)).get('ivy@implicit-rcpt.net'), {
+  t.like((await recipientsOf(w.p.db, id)).get('ivy@implicit-rcpt.test'), {
     status: 'delivered',
-    mx_host: 'implicit-rcpt.net',
+    mx_host: 'implicit-rcpt.test',
   });
-  t.is(w.sink.deliveredTo('ivy@implicit-rcpt.net').length, 1);
+  t.is(w.sink.deliveredTo('ivy@implicit-rcpt.test').length, 1);
   const [attempt, ...more] = await attemptsOf(w, team.key, id);
   t.is(more.length, 0);
-  t.like(attempt, { domain: 'implicit-rcpt.net', mx_host: 'implicit-rcpt.net', outcome: 'delivered' });
-  t.regex(attempt.transcript!, /^\* (connecting|reusing the session) to implicit-rcpt\.net \[127\.0\.0\.1\]/m);
+  t.like(attempt, { domain: 'implicit-rcpt.test', mx_host: 'implicit-rcpt.test', outcome: 'delivered' });
+  t.regex(attempt.transcript!, /^\* (connecting|reusing the session) to implicit-rcpt\.test \[127\.0\.0\.1\]/m);
   t.truthy(
-    w.dns.queries.find((q) => q.name === 'implicit-rcpt.net' && q.type === 'MX'),
+    w.dns.queries.find((q) => q.name === 'implicit-rcpt.test' && q.type === 'MX'),
     'the MX was asked first',
   );
 });
 
 test("with an MX, the domain's own address record is never used", async (t) => {
-  const { team, send } = await apiSender(w, 'routing-explicit-sender.com');
-  w.mx('explicit-rcpt.net');
+  const { team, send } = await apiSender(w, 'routing-explicit-sender.test');
+  w.mx('explicit-rcpt.test');
   // Nothing listens here: a connection to it would show in the transcript.
-  w.dns.set('explicit-rcpt.net', 'A', ['127.0.0.9']);
-  const id = await send({ to: 'eve@explicit-rcpt.net', subject: 'Routing' });
+  w.dns.set('explicit-rcpt.test', 'A', ['127.0.0.9']);
+  const id = await send({ to: 'eve@explicit-rcpt.test', subject: 'Routing' });
   await processDelivery(w.deps, id);
-  t.like((await recipientsOf(w.p.db, id)).get('eve@explicit-rcpt.net'), {
+  t.like((await recipientsOf(w.p.db, id)).get('eve@explicit-rcpt.test'), {
     status: 'delivered',
-    mx_host: 'mx.explicit-rcpt.net',
+    mx_host: 'mx.explicit-rcpt.test',
   });
   const [attempt] = await attemptsOf(w, team.key, id);
   t.false(attempt.transcript!.includes('127.0.0.9'), attempt.transcript!);
-  t.is(w.sink.deliveredTo('eve@explicit-rcpt.net').length, 1);
+  t.is(w.sink.deliveredTo('eve@explicit-rcpt.test').length, 1);
 });

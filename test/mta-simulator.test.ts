@@ -102,20 +102,20 @@ test('delayed@ defers once with delivery_delayed at once, then is delivered at i
 
 test('simulator and real recipients in one email each take their own path', async (t) => {
   const team = await w.p.createTeam();
-  const domain = await w.sendingDomain(team, 'sender-simmix.com');
-  w.mx('simmix.net');
+  const domain = await w.sendingDomain(team, 'sender-simmix.test');
+  w.mx('simmix.test');
   const id = await insertEmail(w.p.db, w.p.deps.blobs, {
     teamId: team.id,
     domain,
-    to: [w.sim('bounced'), 'real@simmix.net'],
+    to: [w.sim('bounced'), 'real@simmix.test'],
   });
   await processDelivery(w.deps, id);
   const rs = await recipientsOf(w.p.db, id);
   t.is(rs.get(w.sim('bounced'))?.status, 'bounced');
-  t.is(rs.get('real@simmix.net')?.status, 'delivered');
+  t.is(rs.get('real@simmix.test')?.status, 'delivered');
   t.deepEqual(
-    w.sink.deliveredTo('real@simmix.net')[0].to,
-    ['real@simmix.net'],
+    w.sink.deliveredTo('real@simmix.test')[0].to,
+    ['real@simmix.test'],
     'the simulator address never reaches the wire',
   );
 });

@@ -85,30 +85,30 @@ for (const [mode, ip] of [
   test(`a failed STARTTLS handshake (${mode}) is retried once in the clear: delivered, and the transcript shows both`, async (t) => {
     const receiver = await brokenTlsReceiver(ip, w.sink.port, w.sink.port, mode);
     t.teardown(receiver.close);
-    const { team, send } = await apiSender(w, `routing-${mode}-sender.com`);
-    w.dns.set(`${mode}-tls.net`, 'MX', [{ exchange: `mx.${mode}-tls.net`, priority: 10 }]);
-    w.dns.set(`mx.${mode}-tls.net`, 'A', [ip]);
-    const id = await send({ to: `tia@${mode}-tls.net`, subject: 'Routing' });
+    const { team, send } = await apiSender(w, `routing-${mode}-sender.test`);
+    w.dns.set(`${mode}-tls.test`, 'MX', [{ exchange: `mx.${mode}-tls.test`, priority: 10 }]);
+    w.dns.set(`mx.${mode}-tls.test`, 'A', [ip]);
+    const id = await send({ to: `tia@${mode}-tls.test`, subject: 'Routing' });
     await processDelivery(w.deps, id);
     const [attempt, ...more] = await attemptsOf(w, team.key, id);
     const transcript = attempt.transcript!;
     t.log(transcript);
 
-    t.like((await recipientsOf(w.p.db, id)).get(`tia@${mode}-tls.net`), {
+    t.like((await recipientsOf(w.p.db, id)).get(`tia@${mode}-tls.test`), {
       status: 'delivered',
-      mx_host: `mx.${mode}-tls.net`,
+      mx_host: `mx.${mode}-tls.test`,
     });
     t.deepEqual(receiver.seen.connections, 2, 'the broken session, then one in the clear');
     t.is(receiver.seen.starttls, 1, 'STARTTLS asked for once');
     t.true(receiver.seen.handshakeBytes > 0, 'the client really began a handshake');
-    const delivered = w.sink.deliveredTo(`tia@${mode}-tls.net`);
+    const delivered = w.sink.deliveredTo(`tia@${mode}-tls.test`);
     t.is(delivered.length, 1);
     t.false(delivered[0].secure, 'the retry does not ask for STARTTLS again');
 
     t.is(more.length, 0, 'one attempt: the retry belongs to it');
-    t.like(attempt, { domain: `${mode}-tls.net`, mx_host: `mx.${mode}-tls.net`, tls: false, outcome: 'delivered' });
+    t.like(attempt, { domain: `${mode}-tls.test`, mx_host: `mx.${mode}-tls.test`, tls: false, outcome: 'delivered' });
     const lines = transcript.split('\n');
-    const connecting = `* connecting to mx.${mode}-tls.net [${ip}]:${w.sink.port}`;
+    const connecting = `* connecting to mx.${mode}-tls.test [${ip}]:${w.sink.port}`;
     const first = lines.indexOf(connecting);
     const starttls = lines.indexOf('C: STARTTLS');
     // How the handshake broke, whatever error code nodemailer gives it.

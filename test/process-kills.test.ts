@@ -155,8 +155,8 @@ test.serial(
   'api killed with SIGKILL mid-stream: every answered send delivered, every committed one exactly once',
   async (t) => {
     t.timeout(150_000);
-    const { team, domain } = await apiSender(w, 'sender-api-kill.com');
-    const rcptDomain = 'api-kill-rcpt.net';
+    const { team, domain } = await apiSender(w, 'sender-api-kill.test');
+    const rcptDomain = 'api-kill-rcpt.test';
     w.mx(rcptDomain);
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
@@ -267,8 +267,8 @@ test.serial(
   'mta killed with SIGKILL during SMTP submission: every 250 stored and delivered, a second copy only for what was in delivery',
   async (t) => {
     t.timeout(150_000);
-    const { team, domain } = await apiSender(w, 'sender-smtp-kill.com');
-    const rcptDomain = 'smtp-kill-rcpt.net';
+    const { team, domain } = await apiSender(w, 'sender-smtp-kill.test');
+    const rcptDomain = 'smtp-kill-rcpt.test';
     w.mx(rcptDomain);
     const ports = { submission: await freePort(), submissionTls: await freePort() };
     const mta = startMta(ports);

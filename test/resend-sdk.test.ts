@@ -13,7 +13,7 @@ let resend: Resend;
 test.before(async () => {
   dns = await startDnsServer();
   p = await startPlatform({ DNS_SERVERS: dns.address });
-  mailDomain(dns, 'inbox-one.net');
+  mailDomain(dns, 'inbox-one.test');
   team = await sendingTeam(p, dns);
   resend = new Resend(team.key, { baseUrl: p.url } as never);
 });
@@ -24,24 +24,24 @@ test.after.always(async () => {
 
 test('send, get, list, batch, reschedule and cancel through the SDK', async (t) => {
   const sent = await resend.emails.send(
-    { from: `Acme <hi@${team.domain}>`, to: ['ann@inbox-one.net'], subject: 'Hello', html: '<p>Hi</p>' },
+    { from: `Acme <hi@${team.domain}>`, to: ['ann@inbox-one.test'], subject: 'Hello', html: '<p>Hi</p>' },
     { idempotencyKey: 'sdk-1' },
   );
   t.is(sent.error, null, JSON.stringify(sent.error));
   const id = sent.data!.id;
   const again = await resend.emails.send(
-    { from: `Acme <hi@${team.domain}>`, to: ['ann@inbox-one.net'], subject: 'Hello', html: '<p>Hi</p>' },
+    { from: `Acme <hi@${team.domain}>`, to: ['ann@inbox-one.test'], subject: 'Hello', html: '<p>Hi</p>' },
     { idempotencyKey: 'sdk-1' },
   );
   t.is(again.data?.id, id);
 
   const got = await resend.emails.get(id);
   t.is(got.error, null);
-  t.like(got.data, { id, subject: 'Hello', last_event: 'sent', to: ['ann@inbox-one.net'] });
+  t.like(got.data, { id, subject: 'Hello', last_event: 'sent', to: ['ann@inbox-one.test'] });
 
   const batch = await resend.batch.send([
-    { from: `hi@${team.domain}`, to: ['b1@inbox-one.net'], subject: 'B1', text: 'one' },
-    { from: `hi@${team.domain}`, to: ['b2@inbox-one.net'], subject: 'B2', text: 'two' },
+    { from: `hi@${team.domain}`, to: ['b1@inbox-one.test'], subject: 'B1', text: 'one' },
+    { from: `hi@${team.domain}`, to: ['b2@inbox-one.test'], subject: 'B2', text: 'two' },
   ]);
   t.is(batch.error, null, JSON.stringify(batch.error));
   t.is(batch.data?.data.length, 2);
@@ -52,7 +52,7 @@ test('send, get, list, batch, reschedule and cancel through the SDK', async (t) 
 
   const scheduled = await resend.emails.send({
     from: `hi@${team.domain}`,
-    to: ['s@inbox-one.net'],
+    to: ['s@inbox-one.test'],
     subject: 'Later',
     text: 'x',
     scheduledAt: 'in 1 hour',
@@ -72,7 +72,7 @@ test('a send under a topic through the SDK (topicId), in a batch too', async (t)
   const topicId = topic.data!.id;
   const sent = await resend.emails.send({
     from: `hi@${team.domain}`,
-    to: ['t@inbox-one.net'],
+    to: ['t@inbox-one.test'],
     subject: 'News',
     text: 'x',
     topicId,
@@ -80,13 +80,13 @@ test('a send under a topic through the SDK (topicId), in a batch too', async (t)
   t.is(sent.error, null, JSON.stringify(sent.error));
   t.is((await resend.emails.get(sent.data!.id)).data?.topic_id, topicId);
   const batch = await resend.batch.send([
-    { from: `hi@${team.domain}`, to: ['t2@inbox-one.net'], subject: 'News 2', text: 'x', topicId },
+    { from: `hi@${team.domain}`, to: ['t2@inbox-one.test'], subject: 'News 2', text: 'x', topicId },
   ]);
   t.is(batch.error, null, JSON.stringify(batch.error));
   t.is((await resend.emails.get(batch.data!.data[0].id)).data?.topic_id, topicId);
   const unknown = await resend.emails.send({
     from: `hi@${team.domain}`,
-    to: ['t@inbox-one.net'],
+    to: ['t@inbox-one.test'],
     subject: 'News',
     text: 'x',
     topicId: '0190f3b2-0000-7000-8000-000000000001',
@@ -96,8 +96,8 @@ test('a send under a topic through the SDK (topicId), in a batch too', async (t)
 
 test('errors come back in the shape the SDK expects', async (t) => {
   const res = await resend.emails.send({
-    from: 'hi@unverified-domain.com',
-    to: ['ann@inbox-one.net'],
+    from: 'hi@unverified-domain.test',
+    to: ['ann@inbox-one.test'],
     subject: 'x',
     text: 'x',
   });

@@ -24,8 +24,8 @@ test.after.always(async () => {
 test('SMTP submission and POST /emails both reach the recipient MX, DKIM-signed, with the email marked delivered', async (t) => {
   const team = await w.p.createTeam();
   await liftSandbox(w.p.db, team.id, 'us-east-1');
-  const domain = await w.sendingDomain(team, 'e2e-sender.com');
-  w.mx('e2e-inbox.net');
+  const domain = await w.sendingDomain(team, 'e2e-sender.test');
+  w.mx('e2e-inbox.test');
 
   const smtp = nodemailer.createTransport({
     host: '127.0.0.1',
@@ -36,8 +36,8 @@ test('SMTP submission and POST /emails both reach the recipient MX, DKIM-signed,
   });
   const info = await smtp.sendMail({
     from: `Shop <shop@${domain.name}>`,
-    to: 'ann@e2e-inbox.net',
-    bcc: 'audit@e2e-inbox.net',
+    to: 'ann@e2e-inbox.test',
+    bcc: 'audit@e2e-inbox.test',
     subject: 'Over SMTP',
     text: 'hello over smtp',
   });
@@ -46,7 +46,7 @@ test('SMTP submission and POST /emails both reach the recipient MX, DKIM-signed,
     key: team.key,
     body: {
       from: `shop@${domain.name}`,
-      to: 'bob@e2e-inbox.net',
+      to: 'bob@e2e-inbox.test',
       subject: 'Over REST',
       html: '<p>hello over rest</p>',
     },
@@ -55,9 +55,9 @@ test('SMTP submission and POST /emails both reach the recipient MX, DKIM-signed,
 
   for (const id of [smtpId, rest.body.id]) await processDelivery(w.deps, id);
 
-  const [toAnn] = w.sink.deliveredTo('ann@e2e-inbox.net');
-  const [toAudit] = w.sink.deliveredTo('audit@e2e-inbox.net');
-  const [toBob] = w.sink.deliveredTo('bob@e2e-inbox.net');
+  const [toAnn] = w.sink.deliveredTo('ann@e2e-inbox.test');
+  const [toAudit] = w.sink.deliveredTo('audit@e2e-inbox.test');
+  const [toBob] = w.sink.deliveredTo('bob@e2e-inbox.test');
   t.truthy(toAnn && toAudit && toBob);
   t.is(toAnn, toAudit, 'one transaction for the domain');
   t.regex(toAnn.from, new RegExp(`^bounces\\+[^@]+@send\\.${domain.name.replace('.', '\\.')}$`));
@@ -81,5 +81,5 @@ test('SMTP submission and POST /emails both reach the recipient MX, DKIM-signed,
   const events = await w.p.db('events').where({ team_id: team.id }).whereLike('type', 'email.%').orderBy('id');
   t.deepEqual(events.map((e) => e.type).sort(), ['email.delivered', 'email.delivered', 'email.sent', 'email.sent']);
   const smtpDelivered = events.find((e) => e.type === 'email.delivered' && e.data.email_id === smtpId);
-  t.deepEqual([...smtpDelivered.data.to].sort(), ['ann@e2e-inbox.net', 'audit@e2e-inbox.net']);
+  t.deepEqual([...smtpDelivered.data.to].sort(), ['ann@e2e-inbox.test', 'audit@e2e-inbox.test']);
 });

@@ -132,13 +132,13 @@ test('the sandbox still refuses a real address from the managed domain', async (
   const managed = (await w.p.request('GET', '/domains', { key: team.key })).body.data.find(
     (d: { managed?: boolean }) => d.managed === true,
   );
-  w.mx('outside-inbox.net');
+  w.mx('outside-inbox.test');
   const res = await w.p.request('POST', '/emails', {
     key: team.key,
-    body: { from: `hello@${managed.name}`, to: 'someone@outside-inbox.net', subject: 'x', text: 'x' },
+    body: { from: `hello@${managed.name}`, to: 'someone@outside-inbox.test', subject: 'x', text: 'x' },
   });
   t.is(res.status, 403, res.text);
-  t.like(res.body, { name: 'validation_error', details: { recipient: 'someone@outside-inbox.net' } });
+  t.like(res.body, { name: 'validation_error', details: { recipient: 'someone@outside-inbox.test' } });
   t.true(res.body.details.allowed.includes('simulator'), res.text);
   t.is(Number((await w.p.db('emails').where({ team_id: team.id }).count({ n: '*' }))[0].n), 0);
 });

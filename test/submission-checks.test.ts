@@ -19,7 +19,7 @@ const BULK = 2;
 test.before(async () => {
   dns = await startDnsServer();
   p = await startPlatform({ DNS_SERVERS: dns.address, BULK_DAILY_LIMIT: String(BULK) });
-  mailDomain(dns, 'inbox-chk.net');
+  mailDomain(dns, 'inbox-chk.test');
   server = await startSubmission(p.deps, { implicitTls: true });
   port = server.port;
 });
@@ -51,7 +51,7 @@ async function submit(key: string, mailFrom: string, to: string, message: string
 }
 
 const mime = (head: string, subject: string, body = 'hello') =>
-  `${head}To: ann@inbox-chk.net\r\nSubject: ${subject}\r\n\r\n${body}\r\n`;
+  `${head}To: ann@inbox-chk.test\r\nSubject: ${subject}\r\n\r\n${body}\r\n`;
 const QUEUED = /^250 2\.0\.0 OK: queued as [0-9a-f-]{36}$/;
 
 /** A second domain of the team, verified against the loopback DNS. */
@@ -79,10 +79,10 @@ test('From must hold exactly one mailbox: none, two, a group or two From fields 
     ['From: Nobody\r\n', /^550 5\.7\.1 The From header must hold exactly one mailbox/],
   ];
   for (const [head, expected] of cases)
-    t.regex(await submit(team.key, a, 'ann@inbox-chk.net', mime(head, 'from check')), expected, JSON.stringify(head));
+    t.regex(await submit(team.key, a, 'ann@inbox-chk.test', mime(head, 'from check')), expected, JSON.stringify(head));
   t.deepEqual(await nothingStored(team), [0, []]);
   // The same message with one From goes.
-  t.regex(await submit(team.key, a, 'ann@inbox-chk.net', mime(`From: Shop <${a}>\r\n`, 'from check')), QUEUED);
+  t.regex(await submit(team.key, a, 'ann@inbox-chk.test', mime(`From: Shop <${a}>\r\n`, 'from check')), QUEUED);
 });
 
 test('a Sender header must be one mailbox at a domain the key may send from; else 550 5.7.1, nothing stored', async (t) => {
@@ -97,8 +97,8 @@ test('a Sender header must be one mailbox at a domain the key may send from; els
       /^550 5\.7\.1 The message has more than one Sender header$/,
     ],
     [
-      'Sender: s@not-ours.com\r\n',
-      /^550 5\.7\.1 Sender header s@not-ours\.com: The not-ours\.com domain is not verified\./,
+      'Sender: s@not-ours.test\r\n',
+      /^550 5\.7\.1 Sender header s@not-ours\.test: The not-ours\.test domain is not verified\./,
     ],
     [
       `Sender: s@${other.domain}\r\n`,
@@ -110,7 +110,7 @@ test('a Sender header must be one mailbox at a domain the key may send from; els
   ];
   for (const [sender, expected] of cases)
     t.regex(
-      await submit(team.key, `a@${team.domain}`, 'ann@inbox-chk.net', mime(`${from}${sender}`, 'sender check')),
+      await submit(team.key, `a@${team.domain}`, 'ann@inbox-chk.test', mime(`${from}${sender}`, 'sender check')),
       expected,
       sender,
     );
@@ -124,7 +124,7 @@ test('a Sender header must be one mailbox at a domain the key may send from; els
   });
   t.is(bound.status, 201, bound.text);
   const withSender = (key: string, sender: string) =>
-    submit(key, `a@${team.domain}`, 'ann@inbox-chk.net', mime(`${from}Sender: ${sender}\r\n`, 'bound sender'));
+    submit(key, `a@${team.domain}`, 'ann@inbox-chk.test', mime(`${from}Sender: ${sender}\r\n`, 'bound sender'));
   t.regex(
     await withSender(bound.body.token, `s@${second}`),
     new RegExp(
@@ -144,18 +144,18 @@ test('a List-Unsubscribe header satisfies the bulk rule; without one the same me
     submit(
       team.key,
       a,
-      `r${n}@inbox-chk.net`,
-      `From: ${a}\r\n${extra}To: r${n}@inbox-chk.net\r\nSubject: ${subject}\r\n\r\nBig news\r\n`,
+      `r${n}@inbox-chk.test`,
+      `From: ${a}\r\n${extra}To: r${n}@inbox-chk.test\r\nSubject: ${subject}\r\n\r\nBig news\r\n`,
     );
   // Folded over two lines, as long values are.
   const header =
-    'List-Unsubscribe: <mailto:leave@inbox-chk.net?subject=leave>,\r\n <https://shop.test/leave?u=1>\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n';
+    'List-Unsubscribe: <mailto:leave@inbox-chk.test?subject=leave>,\r\n <https://shop.test/leave?u=1>\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n';
   const replies = [];
   for (let n = 1; n <= BULK + 1; n++) replies.push(await send(n, 'Weekly news', header));
   for (const r of replies) t.regex(r, QUEUED);
   const id = /queued as (\S+)/.exec(replies[0])![1];
   t.deepEqual((await p.db('emails').where({ id }).first()).headers, {
-    'List-Unsubscribe': '<mailto:leave@inbox-chk.net?subject=leave>, <https://shop.test/leave?u=1>',
+    'List-Unsubscribe': '<mailto:leave@inbox-chk.test?subject=leave>, <https://shop.test/leave?u=1>',
   });
 
   // The control: the same content without the header is refused once it would reach more than BULK people.
@@ -178,8 +178,8 @@ test('submitted mail keeps its own folding: a subject and a List-Unsubscribe tha
   const reply = await submit(
     team.key,
     a,
-    'ann@inbox-chk.net',
-    `From: ${a}\r\n${unsubscribe}To: ann@inbox-chk.net\r\nSubject: ${subject}\r\n\r\nhello\r\n`,
+    'ann@inbox-chk.test',
+    `From: ${a}\r\n${unsubscribe}To: ann@inbox-chk.test\r\nSubject: ${subject}\r\n\r\nhello\r\n`,
   );
   t.regex(reply, QUEUED);
   const email = await p
@@ -194,8 +194,8 @@ test('submitted mail keeps its own folding: a subject and a List-Unsubscribe tha
     submit(
       team.key,
       a,
-      `w${n}@inbox-chk.net`,
-      `From: ${a}\r\nTo: w${n}@inbox-chk.net\r\nSubject: Words\r\n\r\nBig news. Reply STOP to unsubscribe.\r\n`,
+      `w${n}@inbox-chk.test`,
+      `From: ${a}\r\nTo: w${n}@inbox-chk.test\r\nSubject: Words\r\n\r\nBig news. Reply STOP to unsubscribe.\r\n`,
     );
   for (let n = 1; n <= BULK; n++) t.regex(await send(n), QUEUED);
   t.regex(await send(BULK + 1), /^550 5\.7\.1 This message has reached 2 people today without an unsubscribe link/);
@@ -207,8 +207,8 @@ test('the sandbox: a recipient outside it is refused with 550 5.7.1; the simulat
   const refused = await submit(
     team.key,
     a,
-    'stranger@inbox-chk.net',
-    `From: ${a}\r\nTo: stranger@inbox-chk.net\r\nSubject: sandbox\r\n\r\nx\r\n`,
+    'stranger@inbox-chk.test',
+    `From: ${a}\r\nTo: stranger@inbox-chk.test\r\nSubject: sandbox\r\n\r\nx\r\n`,
   );
   t.regex(refused, /^550 5\.7\.1 The us-east-1 region of this team is still in the sending sandbox/);
   t.deepEqual(await nothingStored(team), [0, []]);
@@ -224,7 +224,7 @@ test('a key bound to one domain cannot send from another: 550 5.7.1', async (t) 
     body: { name: 'b', permission: 'sending_access', domain_id: second.body.id },
   });
   const a = `a@${team.domain}`;
-  const refused = await submit(bound.body.token, a, 'ann@inbox-chk.net', mime(`From: ${a}\r\n`, 'bound'));
+  const refused = await submit(bound.body.token, a, 'ann@inbox-chk.test', mime(`From: ${a}\r\n`, 'bound'));
   t.regex(
     refused,
     new RegExp(
@@ -233,7 +233,7 @@ test('a key bound to one domain cannot send from another: 550 5.7.1', async (t) 
   );
   t.deepEqual(await nothingStored(team), [0, []]);
   // The team's own key sends the same message.
-  t.regex(await submit(team.key, a, 'ann@inbox-chk.net', mime(`From: ${a}\r\n`, 'bound')), QUEUED);
+  t.regex(await submit(team.key, a, 'ann@inbox-chk.test', mime(`From: ${a}\r\n`, 'bound')), QUEUED);
 });
 
 test('the daily quota: 451 4.7.1 once reached, nothing more stored', async (t) => {
@@ -241,9 +241,9 @@ test('the daily quota: 451 4.7.1 once reached, nothing more stored', async (t) =
   await p.db('teams').where({ id: team.id }).update({ daily_send_limit: 2 });
   const a = `a@${team.domain}`;
   for (const n of [1, 2])
-    t.regex(await submit(team.key, a, 'ann@inbox-chk.net', mime(`From: ${a}\r\n`, `quota ${n}`)), QUEUED);
+    t.regex(await submit(team.key, a, 'ann@inbox-chk.test', mime(`From: ${a}\r\n`, `quota ${n}`)), QUEUED);
   t.regex(
-    await submit(team.key, a, 'ann@inbox-chk.net', mime(`From: ${a}\r\n`, 'quota 3')),
+    await submit(team.key, a, 'ann@inbox-chk.test', mime(`From: ${a}\r\n`, 'quota 3')),
     /^451 4\.7\.1 You have reached your daily sending quota of 2 emails\. It resets at 00:00 UTC\.$/,
   );
   t.is((await p.db('emails').where({ team_id: team.id })).length, 2);

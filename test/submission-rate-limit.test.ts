@@ -17,7 +17,7 @@ let port: number;
 test.before(async () => {
   dns = await startDnsServer();
   p = await startPlatform({ DNS_SERVERS: dns.address });
-  mailDomain(dns, 'inbox-rl.net');
+  mailDomain(dns, 'inbox-rl.test');
   server = await startSubmission(p.deps, { implicitTls: true });
   port = server.port;
 });
@@ -45,11 +45,11 @@ async function session(team: SendingTeam): Promise<RawSmtp> {
 async function message(s: RawSmtp, team: SendingTeam, subject: string): Promise<string[]> {
   const mail = await s.send(`MAIL FROM:<a@${team.domain}>`);
   if (!mail.startsWith('250')) return [mail];
-  await s.send('RCPT TO:<ann@inbox-rl.net>');
+  await s.send('RCPT TO:<ann@inbox-rl.test>');
   await s.send('DATA');
   return [
     mail,
-    await s.send(`From: a@${team.domain}\r\nTo: ann@inbox-rl.net\r\nSubject: ${subject}\r\n\r\nhello\r\n.`),
+    await s.send(`From: a@${team.domain}\r\nTo: ann@inbox-rl.test\r\nSubject: ${subject}\r\n\r\nhello\r\n.`),
   ];
 }
 

@@ -28,7 +28,7 @@ async function listen(options: { maxBytes?: number } = {}): Promise<number> {
 test.before(async () => {
   dns = await startDnsServer();
   p = await startPlatform({ DNS_SERVERS: dns.address });
-  mailDomain(dns, 'inbox-ses.net');
+  mailDomain(dns, 'inbox-ses.test');
   port = await listen();
   smallPort = await listen({ maxBytes: SMALL });
 });
@@ -50,7 +50,7 @@ async function session(key: string, at = port): Promise<RawSmtp> {
 }
 
 /** One transaction; answers the first refusal (MAIL or RCPT) or the reply to the message. */
-async function message(s: RawSmtp, team: SendingTeam, subject: string, to = ['ann@inbox-ses.net']): Promise<string> {
+async function message(s: RawSmtp, team: SendingTeam, subject: string, to = ['ann@inbox-ses.test']): Promise<string> {
   const mail = await s.send(`MAIL FROM:<a@${team.domain}>`);
   if (!mail.startsWith('250')) return mail;
   for (const r of to) {
@@ -76,7 +76,7 @@ test('a key revoked mid-session is refused at the next MAIL FROM with 550 5.7.8;
   t.regex(await message(s, team, 'before revoke'), QUEUED);
   t.is((await p.request('DELETE', `/api-keys/${key.id}`, { key: team.key })).status, 200);
   t.regex(await message(s, team, 'after revoke'), /^550 5\.7\.8 This API key has been revoked/);
-  t.regex(await s.send('RCPT TO:<ann@inbox-ses.net>'), /^503 /, 'no transaction was opened');
+  t.regex(await s.send('RCPT TO:<ann@inbox-ses.test>'), /^503 /, 'no transaction was opened');
   s.close();
   t.is(await stored(team, 'before revoke'), 1);
   t.is(await stored(team, 'after revoke'), 0);
@@ -116,10 +116,10 @@ test("ENHANCEDSTATUSCODES: announced; smtp-server's own replies and ours carry e
   t.is(await s.send(plain('rk_nope')), '535 5.7.8 Authentication credentials invalid');
   t.regex(await s.send(plain(team.key)), /^235 2\.7\.0 /);
   t.regex(await s.send(`MAIL FROM:<a@${team.domain}>`), /^250 2\.1\.0 /);
-  t.regex(await s.send('RCPT TO:<ann@inbox-ses.net>'), /^250 2\.1\.5 /);
+  t.regex(await s.send('RCPT TO:<ann@inbox-ses.test>'), /^250 2\.1\.5 /);
   t.regex(await s.send('DATA'), /^354 /);
-  const refused = await s.send('From: a@not-ours.com\r\nTo: ann@inbox-ses.net\r\nSubject: codes\r\n\r\nx\r\n.');
-  t.regex(refused, /^550 5\.7\.1 The not-ours\.com domain is not verified\./);
+  const refused = await s.send('From: a@not-ours.test\r\nTo: ann@inbox-ses.test\r\nSubject: codes\r\n\r\nx\r\n.');
+  t.regex(refused, /^550 5\.7\.1 The not-ours\.test domain is not verified\./);
   t.notRegex(refused, /^\d{3} \d\.\d+\.\d+ \d\.\d+\.\d+/, "one code, not the library's and ours");
   t.regex(await message(s, team, 'codes ok'), QUEUED);
   s.close();
@@ -129,7 +129,7 @@ test('51 recipients: the 51st gets 452 4.5.3, the message goes to the other 50 a
   const team = await sendingTeam(p, dns);
   const s = await session(team.key);
   t.regex(await s.send(`MAIL FROM:<a@${team.domain}>`), /^250/);
-  const to = Array.from({ length: 51 }, (_, i) => `r${i + 1}@inbox-ses.net`);
+  const to = Array.from({ length: 51 }, (_, i) => `r${i + 1}@inbox-ses.test`);
   const replies: string[] = [];
   for (const r of to) replies.push(await s.send(`RCPT TO:<${r}>`));
   t.true(
@@ -138,26 +138,26 @@ test('51 recipients: the 51st gets 452 4.5.3, the message goes to the other 50 a
   );
   t.is(replies[50], '452 4.5.3 At most 50 recipients per message');
   // A recipient already accepted is not refused again: its entry is replaced, not counted twice.
-  t.regex(await s.send('RCPT TO:<R7@inbox-ses.net>'), /^250 /);
+  t.regex(await s.send('RCPT TO:<R7@inbox-ses.test>'), /^250 /);
   t.regex(await s.send('DATA'), /^354/);
-  const reply = await s.send(`From: a@${team.domain}\r\nTo: r1@inbox-ses.net\r\nSubject: fifty\r\n\r\nhello\r\n.`);
+  const reply = await s.send(`From: a@${team.domain}\r\nTo: r1@inbox-ses.test\r\nSubject: fifty\r\n\r\nhello\r\n.`);
   t.regex(reply, QUEUED);
   s.close();
   const id = /queued as (\S+)/.exec(reply)![1];
   const stored = await p.db('email_recipients').where({ email_id: id }).pluck('address');
   t.is(stored.length, 50);
   t.deepEqual(stored.map((a: string) => a.toLowerCase()).sort(), to.slice(0, 50).sort());
-  t.false(stored.includes('r51@inbox-ses.net'));
+  t.false(stored.includes('r51@inbox-ses.test'));
 });
 
 test('past the size limit without SIZE: 552 5.3.4 after the final dot, nothing stored, the session goes on', async (t) => {
   const team = await sendingTeam(p, dns);
   const s = await session(team.key, smallPort);
   t.regex(await s.send(`MAIL FROM:<a@${team.domain}>`), /^250/);
-  t.regex(await s.send('RCPT TO:<ann@inbox-ses.net>'), /^250/);
+  t.regex(await s.send('RCPT TO:<ann@inbox-ses.test>'), /^250/);
   t.regex(await s.send('DATA'), /^354/);
   const line = `${'y'.repeat(998)}\r\n`;
-  const body = `From: a@${team.domain}\r\nTo: ann@inbox-ses.net\r\nSubject: too big\r\n\r\n${line.repeat(Math.ceil((SMALL * 16) / line.length))}.\r\n`;
+  const body = `From: a@${team.domain}\r\nTo: ann@inbox-ses.test\r\nSubject: too big\r\n\r\n${line.repeat(Math.ceil((SMALL * 16) / line.length))}.\r\n`;
   t.is(await s.send(Buffer.from(body), true), `552 5.3.4 The message is larger than ${SMALL} bytes`);
   const after = await message(s, team, 'small after big');
   t.regex(after, QUEUED);

@@ -20,7 +20,7 @@ let team: SendingTeam;
 test.before(async () => {
   dns = await startDnsServer();
   p = await startPlatform({ DNS_SERVERS: dns.address });
-  mailDomain(dns, 'inbox-one.net');
+  mailDomain(dns, 'inbox-one.test');
   starttls = await startSubmission(p.deps, { implicitTls: false });
   implicit = await startSubmission(p.deps, { implicitTls: true });
   ports = { starttls: starttls.port, implicit: implicit.port };
@@ -47,9 +47,9 @@ function transport(pass: string, implicitTls = false, user = 'apikey') {
 test('a message submitted with STARTTLS and AUTH takes the accept path and shows under GET /emails', async (t) => {
   const info = await transport(team.key).sendMail({
     from: `Shop <orders@${team.domain}>`,
-    to: 'Ann <ann@inbox-one.net>',
-    cc: 'carol@inbox-one.net',
-    bcc: 'hidden@inbox-one.net',
+    to: 'Ann <ann@inbox-one.test>',
+    cc: 'carol@inbox-one.test',
+    bcc: 'hidden@inbox-one.test',
     subject: 'Order 42',
     text: 'Thanks for your order.',
     html: '<p>Thanks for your order.</p>',
@@ -61,9 +61,9 @@ test('a message submitted with STARTTLS and AUTH takes the accept path and shows
   t.like(email, {
     from: `Shop <orders@${team.domain}>`,
     subject: 'Order 42',
-    to: ['Ann <ann@inbox-one.net>'],
-    cc: ['carol@inbox-one.net'],
-    bcc: ['hidden@inbox-one.net'],
+    to: ['Ann <ann@inbox-one.test>'],
+    cc: ['carol@inbox-one.test'],
+    bcc: ['hidden@inbox-one.test'],
     last_event: 'sent',
   });
   t.is(email.message_id, info.messageId);
@@ -83,9 +83,9 @@ test('a message submitted with STARTTLS and AUTH takes the accept path and shows
   t.deepEqual(
     recipients.map((r) => [r.address, r.kind]),
     [
-      ['ann@inbox-one.net', 'to'],
-      ['carol@inbox-one.net', 'cc'],
-      ['hidden@inbox-one.net', 'bcc'],
+      ['ann@inbox-one.test', 'to'],
+      ['carol@inbox-one.test', 'cc'],
+      ['hidden@inbox-one.test', 'bcc'],
     ],
   );
   t.is((await p.db('email_attachments').where({ email_id: id })).length, 1);
@@ -95,7 +95,7 @@ test('a message submitted with STARTTLS and AUTH takes the accept path and shows
 test('implicit TLS works the same', async (t) => {
   const info = await transport(team.key, true).sendMail({
     from: `a@${team.domain}`,
-    to: 'ann@inbox-one.net',
+    to: 'ann@inbox-one.test',
     subject: 'tls',
     text: 'x',
   });
@@ -105,7 +105,7 @@ test('implicit TLS works the same', async (t) => {
 const reply = (err: unknown) => (err as { response?: string }).response ?? '';
 
 test('authentication: wrong username, unknown key, revoked key, no AUTH at all', async (t) => {
-  const mail = { from: `a@${team.domain}`, to: 'ann@inbox-one.net', subject: 'x', text: 'x' };
+  const mail = { from: `a@${team.domain}`, to: 'ann@inbox-one.test', subject: 'x', text: 'x' };
   const wrongUser = await t.throwsAsync(transport(team.key, false, 'admin').sendMail(mail));
   t.regex(reply(wrongUser), /^535 5\.7\.8 Use the username `apikey`/);
   const unknown = await t.throwsAsync(transport('rk_nope').sendMail(mail));
@@ -143,10 +143,10 @@ test('the STARTTLS port offers no AUTH before STARTTLS and refuses one sent anyw
 
 test('refusals keep their meaning as SMTP replies: unverified sender 550 5.7.1, unusable recipients 550 5.1.1', async (t) => {
   const unverified = await t.throwsAsync(
-    transport(team.key).sendMail({ from: 'a@not-ours.com', to: 'ann@inbox-one.net', subject: 'x', text: 'x' }),
+    transport(team.key).sendMail({ from: 'a@not-ours.test', to: 'ann@inbox-one.test', subject: 'x', text: 'x' }),
   );
   t.is((unverified as { responseCode?: number }).responseCode, 550);
-  t.regex((unverified as Error).message, /5\.7\.1 The not-ours\.com domain is not verified/);
+  t.regex((unverified as Error).message, /5\.7\.1 The not-ours\.test domain is not verified/);
   const reserved = await t.throwsAsync(
     transport(team.key).sendMail({ from: `a@${team.domain}`, to: 'x@example.com', subject: 'x', text: 'x' }),
   );
@@ -164,7 +164,7 @@ test('a submitted message over RAW_INLINE_MAX_BYTES goes to the blob store befor
       ) + 'END-OF-BODY';
     const info = await transport(team.key).sendMail({
       from: `a@${team.domain}`,
-      to: 'ann@inbox-one.net',
+      to: 'ann@inbox-one.test',
       subject: `size ${size}`,
       text,
     });
@@ -191,7 +191,7 @@ test('a submitted message over RAW_INLINE_MAX_BYTES goes to the blob store befor
 test('Idempotency-Key inside the message: a second submission gets the same id and sends nothing again', async (t) => {
   const mail = {
     from: `a@${team.domain}`,
-    to: 'ann@inbox-one.net',
+    to: 'ann@inbox-one.test',
     subject: 'once over smtp',
     text: 'x',
     messageId: '<fixed-1@test>',
@@ -219,8 +219,8 @@ async function blobsOf(teamId: string): Promise<string[]> {
 
 test('hostile sessions: bare LF, smuggling sequences, NUL and overlong lines are refused; nothing is stored', async (t) => {
   const team = await sendingTeam(p, dns);
-  const head = (subject: string) => `From: a@${team.domain}\r\nTo: ann@inbox-one.net\r\nSubject: ${subject}\r\n\r\n`;
-  const smuggled = `MAIL FROM:<a@${team.domain}>\r\nRCPT TO:<victim@inbox-one.net>\r\nDATA\r\nSubject: smuggled\r\n\r\nx\r\n`;
+  const head = (subject: string) => `From: a@${team.domain}\r\nTo: ann@inbox-one.test\r\nSubject: ${subject}\r\n\r\n`;
+  const smuggled = `MAIL FROM:<a@${team.domain}>\r\nRCPT TO:<victim@inbox-one.test>\r\nDATA\r\nSubject: smuggled\r\n\r\nx\r\n`;
   const bodies = [
     `${head('lf')}bare\nlf\r\n`,
     // SMTP smuggling: a second message hidden behind an end of data that some other server would take for one
@@ -238,7 +238,7 @@ test('hostile sessions: bare LF, smuggling sequences, NUL and overlong lines are
     t.regex(await s.send('EHLO attacker.test'), /^250/m);
     t.regex(await s.send(`AUTH PLAIN ${Buffer.from(`\0apikey\0${team.key}`).toString('base64')}`), /^235/);
     t.regex(await s.send(`MAIL FROM:<a@${team.domain}>`), /^250/);
-    t.regex(await s.send('RCPT TO:<ann@inbox-one.net>'), /^250/);
+    t.regex(await s.send('RCPT TO:<ann@inbox-one.test>'), /^250/);
     t.regex(await s.send('DATA'), /^354/);
     const reply = await s.send(Buffer.from(`${body}.\r\n`, 'latin1'), true);
     t.regex(

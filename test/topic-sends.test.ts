@@ -50,16 +50,16 @@ const oneClick = (token: string) =>
   });
 
 test('a topic send: one copy per recipient with its own signed one-click link; unsubscribing skips the address under that topic only', async (t) => {
-  const { team, from } = await senderTeam('topic-news.com');
-  w.mx('topic-inbox.net');
-  w.mx('topic-other.net');
+  const { team, from } = await senderTeam('topic-news.test');
+  w.mx('topic-inbox.test');
+  w.mx('topic-other.test');
   const topic = await createTopic(team, { name: 'Product news', default_subscription: 'opt_in' });
   const other = await createTopic(team, { name: 'Events', default_subscription: 'opt_in' });
 
   const id = await send(team, {
     from,
-    to: ['ann@topic-inbox.net', 'bob@topic-inbox.net'],
-    cc: 'cy@topic-other.net',
+    to: ['ann@topic-inbox.test', 'bob@topic-inbox.test'],
+    cc: 'cy@topic-other.test',
     subject: 'June news',
     html: '<p>News</p>',
     topic_id: topic,
@@ -67,7 +67,7 @@ test('a topic send: one copy per recipient with its own signed one-click link; u
   t.is((await w.p.request('GET', `/emails/${id}`, { key: team.key })).body.topic_id, topic);
   const recipients = await w.p.db('email_recipients').where({ email_id: id });
   const urls = new Map<string, string>();
-  for (const address of ['ann@topic-inbox.net', 'bob@topic-inbox.net', 'cy@topic-other.net']) {
+  for (const address of ['ann@topic-inbox.test', 'bob@topic-inbox.test', 'cy@topic-other.test']) {
     const copies = w.sink.deliveredTo(address).filter((m) => m.raw.toString().includes('Subject: June news'));
     t.is(copies.length, 1, address);
     const [copy] = copies;
@@ -87,7 +87,7 @@ test('a topic send: one copy per recipient with its own signed one-click link; u
     );
     t.regex(
       unfold(copy.raw),
-      /^To: ann@topic-inbox\.net, bob@topic-inbox\.net\r$/m,
+      /^To: ann@topic-inbox\.test, bob@topic-inbox\.test\r$/m,
       'the headers still show every visible recipient',
     );
     urls.set(address, url);
@@ -97,17 +97,17 @@ test('a topic send: one copy per recipient with its own signed one-click link; u
   t.is(stored.last_event, 'delivered');
 
   // Bob's mailbox provider posts the one-click: bob is opted out of this topic, nobody else.
-  const res = await oneClick(tokenOf(urls.get('bob@topic-inbox.net')!));
+  const res = await oneClick(tokenOf(urls.get('bob@topic-inbox.test')!));
   t.is(res.status, 200);
   t.regex(res.headers.get('content-type') ?? '', /^text\/html/);
   t.regex(res.text, /no longer receives “Product news” emails/);
   t.like(await w.p.db('topic_subscriptions').where({ topic_id: topic }).first(), {
-    email: 'bob@topic-inbox.net',
+    email: 'bob@topic-inbox.test',
     subscription: 'opt_out',
     source_email_id: id,
     team_id: team.id,
   });
-  t.is((await oneClick(tokenOf(urls.get('bob@topic-inbox.net')!))).status, 200, 'a second post is harmless');
+  t.is((await oneClick(tokenOf(urls.get('bob@topic-inbox.test')!))).status, 200, 'a second post is harmless');
   t.is(
     await w.p
       .db('topic_subscriptions')
@@ -126,39 +126,39 @@ test('a topic send: one copy per recipient with its own signed one-click link; u
   // The next send under the topic skips bob; other mail still reaches him.
   const next = await send(team, {
     from,
-    to: ['ann@topic-inbox.net', 'Bob@topic-inbox.net'],
+    to: ['ann@topic-inbox.test', 'Bob@topic-inbox.test'],
     subject: 'July news',
     html: '<p>News</p>',
     topic_id: topic,
   });
-  const skipped = await w.p.db('email_recipients').where({ email_id: next, address: 'Bob@topic-inbox.net' }).first();
+  const skipped = await w.p.db('email_recipients').where({ email_id: next, address: 'Bob@topic-inbox.test' }).first();
   t.is(skipped.status, 'suppressed');
   t.regex(skipped.last_response, /not subscribed to the topic Product news/);
-  t.is(w.sink.deliveredTo('bob@topic-inbox.net').filter((m) => m.raw.toString().includes('July news')).length, 0);
-  t.is(w.sink.deliveredTo('ann@topic-inbox.net').filter((m) => m.raw.toString().includes('July news')).length, 1);
+  t.is(w.sink.deliveredTo('bob@topic-inbox.test').filter((m) => m.raw.toString().includes('July news')).length, 0);
+  t.is(w.sink.deliveredTo('ann@topic-inbox.test').filter((m) => m.raw.toString().includes('July news')).length, 1);
   const suppressed = await w.p.db('events').where({ team_id: team.id, type: 'email.suppressed' });
   t.is(suppressed.length, 1);
   t.like(suppressed[0].data, {
     email_id: next,
-    to: ['Bob@topic-inbox.net'],
+    to: ['Bob@topic-inbox.test'],
     suppressed: { type: 'Suppressed', reason: 'unsubscribed_from_topic', topic_id: topic },
   });
 
-  await send(team, { from, to: 'bob@topic-inbox.net', subject: 'Your receipt', text: 'Thanks' });
-  await send(team, { from, to: 'bob@topic-inbox.net', subject: 'Meetup', text: 'Come along', topic_id: other });
+  await send(team, { from, to: 'bob@topic-inbox.test', subject: 'Your receipt', text: 'Thanks' });
+  await send(team, { from, to: 'bob@topic-inbox.test', subject: 'Meetup', text: 'Come along', topic_id: other });
   t.is(
-    w.sink.deliveredTo('bob@topic-inbox.net').filter((m) => /Subject: (Your receipt|Meetup)/.test(m.raw.toString()))
+    w.sink.deliveredTo('bob@topic-inbox.test').filter((m) => /Subject: (Your receipt|Meetup)/.test(m.raw.toString()))
       .length,
     2,
   );
 });
 
 test('an opt_out topic reaches nobody who has not opted in: the email is accepted and every recipient suppressed', async (t) => {
-  const { team, from } = await senderTeam('topic-optin.com');
+  const { team, from } = await senderTeam('topic-optin.test');
   const topic = await createTopic(team, { name: 'Beta programme', default_subscription: 'opt_out' });
   const res = await w.p.request('POST', '/emails', {
     key: team.key,
-    body: { from, to: ['dee@topic-inbox.net'], subject: 'Beta', text: 'x', topic_id: topic },
+    body: { from, to: ['dee@topic-inbox.test'], subject: 'Beta', text: 'x', topic_id: topic },
   });
   t.is(res.status, 200, res.text);
   const email = await w.p.db('emails').where({ id: res.body.id }).first();
@@ -166,20 +166,20 @@ test('an opt_out topic reaches nobody who has not opted in: the email is accepte
   // Once the address opts in (the contacts area's topic choices write the same rows), it is sent to.
   await w.p
     .db('topic_subscriptions')
-    .insert({ topic_id: topic, team_id: team.id, email: 'dee@topic-inbox.net', subscription: 'opt_in' });
-  w.mx('topic-inbox.net');
-  await send(team, { from, to: ['DEE@topic-inbox.net'], subject: 'Beta again', text: 'x', topic_id: topic });
-  t.is(w.sink.deliveredTo('DEE@topic-inbox.net').length, 1);
+    .insert({ topic_id: topic, team_id: team.id, email: 'dee@topic-inbox.test', subscription: 'opt_in' });
+  w.mx('topic-inbox.test');
+  await send(team, { from, to: ['DEE@topic-inbox.test'], subject: 'Beta again', text: 'x', topic_id: topic });
+  t.is(w.sink.deliveredTo('DEE@topic-inbox.test').length, 1);
 });
 
 test("topic_id must name a topic of the team: another team's, an unknown or a malformed id is 422 and nothing is stored", async (t) => {
-  const { team, from } = await senderTeam('topic-checks.com');
-  const { team: stranger } = await senderTeam('topic-stranger.com');
+  const { team, from } = await senderTeam('topic-checks.test');
+  const { team: stranger } = await senderTeam('topic-stranger.test');
   const theirs = await createTopic(stranger, { name: 'Theirs', default_subscription: 'opt_in' });
   for (const topicId of [theirs, '0190f3b2-0000-7000-8000-000000000001', 'not-a-uuid']) {
     const res = await w.p.request('POST', '/emails', {
       key: team.key,
-      body: { from, to: 'x@topic-inbox.net', subject: 'x', text: 'x', topic_id: topicId },
+      body: { from, to: 'x@topic-inbox.test', subject: 'x', text: 'x', topic_id: topicId },
     });
     t.is(res.status, 422, topicId);
     t.like(res.body, { name: 'validation_error', errors: [{ path: 'topic_id', message: 'not found' }] });
@@ -188,11 +188,11 @@ test("topic_id must name a topic of the team: another team's, an unknown or a ma
 });
 
 test("the unsubscribe page: GET shows and changes nothing; a forged link is 404; a deleted topic's link suppresses the address", async (t) => {
-  const { team, from } = await senderTeam('topic-page.com');
-  w.mx('topic-page-inbox.net');
+  const { team, from } = await senderTeam('topic-page.test');
+  w.mx('topic-page-inbox.test');
   const topic = await createTopic(team, { name: 'Tips <b>&</b> tricks', default_subscription: 'opt_in' });
-  const id = await send(team, { from, to: 'eve@topic-page-inbox.net', subject: 'Tip 1', text: 'x', topic_id: topic });
-  const [copy] = w.sink.deliveredTo('eve@topic-page-inbox.net');
+  const id = await send(team, { from, to: 'eve@topic-page-inbox.test', subject: 'Tip 1', text: 'x', topic_id: topic });
+  const [copy] = w.sink.deliveredTo('eve@topic-page-inbox.test');
   const token = tokenOf(unsubscribeUrl(copy.raw)!);
 
   const shown = await w.p.request('GET', `/unsubscribe/${token}`);
@@ -222,7 +222,7 @@ test("the unsubscribe page: GET shows and changes nothing; a forged link is 404;
   const res = await oneClick(token);
   t.is(res.status, 200);
   t.like(await w.p.db('suppressions').where({ team_id: team.id }).first(), {
-    email: 'eve@topic-page-inbox.net',
+    email: 'eve@topic-page-inbox.test',
     origin: 'unsubscribe',
     source_id: id,
   });
@@ -230,8 +230,8 @@ test("the unsubscribe page: GET shows and changes nothing; a forged link is 404;
 });
 
 test("the preference page lists the team's public topics and the email's own; saving opts each in or out", async (t) => {
-  const { team, from } = await senderTeam('topic-prefs.com');
-  w.mx('topic-prefs-inbox.net');
+  const { team, from } = await senderTeam('topic-prefs.test');
+  w.mx('topic-prefs-inbox.test');
   const own = await createTopic(team, { name: 'Weekly digest', default_subscription: 'opt_in' });
   const launches = await createTopic(team, {
     name: 'Launches',
@@ -244,10 +244,10 @@ test("the preference page lists the team's public topics and the email's own; sa
     default_subscription: 'opt_in',
     visibility: 'private',
   });
-  const { team: stranger } = await senderTeam('topic-prefs-stranger.com');
+  const { team: stranger } = await senderTeam('topic-prefs-stranger.test');
   await createTopic(stranger, { name: 'Stranger news', default_subscription: 'opt_in', visibility: 'public' });
-  await send(team, { from, to: 'fay@topic-prefs-inbox.net', subject: 'Digest', text: 'x', topic_id: own });
-  const token = tokenOf(unsubscribeUrl(w.sink.deliveredTo('fay@topic-prefs-inbox.net')[0].raw)!);
+  await send(team, { from, to: 'fay@topic-prefs-inbox.test', subject: 'Digest', text: 'x', topic_id: own });
+  const token = tokenOf(unsubscribeUrl(w.sink.deliveredTo('fay@topic-prefs-inbox.test')[0].raw)!);
 
   const shown = await w.p.request('GET', `/unsubscribe/${token}`);
   // Relative to the page (/unsubscribe/<token>), so a proxy's path prefix is kept.
@@ -286,8 +286,8 @@ test("the preference page lists the team's public topics and the email's own; sa
   t.deepEqual(
     rows.map((r) => [r.topic_id, r.email, r.subscription]).sort(),
     [
-      [own, 'fay@topic-prefs-inbox.net', 'opt_out'],
-      [launches, 'fay@topic-prefs-inbox.net', 'opt_in'],
+      [own, 'fay@topic-prefs-inbox.test', 'opt_out'],
+      [launches, 'fay@topic-prefs-inbox.test', 'opt_in'],
     ].sort(),
   );
   t.regex((await w.p.request('GET', `/unsubscribe/${token}`)).text, /You are unsubscribed/);
@@ -295,28 +295,28 @@ test("the preference page lists the team's public topics and the email's own; sa
   // The choices decide the next sends.
   const sent = await w.p.request('POST', '/emails', {
     key: team.key,
-    body: { from, to: 'fay@topic-prefs-inbox.net', subject: 'Launch', text: 'x', topic_id: launches },
+    body: { from, to: 'fay@topic-prefs-inbox.test', subject: 'Launch', text: 'x', topic_id: launches },
   });
   t.like(await w.p.db('email_recipients').where({ email_id: sent.body.id }).first(), { status: 'queued' });
   const skipped = await w.p.request('POST', '/emails', {
     key: team.key,
-    body: { from, to: 'fay@topic-prefs-inbox.net', subject: 'Digest 2', text: 'x', topic_id: own },
+    body: { from, to: 'fay@topic-prefs-inbox.test', subject: 'Digest 2', text: 'x', topic_id: own },
   });
   t.like(await w.p.db('email_recipients').where({ email_id: skipped.body.id }).first(), { status: 'suppressed' });
 });
 
 test('the topic is checked again at delivery: who opted out after a scheduled send was accepted is suppressed, not sent to', async (t) => {
-  const { team, from } = await senderTeam('topic-later.com');
-  w.mx('topic-later-inbox.net');
+  const { team, from } = await senderTeam('topic-later.test');
+  w.mx('topic-later-inbox.test');
   const topic = await createTopic(team, { name: 'Monthly', default_subscription: 'opt_in' });
-  await send(team, { from, to: 'gus@topic-later-inbox.net', subject: 'May', text: 'x', topic_id: topic });
-  const token = tokenOf(unsubscribeUrl(w.sink.deliveredTo('gus@topic-later-inbox.net')[0].raw)!);
+  await send(team, { from, to: 'gus@topic-later-inbox.test', subject: 'May', text: 'x', topic_id: topic });
+  const token = tokenOf(unsubscribeUrl(w.sink.deliveredTo('gus@topic-later-inbox.test')[0].raw)!);
 
   const res = await w.p.request('POST', '/emails', {
     key: team.key,
     body: {
       from,
-      to: ['gus@topic-later-inbox.net', 'hal@topic-later-inbox.net'],
+      to: ['gus@topic-later-inbox.test', 'hal@topic-later-inbox.test'],
       subject: 'June',
       text: 'x',
       topic_id: topic,
@@ -330,45 +330,45 @@ test('the topic is checked again at delivery: who opted out after a scheduled se
   await processDelivery(w.deps, res.body.id, later);
 
   t.is(
-    w.sink.deliveredTo('gus@topic-later-inbox.net').filter((m) => m.raw.toString().includes('Subject: June')).length,
+    w.sink.deliveredTo('gus@topic-later-inbox.test').filter((m) => m.raw.toString().includes('Subject: June')).length,
     0,
   );
   t.is(
-    w.sink.deliveredTo('hal@topic-later-inbox.net').filter((m) => m.raw.toString().includes('Subject: June')).length,
+    w.sink.deliveredTo('hal@topic-later-inbox.test').filter((m) => m.raw.toString().includes('Subject: June')).length,
     1,
   );
   const rows = await w.p.db('email_recipients').where({ email_id: res.body.id }).orderBy('address');
   t.deepEqual(
     rows.map((r) => [r.address, r.status]),
     [
-      ['gus@topic-later-inbox.net', 'suppressed'],
-      ['hal@topic-later-inbox.net', 'delivered'],
+      ['gus@topic-later-inbox.test', 'suppressed'],
+      ['hal@topic-later-inbox.test', 'delivered'],
     ],
   );
   const [event] = await w.p.db('events').where({ team_id: team.id, type: 'email.suppressed' });
   t.like(event.data, {
     email_id: res.body.id,
-    to: ['gus@topic-later-inbox.net'],
+    to: ['gus@topic-later-inbox.test'],
     suppressed: { type: 'Suppressed', reason: 'unsubscribed_from_topic', topic_id: topic },
   });
   const attempts = await w.p.db('delivery_attempts').where({ email_id: res.body.id });
   t.deepEqual(
     attempts.map((a) => a.recipients),
-    [['hal@topic-later-inbox.net']],
+    [['hal@topic-later-inbox.test']],
     'no attempt for the suppressed one',
   );
   t.is((await w.p.db('emails').where({ id: res.body.id }).first()).status, 'done');
 });
 
 test('a topic deleted before delivery reaches nobody more: its opt-outs went with it', async (t) => {
-  const { team, from } = await senderTeam('topic-gone.com');
-  w.mx('topic-gone-inbox.net');
+  const { team, from } = await senderTeam('topic-gone.test');
+  w.mx('topic-gone-inbox.test');
   const topic = await createTopic(team, { name: 'Gone', default_subscription: 'opt_in' });
   const res = await w.p.request('POST', '/emails', {
     key: team.key,
     body: {
       from,
-      to: ['ivy@topic-gone-inbox.net', 'jon@topic-gone-inbox.net'],
+      to: ['ivy@topic-gone-inbox.test', 'jon@topic-gone-inbox.test'],
       subject: 'Later',
       text: 'x',
       topic_id: topic,
@@ -382,15 +382,15 @@ test('a topic deleted before delivery reaches nobody more: its opt-outs went wit
   await processDelivery(w.deps, res.body.id, later);
 
   t.is(
-    w.sink.deliveredTo('ivy@topic-gone-inbox.net').length + w.sink.deliveredTo('jon@topic-gone-inbox.net').length,
+    w.sink.deliveredTo('ivy@topic-gone-inbox.test').length + w.sink.deliveredTo('jon@topic-gone-inbox.test').length,
     0,
   );
   const rows = await w.p.db('email_recipients').where({ email_id: res.body.id }).orderBy('address');
   t.deepEqual(
     rows.map((r) => [r.address, r.status, r.last_response]),
     [
-      ['ivy@topic-gone-inbox.net', 'suppressed', "the send's topic was deleted"],
-      ['jon@topic-gone-inbox.net', 'suppressed', "the send's topic was deleted"],
+      ['ivy@topic-gone-inbox.test', 'suppressed', "the send's topic was deleted"],
+      ['jon@topic-gone-inbox.test', 'suppressed', "the send's topic was deleted"],
     ],
   );
   const events = await w.p.db('events').where({ team_id: team.id, type: 'email.suppressed' });
@@ -405,18 +405,18 @@ test('a topic deleted before delivery reaches nobody more: its opt-outs went wit
 });
 
 test('a deferred topic recipient: the stored message has no List-Unsubscribe; the retry adds the same link, signed again', async (t) => {
-  const { team, from } = await senderTeam('topic-retry.com');
-  w.mx('topic-retry-inbox.net');
+  const { team, from } = await senderTeam('topic-retry.test');
+  w.mx('topic-retry-inbox.test');
   const topic = await createTopic(team, { name: 'Retries', default_subscription: 'opt_in' });
-  w.sink.script('ivy@topic-retry-inbox.net', { rcpt: '450 4.2.1 Mailbox busy, try later' });
+  w.sink.script('ivy@topic-retry-inbox.test', { rcpt: '450 4.2.1 Mailbox busy, try later' });
   const id = await send(team, {
     from,
-    to: ['ivy@topic-retry-inbox.net', 'jon@topic-retry-inbox.net'],
+    to: ['ivy@topic-retry-inbox.test', 'jon@topic-retry-inbox.test'],
     subject: 'Retry me',
     html: '<p>x</p>',
     topic_id: topic,
   });
-  const [first] = w.sink.deliveredTo('jon@topic-retry-inbox.net');
+  const [first] = w.sink.deliveredTo('jon@topic-retry-inbox.test');
   t.truthy(first, 'the other recipient is not held back');
   const email = await w.p.db('emails').where({ id }).first();
   t.truthy(email.raw_blob_key, 'stored for the retry');
@@ -425,10 +425,10 @@ test('a deferred topic recipient: the stored message has no List-Unsubscribe; th
     'the stored message names no recipient',
   );
 
-  w.sink.script('ivy@topic-retry-inbox.net', {});
-  const ivy = await w.p.db('email_recipients').where({ email_id: id, address: 'ivy@topic-retry-inbox.net' }).first();
+  w.sink.script('ivy@topic-retry-inbox.test', {});
+  const ivy = await w.p.db('email_recipients').where({ email_id: id, address: 'ivy@topic-retry-inbox.test' }).first();
   await processDelivery(w.deps, id, new Date(ivy.next_attempt_at.getTime() + 1000));
-  const [retried] = w.sink.deliveredTo('ivy@topic-retry-inbox.net');
+  const [retried] = w.sink.deliveredTo('ivy@topic-retry-inbox.test');
   t.is(readUnsubscribeToken(w.deps.secrets, tokenOf(unsubscribeUrl(retried.raw)!)), ivy.id);
   t.deepEqual(
     (await w.verifyDkim(retried.raw)).map((d) => d.status),

@@ -170,7 +170,7 @@ test.serial(
       (await p.request('POST', '/suppressions', { key: team.key, body: { email: 'gone@example.com' } })).status,
       201,
     );
-    const domain = await p.request('POST', '/domains', { key: team.key, body: { name: 'hooked-example.com' } });
+    const domain = await p.request('POST', '/domains', { key: team.key, body: { name: 'hooked-example.test' } });
     t.is(domain.status, 201);
     await run();
 

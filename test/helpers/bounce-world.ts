@@ -13,7 +13,7 @@ import { tlsCredentials } from '../../shared/tls/certificate.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 
 /** The recipients' domain: its MX is the sink. */
-export const RCPT = 'rcpt-bounces.net';
+export const RCPT = 'rcpt-bounces.test';
 
 export interface BounceWorld {
   w: MtaWorld;
@@ -43,7 +43,7 @@ export async function startBounceWorld(): Promise<BounceWorld> {
   const mxPort = (mx.server.address() as AddressInfo).port;
   w.mx(RCPT);
   const team = await w.p.createTeam();
-  const domain = await w.sendingDomain(team, `bounce-sender-${process.pid}.com`);
+  const domain = await w.sendingDomain(team, `bounce-sender-${process.pid}.test`);
   return {
     w,
     deps,

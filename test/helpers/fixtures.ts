@@ -24,7 +24,7 @@ export const fixtures: Record<string, Fixture> = {
     return res.body.id;
   },
   domains: async (p, team) => {
-    const name = `fixture-${Math.random().toString(36).slice(2, 10)}.com`;
+    const name = `fixture-${Math.random().toString(36).slice(2, 10)}.test`;
     const res = await p.request('POST', '/domains', { key: team.key, body: { name } });
     if (res.status !== 201) throw new Error(`domains fixture: POST /domains answered ${res.status} ${res.text}`);
     return res.body.id;
@@ -119,7 +119,7 @@ export function fillPath(path: string, values: string | Record<string, string>):
  */
 const domainClaim: Fixture = async (p, team) => {
   const holder = await p.createTeam('Claim fixture holder');
-  const name = `claimed-${Math.random().toString(36).slice(2, 10)}.com`;
+  const name = `claimed-${Math.random().toString(36).slice(2, 10)}.test`;
   const created = await p.request('POST', '/domains', { key: holder.key, body: { name } });
   if (created.status !== 201)
     throw new Error(`domain claim fixture: POST /domains answered ${created.status} ${created.text}`);

@@ -57,6 +57,8 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
     SECRETS_KEY: randomBytes(32).toString('base64'),
     // Nothing answers here unless a test starts its own DNS server and passes DNS_SERVERS.
     DNS_SERVERS: '127.0.0.1:9',
+    // The tests' names are under `.test` (RFC 2606): nobody's, so a test can never mail a real domain.
+    RESERVED_TLDS_ALLOWED: 'test',
     ...env,
   });
   const db = createDb(config);

@@ -39,7 +39,7 @@ export async function sendingTeam(
   options: { sandbox?: boolean; region?: string } = {},
 ): Promise<SendingTeam> {
   const team = await p.createTeam();
-  const domain = `sender-${process.pid}-${++counter}.com`;
+  const domain = `sender-${process.pid}-${++counter}.test`;
   const region = options.region ?? 'us-east-1';
   const domainId = await verifiedDomain(p, dns, team, domain, region);
   if (options.sandbox !== true) await liftSandbox(p.db, team.id, region);
