@@ -83,102 +83,107 @@ function toRr(name: string, type: DnsRecordType, data: DnsRecordData[DnsRecordTy
   }
 }
 
-/** `host` and `port` default to 127.0.0.1 and a free port; a fixed port (53, for a resolver that cannot be told
- * another) gets one try. */
-export async function startDnsServer(options: { host?: string; port?: number } = {}): Promise<DnsServer> {
-  const host = options.host ?? '127.0.0.1';
-  /** name → type → resource records (owner name as set, so answers keep the publisher's case). */
-  const zone = new Map<string, Map<DnsRecordType, Rr[]>>();
-  const failures = new Map<string, DnsFailureMode>();
-  const queries: DnsQueryLog[] = [];
+/** name → type → resource records (owner name as set, so answers keep the publisher's case). */
+type Zone = Map<string, Map<DnsRecordType, Rr[]>>;
 
-  /** Authoritative lookup: the exact type, else a CNAME followed inside our own data (RFC 1034 §4.3.2). */
-  function lookup(qname: string, qtype: string): { rcode: number; answers: Rr[] } {
-    const answers: Rr[] = [];
-    const seen = new Set<string>();
-    let name = norm(qname);
-    for (;;) {
-      const rrsets = zone.get(name);
-      // RFC 6604 §3: the rcode speaks for the last name of the chain.
-      if (!rrsets) return { rcode: RCODE.NXDOMAIN, answers };
-      const exact = rrsets.get(qtype as DnsRecordType);
-      if (exact) return { rcode: RCODE.NOERROR, answers: [...answers, ...exact] };
-      const cname = rrsets.get('CNAME');
-      if (!cname || qtype === 'CNAME') return { rcode: RCODE.NOERROR, answers };
-      answers.push(...cname);
-      seen.add(name);
-      name = norm((cname[0] as packet.StringAnswer).data);
-      if (seen.has(name)) return { rcode: RCODE.NOERROR, answers };
-    }
+/** What the server answers from: its records, its failure modes per name, and the log of questions. */
+interface ServerState {
+  zone: Zone;
+  failures: Map<string, DnsFailureMode>;
+  queries: DnsQueryLog[];
+}
+
+/** Authoritative lookup: the exact type, else a CNAME followed inside our own data (RFC 1034 §4.3.2). */
+function lookup(zone: Zone, qname: string, qtype: string): { rcode: number; answers: Rr[] } {
+  const answers: Rr[] = [];
+  const seen = new Set<string>();
+  let name = norm(qname);
+  for (;;) {
+    const rrsets = zone.get(name);
+    // RFC 6604 §3: the rcode speaks for the last name of the chain.
+    if (!rrsets) return { rcode: RCODE.NXDOMAIN, answers };
+    const exact = rrsets.get(qtype as DnsRecordType);
+    if (exact) return { rcode: RCODE.NOERROR, answers: [...answers, ...exact] };
+    const cname = rrsets.get('CNAME');
+    if (!cname || qtype === 'CNAME') return { rcode: RCODE.NOERROR, answers };
+    answers.push(...cname);
+    seen.add(name);
+    name = norm((cname[0] as packet.StringAnswer).data);
+    if (seen.has(name)) return { rcode: RCODE.NOERROR, answers };
   }
+}
 
-  /** The bytes to send back for one query message, or null for silence. */
-  function respond(msg: Buffer, transport: 'udp' | 'tcp'): Buffer | null {
-    let query: packet.DecodedPacket;
-    try {
-      query = packet.decode(msg);
-    } catch {
-      return null; // not DNS: drop, as servers do
-    }
-    const question = query.questions?.[0];
-    const id = query.id ?? 0;
-    const edns = query.additionals?.find((a) => a.type === 'OPT') as packet.OptAnswer | undefined;
-    const reply = (rcode: number, answers: Rr[] = [], extra = 0): Buffer =>
-      packet.encode({
-        type: 'response',
-        id,
-        flags: packet.AUTHORITATIVE_ANSWER | ((query.flags ?? 0) & packet.RECURSION_DESIRED) | extra | rcode,
-        questions: query.questions,
-        answers,
-        additionals: edns
-          ? [
-              {
-                type: 'OPT',
-                name: '.',
-                udpPayloadSize: EDNS_LIMIT,
-                extendedRcode: 0,
-                ednsVersion: 0,
-                flags: 0,
-                flag_do: false,
-                options: [],
-              },
-            ]
-          : [],
-      });
-    if (!question) return reply(RCODE.FORMERR);
-    queries.push({ name: question.name, type: question.type, transport });
+/** The right id, so the resolver matches it to its query, then a header announcing more records than follow. */
+function garbage(id: number): Buffer {
+  const bytes = randomBytes(40);
+  bytes.writeUInt16BE(id, 0);
+  bytes.writeUInt16BE(0x8400, 2); // QR, AA, NOERROR
+  bytes.writeUInt16BE(1, 4);
+  bytes.writeUInt16BE(0xffff, 6);
+  return bytes;
+}
 
-    const failure = failures.get(norm(question.name));
-    if (failure === 'timeout') return null;
-    if (failure === 'servfail') return reply(RCODE.SERVFAIL);
-    if (failure === 'refused') return reply(RCODE.REFUSED);
-    if (failure === 'garbage') {
-      // The right id, so the resolver matches it to its query, then a header announcing more records than follow.
-      const bytes = randomBytes(40);
-      bytes.writeUInt16BE(id, 0);
-      bytes.writeUInt16BE(0x8400, 2); // QR, AA, NOERROR
-      bytes.writeUInt16BE(1, 4);
-      bytes.writeUInt16BE(0xffff, 6);
-      return bytes;
-    }
+/** A reply builder for one query: its id, question and EDNS (answered with ours) echoed. */
+function replier(query: packet.DecodedPacket, edns: packet.OptAnswer | undefined) {
+  return (rcode: number, answers: Rr[] = [], extra = 0): Buffer =>
+    packet.encode({
+      type: 'response',
+      id: query.id ?? 0,
+      flags: packet.AUTHORITATIVE_ANSWER | ((query.flags ?? 0) & packet.RECURSION_DESIRED) | extra | rcode,
+      questions: query.questions,
+      answers,
+      additionals: edns
+        ? [
+            {
+              type: 'OPT',
+              name: '.',
+              udpPayloadSize: EDNS_LIMIT,
+              extendedRcode: 0,
+              ednsVersion: 0,
+              flags: 0,
+              flag_do: false,
+              options: [],
+            },
+          ]
+        : [],
+    });
+}
 
-    const { rcode, answers } = lookup(question.name, question.type);
-    let out = reply(rcode, answers);
-    const limit = edns ? Math.max(UDP_LIMIT, Math.min(edns.udpPayloadSize, EDNS_LIMIT)) : UDP_LIMIT;
-    if (transport === 'udp' && out.length > limit) {
-      // RFC 2181 §9: set TC rather than send a partial RRset; the client asks again over TCP.
-      out = reply(rcode, [], packet.TRUNCATED_RESPONSE);
-    }
-    // A spoofer's answer: right question, right records, an id the resolver did not send.
-    if (failure === 'wrong-id') out.writeUInt16BE((id + 1) & 0xffff, 0);
-    return out;
+/** The bytes to send back for one query message, or null for silence. */
+function respond(state: ServerState, msg: Buffer, transport: 'udp' | 'tcp'): Buffer | null {
+  let query: packet.DecodedPacket;
+  try {
+    query = packet.decode(msg);
+  } catch {
+    return null; // not DNS: drop, as servers do
   }
+  const question = query.questions?.[0];
+  const id = query.id ?? 0;
+  const edns = query.additionals?.find((a) => a.type === 'OPT') as packet.OptAnswer | undefined;
+  const reply = replier(query, edns);
+  if (!question) return reply(RCODE.FORMERR);
+  state.queries.push({ name: question.name, type: question.type, transport });
 
-  const onUdp = (udp: dgram.Socket) => (msg: Buffer, rinfo: dgram.RemoteInfo) => {
-    const out = respond(msg, 'udp');
-    if (out) udp.send(out, rinfo.port, rinfo.address);
-  };
+  const failure = state.failures.get(norm(question.name));
+  if (failure === 'timeout') return null;
+  if (failure === 'servfail') return reply(RCODE.SERVFAIL);
+  if (failure === 'refused') return reply(RCODE.REFUSED);
+  if (failure === 'garbage') return garbage(id);
 
+  const { rcode, answers } = lookup(state.zone, question.name, question.type);
+  let out = reply(rcode, answers);
+  const limit = edns ? Math.max(UDP_LIMIT, Math.min(edns.udpPayloadSize, EDNS_LIMIT)) : UDP_LIMIT;
+  if (transport === 'udp' && out.length > limit) {
+    // RFC 2181 §9: set TC rather than send a partial RRset; the client asks again over TCP.
+    out = reply(rcode, [], packet.TRUNCATED_RESPONSE);
+  }
+  // A spoofer's answer: right question, right records, an id the resolver did not send.
+  if (failure === 'wrong-id') out.writeUInt16BE((id + 1) & 0xffff, 0);
+  return out;
+}
+
+/** DNS over TCP: each message preceded by its two-byte length (RFC 1035 §4.2.2, RFC 7766 §8). */
+function tcpServer(state: ServerState): { tcp: net.Server; sockets: Set<net.Socket> } {
   const sockets = new Set<net.Socket>();
   const tcp = net.createServer((socket) => {
     sockets.add(socket);
@@ -187,10 +192,9 @@ export async function startDnsServer(options: { host?: string; port?: number } =
     let buffered = Buffer.alloc(0);
     socket.on('data', (chunk) => {
       buffered = Buffer.concat([buffered, chunk]);
-      // RFC 1035 §4.2.2 / RFC 7766 §8: each message is preceded by its two-byte length.
       while (buffered.length >= 2 && buffered.length >= 2 + buffered.readUInt16BE(0)) {
         const len = buffered.readUInt16BE(0);
-        const out = respond(buffered.subarray(2, 2 + len), 'tcp');
+        const out = respond(state, buffered.subarray(2, 2 + len), 'tcp');
         buffered = buffered.subarray(2 + len);
         if (out) {
           const framed = Buffer.alloc(2 + out.length);
@@ -201,15 +205,20 @@ export async function startDnsServer(options: { host?: string; port?: number } =
       }
     });
   });
+  return { tcp, sockets };
+}
 
-  // One port for both transports: bind UDP at random, then TCP on the same number (again if TCP has it taken).
-  let udp: dgram.Socket | undefined;
-  for (let attempt = 0; !udp; attempt++) {
-    if (attempt === (options.port ? 1 : 20)) throw new Error(`no port free for both UDP and TCP on ${host}`);
+/**
+ * One port for both transports: binds UDP (at random unless `port` is fixed), then `tcp` on the same number (again
+ * if TCP has it taken); the bound UDP socket.
+ */
+async function bindBoth(host: string, port: number | undefined, tcp: net.Server): Promise<dgram.Socket> {
+  for (let attempt = 0; ; attempt++) {
+    if (attempt === (port ? 1 : 20)) throw new Error(`no port free for both UDP and TCP on ${host}`);
     const socket = dgram.createSocket('udp4');
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
-      socket.bind(options.port ?? 0, host, () => resolve());
+      socket.bind(port ?? 0, host, () => resolve());
     });
     const listened = await new Promise<boolean>((resolve) => {
       const onError = () => resolve(false);
@@ -219,17 +228,29 @@ export async function startDnsServer(options: { host?: string; port?: number } =
         resolve(true);
       });
     });
-    if (listened) udp = socket;
-    else await new Promise<void>((resolve) => socket.close(() => resolve()));
+    if (listened) return socket;
+    await new Promise<void>((resolve) => socket.close(() => resolve()));
   }
-  const udpSocket = udp;
-  udpSocket.on('message', onUdp(udpSocket));
-  const port = udpSocket.address().port;
+}
+
+/** `host` and `port` default to 127.0.0.1 and a free port; a fixed port (53, for a resolver that cannot be told
+ * another) gets one try. */
+export async function startDnsServer(options: { host?: string; port?: number } = {}): Promise<DnsServer> {
+  const host = options.host ?? '127.0.0.1';
+  const state: ServerState = { zone: new Map(), failures: new Map(), queries: [] };
+  const { zone, failures } = state;
+  const { tcp, sockets } = tcpServer(state);
+  const udp = await bindBoth(host, options.port, tcp);
+  udp.on('message', (msg: Buffer, rinfo: dgram.RemoteInfo) => {
+    const out = respond(state, msg, 'udp');
+    if (out) udp.send(out, rinfo.port, rinfo.address);
+  });
+  const port = udp.address().port;
 
   const dns: DnsServer = {
     address: `${host}:${port}`,
     port,
-    queries,
+    queries: state.queries,
     set(name, type, records) {
       if (records.length === 0) return dns.remove(name, type);
       const key = norm(name);
@@ -260,7 +281,7 @@ export async function startDnsServer(options: { host?: string; port?: number } =
     async close() {
       for (const connection of sockets) connection.destroy();
       await Promise.all([
-        new Promise<void>((resolve) => udpSocket.close(() => resolve())),
+        new Promise<void>((resolve) => udp.close(() => resolve())),
         new Promise<void>((resolve) => tcp.close(() => resolve())),
       ]);
     },

@@ -94,6 +94,90 @@ function futureSigned(raw: Buffer): Set<string> {
 
 export const TEST_TIMEOUTS = { connect: 2000, greeting: 2000, socket: 1500, transaction: 5000 };
 
+type DkimVerdict = { status: string; domain: string; selector: string };
+
+/**
+ * MtaWorld.verifyDkim with keys read through `verifier` (the loopback DNS): mailauth's verdicts, each `pass` only
+ * when opendkim-testmsg passes the same signature too.
+ */
+function dkimVerifier(verifier: dnsPromises.Resolver) {
+  return async (raw: Buffer): Promise<DkimVerdict[]> => {
+    const result = await dkimVerify(raw, {
+      resolver: (name: string, rrtype: string) => verifier.resolve(name, rrtype) as Promise<string[][]>,
+    });
+    // opendkim-testmsg gets the same keys from a DNS server of its own (it can only ask port 53).
+    const keys = signatureKeys(raw);
+    const records: Record<string, string> = {};
+    for (const k of keys) {
+      const name = `${k.selector}._domainkey.${k.domain}`;
+      records[name] =
+        (await verifier.resolveTxt(name).catch(() => [] as string[][])).map((chunks) => chunks.join(''))[0] ?? '';
+    }
+    const opendkim = await opendkimVerify(raw, records);
+    return result.results.map((r) => {
+      const index = keys.findIndex(
+        (k) => k.domain === (r.signingDomain ?? '').toLowerCase() && k.selector === r.selector,
+      );
+      const other = opendkim[index];
+      const status =
+        r.status.result === 'pass' && !other?.pass
+          ? `pass by mailauth only; opendkim-testmsg: ${other?.output ?? 'no verdict'}`
+          : r.status.result;
+      return { status, domain: r.signingDomain ?? '', selector: r.selector ?? '' };
+    });
+  };
+}
+
+/** What is wrong with the DKIM of one accepted message, or null when a signature of its From domain passes. */
+async function dkimProblem(verifyDkim: MtaWorld['verifyDkim'], m: SinkMessage): Promise<string | null> {
+  const from = fromDomain(m.raw);
+  const verdicts = await verifyDkim(m.raw);
+  const future = futureSigned(m.raw);
+  const passes = (v: DkimVerdict) =>
+    v.status === 'pass' ||
+    // A test that ran the job on a clock moved hours ahead (a retry "later") signs with that time; libopendkim
+    // refuses a t= more than its 5-minute clock drift ahead and can say nothing else of it, so mailauth judges alone.
+    (v.status === FUTURE_REFUSAL && future.has(`${v.domain.toLowerCase()} ${v.selector}`));
+  if (verdicts.some((v) => passes(v) && alignedWith(from, v.domain.toLowerCase()))) return null;
+  const seen = verdicts.map((v) => `${v.status} (d=${v.domain} s=${v.selector})`).join('; ') || 'no DKIM-Signature';
+  return `message to ${m.to.join(', ')} (From domain ${from || 'missing'}, session ${m.sessionId}): ${seen}`;
+}
+
+/**
+ * The platform key that signs the managed domains' mail, published as the operator does (`npm run cli --
+ * managed-dkim`) unless a test already did.
+ */
+async function publishPlatformKeys(p: Platform, dns: DnsServer, verifier: dnsPromises.Resolver): Promise<void> {
+  const keys: { domain: string; selector: string; public_key: string }[] = await p
+    .db('platform_dkim_keys')
+    .select('domain', 'selector', 'public_key');
+  for (const k of keys) {
+    const name = `${k.selector}._domainkey.${k.domain}`;
+    const published = await verifier.resolveTxt(name).then(
+      (r) => r.length > 0,
+      () => false,
+    );
+    if (!published) dns.set(name, 'TXT', [`v=DKIM1; k=rsa; p=${k.public_key}`]);
+  }
+}
+
+/** The problems found in `due` (DKIM of each message checked, a few at a time). */
+async function dkimProblems(verifyDkim: MtaWorld['verifyDkim'], due: SinkMessage[]): Promise<string[]> {
+  const problems: string[] = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < due.length) {
+      const m = due[next++];
+      const problem = await dkimProblem(verifyDkim, m).catch(
+        (err: Error) => `message to ${m.to.join(', ')}: verification failed: ${err.message}`,
+      );
+      if (problem) problems.push(problem);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(4, due.length) }, lane));
+  return problems;
+}
+
 export async function startMtaWorld(
   options: { sink?: SinkOptions; env?: Record<string, string> } = {},
 ): Promise<MtaWorld> {
@@ -121,85 +205,15 @@ export async function startMtaWorld(
   const deps = moreDeps();
   const verifier = new dnsPromises.Resolver();
   verifier.setServers([dns.address]);
+  const verifyDkim = dkimVerifier(verifier);
   const unsigned = new Map<string, string>();
 
-  const verifyDkim: MtaWorld['verifyDkim'] = async (raw) => {
-    const result = await dkimVerify(raw, {
-      resolver: (name: string, rrtype: string) => verifier.resolve(name, rrtype) as Promise<string[][]>,
-    });
-    // opendkim-testmsg gets the same keys from a DNS server of its own (it can only ask port 53).
-    const keys = signatureKeys(raw);
-    const records: Record<string, string> = {};
-    for (const k of keys) {
-      const name = `${k.selector}._domainkey.${k.domain}`;
-      records[name] =
-        (await verifier.resolveTxt(name).catch(() => [] as string[][])).map((chunks) => chunks.join(''))[0] ?? '';
-    }
-    const opendkim = await opendkimVerify(raw, records);
-    return result.results.map((r) => {
-      const index = keys.findIndex(
-        (k) => k.domain === (r.signingDomain ?? '').toLowerCase() && k.selector === r.selector,
-      );
-      const other = opendkim[index];
-      const status =
-        r.status.result === 'pass' && !other?.pass
-          ? `pass by mailauth only; opendkim-testmsg: ${other?.output ?? 'no verdict'}`
-          : r.status.result;
-      return { status, domain: r.signingDomain ?? '', selector: r.selector ?? '' };
-    });
-  };
-
-  /** What is wrong with the DKIM of one accepted message, or null when a signature of its From domain passes. */
-  const dkimProblem = async (m: SinkMessage): Promise<string | null> => {
-    const from = fromDomain(m.raw);
-    const verdicts = await verifyDkim(m.raw);
-    const future = futureSigned(m.raw);
-    const passes = (v: { status: string; domain: string; selector: string }) =>
-      v.status === 'pass' ||
-      // A test that ran the job on a clock moved hours ahead (a retry "later") signs with that time; libopendkim
-      // refuses a t= more than its 5-minute clock drift ahead and can say nothing else of it, so mailauth judges alone.
-      (v.status === FUTURE_REFUSAL && future.has(`${v.domain.toLowerCase()} ${v.selector}`));
-    if (verdicts.some((v) => passes(v) && alignedWith(from, v.domain.toLowerCase()))) return null;
-    const seen = verdicts.map((v) => `${v.status} (d=${v.domain} s=${v.selector})`).join('; ') || 'no DKIM-Signature';
-    return `message to ${m.to.join(', ')} (From domain ${from || 'missing'}, session ${m.sessionId}): ${seen}`;
-  };
-
-  /**
-   * The platform key that signs the managed domains' mail, published as the operator does (`npm run cli --
-   * managed-dkim`) unless a test already did.
-   */
-  const publishPlatformKeys = async () => {
-    const keys: { domain: string; selector: string; public_key: string }[] = await p
-      .db('platform_dkim_keys')
-      .select('domain', 'selector', 'public_key');
-    for (const k of keys) {
-      const name = `${k.selector}._domainkey.${k.domain}`;
-      const published = await verifier.resolveTxt(name).then(
-        (r) => r.length > 0,
-        () => false,
-      );
-      if (!published) dns.set(name, 'TXT', [`v=DKIM1; k=rsa; p=${k.public_key}`]);
-    }
-  };
-
-  /** Every accepted message not opted out, verified a few at a time; the problems found. */
+  /** Every accepted message not opted out, verified; the problems found. */
   const checkSink = async (): Promise<string[]> => {
     const due = sink.messages.filter((m) => !m.to.some((a) => unsigned.has(a.toLowerCase())));
     if (due.length === 0) return [];
-    await publishPlatformKeys();
-    const problems: string[] = [];
-    let next = 0;
-    const lane = async () => {
-      while (next < due.length) {
-        const m = due[next++];
-        const problem = await dkimProblem(m).catch(
-          (err: Error) => `message to ${m.to.join(', ')}: verification failed: ${err.message}`,
-        );
-        if (problem) problems.push(problem);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(4, due.length) }, lane));
-    return problems;
+    await publishPlatformKeys(p, dns, verifier);
+    return dkimProblems(verifyDkim, due);
   };
 
   return {

@@ -46,31 +46,63 @@ export interface SinkOptions {
   dataDelayMs?: number;
 }
 
+/** What the sink does at one step of a session: a reply, a cut connection ('drop'), or no answer ever ('hang'). */
+function act(
+  server: SMTPServer,
+  action: SinkAction,
+  session: SMTPServerSession,
+  callback: (err?: Error | null) => void,
+) {
+  if (action === 'hang') return;
+  if (action === 'drop') {
+    for (const c of server.connections) {
+      const conn = c as unknown as { id: string; _socket: { destroy(): void } };
+      if (conn.id === session.id) conn._socket.destroy();
+    }
+    return;
+  }
+  const m = /^(\d{3}) (.*)$/.exec(action);
+  if (!m) throw new Error(`bad sink action ${action}`);
+  if (m[1].startsWith('2')) return callback();
+  callback(Object.assign(new Error(m[2]), { responseCode: Number(m[1]) }));
+}
+
+/** Conditions polled on every event of the sink (`changed`), each resolving its wait once it holds. */
+function eventWaits() {
+  const waiters = new Set<() => void>();
+  return {
+    changed: () => waiters.forEach((w) => w()),
+    waitFor(check: () => boolean, ms = 10_000): Promise<void> {
+      return new Promise((resolve, reject) => {
+        const poll = () => {
+          if (!check()) return;
+          cleanup();
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error('sink: condition not met in time'));
+        }, ms);
+        const cleanup = () => {
+          clearTimeout(timer);
+          waiters.delete(poll);
+        };
+        waiters.add(poll);
+        poll();
+      });
+    },
+  };
+}
+
 export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink> {
   const host = options.host ?? '127.0.0.1';
   const scripts = new Map<string, SinkScript>();
   const messages: SinkMessage[] = [];
   const stats = { connections: 0, open: 0, peakOpen: 0, transactions: 0 };
-  const waiters = new Set<() => void>();
-  const changed = () => waiters.forEach((w) => w());
+  const { changed, waitFor } = eventWaits();
   let greetingAction: SinkAction | null = null;
 
-  const act = (action: SinkAction, session: SMTPServerSession, callback: (err?: Error | null) => void) => {
-    if (action === 'hang') return;
-    if (action === 'drop') {
-      for (const c of server.connections) {
-        const conn = c as unknown as { id: string; _socket: { destroy(): void } };
-        if (conn.id === session.id) conn._socket.destroy();
-      }
-      return;
-    }
-    const m = /^(\d{3}) (.*)$/.exec(action);
-    if (!m) throw new Error(`bad sink action ${action}`);
-    if (m[1].startsWith('2')) return callback();
-    callback(Object.assign(new Error(m[2]), { responseCode: Number(m[1]) }));
-  };
-
-  const server = new SMTPServer({
+  const server: SMTPServer = new SMTPServer({
     logger: false,
     secure: false,
     hideSTARTTLS: options.starttls === false,
@@ -83,7 +115,7 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
       stats.peakOpen = Math.max(stats.peakOpen, stats.open);
       changed();
       if (!greetingAction) return callback();
-      act(greetingAction, session, callback);
+      act(server, greetingAction, session, callback);
     },
     onClose() {
       stats.open--;
@@ -96,7 +128,7 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
     onRcptTo(address, session, callback) {
       const rcpt = scripts.get(address.address.toLowerCase())?.rcpt;
       if (!rcpt) return callback();
-      act(rcpt, session, callback);
+      act(server, rcpt, session, callback);
     },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
@@ -106,7 +138,7 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
         const to = session.envelope.rcptTo.map((a) => a.address);
         const scripted = to.map((a) => scripts.get(a.toLowerCase())?.data).find((d) => d !== undefined);
         if (scripted && !scripted.startsWith('2')) {
-          act(scripted, session, callback);
+          act(server, scripted, session, callback);
           changed();
           return;
         }
@@ -135,25 +167,7 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
       greetingAction = action;
     },
     deliveredTo: (address) => messages.filter((m) => m.to.some((t) => t.toLowerCase() === address.toLowerCase())),
-    waitFor(check, ms = 10_000) {
-      return new Promise((resolve, reject) => {
-        const poll = () => {
-          if (!check()) return;
-          cleanup();
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          cleanup();
-          reject(new Error('sink: condition not met in time'));
-        }, ms);
-        const cleanup = () => {
-          clearTimeout(timer);
-          waiters.delete(poll);
-        };
-        waiters.add(poll);
-        poll();
-      });
-    },
+    waitFor,
     async close() {
       for (const c of server.connections) (c as unknown as { _socket: { destroy(): void } })._socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
