@@ -1,6 +1,7 @@
-// A team that can send: a domain verified against the loopback DNS server, optionally out of the sandbox.
-import type { Platform, TestTeam } from './platform.ts';
-import type { DnsServer } from './dns-server.ts';
+// A team that can send: a domain verified against the loopback DNS server, optionally out of the sandbox; the
+// platform and DNS server such teams send through.
+import { startPlatform, type Platform, type TestTeam } from './platform.ts';
+import { startDnsServer, type DnsServer } from './dns-server.ts';
 import { checkDomain } from '../../shared/domains/verify.ts';
 import { liftSandbox } from '../../shared/teams/teams.ts';
 
@@ -51,4 +52,34 @@ export function mailDomain(dns: DnsServer, domain: string): string {
   dns.set(domain, 'MX', [{ exchange: `mx.${domain}`, priority: 10 }]);
   dns.set(`mx.${domain}`, 'A', ['127.0.0.1']);
   return domain;
+}
+
+export interface SendingWorld {
+  p: Platform;
+  dns: DnsServer;
+  close(): Promise<void>;
+}
+
+/**
+ * The api on a platform that resolves through its own loopback DNS server (`env` on top of its configuration), where
+ * each of `recipients` is a domain that accepts mail.
+ */
+export async function startSendingWorld(recipients: string[], env: Record<string, string> = {}): Promise<SendingWorld> {
+  const dns = await startDnsServer();
+  let p: Platform;
+  try {
+    p = await startPlatform({ DNS_SERVERS: dns.address, ...env });
+  } catch (err) {
+    await dns.close();
+    throw err;
+  }
+  for (const domain of recipients) mailDomain(dns, domain);
+  return {
+    p,
+    dns,
+    async close() {
+      await p.close();
+      await dns.close();
+    },
+  };
 }
