@@ -3,11 +3,10 @@
 // of the topic → the next send under that topic skips it (email.suppressed), other mail still reaches it.
 import test from 'ava';
 import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
+import { createTopic, oneClick, send, senderTeam, tokenOf, unfold, unsubscribeUrl } from './helpers/topic-sends.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
-import { liftSandbox } from '../shared/teams/teams.ts';
 import { readUnsubscribeToken } from '../shared/emails/mail-tokens.ts';
 import { releaseDue } from '../shared/emails/store.ts';
-import type { TestTeam } from './helpers/platform.ts';
 
 let w: MtaWorld;
 test.before(async () => {
@@ -17,46 +16,14 @@ test.after.always(async () => {
   await w?.close();
 });
 
-async function senderTeam(domainName: string): Promise<{ team: TestTeam; from: string }> {
-  const team = await w.p.createTeam();
-  await liftSandbox(w.p.db, team.id, 'us-east-1');
-  const domain = await w.sendingDomain(team, domainName);
-  return { team, from: `News <news@${domain.name}>` };
-}
-
-async function createTopic(team: TestTeam, body: Record<string, unknown>): Promise<string> {
-  const res = await w.p.request('POST', '/topics', { key: team.key, body });
-  if (res.status !== 201) throw new Error(`POST /topics: ${res.status} ${res.text}`);
-  return res.body.id;
-}
-
-async function send(team: TestTeam, body: Record<string, unknown>): Promise<string> {
-  const res = await w.p.request('POST', '/emails', { key: team.key, body });
-  if (res.status !== 200) throw new Error(`POST /emails: ${res.status} ${res.text}`);
-  await processDelivery(w.deps, res.body.id);
-  return res.body.id;
-}
-
-const unfold = (raw: Buffer) => raw.toString().replace(/\r\n[ \t]+/g, ' ');
-const unsubscribeUrl = (raw: Buffer) => /^List-Unsubscribe: <([^>]+)>/m.exec(unfold(raw))?.[1];
-const tokenOf = (url: string) => url.slice(url.lastIndexOf('/') + 1);
-
-/** What a mailbox provider's one-click sends (RFC 8058 §3.2): a form POST, here without even a User-Agent. */
-const oneClick = (token: string) =>
-  w.p.request('POST', `/unsubscribe/${token}`, {
-    rawBody: 'List-Unsubscribe=One-Click',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    userAgent: null,
-  });
-
 test('a topic send: one copy per recipient with its own signed one-click link; unsubscribing skips the address under that topic only', async (t) => {
-  const { team, from } = await senderTeam('topic-news.test');
+  const { team, from } = await senderTeam(w, 'topic-news.test');
   w.mx('topic-inbox.test');
   w.mx('topic-other.test');
-  const topic = await createTopic(team, { name: 'Product news', default_subscription: 'opt_in' });
-  const other = await createTopic(team, { name: 'Events', default_subscription: 'opt_in' });
+  const topic = await createTopic(w, team, { name: 'Product news', default_subscription: 'opt_in' });
+  const other = await createTopic(w, team, { name: 'Events', default_subscription: 'opt_in' });
 
-  const id = await send(team, {
+  const id = await send(w, team, {
     from,
     to: ['ann@topic-inbox.test', 'bob@topic-inbox.test'],
     cc: 'cy@topic-other.test',
@@ -97,7 +64,7 @@ test('a topic send: one copy per recipient with its own signed one-click link; u
   t.is(stored.last_event, 'delivered');
 
   // Bob's mailbox provider posts the one-click: bob is opted out of this topic, nobody else.
-  const res = await oneClick(tokenOf(urls.get('bob@topic-inbox.test')!));
+  const res = await oneClick(w, tokenOf(urls.get('bob@topic-inbox.test')!));
   t.is(res.status, 200);
   t.regex(res.headers.get('content-type') ?? '', /^text\/html/);
   t.regex(res.text, /no longer receives “Product news” emails/);
@@ -107,7 +74,7 @@ test('a topic send: one copy per recipient with its own signed one-click link; u
     source_email_id: id,
     team_id: team.id,
   });
-  t.is((await oneClick(tokenOf(urls.get('bob@topic-inbox.test')!))).status, 200, 'a second post is harmless');
+  t.is((await oneClick(w, tokenOf(urls.get('bob@topic-inbox.test')!))).status, 200, 'a second post is harmless');
   t.is(
     await w.p
       .db('topic_subscriptions')
@@ -124,7 +91,7 @@ test('a topic send: one copy per recipient with its own signed one-click link; u
   );
 
   // The next send under the topic skips bob; other mail still reaches him.
-  const next = await send(team, {
+  const next = await send(w, team, {
     from,
     to: ['ann@topic-inbox.test', 'Bob@topic-inbox.test'],
     subject: 'July news',
@@ -144,8 +111,8 @@ test('a topic send: one copy per recipient with its own signed one-click link; u
     suppressed: { type: 'Suppressed', reason: 'unsubscribed_from_topic', topic_id: topic },
   });
 
-  await send(team, { from, to: 'bob@topic-inbox.test', subject: 'Your receipt', text: 'Thanks' });
-  await send(team, { from, to: 'bob@topic-inbox.test', subject: 'Meetup', text: 'Come along', topic_id: other });
+  await send(w, team, { from, to: 'bob@topic-inbox.test', subject: 'Your receipt', text: 'Thanks' });
+  await send(w, team, { from, to: 'bob@topic-inbox.test', subject: 'Meetup', text: 'Come along', topic_id: other });
   t.is(
     w.sink.deliveredTo('bob@topic-inbox.test').filter((m) => /Subject: (Your receipt|Meetup)/.test(m.raw.toString()))
       .length,
@@ -154,8 +121,8 @@ test('a topic send: one copy per recipient with its own signed one-click link; u
 });
 
 test('an opt_out topic reaches nobody who has not opted in: the email is accepted and every recipient suppressed', async (t) => {
-  const { team, from } = await senderTeam('topic-optin.test');
-  const topic = await createTopic(team, { name: 'Beta programme', default_subscription: 'opt_out' });
+  const { team, from } = await senderTeam(w, 'topic-optin.test');
+  const topic = await createTopic(w, team, { name: 'Beta programme', default_subscription: 'opt_out' });
   const res = await w.p.request('POST', '/emails', {
     key: team.key,
     body: { from, to: ['dee@topic-inbox.test'], subject: 'Beta', text: 'x', topic_id: topic },
@@ -168,14 +135,14 @@ test('an opt_out topic reaches nobody who has not opted in: the email is accepte
     .db('topic_subscriptions')
     .insert({ topic_id: topic, team_id: team.id, email: 'dee@topic-inbox.test', subscription: 'opt_in' });
   w.mx('topic-inbox.test');
-  await send(team, { from, to: ['DEE@topic-inbox.test'], subject: 'Beta again', text: 'x', topic_id: topic });
+  await send(w, team, { from, to: ['DEE@topic-inbox.test'], subject: 'Beta again', text: 'x', topic_id: topic });
   t.is(w.sink.deliveredTo('DEE@topic-inbox.test').length, 1);
 });
 
 test("topic_id must name a topic of the team: another team's, an unknown or a malformed id is 422 and nothing is stored", async (t) => {
-  const { team, from } = await senderTeam('topic-checks.test');
-  const { team: stranger } = await senderTeam('topic-stranger.test');
-  const theirs = await createTopic(stranger, { name: 'Theirs', default_subscription: 'opt_in' });
+  const { team, from } = await senderTeam(w, 'topic-checks.test');
+  const { team: stranger } = await senderTeam(w, 'topic-stranger.test');
+  const theirs = await createTopic(w, stranger, { name: 'Theirs', default_subscription: 'opt_in' });
   for (const topicId of [theirs, '0190f3b2-0000-7000-8000-000000000001', 'not-a-uuid']) {
     const res = await w.p.request('POST', '/emails', {
       key: team.key,
@@ -187,129 +154,11 @@ test("topic_id must name a topic of the team: another team's, an unknown or a ma
   t.is((await w.p.db('emails').where({ team_id: team.id })).length, 0);
 });
 
-test("the unsubscribe page: GET shows and changes nothing; a forged link is 404; a deleted topic's link suppresses the address", async (t) => {
-  const { team, from } = await senderTeam('topic-page.test');
-  w.mx('topic-page-inbox.test');
-  const topic = await createTopic(team, { name: 'Tips <b>&</b> tricks', default_subscription: 'opt_in' });
-  const id = await send(team, { from, to: 'eve@topic-page-inbox.test', subject: 'Tip 1', text: 'x', topic_id: topic });
-  const [copy] = w.sink.deliveredTo('eve@topic-page-inbox.test');
-  const token = tokenOf(unsubscribeUrl(copy.raw)!);
-
-  const shown = await w.p.request('GET', `/unsubscribe/${token}`);
-  t.is(shown.status, 200);
-  t.regex(shown.text, /Stop sending “Tips &#60;b&#62;&#38;&#60;\/b&#62; tricks” emails/, 'the name is escaped');
-  t.regex(shown.text, /<form method="post">/);
-  t.regex(shown.headers.get('content-security-policy') ?? '', /default-src 'none'/);
-  t.is(
-    (await w.p.db('topic_subscriptions').where({ topic_id: topic })).length,
-    0,
-    'opening the page unsubscribes nobody',
-  );
-
-  const forged = `${token.slice(0, -2)}${token.endsWith('AA') ? 'AB' : 'AA'}`;
-  for (const bad of [forged, 'short', `${token}x`]) {
-    // A browser is shown a page; another client gets the Error shape.
-    const page = await w.p.request('POST', `/unsubscribe/${bad}`, {
-      headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
-    });
-    t.is(page.status, 404, bad);
-    t.regex(page.text, /This unsubscribe link is not valid/);
-    const error = await w.p.request('GET', `/unsubscribe/${bad}`);
-    t.like(error.body, { statusCode: 404, name: 'not_found', message: 'Unsubscribe link not found.' });
-  }
-
-  t.is((await w.p.request('DELETE', `/topics/${topic}`, { key: team.key })).status, 200);
-  const res = await oneClick(token);
-  t.is(res.status, 200);
-  t.like(await w.p.db('suppressions').where({ team_id: team.id }).first(), {
-    email: 'eve@topic-page-inbox.test',
-    origin: 'unsubscribe',
-    source_id: id,
-  });
-  t.regex((await w.p.request('GET', `/unsubscribe/${token}`)).text, /You are unsubscribed/);
-});
-
-test("the preference page lists the team's public topics and the email's own; saving opts each in or out", async (t) => {
-  const { team, from } = await senderTeam('topic-prefs.test');
-  w.mx('topic-prefs-inbox.test');
-  const own = await createTopic(team, { name: 'Weekly digest', default_subscription: 'opt_in' });
-  const launches = await createTopic(team, {
-    name: 'Launches',
-    default_subscription: 'opt_out',
-    visibility: 'public',
-    description: 'New products, <once> a month',
-  });
-  const hidden = await createTopic(team, {
-    name: 'Internal beta',
-    default_subscription: 'opt_in',
-    visibility: 'private',
-  });
-  const { team: stranger } = await senderTeam('topic-prefs-stranger.test');
-  await createTopic(stranger, { name: 'Stranger news', default_subscription: 'opt_in', visibility: 'public' });
-  await send(team, { from, to: 'fay@topic-prefs-inbox.test', subject: 'Digest', text: 'x', topic_id: own });
-  const token = tokenOf(unsubscribeUrl(w.sink.deliveredTo('fay@topic-prefs-inbox.test')[0].raw)!);
-
-  const shown = await w.p.request('GET', `/unsubscribe/${token}`);
-  // Relative to the page (/unsubscribe/<token>), so a proxy's path prefix is kept.
-  t.regex(shown.text, new RegExp(`<form method="post" action="${token}/preferences">`));
-  t.regex(shown.text, new RegExp(`value="${own}" checked> Weekly digest`), 'its own topic, opt_in by default');
-  t.regex(
-    shown.text,
-    new RegExp(`value="${launches}"> Launches</label><br><small>New products, &#60;once&#62; a month`),
-    'a public topic, opt_out by default',
-  );
-  t.notRegex(shown.text, new RegExp(hidden), 'another private topic is not shown');
-  t.notRegex(shown.text, /Stranger news/, "nor another team's");
-
-  // Untick the digest, tick Launches, and try to slip in the private topic: only listed topics change.
-  // Where a browser posts the form: its action resolved against the page's address.
-  const formPath = new URL(
-    /<form method="post" action="([^"]+)">/.exec(shown.text)![1],
-    `http://mail.test/unsubscribe/${token}`,
-  ).pathname;
-  t.is(formPath, `/unsubscribe/${token}/preferences`);
-  const saved = await w.p.request('POST', formPath, {
-    rawBody: new URLSearchParams([
-      ['topic', launches],
-      ['topic', hidden],
-    ]).toString(),
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-  });
-  t.is(saved.status, 200);
-  t.regex(saved.text, /Preferences saved/);
-  t.regex(
-    saved.text,
-    /<form method="post" action="preferences">/,
-    'the form posts to the same place again (relative to .../preferences)',
-  );
-  const rows = await w.p.db('topic_subscriptions').where({ team_id: team.id }).orderBy('topic_id');
-  t.deepEqual(
-    rows.map((r) => [r.topic_id, r.email, r.subscription]).sort(),
-    [
-      [own, 'fay@topic-prefs-inbox.test', 'opt_out'],
-      [launches, 'fay@topic-prefs-inbox.test', 'opt_in'],
-    ].sort(),
-  );
-  t.regex((await w.p.request('GET', `/unsubscribe/${token}`)).text, /You are unsubscribed/);
-
-  // The choices decide the next sends.
-  const sent = await w.p.request('POST', '/emails', {
-    key: team.key,
-    body: { from, to: 'fay@topic-prefs-inbox.test', subject: 'Launch', text: 'x', topic_id: launches },
-  });
-  t.like(await w.p.db('email_recipients').where({ email_id: sent.body.id }).first(), { status: 'queued' });
-  const skipped = await w.p.request('POST', '/emails', {
-    key: team.key,
-    body: { from, to: 'fay@topic-prefs-inbox.test', subject: 'Digest 2', text: 'x', topic_id: own },
-  });
-  t.like(await w.p.db('email_recipients').where({ email_id: skipped.body.id }).first(), { status: 'suppressed' });
-});
-
 test('the topic is checked again at delivery: who opted out after a scheduled send was accepted is suppressed, not sent to', async (t) => {
-  const { team, from } = await senderTeam('topic-later.test');
+  const { team, from } = await senderTeam(w, 'topic-later.test');
   w.mx('topic-later-inbox.test');
-  const topic = await createTopic(team, { name: 'Monthly', default_subscription: 'opt_in' });
-  await send(team, { from, to: 'gus@topic-later-inbox.test', subject: 'May', text: 'x', topic_id: topic });
+  const topic = await createTopic(w, team, { name: 'Monthly', default_subscription: 'opt_in' });
+  await send(w, team, { from, to: 'gus@topic-later-inbox.test', subject: 'May', text: 'x', topic_id: topic });
   const token = tokenOf(unsubscribeUrl(w.sink.deliveredTo('gus@topic-later-inbox.test')[0].raw)!);
 
   const res = await w.p.request('POST', '/emails', {
@@ -324,7 +173,7 @@ test('the topic is checked again at delivery: who opted out after a scheduled se
     },
   });
   t.is(res.status, 200, res.text);
-  t.is((await oneClick(token)).status, 200);
+  t.is((await oneClick(w, token)).status, 200);
   const later = new Date(Date.now() + 2 * 3600_000);
   t.deepEqual(await releaseDue(w.p.db, later), [res.body.id]);
   await processDelivery(w.deps, res.body.id, later);
@@ -361,9 +210,9 @@ test('the topic is checked again at delivery: who opted out after a scheduled se
 });
 
 test('a topic deleted before delivery reaches nobody more: its opt-outs went with it', async (t) => {
-  const { team, from } = await senderTeam('topic-gone.test');
+  const { team, from } = await senderTeam(w, 'topic-gone.test');
   w.mx('topic-gone-inbox.test');
-  const topic = await createTopic(team, { name: 'Gone', default_subscription: 'opt_in' });
+  const topic = await createTopic(w, team, { name: 'Gone', default_subscription: 'opt_in' });
   const res = await w.p.request('POST', '/emails', {
     key: team.key,
     body: {
@@ -405,11 +254,11 @@ test('a topic deleted before delivery reaches nobody more: its opt-outs went wit
 });
 
 test('a deferred topic recipient: the stored message has no List-Unsubscribe; the retry adds the same link, signed again', async (t) => {
-  const { team, from } = await senderTeam('topic-retry.test');
+  const { team, from } = await senderTeam(w, 'topic-retry.test');
   w.mx('topic-retry-inbox.test');
-  const topic = await createTopic(team, { name: 'Retries', default_subscription: 'opt_in' });
+  const topic = await createTopic(w, team, { name: 'Retries', default_subscription: 'opt_in' });
   w.sink.script('ivy@topic-retry-inbox.test', { rcpt: '450 4.2.1 Mailbox busy, try later' });
-  const id = await send(team, {
+  const id = await send(w, team, {
     from,
     to: ['ivy@topic-retry-inbox.test', 'jon@topic-retry-inbox.test'],
     subject: 'Retry me',
