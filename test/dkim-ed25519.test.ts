@@ -6,6 +6,7 @@ import { createPublicKey, randomUUID } from 'node:crypto';
 import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
 import { runCli } from './helpers/cli.ts';
 import type { TestTeam } from './helpers/platform.ts';
+import { publishRecords, type ApiRecord } from './helpers/domain-records.ts';
 import { commands } from '../shared/cli/commands.ts';
 import { checkDomain } from '../shared/domains/verify.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
@@ -25,15 +26,6 @@ test.after.always(async () => {
   await w?.close();
 });
 
-interface ApiRecord {
-  record: string;
-  name: string;
-  type: string;
-  value: string;
-  priority?: number;
-  status: string;
-}
-
 const addKey = (domain: string, team?: string) =>
   commands['domain add-ed25519-key'](w.p.db, { domain, ...(team ? { team } : {}) }, w.p.config) as Promise<{
     domain: { id: string; status: string };
@@ -46,13 +38,7 @@ const check = (id: string) => checkDomain(w.p.db, w.p.deps.dns, w.p.config, id);
 const keysOf = (id: string) =>
   w.p.db('dkim_keys').where({ domain_id: id }).orderBy('created_at').select('selector', 'algorithm', 'status');
 
-function publish(domain: string, records: ApiRecord[]) {
-  for (const r of records) {
-    const name = r.name === '@' ? domain : `${r.name}.${domain}`;
-    if (r.type === 'MX') w.dns.set(name, 'MX', [{ exchange: r.value, priority: r.priority! }]);
-    if (r.type === 'TXT') w.dns.set(name, 'TXT', [r.value]);
-  }
-}
+const publish = (domain: string, records: ApiRecord[]) => publishRecords(w.dns, domain, records);
 
 async function getDomain(team: TestTeam, id: string) {
   const res = await w.p.request('GET', `/domains/${id}`, { key: team.key });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import test from 'ava';
 import { startPlatform, type Platform, type TestTeam } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
+import type { ApiRecord } from './helpers/domain-records.ts';
 import { checkDomain } from '../shared/domains/verify.ts';
 import { checkTinyPs, MAX_SVG_BYTES } from '../shared/domains/svg.ts';
 
@@ -17,15 +18,6 @@ test.after.always(async () => {
   await p?.close();
   await dns?.close();
 });
-
-interface ApiRecord {
-  record: string;
-  name: string;
-  type: string;
-  value: string;
-  priority?: number;
-  status: string;
-}
 
 const svg = (body = '<rect width="64" height="64" fill="#0a5"/>', attrs = 'viewBox="0 0 64 64"') =>
   `<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" version="1.2" baseProfile="tiny-ps" ${attrs}>\n<title>Acme</title>\n${body}\n</svg>\n`;

@@ -2,7 +2,8 @@
 // record, and the domain moves. The proof, the claim's life (expiry, supersede, cancel, failure) and the worker's
 // re-checks. What holds or refuses a move: test/domain-claims-safety.test.ts.
 import test from 'ava';
-import { startClaimWorld, type ApiRecord, type ClaimWorld } from './helpers/claim-world.ts';
+import { startClaimWorld, type ClaimWorld } from './helpers/claim-world.ts';
+import type { ApiRecord } from './helpers/domain-records.ts';
 import { checkDomain } from '../shared/domains/verify.ts';
 import { CLAIM_TTL_MS } from '../shared/domains/claims.ts';
 import { secretsKey } from '../shared/secrets.ts';

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { startPlatform, type Platform, type TestTeam } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
+import type { ApiRecord } from './helpers/domain-records.ts';
 import { checkDomain } from '../shared/domains/verify.ts';
 import { CHECK_WINDOW_MS } from '../shared/domains/status.ts';
 import { open } from '../shared/secrets.ts';
@@ -16,15 +17,6 @@ test.after.always(async () => {
   await p?.close();
   await dns?.close();
 });
-
-interface ApiRecord {
-  record: string;
-  name: string;
-  type: string;
-  value: string;
-  priority?: number;
-  status: string;
-}
 
 /** Publishes the records the API asked for, as a customer would in their DNS panel. */
 function publish(domain: string, records: ApiRecord[], only?: (r: ApiRecord) => boolean) {

@@ -1,10 +1,12 @@
 // The Idempotency-Key middleware (api/middleware/idempotency.ts, shared/idempotency/store.ts). Its cases run on a
 // test operation mounted next to the real ones with the real chain, whose handler can be held, failed or refused
-// at will; the send routes that declare it are checked too (POST /emails in emails-send.test.ts, the batch here).
-import test, { type ExecutionContext } from 'ava';
+// at will. The send routes that declare it are checked in emails-send.test.ts (POST /emails) and
+// idempotency-batch.test.ts (POST /emails/batch).
+import test from 'ava';
 import { z } from 'zod';
 import { startPlatform, type Platform, type TestResponse } from './helpers/platform.ts';
 import { serve, type Served } from './helpers/http.ts';
+import { isRefusal, keyRow } from './helpers/idempotency.ts';
 import { createApp } from '../api/app.ts';
 import { operations } from '../api/routes/index.ts';
 import { defineOperation } from '../api/routes/operation.ts';
@@ -93,17 +95,6 @@ function post(key: string, body: unknown, idempotencyKey?: string, path = '/thin
   });
 }
 
-function isError(t: ExecutionContext, res: TestResponse, status: number, name: string) {
-  t.is(res.status, status, res.text);
-  t.like(res.body, { statusCode: status, name });
-  t.is(typeof res.body.message, 'string');
-  t.is(res.headers.get('idempotent-replayed'), null);
-}
-
-async function row(teamId: string, key: string) {
-  return p.db('idempotency_keys').where({ team_id: teamId, key }).first();
-}
-
 test('same key and same body: the first response is replayed and the handler runs once', async (t) => {
   const { teamId, key } = await sendingKey();
   const name = unique('replay');
@@ -126,7 +117,7 @@ test('same key and same body: the first response is replayed and the handler run
     t.is(res.headers.get('idempotent-replayed'), 'true');
   }
   t.is(runs.get(name), 1);
-  t.like(await row(teamId, idem), { status: 'done', response_status: 201 });
+  t.like(await keyRow(p, teamId, idem), { status: 'done', response_status: 201 });
 
   // Another key, or none, runs again.
   t.is((await post(key, { name, tags: [1, 2], meta: { a: 1, b: { c: 2, d: 3 } } }, `${idem}-2`)).body.run, 2);
@@ -139,7 +130,7 @@ test('same key with a different body is 409 invalid_idempotent_request and nothi
   const name = unique('different');
   t.is((await post(key, { name, tags: [1] }, name)).status, 201);
   for (const body of [{ name, tags: [2] }, { name, tags: [1, 1] }, { name }, { name: `${name}x`, tags: [1] }]) {
-    isError(t, await post(key, body, name), 409, 'invalid_idempotent_request');
+    isRefusal(t, await post(key, body, name), 409, 'invalid_idempotent_request');
   }
   t.is(runs.get(name), 1);
   t.false(runs.has(`${name}x`));
@@ -151,11 +142,11 @@ test('a second request while the first is in flight is 409 concurrent_idempotent
   const gate = hold(name);
   const first = post(key, { name }, name);
   await gate.entered;
-  t.like(await row(teamId, name), { status: 'in_flight' });
-  isError(t, await post(key, { name }, name), 409, 'concurrent_idempotent_requests');
-  isError(t, await post(key, { name }, name, '/api/v1/things'), 409, 'concurrent_idempotent_requests');
+  t.like(await keyRow(p, teamId, name), { status: 'in_flight' });
+  isRefusal(t, await post(key, { name }, name), 409, 'concurrent_idempotent_requests');
+  isRefusal(t, await post(key, { name }, name, '/api/v1/things'), 409, 'concurrent_idempotent_requests');
   // A different body under the in-flight key is still a different request.
-  isError(t, await post(key, { name, tags: [1] }, name), 409, 'invalid_idempotent_request');
+  isRefusal(t, await post(key, { name, tags: [1] }, name), 409, 'invalid_idempotent_request');
   gate.open();
   const done = await first;
   t.is(done.status, 201);
@@ -169,9 +160,9 @@ test('Idempotency-Key length: 1 to 256 characters; 257 is 400 invalid_idempotenc
   const { teamId, key } = await sendingKey();
   const name = unique('length');
   const tooLong = 'k'.repeat(257);
-  isError(t, await post(key, { name }, tooLong), 400, 'invalid_idempotency_key');
+  isRefusal(t, await post(key, { name }, tooLong), 400, 'invalid_idempotency_key');
   t.false(runs.has(name));
-  t.is(await row(teamId, tooLong), undefined);
+  t.is(await keyRow(p, teamId, tooLong), undefined);
   for (const idem of ['k'.repeat(256), 'k', "!#$%&'*+-.^_`|~ key with spaces"]) {
     const res = await post(key, { name }, idem);
     t.is(res.status, 201, idem);
@@ -189,7 +180,7 @@ test('a present but empty or blank Idempotency-Key is 400 invalid_idempotency_ke
     t.is(res.body.name, 'invalid_idempotency_key');
   }
   t.is(runs.get(name), undefined);
-  t.is(await row(teamId, ''), undefined);
+  t.is(await keyRow(p, teamId, ''), undefined);
 });
 
 test('keys are scoped to the team: another team with the same key runs again', async (t) => {
@@ -216,9 +207,9 @@ test('a handler failure (500) releases the key, so the retry runs', async (t) =>
   const name = unique('failure');
   failures.set(name, 1);
   const failed = await post(key, { name }, name);
-  isError(t, failed, 500, 'application_error');
+  isRefusal(t, failed, 500, 'application_error');
   t.false(failed.text.includes('boom'));
-  t.is(await row(teamId, name), undefined);
+  t.is(await keyRow(p, teamId, name), undefined);
   const retry = await post(key, { name }, name);
   t.is(retry.status, 201);
   t.is(retry.body.run, 2);
@@ -239,10 +230,10 @@ test('an in-flight record older than 60 s is taken over by the same request; a n
       .update({ created_at: new Date(Date.now() - s * 1000) });
 
   await age(50);
-  isError(t, await post(key, { name }, name), 409, 'concurrent_idempotent_requests');
+  isRefusal(t, await post(key, { name }, name), 409, 'concurrent_idempotent_requests');
   await age(61);
   // Only the same request may take it over.
-  isError(t, await post(key, { name, tags: [1] }, name), 409, 'invalid_idempotent_request');
+  isRefusal(t, await post(key, { name, tags: [1] }, name), 409, 'invalid_idempotent_request');
   const takeover = await post(key, { name }, name);
   t.is(takeover.status, 201);
   t.is(takeover.body.run, 2);
@@ -276,7 +267,7 @@ test('a record older than 24 h is replaced; a younger one still replays', async 
   t.is(fresh.status, 201);
   t.is(fresh.body.run, 2);
   t.is(fresh.headers.get('idempotent-replayed'), null);
-  t.true(Date.now() - (await row(teamId, name)).created_at.getTime() < 60_000);
+  t.true(Date.now() - (await keyRow(p, teamId, name)).created_at.getTime() < 60_000);
 
   // An expired record does not even need the same body.
   await age(25 * 3600_000);
@@ -294,14 +285,14 @@ test('body validation and authentication failures come before the key is claimed
     body: { nope: 1 },
     headers: { 'idempotency-key': name },
   });
-  isError(t, invalid, 422, 'missing_required_field');
-  isError(
+  isRefusal(t, invalid, 422, 'missing_required_field');
+  isRefusal(
     t,
     await app.request('POST', '/things', { body: { name }, headers: { 'idempotency-key': name } }),
     401,
     'missing_api_key',
   );
-  t.is(await row(teamId, name), undefined);
+  t.is(await keyRow(p, teamId, name), undefined);
   t.is((await post(key, { name }, name)).status, 201);
 });
 
@@ -310,13 +301,13 @@ test('a refusal (422) is remembered and replayed like a success; a 409 or 429 is
   const name = unique('refused');
   refusals.add(name);
   const first = await post(key, { name }, name);
-  isError(t, first, 422, 'validation_error');
+  isRefusal(t, first, 422, 'validation_error');
   const again = await post(key, { name }, name);
   t.is(again.status, 422);
   t.deepEqual(again.body, first.body);
   t.is(again.headers.get('idempotent-replayed'), 'true');
   t.is(runs.get(name), 1);
-  t.is((await row(teamId, name)).status, 'done');
+  t.is((await keyRow(p, teamId, name)).status, 'done');
 });
 
 test('a run whose reservation was taken over cannot store its answer while the new run is in flight', async (t) => {
@@ -335,83 +326,11 @@ test('a run whose reservation was taken over cannot store its answer while the n
   oldGate.open();
   t.is((await old).status, 201);
   // The new run still holds the key: the old answer was not stored.
-  isError(t, await post(key, { name }, name), 409, 'concurrent_idempotent_requests');
+  isRefusal(t, await post(key, { name }, name), 409, 'concurrent_idempotent_requests');
   newGate.open();
   const answer = await fresh;
   t.is(answer.body.run, 2);
   const replay = await post(key, { name }, name);
   t.deepEqual(replay.body, answer.body);
   t.is(replay.headers.get('idempotent-replayed'), 'true');
-});
-
-test('POST /emails/batch with an Idempotency-Key: the replay answers the same ids, nothing is sent twice, another body is 409', async (t) => {
-  const team = await p.createTeam();
-  const managed = await p.db('domains').where({ team_id: team.id, managed: true }).first();
-  const sim = (local: string) => `${local}@${p.config.SIMULATOR_DOMAIN}`;
-  const batch = [
-    { from: `Shop <shop@${managed.name}>`, to: sim('delivered'), subject: 'Batch one', text: 'One' },
-    {
-      from: `Shop <shop@${managed.name}>`,
-      to: [sim('delivered+two'), sim('bounced')],
-      subject: 'Batch two',
-      text: 'Two',
-    },
-  ];
-  const idem = 'batch-order-7';
-  const send = (body: unknown) =>
-    p.request('POST', '/emails/batch', { key: team.key, body, headers: { 'idempotency-key': idem } });
-
-  const first = await send(batch);
-  t.is(first.status, 200, first.text);
-  t.is(first.body.data.length, 2);
-  t.is(first.headers.get('idempotent-replayed'), null);
-  const ids = first.body.data.map((d: { id: string }) => d.id);
-
-  // The same JSON value with other key order, at / and under /api/v1.
-  const reordered = batch.map((e) => Object.fromEntries(Object.entries(e).reverse()));
-  const again = await send(reordered);
-  const v1 = await p.request('POST', '/api/v1/emails/batch', {
-    key: team.key,
-    body: batch,
-    headers: { 'idempotency-key': idem },
-  });
-  for (const res of [again, v1]) {
-    t.is(res.status, 200, res.text);
-    t.deepEqual(res.body, first.body);
-    t.is(res.headers.get('idempotent-replayed'), 'true');
-  }
-
-  const emails = await p.db('emails').where({ team_id: team.id }).orderBy('created_at');
-  t.deepEqual(emails.map((e) => e.id).sort(), [...ids].sort(), 'one set of email rows');
-  t.deepEqual(emails.map((e) => e.subject).sort(), ['Batch one', 'Batch two']);
-  t.is(Number((await p.db('email_recipients').whereIn('email_id', ids).count({ n: '*' }))[0].n), 3);
-  t.like(await row(team.id, idem), { status: 'done', response_status: 200 });
-  t.deepEqual((await row(team.id, idem)).response_body, first.body);
-
-  // A different batch under the same key: refused, nothing stored.
-  for (const body of [[batch[0]], [batch[0], { ...batch[1], subject: 'Batch two, again' }], [...batch, batch[0]]]) {
-    isError(t, await send(body), 409, 'invalid_idempotent_request');
-  }
-  t.is(Number((await p.db('emails').where({ team_id: team.id }).count({ n: '*' }))[0].n), 2);
-  t.deepEqual((await send(batch)).body, first.body, 'the key still replays its answer');
-});
-
-test('a permissive batch whose every item is refused: 200 with the errors, stored under the key and replayed', async (t) => {
-  const team = await p.createTeam();
-  const body = [
-    { to: 'a@example.com', subject: 'No from', text: 'x' },
-    { from: 'not an address', to: 'b@example.com', subject: 'Bad from', text: 'x' },
-  ];
-  const headers = { 'idempotency-key': 'all-refused-1', 'x-batch-validation': 'permissive' };
-  const first = await p.request('POST', '/emails/batch', { key: team.key, body, headers });
-  t.is(first.status, 200, first.text);
-  t.deepEqual(first.body.data, []);
-  t.deepEqual(
-    first.body.errors.map((e: { index: number }) => e.index),
-    [0, 1],
-  );
-  t.like(await row(team.id, 'all-refused-1'), { status: 'done', response_status: 200 });
-  const again = await p.request('POST', '/emails/batch', { key: team.key, body, headers });
-  t.deepEqual(again.body, first.body);
-  t.is(again.headers.get('idempotent-replayed'), 'true');
 });

@@ -5,17 +5,10 @@ import type { Server } from 'node:http';
 import { startPlatform, type Platform, type TestTeam } from './platform.ts';
 import { startNamed, type NamedServer } from './named.ts';
 import { requestAt } from './request.ts';
+import type { ApiRecord } from './domain-records.ts';
 import { createApp } from '../../api/app.ts';
 import { createResolver, type DnsResolver } from '../../shared/dns/resolver.ts';
 import type { Config } from '../../shared/config.ts';
-
-export interface ApiRecord {
-  record: string;
-  name: string;
-  type: string;
-  value: string;
-  priority?: number;
-}
 
 /** The line auto-configure writes for a record of the API's record list. */
 export function line(domain: string, r: ApiRecord): string {

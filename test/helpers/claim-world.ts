@@ -2,16 +2,8 @@
 // verified its domain as a customer does, and the claim calls the tests make.
 import { startPlatform, type Platform, type TestTeam } from './platform.ts';
 import { startDnsServer, type DnsServer } from './dns-server.ts';
+import { publishRecords, type ApiRecord } from './domain-records.ts';
 import { checkDomain } from '../../shared/domains/verify.ts';
-
-export interface ApiRecord {
-  record: string;
-  name: string;
-  type: string;
-  value: string;
-  priority?: number;
-  status: string;
-}
 
 export const DAY = 24 * 3600_000;
 
@@ -39,13 +31,7 @@ export async function startClaimWorld(): Promise<ClaimWorld> {
     await dns.close();
     throw err;
   });
-  const publish = (domain: string, records: ApiRecord[]) => {
-    for (const r of records) {
-      const name = r.name === '@' ? domain : `${r.name}.${domain}`;
-      if (r.type === 'MX') dns.set(name, 'MX', [{ exchange: r.value, priority: r.priority! }]);
-      if (r.type === 'TXT') dns.set(name, 'TXT', [r.value]);
-    }
-  };
+  const publish = (domain: string, records: ApiRecord[]) => publishRecords(dns, domain, records);
   const age = async (domainId: string) => {
     const then = new Date(Date.now() - 2 * DAY);
     await p.db('domains').where({ id: domainId }).update({ created_at: then, verified_at: then, updated_at: then });

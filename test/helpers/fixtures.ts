@@ -2,7 +2,7 @@
 // resource of that area for a team and answers its id. test/security.test.ts fails for an implemented operation
 // with path parameters whose area has no fixture here, so every new area adds one when it lands.
 import type { Operation } from '../../api/routes/operation.ts';
-import type { Platform, TestTeam } from './platform.ts';
+import { managedDomain, type Platform, type TestTeam } from './platform.ts';
 import { fanOutSettled } from '../../shared/webhooks/fanout.ts';
 import { newId } from '../../shared/ids.ts';
 import { secretsKey } from '../../shared/secrets.ts';
@@ -31,9 +31,7 @@ export const fixtures: Record<string, Fixture> = {
   },
   emails: async (p, team) => {
     // A scheduled send from the team's managed domain to the simulator: no DNS needed, and still reschedulable.
-    const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find(
-      (d: { managed: boolean }) => d.managed,
-    ).name;
+    const managed = (await managedDomain(p, team)).name;
     const res = await p.request('POST', '/emails', {
       key: team.key,
       body: {
@@ -144,9 +142,7 @@ const domainWithLogo: Fixture = async (p, team) => {
 };
 /** An email with one attachment (managed domain to the simulator, scheduled): both ids of its attachment routes. */
 const emailAttachment: Fixture = async (p, team) => {
-  const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find(
-    (d: { managed: boolean }) => d.managed,
-  ).name;
+  const managed = (await managedDomain(p, team)).name;
   const res = await p.request('POST', '/emails', {
     key: team.key,
     body: {
@@ -169,9 +165,7 @@ const emailAttachment: Fixture = async (p, team) => {
  * delivered by the mta's own deliver job (the simulator needs no network, so no DNS or SMTP peer either).
  */
 const emailAttempt: Fixture = async (p, team) => {
-  const managed = (await p.request('GET', '/domains', { key: team.key })).body.data.find(
-    (d: { managed: boolean }) => d.managed,
-  ).name;
+  const managed = (await managedDomain(p, team)).name;
   const res = await p.request('POST', '/emails', {
     key: team.key,
     body: {

@@ -42,6 +42,11 @@ export interface Platform {
 
 export type { RequestOptions, TestResponse } from './request.ts';
 
+/** The team's managed domain (made with the team) as GET /domains lists it. */
+export async function managedDomain(p: Platform, team: TestTeam): Promise<{ id: string; name: string }> {
+  return (await p.request('GET', '/domains', { key: team.key })).body.data.find((d: { managed: boolean }) => d.managed);
+}
+
 export async function startPlatform(env: Record<string, string> = {}): Promise<Platform> {
   const database = await createTestDatabase();
   const blobDir = await mkdtemp(path.join(tmpdir(), 'pw-blobs-'));

@@ -10,15 +10,10 @@ import { tlsCredentials } from '../../shared/tls/certificate.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 import { newId } from '../../shared/ids.ts';
 
-export const BASE = 'https://mail.example-platform.test';
-export const REFUSED = 'This link is invalid or has expired.';
-export const PDF = Buffer.from('%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj<<>>endobj\n%%EOF\n', 'latin1');
+import { BASE, local } from './attachments.ts';
 
-/** The path and query of a link (the test server does not listen at PUBLIC_BASE_URL). */
-export const local = (url: string) => {
-  const u = new URL(url);
-  return u.pathname + u.search;
-};
+export { BASE, PDF, local } from './attachments.ts';
+export const REFUSED = 'This link is invalid or has expired.';
 export const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((e) => e.id);
 
 export interface ReceivingWorld {

@@ -2,6 +2,7 @@
 // platform and DNS server such teams send through.
 import { startPlatform, type Platform, type TestTeam } from './platform.ts';
 import { startDnsServer, type DnsServer } from './dns-server.ts';
+import { publishRecords } from './domain-records.ts';
 import { checkDomain } from '../../shared/domains/verify.ts';
 import { liftSandbox } from '../../shared/teams/teams.ts';
 
@@ -24,11 +25,7 @@ export async function verifiedDomain(
 ): Promise<string> {
   const res = await p.request('POST', '/domains', { key: team.key, body: { name, region } });
   if (res.status !== 201) throw new Error(`POST /domains: ${res.status} ${res.text}`);
-  for (const r of res.body.records) {
-    const host = r.name === '@' ? name : `${r.name}.${name}`;
-    if (r.type === 'MX') dns.set(host, 'MX', [{ exchange: r.value, priority: r.priority }]);
-    else if (r.type === 'TXT') dns.set(host, 'TXT', [r.value]);
-  }
+  publishRecords(dns, name, res.body.records);
   const checked = await checkDomain(p.db, p.deps.dns, p.config, res.body.id);
   if (checked?.status !== 'verified') throw new Error(`domain ${name} did not verify: ${checked?.status}`);
   return res.body.id;
