@@ -82,6 +82,7 @@ const EMAIL_NAMES = [
   'scheduled_at',
   'raw_blob_key',
   'size_bytes',
+  'request_id',
   'created_at',
   'updated_at',
 ];

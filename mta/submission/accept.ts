@@ -53,7 +53,8 @@ export async function accept(
   raw: Buffer,
 ): Promise<string> {
   const submitted = await readSubmission(raw, { to: session.envelope.rcptTo.map((r) => r.address) });
-  const caller: Caller = { team: authed.team, key: authed.key, source: 'smtp' };
+  // The session's id is what the submission's log lines name (sessionId): the email keeps it as its request id.
+  const caller: Caller = { team: authed.team, key: authed.key, source: 'smtp', requestId: session.id };
   let reservation: Reservation | null = null;
   if (submitted.idempotencyKey !== null) {
     idempotency.validateKey(submitted.idempotencyKey);

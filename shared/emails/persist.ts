@@ -87,6 +87,7 @@ const EMAIL_COLUMNS = [
   'last_event',
   'scheduled_at',
   'size_bytes',
+  'request_id',
   'created_at',
   'updated_at',
 ] as const;
@@ -115,6 +116,7 @@ const CASTS: Record<(typeof EMAIL_COLUMNS)[number], string> = {
   last_event: 'text',
   scheduled_at: 'timestamptz',
   size_bytes: 'int',
+  request_id: 'text',
   created_at: 'timestamptz',
   updated_at: 'timestamptz',
 };
@@ -200,6 +202,7 @@ function emailStatement(
     last_event: state.status === 'scheduled' ? 'scheduled' : state.last_event,
     scheduled_at: p.scheduled_at,
     size_bytes: p.size,
+    request_id: caller.requestId ?? null,
     created_at: now,
     updated_at: now,
   };
