@@ -14,15 +14,20 @@ import { createAuthenticator } from './receive/authenticate.ts';
 import { createClamdScanner } from '../shared/clamd/client.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
 import { enqueueReceive, sweepReceived, SWEEP_EVERY_MS } from './receive/sweep.ts';
+import { createRegistry } from '../shared/metrics/registry.ts';
+import { serveMetrics } from '../shared/metrics/server.ts';
 
 const config = readConfig('inbound');
 const log = createLogger(config, 'inbound');
 // From here on a SIGTERM stops the process cleanly, even one that comes while it is starting.
 const shutdown = trapShutdown(log);
 const db = createDb(config, { min: 0, max: Math.max(10, config.INBOUND_CONCURRENCY) });
-await starting(log, async () => {
+// Metrics (docs/observability.md): served on METRICS_INBOUND_PORT, before any job runs (a port in use ends the start).
+const registry = createRegistry();
+const metricsListener = await starting(log, async () => {
   await checkPostgres(db, config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
+  return serveMetrics(config, 'inbound', registry, log);
 });
 const blobs = createFsBlobStore(config.BLOB_DIR);
 const secrets = secretsKey(config);
@@ -72,4 +77,5 @@ shutdown.ready(async () => {
   await Promise.all(workers.map((w) => w.close()));
   await Promise.all([receiveQueue.close(), sweepQueue.close()]);
   await db.destroy();
+  await metricsListener.close();
 });

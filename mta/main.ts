@@ -17,6 +17,8 @@ import { createRedis } from '../shared/redis.ts';
 import { ensurePlatformKey, platformDkimRecord } from '../shared/domains/platform-dkim.ts';
 import { lowerPriority } from '../shared/priority.ts';
 import { checkPostgres, checkRedis, listen, readConfig, starting } from '../shared/startup.ts';
+import { createRegistry } from '../shared/metrics/registry.ts';
+import { serveMetrics } from '../shared/metrics/server.ts';
 
 /** The mta's PostgreSQL connections (see below). */
 const MTA_DB_CONNECTIONS = 20;
@@ -31,9 +33,12 @@ lowerPriority(config.MTA_NICE, log);
 // group commit at a time), never while it waits on a peer: a pool far smaller than MTA_CONCURRENCY serves it, and
 // copies of the mta do not run PostgreSQL out of connections (max_connections is 100 by default).
 const db = createDb(config, { min: 0, max: MTA_DB_CONNECTIONS });
-await starting(log, async () => {
+// Metrics (docs/observability.md): served on METRICS_MTA_PORT, before any job runs (a port in use ends the start).
+const registry = createRegistry();
+const metricsListener = await starting(log, async () => {
   await checkPostgres(db, config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
+  return serveMetrics(config, 'mta', registry, log);
 });
 const blobs = createFsBlobStore(config.BLOB_DIR);
 
@@ -111,4 +116,6 @@ shutdown.ready(async () => {
   await closeDeliveryDeps(delivery);
   await Promise.all([deliverQueue.close(), sweepQueue.close(), redis.quit()]);
   await db.destroy();
+  // Last: what the drain did is still there to scrape until the end.
+  await metricsListener.close();
 });

@@ -30,6 +30,10 @@ test('npm start creates and migrates the database, prints the first key once, ru
     SMTP_SUBMISSION_PORT: String(await freePort()),
     SMTP_SUBMISSION_TLS_PORT: String(await freePort()),
     MX_PORT: String(await freePort()),
+    METRICS_API_PORT: '0',
+    METRICS_MTA_PORT: '0',
+    METRICS_INBOUND_PORT: '0',
+    METRICS_WORKER_PORT: '0',
     LOG_LEVEL: 'info',
     NODE_ENV: 'test',
   };

@@ -13,6 +13,8 @@ import { releaseScheduled } from './sending.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import pg from 'pg';
 import { webhookService } from './webhooks.ts';
+import { createRegistry } from '../shared/metrics/registry.ts';
+import { serveMetrics } from '../shared/metrics/server.ts';
 
 const config = readConfig('worker');
 const log = createLogger(config, 'worker');
@@ -20,9 +22,12 @@ const log = createLogger(config, 'worker');
 const shutdown = trapShutdown(log);
 // Room for the webhook pool's endpoints (each one query at a time) next to the fan-out and the other jobs.
 const db = createDb(config, { min: 0, max: 20 });
-await starting(log, async () => {
+// Metrics (docs/observability.md): served on METRICS_WORKER_PORT, before any job runs (a port in use ends the start).
+const registry = createRegistry();
+const metricsListener = await starting(log, async () => {
   await checkPostgres(db, config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
+  return serveMetrics(config, 'worker', registry, log);
 });
 const dns = createResolver({ servers: config.DNS_SERVERS });
 const secrets = secretsKey(config);
@@ -94,4 +99,5 @@ shutdown.ready(async () => {
   await webhooks.stop();
   await Promise.all([maintenanceQueue.close(), domainsQueue.close(), sendingQueue.close(), webhooksQueue.close()]);
   await db.destroy();
+  await metricsListener.close();
 });

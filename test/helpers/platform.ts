@@ -57,6 +57,12 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
     SECRETS_KEY: randomBytes(32).toString('base64'),
     // Nothing answers here unless a test starts its own DNS server and passes DNS_SERVERS.
     DNS_SERVERS: '127.0.0.1:9',
+    // The processes a test starts (helpers/processes.ts passes this configuration on) serve their metrics on ports the
+    // kernel picks: test files run side by side.
+    METRICS_API_PORT: '0',
+    METRICS_MTA_PORT: '0',
+    METRICS_INBOUND_PORT: '0',
+    METRICS_WORKER_PORT: '0',
     ...env,
   });
   const db = createDb(config);
