@@ -13,6 +13,7 @@ import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import { requestLogWriter } from '../shared/logs/writer.ts';
 import { checkPostgres, checkRedis, listen, readConfig, starting } from '../shared/startup.ts';
 import { createRegistry } from '../shared/metrics/registry.ts';
+import { apiMetrics } from '../shared/metrics/api.ts';
 import { serveMetrics } from '../shared/metrics/server.ts';
 
 const config = readConfig('api');
@@ -32,7 +33,8 @@ const enqueueDelivery = deliveryEnqueuer(deliverQueue, log, { delayMs: 20 });
 const requestLogs = requestLogWriter(db, log, { delayMs: 50, maxRows: 100 });
 // Metrics (docs/observability.md): served on METRICS_API_PORT, never on PORT.
 const registry = createRegistry();
-const app = createApp({ config, db, redis, blobs, log, version, dns, enqueueDelivery, requestLogs });
+const metrics = apiMetrics(registry);
+const app = createApp({ config, db, redis, blobs, log, version, dns, enqueueDelivery, requestLogs, metrics });
 
 const server = createHttpServer(app, config);
 const metricsListener = await starting(log, async () => {
