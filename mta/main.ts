@@ -18,6 +18,8 @@ import { ensurePlatformKey, platformDkimRecord } from '../shared/domains/platfor
 import { lowerPriority } from '../shared/priority.ts';
 import { checkPostgres, checkRedis, listen, readConfig, starting } from '../shared/startup.ts';
 import { createRegistry } from '../shared/metrics/registry.ts';
+import { mtaMetrics } from '../shared/metrics/mta.ts';
+import { queueMetrics } from '../shared/metrics/queues.ts';
 import { serveMetrics } from '../shared/metrics/server.ts';
 
 /** The mta's PostgreSQL connections (see below). */
@@ -35,6 +37,7 @@ lowerPriority(config.MTA_NICE, log);
 const db = createDb(config, { min: 0, max: MTA_DB_CONNECTIONS });
 // Metrics (docs/observability.md): served on METRICS_MTA_PORT, before any job runs (a port in use ends the start).
 const registry = createRegistry();
+const metrics = mtaMetrics(registry);
 const metricsListener = await starting(log, async () => {
   await checkPostgres(db, config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
@@ -44,7 +47,9 @@ const blobs = createFsBlobStore(config.BLOB_DIR);
 
 const deliverQueue = createQueue(config, queues.deliver);
 const sweepQueue = createQueue(config, queues.deliverySweep);
-const delivery = createDeliveryDeps(config, { db, blobs, log }, { queue: deliverQueue });
+// The queue gauges are read from Redis at each scrape.
+queueMetrics(registry, [deliverQueue, sweepQueue], log);
+const delivery = createDeliveryDeps(config, { db, blobs, log }, { queue: deliverQueue, metrics });
 // The record the operator publishes for the managed domains' signatures (also `npm run cli -- managed-dkim`).
 const managedDkim = platformDkimRecord(await ensurePlatformKey(db, delivery.secrets, config));
 log.info({ name: managedDkim.name, type: managedDkim.type, value: managedDkim.value }, 'mta.managed_dkim_record');
@@ -78,6 +83,7 @@ const submissionDeps = {
   redis,
   dns: createResolver({ servers: config.DNS_SERVERS }),
   enqueueDelivery: deliveryEnqueuer(deliverQueue, log),
+  metrics,
 };
 const listeners = [
   {
