@@ -15,6 +15,9 @@ import { createClamdScanner } from '../shared/clamd/client.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
 import { enqueueReceive, sweepReceived, SWEEP_EVERY_MS } from './receive/sweep.ts';
 import { createRegistry } from '../shared/metrics/registry.ts';
+import { inboundMetrics } from '../shared/metrics/inbound.ts';
+import { measured } from '../shared/metrics/jobs.ts';
+import { queueMetrics } from '../shared/metrics/queues.ts';
 import { serveMetrics } from '../shared/metrics/server.ts';
 
 const config = readConfig('inbound');
@@ -24,6 +27,7 @@ const shutdown = trapShutdown(log);
 const db = createDb(config, { min: 0, max: Math.max(10, config.INBOUND_CONCURRENCY) });
 // Metrics (docs/observability.md): served on METRICS_INBOUND_PORT, before any job runs (a port in use ends the start).
 const registry = createRegistry();
+const metrics = inboundMetrics(registry);
 const metricsListener = await starting(log, async () => {
   await checkPostgres(db, config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
@@ -34,6 +38,8 @@ const secrets = secretsKey(config);
 
 const receiveQueue = createQueue(config, queues.receive);
 const sweepQueue = createQueue(config, queues.receiveSweep);
+// The queue gauges are read from Redis at each scrape.
+queueMetrics(registry, [receiveQueue, sweepQueue], log);
 // One schedule however many inbound copies run: BullMQ keeps a single scheduler per id.
 await sweepQueue.upsertJobScheduler(
   'sweep',
@@ -49,9 +55,12 @@ const authenticator = createAuthenticator({
 });
 const receiveDeps: ReceiveDeps = { db, blobs, log, secrets, scanner, authenticator };
 const workers = [
-  createWorker(config, queues.receive, async (job) => processReceived(receiveDeps, String(job.data.messageId)), {
-    concurrency: config.INBOUND_CONCURRENCY,
-  }),
+  createWorker(
+    config,
+    queues.receive,
+    async (job) => measured(metrics.receive, () => processReceived(receiveDeps, String(job.data.messageId))),
+    { concurrency: config.INBOUND_CONCURRENCY },
+  ),
   createWorker(config, queues.receiveSweep, async () => ({ enqueued: await sweepReceived(db, receiveQueue) })),
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
@@ -66,6 +75,7 @@ const mx = createMxServer({
   secrets,
   tls,
   enqueueReceive: (ids) => enqueueReceive(receiveQueue, ids),
+  metrics,
 });
 await starting(log, () => listen(mx.server, config.MX_PORT, config.MX_HOST, 'MX_PORT'));
 log.info({ mx: config.MX_PORT, host: config.MX_HOST, maxBytes: config.INBOUND_MAX_MESSAGE_BYTES }, 'mx.listening');
