@@ -14,6 +14,8 @@ import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import pg from 'pg';
 import { webhookService } from './webhooks.ts';
 import { createRegistry } from '../shared/metrics/registry.ts';
+import { workerMetrics } from '../shared/metrics/worker.ts';
+import { queueMetrics } from '../shared/metrics/queues.ts';
 import { serveMetrics } from '../shared/metrics/server.ts';
 
 const config = readConfig('worker');
@@ -24,6 +26,7 @@ const shutdown = trapShutdown(log);
 const db = createDb(config, { min: 0, max: 20 });
 // Metrics (docs/observability.md): served on METRICS_WORKER_PORT, before any job runs (a port in use ends the start).
 const registry = createRegistry();
+const metrics = workerMetrics(registry);
 const metricsListener = await starting(log, async () => {
   await checkPostgres(db, config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
@@ -37,12 +40,15 @@ const maintenanceQueue = createQueue(config, queues.maintenance);
 const domainsQueue = createQueue(config, queues.domains);
 const sendingQueue = createQueue(config, queues.sending);
 const webhooksQueue = createQueue(config, queues.webhooks);
+// The queue gauges are read from Redis at each scrape.
+queueMetrics(registry, [maintenanceQueue, domainsQueue, sendingQueue], log);
 const webhooks = webhookService({
   db,
   secrets,
   resolver: dns,
   allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
   log,
+  metrics,
   // LISTEN needs a connection of its own, outside knex's pool.
   listen: async () => {
     const client = new pg.Client({ connectionString: config.DATABASE_URL });
@@ -87,7 +93,12 @@ const workers = [
     },
     { concurrency: 2 },
   ),
-  createWorker(config, queues.sending, async () => ({ released: await releaseScheduled(db, enqueueDelivery) })),
+  createWorker(config, queues.sending, async () => ({
+    released: await releaseScheduled(db, enqueueDelivery, new Date(), undefined, {
+      log,
+      released: metrics.scheduledReleased,
+    }),
+  })),
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
 await webhooks.start();
