@@ -186,6 +186,7 @@ test.serial('a send through the api: metrics of every process move, and the logs
   t.true(m.value('postwerk_smtp_delivery_connections_total', { result: 'opened' })! >= 1);
   t.is(m.value('postwerk_smtp_submission_sessions_total', { listener: 'starttls' }), 1);
   t.is(m.value('postwerk_smtp_submission_sessions_open', { listener: 'starttls' }), 0);
+  t.is(m.value('postwerk_smtp_submission_sessions_total', { listener: 'tls' }), 0, 'a listener without sessions: 0');
   for (const queue of ['deliver', 'delivery-sweep']) {
     for (const state of ['waiting', 'active', 'delayed', 'prioritized', 'failed'])
       t.not(m.value('postwerk_queue_jobs', { queue, state }), undefined, `${queue} ${state}`);

@@ -17,6 +17,9 @@ export function countSessions<L extends string>(
   metrics: SessionMetrics<L>,
   labels: Partial<Record<L, string>> = {},
 ): void {
+  // The listener's series exist from the start, at 0.
+  metrics.total.inc(labels, 0);
+  metrics.open.set(labels, 0);
   server.on('connection', (socket) => {
     metrics.total.inc(labels);
     metrics.open.inc(labels);
