@@ -1,5 +1,5 @@
-// The middleware chain: request id → error translator → security headers → User-Agent → the reference page
-// (/docs) → routes → 404/405.
+// The middleware chain: request id → metrics and request log line → error translator → security headers →
+// User-Agent → the reference page (/docs) → routes → 404/405.
 import Koa from 'koa';
 import { ServiceError } from '../shared/errors.ts';
 import type { ApiDeps } from './deps.ts';
@@ -10,14 +10,18 @@ import { errorHandler } from './middleware/errors.ts';
 import { requestId, requireUserAgent, securityHeaders } from './middleware/basics.ts';
 import { requestLogWriter } from '../shared/logs/writer.ts';
 import { apiReference } from './reference/page.ts';
+import { apiMetrics } from '../shared/metrics/api.ts';
+import { observeRequests } from './middleware/observe.ts';
 
 /** `ops` defaults to every operation the api serves; tests pass their own list to mount test-only routes. */
 export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
-  const deps: ApiDeps = { ...given, requestLogs: given.requestLogs ?? requestLogWriter(given.db, given.log) };
+  const metrics = given.metrics ?? apiMetrics();
+  const deps: ApiDeps = { ...given, requestLogs: given.requestLogs ?? requestLogWriter(given.db, given.log), metrics };
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true;
   const router = buildRouter(ops, deps);
   app.use(requestId);
+  app.use(observeRequests(deps.log, metrics));
   app.use(errorHandler(deps.log));
   app.use(securityHeaders);
   app.use(requireUserAgent);

@@ -6,6 +6,7 @@ import type { BlobStore } from '../shared/blobs.ts';
 import type { DnsResolver } from '../shared/dns/resolver.ts';
 import type { EnqueueDelivery } from '../shared/emails/enqueue.ts';
 import type { RequestLogWriter } from '../shared/logs/writer.ts';
+import type { ApiMetrics } from '../shared/metrics/api.ts';
 
 /** Everything a route or middleware may use; created once in api/main.ts (or by a test) and passed down. */
 export interface ApiDeps {
@@ -25,4 +26,7 @@ export interface ApiDeps {
    * a statement). Reads of request logs call its flush() first, so this process reads its own writes.
    */
   requestLogs?: RequestLogWriter;
+  /** The api's metrics (shared/metrics/api.ts), on the registry api/main.ts serves; without them createApp makes its
+   * own, on a registry nobody scrapes (tests). */
+  metrics?: ApiMetrics;
 }

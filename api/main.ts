@@ -12,6 +12,9 @@ import { createQueue, queues } from '../shared/queue.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import { requestLogWriter } from '../shared/logs/writer.ts';
 import { checkPostgres, checkRedis, listen, readConfig, starting } from '../shared/startup.ts';
+import { createRegistry } from '../shared/metrics/registry.ts';
+import { apiMetrics } from '../shared/metrics/api.ts';
+import { serveMetrics } from '../shared/metrics/server.ts';
 
 const config = readConfig('api');
 const log = createLogger(config, 'api');
@@ -28,13 +31,17 @@ const deliverQueue = createQueue(config, queues.deliver);
 const enqueueDelivery = deliveryEnqueuer(deliverQueue, log, { delayMs: 20 });
 // Request logs go out in one statement per 50 ms (or 100 rows); a crash loses at most the last 50 ms of them.
 const requestLogs = requestLogWriter(db, log, { delayMs: 50, maxRows: 100 });
-const app = createApp({ config, db, redis, blobs, log, version, dns, enqueueDelivery, requestLogs });
+// Metrics (docs/observability.md): served on METRICS_API_PORT, never on PORT.
+const registry = createRegistry();
+const metrics = apiMetrics(registry);
+const app = createApp({ config, db, redis, blobs, log, version, dns, enqueueDelivery, requestLogs, metrics });
 
 const server = createHttpServer(app, config);
-await starting(log, async () => {
+const metricsListener = await starting(log, async () => {
   await checkPostgres(db, config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
   await listen(server, config.PORT, config.HOST, 'PORT');
+  return serveMetrics(config, 'api', registry, log);
 });
 log.info({ host: config.HOST, port: config.PORT }, 'api.listening');
 
@@ -42,4 +49,5 @@ shutdown.ready(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await Promise.allSettled([requestLogs.close(), enqueueDelivery.flush()]);
   await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close()]);
+  await metricsListener.close();
 });

@@ -67,9 +67,14 @@ function handlerFor(op: Operation, deps: ApiDeps) {
   // Only `none` runs without a credential. `session` and `null` operations fail closed: no session or OAuth
   // layer exists yet, so they are refused (missing_api_key, or restricted_api_key from checkPermission).
   if (op.permission === 'none') {
-    return (ctx: Context) => runOperation(op, ctx, deps, undefined);
+    return (ctx: Context) => {
+      ctx.state.route = op.path;
+      return runOperation(op, ctx, deps, undefined);
+    };
   }
   return async (ctx: Context) => {
+    // The declared path, for the metrics and the request log line (middleware/observe.ts), whatever the answer.
+    ctx.state.route = op.path;
     const auth = await identify(ctx, deps);
     const started = performance.now();
     ctx.state.auth = auth;

@@ -18,7 +18,7 @@ import { createTeamWithKey } from '../shared/cli/commands.ts';
 import { newId } from '../shared/ids.ts';
 import { createTestDatabase } from '../test/helpers/db.ts';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
-import { repoRoot } from './servers.ts';
+import { METRICS_ON_FREE_PORTS, repoRoot } from './servers.ts';
 import { exited, freePort, listening } from './sending-peers.ts';
 
 export const RECEIVING_DOMAIN = 'bench-inbound.test';
@@ -101,7 +101,7 @@ export async function startInbound(o: InboundOptions): Promise<Inbound> {
 
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'inbound/main.ts')], {
     cwd: repoRoot,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...METRICS_ON_FREE_PORTS, ...env },
     stdio: ['ignore', 2, 2],
   });
   const stop = async () => {

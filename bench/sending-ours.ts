@@ -20,7 +20,7 @@ import { checkDomain } from '../shared/domains/verify.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
 import { createTestDatabase } from '../test/helpers/db.ts';
 import { startDnsServer, type DnsServer } from '../test/helpers/dns-server.ts';
-import { repoRoot, startServer, type ChildServer } from './servers.ts';
+import { METRICS_ON_FREE_PORTS, repoRoot, startServer, type ChildServer } from './servers.ts';
 import { USER_AGENT } from './load.ts';
 import { exited, freePort, listening } from './sending-peers.ts';
 
@@ -109,7 +109,7 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
   // The mta has no HTTP listener: it is up once its submission port accepts connections.
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'mta/main.ts')], {
     cwd: repoRoot,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...METRICS_ON_FREE_PORTS, ...env },
     stdio: ['ignore', 2, 2],
   });
   const mta = {

@@ -8,6 +8,14 @@ import { freePort } from '../test/helpers/ports.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
+/** Every process a benchmark starts serves its metrics (as in production) on a port the kernel picks. */
+export const METRICS_ON_FREE_PORTS = {
+  METRICS_API_PORT: '0',
+  METRICS_MTA_PORT: '0',
+  METRICS_INBOUND_PORT: '0',
+  METRICS_WORKER_PORT: '0',
+};
+
 export interface ChildServer {
   name: string;
   pid: number;
@@ -36,7 +44,7 @@ export async function startServer(name: string, file: string, env: Record<string
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, file)], {
     cwd: repoRoot,
-    env: { ...process.env, ...env, PORT: String(port) },
+    env: { ...process.env, ...METRICS_ON_FREE_PORTS, ...env, PORT: String(port) },
     stdio: ['ignore', 2, 2],
   });
   const url = `http://127.0.0.1:${port}`;

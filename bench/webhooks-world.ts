@@ -15,7 +15,7 @@ import { createRedis } from '../shared/redis.ts';
 import { createTestDatabase } from '../test/helpers/db.ts';
 import { startDnsServer, type DnsServer } from '../test/helpers/dns-server.ts';
 import { startSmtpSink, type SmtpSink } from '../test/helpers/smtp-sink.ts';
-import { repoRoot, startServer, type ChildServer } from './servers.ts';
+import { METRICS_ON_FREE_PORTS, repoRoot, startServer, type ChildServer } from './servers.ts';
 import { exited, freePort, listening } from './sending-peers.ts';
 
 export interface Arrival {
@@ -96,7 +96,7 @@ export interface ChildProc {
 export async function spawnEntry(file: string, env: Record<string, string>, readyMsg: string): Promise<ChildProc> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, file)], {
     cwd: repoRoot,
-    env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+    env: { ...process.env, ...METRICS_ON_FREE_PORTS, ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 2],
   });
   const proc = {
@@ -193,7 +193,7 @@ export async function startWorld(redisUrl: string, onCleanup: (step: () => Promi
 async function spawnMta(env: Record<string, string>): Promise<ChildProc> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'mta/main.ts')], {
     cwd: repoRoot,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...METRICS_ON_FREE_PORTS, ...env },
     stdio: ['ignore', 2, 2],
   });
   const mta = {

@@ -14,21 +14,32 @@ import { createAuthenticator } from './receive/authenticate.ts';
 import { createClamdScanner } from '../shared/clamd/client.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
 import { enqueueReceive, sweepReceived, SWEEP_EVERY_MS } from './receive/sweep.ts';
+import { createRegistry } from '../shared/metrics/registry.ts';
+import { inboundMetrics } from '../shared/metrics/inbound.ts';
+import { measured } from '../shared/metrics/jobs.ts';
+import { queueMetrics } from '../shared/metrics/queues.ts';
+import { serveMetrics } from '../shared/metrics/server.ts';
 
 const config = readConfig('inbound');
 const log = createLogger(config, 'inbound');
 // From here on a SIGTERM stops the process cleanly, even one that comes while it is starting.
 const shutdown = trapShutdown(log);
 const db = createDb(config, { min: 0, max: Math.max(10, config.INBOUND_CONCURRENCY) });
-await starting(log, async () => {
+// Metrics (docs/observability.md): served on METRICS_INBOUND_PORT, before any job runs (a port in use ends the start).
+const registry = createRegistry();
+const metrics = inboundMetrics(registry);
+const metricsListener = await starting(log, async () => {
   await checkPostgres(db, config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
+  return serveMetrics(config, 'inbound', registry, log);
 });
 const blobs = createFsBlobStore(config.BLOB_DIR);
 const secrets = secretsKey(config);
 
 const receiveQueue = createQueue(config, queues.receive);
 const sweepQueue = createQueue(config, queues.receiveSweep);
+// The queue gauges are read from Redis at each scrape.
+queueMetrics(registry, [receiveQueue, sweepQueue], log);
 // One schedule however many inbound copies run: BullMQ keeps a single scheduler per id.
 await sweepQueue.upsertJobScheduler(
   'sweep',
@@ -44,9 +55,12 @@ const authenticator = createAuthenticator({
 });
 const receiveDeps: ReceiveDeps = { db, blobs, log, secrets, scanner, authenticator };
 const workers = [
-  createWorker(config, queues.receive, async (job) => processReceived(receiveDeps, String(job.data.messageId)), {
-    concurrency: config.INBOUND_CONCURRENCY,
-  }),
+  createWorker(
+    config,
+    queues.receive,
+    async (job) => measured(metrics.receive, () => processReceived(receiveDeps, String(job.data.messageId))),
+    { concurrency: config.INBOUND_CONCURRENCY },
+  ),
   createWorker(config, queues.receiveSweep, async () => ({ enqueued: await sweepReceived(db, receiveQueue) })),
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
@@ -61,6 +75,7 @@ const mx = createMxServer({
   secrets,
   tls,
   enqueueReceive: (ids) => enqueueReceive(receiveQueue, ids),
+  metrics,
 });
 await starting(log, () => listen(mx.server, config.MX_PORT, config.MX_HOST, 'MX_PORT'));
 log.info({ mx: config.MX_PORT, host: config.MX_HOST, maxBytes: config.INBOUND_MAX_MESSAGE_BYTES }, 'mx.listening');
@@ -72,4 +87,5 @@ shutdown.ready(async () => {
   await Promise.all(workers.map((w) => w.close()));
   await Promise.all([receiveQueue.close(), sweepQueue.close()]);
   await db.destroy();
+  await metricsListener.close();
 });

@@ -17,6 +17,10 @@ import { createRedis } from '../shared/redis.ts';
 import { ensurePlatformKey, platformDkimRecord } from '../shared/domains/platform-dkim.ts';
 import { lowerPriority } from '../shared/priority.ts';
 import { checkPostgres, checkRedis, listen, readConfig, starting } from '../shared/startup.ts';
+import { createRegistry } from '../shared/metrics/registry.ts';
+import { mtaMetrics } from '../shared/metrics/mta.ts';
+import { queueMetrics } from '../shared/metrics/queues.ts';
+import { serveMetrics } from '../shared/metrics/server.ts';
 
 /** The mta's PostgreSQL connections (see below). */
 const MTA_DB_CONNECTIONS = 20;
@@ -31,15 +35,21 @@ lowerPriority(config.MTA_NICE, log);
 // group commit at a time), never while it waits on a peer: a pool far smaller than MTA_CONCURRENCY serves it, and
 // copies of the mta do not run PostgreSQL out of connections (max_connections is 100 by default).
 const db = createDb(config, { min: 0, max: MTA_DB_CONNECTIONS });
-await starting(log, async () => {
+// Metrics (docs/observability.md): served on METRICS_MTA_PORT, before any job runs (a port in use ends the start).
+const registry = createRegistry();
+const metrics = mtaMetrics(registry);
+const metricsListener = await starting(log, async () => {
   await checkPostgres(db, config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
+  return serveMetrics(config, 'mta', registry, log);
 });
 const blobs = createFsBlobStore(config.BLOB_DIR);
 
 const deliverQueue = createQueue(config, queues.deliver);
 const sweepQueue = createQueue(config, queues.deliverySweep);
-const delivery = createDeliveryDeps(config, { db, blobs, log }, { queue: deliverQueue });
+// The queue gauges are read from Redis at each scrape.
+queueMetrics(registry, [deliverQueue, sweepQueue], log);
+const delivery = createDeliveryDeps(config, { db, blobs, log }, { queue: deliverQueue, metrics });
 // The record the operator publishes for the managed domains' signatures (also `npm run cli -- managed-dkim`).
 const managedDkim = platformDkimRecord(await ensurePlatformKey(db, delivery.secrets, config));
 log.info({ name: managedDkim.name, type: managedDkim.type, value: managedDkim.value }, 'mta.managed_dkim_record');
@@ -73,6 +83,7 @@ const submissionDeps = {
   redis,
   dns: createResolver({ servers: config.DNS_SERVERS }),
   enqueueDelivery: deliveryEnqueuer(deliverQueue, log),
+  metrics,
 };
 const listeners = [
   {
@@ -111,4 +122,6 @@ shutdown.ready(async () => {
   await closeDeliveryDeps(delivery);
   await Promise.all([deliverQueue.close(), sweepQueue.close(), redis.quit()]);
   await db.destroy();
+  // Last: what the drain did is still there to scrape until the end.
+  await metricsListener.close();
 });

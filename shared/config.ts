@@ -53,6 +53,16 @@ export const configSchema = z.object({
   BLOB_DIR: z.string().min(1).default('.data/blobs'),
   DNS_SERVERS: dnsServers.default([]),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * Prometheus metrics: every process answers GET /metrics on a port of its own at METRICS_HOST, never on the API's
+   * port (docs/observability.md). A port of 0 is one the kernel picks (the process logs it); `false` starts none.
+   */
+  METRICS_ENABLED: bool.default(true),
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  METRICS_API_PORT: port.default(9464),
+  METRICS_MTA_PORT: port.default(9465),
+  METRICS_INBOUND_PORT: port.default(9466),
+  METRICS_WORKER_PORT: port.default(9467),
   SMTP_HOST: z.string().default('127.0.0.1'),
   SMTP_SUBMISSION_PORT: port.default(587),
   SMTP_SUBMISSION_TLS_PORT: port.default(465),

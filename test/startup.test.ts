@@ -31,7 +31,13 @@ async function failedStart(file: string, extra: Record<string, string>) {
   });
   const code = await new Promise<number | null>((resolve) => {
     const timer = setInterval(async () => {
-      if (/startup\.failed|invalid configuration|listening|\.started/.test(entry.output())) {
+      const output = entry.output();
+      // A failed start ends the process by itself, a moment after its line (a SIGTERM then would take the exit
+      // code's place); one that got as far as listening (its metrics listener comes first) is stopped.
+      if (/startup\.failed|invalid configuration/.test(output)) {
+        clearInterval(timer);
+        resolve(await entry.exit(10_000));
+      } else if (/"msg":"(api|mx|submission)\.listening"|\.started/.test(output)) {
         clearInterval(timer);
         resolve(await entry.stop(5000));
       }
@@ -59,7 +65,7 @@ test('PostgreSQL out of reach (worker) and Redis out of reach (inbound): each na
   t.regex(redisDown.output, /inbound: cannot reach Redis at REDIS_URL \(redis:\/\/127\.0\.0\.1:9\)/);
 });
 
-test('a port in use is named by the variable that chose it (api PORT, inbound MX_PORT, mta SMTP_SUBMISSION_PORT)', async (t) => {
+test('a port in use is named by the variable that chose it (api PORT, inbound MX_PORT, mta SMTP_SUBMISSION_PORT, worker METRICS_WORKER_PORT)', async (t) => {
   const taken = net.createServer();
   await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
   t.teardown(() => taken.close());
@@ -68,6 +74,7 @@ test('a port in use is named by the variable that chose it (api PORT, inbound MX
     ['api/main.ts', 'PORT'],
     ['inbound/main.ts', 'MX_PORT'],
     ['mta/main.ts', 'SMTP_SUBMISSION_PORT'],
+    ['worker/main.ts', 'METRICS_WORKER_PORT'],
   ];
   for (const [file, variable] of cases) {
     const { code, output } = await failedStart(file, {

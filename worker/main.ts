@@ -13,6 +13,10 @@ import { releaseScheduled } from './sending.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import pg from 'pg';
 import { webhookService } from './webhooks.ts';
+import { createRegistry } from '../shared/metrics/registry.ts';
+import { workerMetrics } from '../shared/metrics/worker.ts';
+import { queueMetrics } from '../shared/metrics/queues.ts';
+import { serveMetrics } from '../shared/metrics/server.ts';
 
 const config = readConfig('worker');
 const log = createLogger(config, 'worker');
@@ -20,9 +24,13 @@ const log = createLogger(config, 'worker');
 const shutdown = trapShutdown(log);
 // Room for the webhook pool's endpoints (each one query at a time) next to the fan-out and the other jobs.
 const db = createDb(config, { min: 0, max: 20 });
-await starting(log, async () => {
+// Metrics (docs/observability.md): served on METRICS_WORKER_PORT, before any job runs (a port in use ends the start).
+const registry = createRegistry();
+const metrics = workerMetrics(registry);
+const metricsListener = await starting(log, async () => {
   await checkPostgres(db, config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
+  return serveMetrics(config, 'worker', registry, log);
 });
 const dns = createResolver({ servers: config.DNS_SERVERS });
 const secrets = secretsKey(config);
@@ -32,12 +40,15 @@ const maintenanceQueue = createQueue(config, queues.maintenance);
 const domainsQueue = createQueue(config, queues.domains);
 const sendingQueue = createQueue(config, queues.sending);
 const webhooksQueue = createQueue(config, queues.webhooks);
+// The queue gauges are read from Redis at each scrape.
+queueMetrics(registry, [maintenanceQueue, domainsQueue, sendingQueue], log);
 const webhooks = webhookService({
   db,
   secrets,
   resolver: dns,
   allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
   log,
+  metrics,
   // LISTEN needs a connection of its own, outside knex's pool.
   listen: async () => {
     const client = new pg.Client({ connectionString: config.DATABASE_URL });
@@ -82,7 +93,12 @@ const workers = [
     },
     { concurrency: 2 },
   ),
-  createWorker(config, queues.sending, async () => ({ released: await releaseScheduled(db, enqueueDelivery) })),
+  createWorker(config, queues.sending, async () => ({
+    released: await releaseScheduled(db, enqueueDelivery, new Date(), undefined, {
+      log,
+      released: metrics.scheduledReleased,
+    }),
+  })),
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
 await webhooks.start();
@@ -94,4 +110,5 @@ shutdown.ready(async () => {
   await webhooks.stop();
   await Promise.all([maintenanceQueue.close(), domainsQueue.close(), sendingQueue.close(), webhooksQueue.close()]);
   await db.destroy();
+  await metricsListener.close();
 });

@@ -7,8 +7,10 @@ import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger.ts';
 import type { AddressResolver } from '../shared/dns/server-address.ts';
 import { fanOutAll } from '../shared/webhooks/fanout.ts';
-import { deliveryPool } from '../shared/webhooks/deliver.ts';
+import { deliveryPool, type Sent } from '../shared/webhooks/deliver.ts';
 import { createAgents } from '../shared/webhooks/target.ts';
+import { reportWebhookAttempts } from '../shared/webhooks/report.ts';
+import type { WorkerMetrics } from '../shared/metrics/worker.ts';
 
 /** Retries come due on the clock, not by a notification: this is how late one may start. */
 export const POLL_MS = 500;
@@ -36,11 +38,14 @@ export interface WebhookJobDeps {
   log: Logger;
   /** Opens a LISTEN connection; without one the job polls only. */
   listen?: () => Promise<Listener>;
+  metrics?: Pick<WorkerMetrics, 'webhookDeliveries' | 'webhookLag'>;
 }
 
 export function webhookService(deps: WebhookJobDeps) {
   const onError = (err: unknown, endpointId?: string) => deps.log.error({ err, endpointId }, 'webhook.delivery_failed');
-  const pool = deliveryPool({ ...deps, agents: createAgents() }, ENDPOINTS_IN_FLIGHT, onError);
+  // Each recorded attempt is logged (with the email's request id) and counted: shared/webhooks/report.ts.
+  const recorded = (sent: Sent[]) => reportWebhookAttempts(deps, sent);
+  const pool = deliveryPool({ ...deps, agents: createAgents(), recorded }, ENDPOINTS_IN_FLIGHT, onError);
   let stopped = false;
   let passing: Promise<void> | undefined;
   let again = false;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Context } from 'koa';
 import { MAX_RECIPIENTS, type Caller, type SendInput } from '../../shared/emails/prepare.ts';
 import { acceptSends } from '../../shared/emails/accept.ts';
 import { cancel, getEmail, listEmails, reschedule } from '../../shared/emails/store.ts';
@@ -134,7 +135,12 @@ const email = z
 const emailParams = z.object({ email_id: pathId('sent email') });
 const SEND_BODY_LIMIT = 56 * 1024 * 1024; // 40 MB of attachments once base64 and JSON have had their say
 
-const caller = (auth: Auth): Caller => ({ team: auth.team, key: auth.key, source: 'api' });
+const caller = (auth: Auth, ctx: Context): Caller => ({
+  team: auth.team,
+  key: auth.key,
+  source: 'api',
+  requestId: ctx.state.requestId,
+});
 
 const base = { tag: 'emails', permission: 'full_access' } as const;
 
@@ -162,8 +168,8 @@ export const emailOperations = [
     body: sendBody,
     examples: sendExamples,
     response: z.object({ id: z.uuid() }),
-    handler: async ({ auth, body, deps, reservation }) =>
-      (await acceptSends(deps, caller(auth), [body as SendInput], {
+    handler: async ({ auth, body, deps, ctx, reservation }) =>
+      (await acceptSends(deps, caller(auth, ctx), [body as SendInput], {
         now: new Date(),
         read: (input) => ({ input }),
         batch: null,
@@ -209,7 +215,12 @@ export const emailOperations = [
           status: 400,
         });
       const read = (item: unknown) => ({ input: parseBody(sendBody, item) as SendInput });
-      return (await acceptSends(deps, caller(auth), body, { now: new Date(), read, batch: mode, reservation })) as {
+      return (await acceptSends(deps, caller(auth, ctx), body, {
+        now: new Date(),
+        read,
+        batch: mode,
+        reservation,
+      })) as {
         data: { id: string }[];
       };
     },

@@ -14,6 +14,8 @@ import { storeReceivedMessage } from './store.ts';
 import { batchedEnqueue } from './enqueue.ts';
 import { readMessage } from '../../shared/smtp/data.ts';
 import { SmtpReply, temporaryFailure } from '../../shared/smtp/reply.ts';
+import { mxResult, type InboundMetrics } from '../../shared/metrics/inbound.ts';
+import { countSessions } from '../../shared/metrics/sessions.ts';
 
 export interface MxDeps {
   config: Pick<Config, 'MTA_HOSTNAME' | 'INBOUND_MAX_MESSAGE_BYTES' | 'INBOUND_GREETING_DELAY_MS'>;
@@ -26,6 +28,8 @@ export interface MxDeps {
    * Hands stored messages to the receive job (not awaited before the 250); a failure is logged, the sweep re-enqueues.
    */
   enqueueReceive: (messageIds: string[]) => Promise<void>;
+  /** Sessions, recipients and messages by answer (shared/metrics/inbound.ts). */
+  metrics?: Pick<InboundMetrics, 'mxSessions' | 'mxRecipients' | 'mxMessages'>;
 }
 
 /** RFC 5321 §4.5.3.1.8: at least 100 recipients must be accepted per message. */
@@ -39,6 +43,8 @@ export function createMxServer(deps: MxDeps): SMTPServer {
   const enqueue = batchedEnqueue(deps.enqueueReceive, (err, messageIds) =>
     deps.log.warn({ err, messageIds }, 'mx.enqueue_failed'),
   );
+  const answered = (counter: 'mxRecipients' | 'mxMessages', err?: SmtpReply) =>
+    deps.metrics?.[counter].inc({ result: mxResult(err?.responseCode) });
   const server: SMTPServer = new MxSmtpServer(
     {
       key: deps.tls.key,
@@ -62,10 +68,14 @@ export function createMxServer(deps: MxDeps): SMTPServer {
       // On shutdown, sessions get this long to finish; what we did not 250 the sender retries.
       closeTimeout: 10_000,
       onRcptTo(address: SMTPServerAddress, session, callback) {
+        const reply = (err?: SmtpReply) => {
+          answered('mxRecipients', err);
+          callback(err);
+        };
         findRecipient(deps.db, deps.secrets, address.address)
           .then((recipient) => {
             if (!recipient)
-              return callback(
+              return reply(
                 new SmtpReply(
                   550,
                   `5.1.1 <${address.address.replace(/[\r\n<>]/g, '')}>: Recipient address rejected: no such mailbox here`,
@@ -74,11 +84,11 @@ export function createMxServer(deps: MxDeps): SMTPServer {
             const map = resolved.get(session.envelope) ?? new Map<string, Recipient>();
             map.set(address.address.toLowerCase(), recipient);
             resolved.set(session.envelope, map);
-            callback();
+            reply();
           })
           .catch((err) => {
             deps.log.error({ err, sessionId: session.id }, 'mx.rcpt_lookup_failed');
-            callback(temporaryFailure('looking up the recipient'));
+            reply(temporaryFailure('looking up the recipient'));
           });
       },
       onData(stream, session, callback) {
@@ -108,15 +118,21 @@ export function createMxServer(deps: MxDeps): SMTPServer {
             enqueue(ids);
             return ids;
           })
-          .then((ids) => callback(null, `2.0.0 OK: stored as ${ids[0]}`))
+          .then((ids) => {
+            answered('mxMessages');
+            callback(null, `2.0.0 OK: stored as ${ids[0]}`);
+          })
           .catch((err) => {
             if (!(err instanceof SmtpReply)) deps.log.error({ err, sessionId: session.id }, 'mx.data_failed');
-            callback(err instanceof SmtpReply ? err : temporaryFailure());
+            const reply = err instanceof SmtpReply ? err : temporaryFailure();
+            answered('mxMessages', reply);
+            callback(reply);
           });
       },
     },
     deps.config.INBOUND_GREETING_DELAY_MS,
   );
+  if (deps.metrics) countSessions(server.server, deps.metrics.mxSessions);
   server.on('error', (err) => deps.log.warn({ err: err.message }, 'mx.error'));
   return server;
 }

@@ -15,6 +15,7 @@ import { createSigningDomains, DOMAIN_CACHE_MS, type SigningDomains } from './si
 import { cachingResolver } from './dns-cache.ts';
 import { createGroupCommit, type RecordFn } from './group-commit.ts';
 import { createByteBudget, type ByteBudget } from './memory.ts';
+import { mtaMetrics, type MtaMetrics } from '../../shared/metrics/mta.ts';
 
 export type DeliveryConfig = Pick<
   Config,
@@ -41,6 +42,7 @@ export interface DeliveryDeps {
   port: number;
   /** Enqueues the next attempt of a deferred email; without it, the sweep finds the email when it is due. */
   scheduleRetry?: (emailId: string, at: Date) => Promise<void>;
+  metrics: MtaMetrics;
 }
 
 export interface DeliveryOptions {
@@ -55,6 +57,8 @@ export interface DeliveryOptions {
   dns?: DnsResolver;
   /** How long a sending domain and its keys are kept (signing-domain.ts); 0 reads them for every message. */
   domainCacheMs?: number;
+  /** The mta's metrics (mta/main.ts serves their registry); default: on a registry nobody scrapes. */
+  metrics?: MtaMetrics;
 }
 
 export function createDeliveryDeps(
@@ -64,6 +68,7 @@ export function createDeliveryDeps(
 ): DeliveryDeps {
   const queue = options.queue;
   const secrets = secretsKey(config);
+  const metrics = options.metrics ?? mtaMetrics();
   return {
     ...clients,
     config,
@@ -71,11 +76,16 @@ export function createDeliveryDeps(
     dns: options.dns ?? cachingResolver(createResolver({ servers: config.DNS_SERVERS })),
     signer: createSigner({ threads: options.signingThreads ?? config.MTA_SIGNING_THREADS }),
     domains: createSigningDomains(clients.db, secrets, config, options.domainCacheMs ?? DOMAIN_CACHE_MS),
-    pool: createSessionPool({ name: config.MTA_HOSTNAME, timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts } }),
+    pool: createSessionPool({
+      name: config.MTA_HOSTNAME,
+      timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts },
+      connections: metrics.deliveryConnections,
+    }),
     throttle: createThrottle(options.maxPerDestination ?? config.MTA_MAX_PER_DESTINATION),
     memory: createByteBudget(options.messageMemoryBytes ?? config.MTA_MESSAGE_MEMORY_MB * 1024 * 1024),
     record: createGroupCommit(clients),
     port: config.SMTP_DELIVERY_PORT,
+    metrics,
     scheduleRetry: queue
       ? async (emailId, at) => {
           await queue.add(

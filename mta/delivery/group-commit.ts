@@ -6,17 +6,18 @@
 // the wait only lengthens the 250-to-commit window (mta/README.md) by the commit in progress.
 import type { Knex } from 'knex';
 import type { Logger } from '../../shared/logger.ts';
-import { recordAttempts, type PendingRecord } from './record.ts';
+import { recordAttempts, type PendingRecord, type Recorded } from './record.ts';
 
 /** At most this many attempts in one transaction (the statements carry them as JSON). */
 const MAX_BATCH = 200;
 
 interface Waiting extends PendingRecord {
-  resolve: () => void;
+  resolve: (recorded: Recorded[]) => void;
   reject: (err: unknown) => void;
 }
 
-export type RecordFn = (record: PendingRecord) => Promise<void>;
+/** Resolves once committed, with what was written (the recipients whose lease the job still held). */
+export type RecordFn = (record: PendingRecord) => Promise<Recorded[]>;
 
 export function createGroupCommit(deps: { db: Knex; log: Logger }, maxBatch = MAX_BATCH): RecordFn {
   const queue: Waiting[] = [];
@@ -29,15 +30,15 @@ export function createGroupCommit(deps: { db: Knex; log: Logger }, maxBatch = MA
       while (queue.length) {
         const batch = queue.splice(0, maxBatch);
         try {
-          await recordAttempts(deps, batch);
-          for (const w of batch) w.resolve();
+          const recorded = await recordAttempts(deps, batch);
+          batch.forEach((w, i) => w.resolve(recorded[i]));
         } catch (err) {
           if (batch.length === 1) {
             batch[0].reject(err);
             continue;
           }
           deps.log.warn({ err, records: batch.length }, 'delivery.group_commit_failed');
-          for (const w of batch) await recordAttempts(deps, [w]).then(w.resolve, w.reject);
+          for (const w of batch) await recordAttempts(deps, [w]).then(([recorded]) => w.resolve(recorded), w.reject);
         }
       }
     } finally {
@@ -46,7 +47,7 @@ export function createGroupCommit(deps: { db: Knex; log: Logger }, maxBatch = MA
   }
 
   return (record) =>
-    new Promise<void>((resolve, reject) => {
+    new Promise<Recorded[]>((resolve, reject) => {
       queue.push({ ...record, resolve, reject });
       if (flushing) return;
       flushing = true;

@@ -27,6 +27,7 @@ import { simulate } from './simulator.ts';
 import { transmit } from './transmit.ts';
 import type { Attempt, LeasedRecipient, Outcome } from './types.ts';
 import { takeLease, type Lease } from './lease.ts';
+import { reportOutcomes } from './report.ts';
 
 interface Job {
   email: LoadedEmail;
@@ -38,11 +39,20 @@ interface Job {
   composed?: Buffer;
 }
 
-/** Records under the job's current lease token (lease.ts keeps renewals and records from overlapping). */
-const record = (deps: DeliveryDeps, job: Job, attempt: Attempt) => {
+/**
+ * Records under the job's current lease token (lease.ts keeps renewals and records from overlapping), then reports
+ * what was written (report.ts: a log line per recipient, the deliveries counter).
+ */
+const record = async (deps: DeliveryDeps, job: Job, attempt: Attempt): Promise<void> => {
   if (attempt.outcomes.some((o) => o.outcome.action === 'defer')) job.deferred = true;
-  return job.lease.use((token) => deps.record({ ctx: { email: job.email, now: job.now, lease: token }, attempt }));
+  const recorded = await job.lease.use((token) =>
+    deps.record({ ctx: { email: job.email, now: job.now, lease: token }, attempt }),
+  );
+  reportOutcomes(deps, job.email, attempt, recorded);
 };
+
+/** The ids every line about a job's email carries. */
+const ids = (job: Job) => ({ emailId: job.email.id, requestId: job.email.request_id });
 
 const elapsed = (since: number) => Math.round(performance.now() - since);
 
@@ -84,7 +94,9 @@ interface Prepared {
  */
 async function signed(deps: DeliveryDeps, ctx: Job, prepared: Prepared, head: string): Promise<Buffer> {
   const message = head ? Buffer.concat([Buffer.from(head, 'latin1'), prepared.raw]) : prepared.raw;
+  const signing = deps.metrics.dkimSigning.startTimer();
   const signatures = await deps.signer.sign(message, prepared.keys, ctx.now);
+  if (prepared.keys.length) signing();
   return signatures ? Buffer.concat([Buffer.from(signatures), message]) : message;
 }
 
@@ -99,7 +111,7 @@ async function deliverDomain(
   if (!ctx.lease.proven()) {
     // Renewals have not come through for a while: the lease may pass to another job before this transaction ends.
     // Nothing is sent or recorded; the recipients are taken up again once the lease has run out (sweep.ts).
-    deps.log.warn({ emailId: ctx.email.id, domain }, 'delivery.lease_unproven');
+    deps.log.warn({ ...ids(ctx), domain }, 'delivery.lease_unproven');
     return;
   }
   const started = performance.now();
@@ -140,7 +152,7 @@ async function deliverDomain(
       };
     }
   } catch (err) {
-    deps.log.error({ err, emailId: ctx.email.id, domain }, 'delivery.local_error');
+    deps.log.error({ err, ...ids(ctx), domain }, 'delivery.local_error');
     attempt = {
       domain,
       mxHost: null,
@@ -152,12 +164,6 @@ async function deliverDomain(
     };
   }
   await record(deps, ctx, attempt);
-  const counts: Record<string, number> = {};
-  for (const o of attempt.outcomes) counts[o.outcome.action] = (counts[o.outcome.action] ?? 0) + 1;
-  deps.log.info(
-    { emailId: ctx.email.id, domain, mx: attempt.mxHost, tls: attempt.tls, ms: attempt.durationMs, ...counts },
-    'delivery.attempted',
-  );
 }
 
 async function prepare(deps: DeliveryDeps, ctx: Job): Promise<Prepared | null> {
@@ -186,7 +192,7 @@ async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRec
   try {
     prepared = await prepare(deps, ctx);
   } catch (err) {
-    deps.log.error({ err, emailId: ctx.email.id }, 'delivery.prepare_failed');
+    deps.log.error({ err, ...ids(ctx) }, 'delivery.prepare_failed');
     const outcome = classify(localError(err));
     return record(deps, ctx, {
       domain: recipients[0].domain,
@@ -318,7 +324,7 @@ export async function processDelivery(deps: DeliveryDeps, emailId: string, now =
   if (job.deferred && job.composed) {
     // Not under the lease: a crash before this only makes the retry compose the same bytes again.
     await keepComposedMessage(deps, email, job.composed, now).catch((err) =>
-      deps.log.warn({ err, emailId }, 'delivery.store_failed'),
+      deps.log.warn({ err, ...ids(job) }, 'delivery.store_failed'),
     );
   }
   // Only a job that deferred someone has a next attempt to schedule (a recipient another job deferred is that job's).

@@ -1,6 +1,7 @@
 // SMTP sessions kept open between transactions: a session that ended its transaction cleanly waits idle
 // (IDLE_MS) for the next message to the same address, across jobs, for up to MAX_MESSAGES messages. A session
 // whose TLS handshake failed is opened again without STARTTLS by transmit.ts and never pooled.
+import type { Counter } from 'prom-client';
 import { openSession, type Opened, type Session, type Target, type Timeouts } from './session.ts';
 
 const IDLE_MS = 5_000;
@@ -14,7 +15,12 @@ export interface SessionPool {
   close(): void;
 }
 
-export function createSessionPool(options: { name: string; timeouts: Timeouts }): SessionPool {
+export function createSessionPool(options: {
+  name: string;
+  timeouts: Timeouts;
+  /** Counts each acquire: opened, reused or failed. */
+  connections?: Counter<'result'>;
+}): SessionPool {
   const idle = new Map<string, { session: Session; timer: NodeJS.Timeout }[]>();
   const keyOf = (t: Target) => `${t.ip}:${t.port}`;
 
@@ -38,13 +44,16 @@ export function createSessionPool(options: { name: string; timeouts: Timeouts })
         reused.transcript = [
           `* reusing the session to ${target.host} [${target.ip}]:${target.port} (${reused.tls ? 'STARTTLS' : 'no TLS'})`,
         ];
+        options.connections?.inc({ result: 'reused' });
         return { ok: true, session: reused };
       }
-      return openSession(target, {
+      const opened = await openSession(target, {
         name: options.name,
         timeouts: options.timeouts,
         ignoreTLS: opts.ignoreTLS ?? false,
       });
+      options.connections?.inc({ result: opened.ok ? 'opened' : 'failed' });
+      return opened;
     },
     release(session, reusable) {
       if (!reusable || !session.usable() || session.messages >= MAX_MESSAGES) return session.close();

@@ -20,7 +20,7 @@ import {
   lastEventByCurrent,
   type EmailState,
 } from '../../shared/emails/last-event.ts';
-import type { Attempt } from './types.ts';
+import type { Attempt, LeasedRecipient } from './types.ts';
 
 export interface RecordContext {
   email: EmailRow;
@@ -64,6 +64,21 @@ export interface PendingRecord {
   ctx: RecordContext;
   attempt: Attempt;
 }
+
+/** A recipient's state as a record wrote it (only recipients whose lease the job still held are written). */
+export interface Recorded {
+  recipient: LeasedRecipient;
+  status: NextState['columns']['status'];
+  response: string;
+}
+
+/** The outcomes of `record` that were written: those of the recipients `moved` says moved. */
+const recordedOf = (record: PendingRecord, states: NextState[], moved: (id: string) => boolean): Recorded[] =>
+  record.attempt.outcomes.flatMap(({ recipient }, j) =>
+    moved(recipient.id)
+      ? [{ recipient, status: states[j].columns.status, response: states[j].columns.last_response }]
+      : [],
+  );
 
 interface RecipientState {
   id: string;
@@ -207,12 +222,13 @@ const statesOf = (records: PendingRecord[]) =>
  * on each other in a circle; one writer per email at a time, so concurrent domain groups each see the others'
  * results), move the recipients and read them all back, add the suppressions of hard bounces (rare), then write
  * the attempt rows and the events and refresh each email's last_event and status in one statement. A lone record
- * of a one-recipient email takes one statement instead (recordSole).
+ * of a one-recipient email takes one statement instead (recordSole). Answers, for each record, what it wrote.
  */
-export async function recordAttempts(deps: { db: Knex; log: Logger }, records: PendingRecord[]): Promise<void> {
+export async function recordAttempts(deps: { db: Knex; log: Logger }, records: PendingRecord[]): Promise<Recorded[][]> {
   const states = statesOf(records);
-  if (records.length === 1 && isSole(records[0], states[0])) return recordSole(deps, records[0], states[0]);
+  if (records.length === 1 && isSole(records[0], states[0])) return [await recordSole(deps, records[0], states[0])];
   const emailIds = [...new Set(records.map((r) => r.ctx.email.id))].sort();
+  const moved = new Set<string>();
   await deps.db.transaction(async (trx) => {
     const locked = await prepared<{ id: string } & EmailState>(
       trx,
@@ -223,7 +239,7 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
     const recipients = records.some((r) => r.attempt.outcomes.length)
       ? await moveRecipients(trx, records, states, emailIds)
       : [];
-    const moved = new Set(recipients.filter((r) => r.moved).map((r) => r.id));
+    for (const r of recipients) if (r.moved) moved.add(r.id);
     const attempts = [];
     const events: EventRow[] = [];
     const complained = new Set<string>();
@@ -267,6 +283,7 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
       [...bindings, JSON.stringify(emails)],
     );
   });
+  return records.map((record, i) => recordedOf(record, states[i], (id) => moved.has(id)));
 }
 
 /**
@@ -290,7 +307,11 @@ function isSole(record: PendingRecord, states: NextState[]): boolean {
  * emailState has it for its one recipient, looked up by the email's current last_event (lastEventByCurrent), as
  * the statement does not read the email first.
  */
-async function recordSole(deps: { db: Knex; log: Logger }, record: PendingRecord, states: NextState[]): Promise<void> {
+async function recordSole(
+  deps: { db: Knex; log: Logger },
+  record: PendingRecord,
+  states: NextState[],
+): Promise<Recorded[]> {
   const { email, now } = record.ctx;
   const state = states[0];
   // Written only if the recipient moves (the statement's conditions), so taken as moved here.
@@ -330,5 +351,7 @@ async function recordSole(deps: { db: Knex; log: Logger }, record: PendingRecord
       { emailId: email.id, recipient: record.attempt.outcomes[0].recipient.address },
       'delivery.lease_lost',
     );
+    return [];
   }
+  return recordedOf(record, states, () => true);
 }

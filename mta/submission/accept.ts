@@ -18,6 +18,8 @@ import type { Reservation } from '../../shared/idempotency/store.ts';
 import { readSubmission, type Submitted } from './message.ts';
 import { SmtpReply } from '../../shared/smtp/reply.ts';
 import type { Authed } from './credentials.ts';
+import type { EmailsAccepted } from '../../shared/metrics/sends.ts';
+import type { SessionMetrics } from '../../shared/metrics/sessions.ts';
 
 export interface SubmissionDeps {
   config: Config;
@@ -29,6 +31,8 @@ export interface SubmissionDeps {
   /** The rate limit's window, shared with the api. */
   redis: Redis;
   tls: { key: string; cert: string };
+  /** Sessions of the listeners and emails accepted (shared/metrics/mta.ts). */
+  metrics?: { emailsAccepted: EmailsAccepted; submissionSessions?: SessionMetrics<'listener'> };
 }
 
 /**
@@ -53,7 +57,8 @@ export async function accept(
   raw: Buffer,
 ): Promise<string> {
   const submitted = await readSubmission(raw, { to: session.envelope.rcptTo.map((r) => r.address) });
-  const caller: Caller = { team: authed.team, key: authed.key, source: 'smtp' };
+  // The session's id is what the submission's log lines name (sessionId): the email keeps it as its request id.
+  const caller: Caller = { team: authed.team, key: authed.key, source: 'smtp', requestId: session.id };
   let reservation: Reservation | null = null;
   if (submitted.idempotencyKey !== null) {
     idempotency.validateKey(submitted.idempotencyKey);

@@ -12,6 +12,7 @@ import { SmtpReply } from '../../shared/smtp/reply.ts';
 import { authenticateSubmission, currentSender, type Authed } from './credentials.ts';
 import { toSmtpReply } from './replies.ts';
 import { correctReplies } from '../../shared/lib-internals/smtp-server-replies.ts';
+import { countSessions } from '../../shared/metrics/sessions.ts';
 
 export type { SubmissionDeps } from './accept.ts';
 
@@ -92,6 +93,10 @@ export function createSubmissionServer(
     },
   });
   correctReplies(server);
+  if (deps.metrics?.submissionSessions)
+    countSessions(server.server, deps.metrics.submissionSessions, {
+      listener: options.implicitTls ? 'tls' : 'starttls',
+    });
   server.on('error', (err) => deps.log.warn({ err: err.message }, 'submission.error'));
   return server;
 }

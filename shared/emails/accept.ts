@@ -8,10 +8,13 @@ import type { EnqueueDelivery } from './enqueue.ts';
 import { storeAnswer, type Reservation } from '../idempotency/store.ts';
 import { persistEmails, type OnRefused, type PersistContext } from './persist.ts';
 import { prepareEmail, type Caller, type PrepareContext, type PreparedEmail, type SendInput } from './prepare.ts';
+import type { EmailsAccepted } from '../metrics/sends.ts';
 
 export interface AcceptDeps extends PersistContext, PrepareContext {
   db: Knex;
   enqueueDelivery: EnqueueDelivery;
+  /** Counts the emails committed, by the caller's source (shared/metrics/sends.ts). */
+  metrics?: { emailsAccepted: EmailsAccepted };
 }
 
 /** One send as its entry point read it: the API's JSON, or a submitted message's fields and its MIME. */
@@ -110,6 +113,7 @@ export async function acceptSends<T>(
     onRefused,
     answer,
   );
+  deps.metrics?.emailsAccepted.inc({ surface: caller.source }, rows.length);
   await deps.enqueueDelivery(rows.filter((r) => r.status === 'queued').map((r) => r.id));
   return answerOf(
     o.batch,

@@ -24,6 +24,7 @@ export const EMAIL_COLUMNS = [
   'last_event',
   'scheduled_at',
   'size_bytes',
+  'request_id',
   'created_at',
   'updated_at',
 ] as const;

@@ -46,6 +46,7 @@ const CASTS: Record<(typeof EMAIL_COLUMNS)[number], string> = {
   last_event: 'text',
   scheduled_at: 'timestamptz',
   size_bytes: 'int',
+  request_id: 'text',
   created_at: 'timestamptz',
   updated_at: 'timestamptz',
 };
@@ -119,6 +120,7 @@ function emailRow(
     last_event: state.status === 'scheduled' ? 'scheduled' : state.last_event,
     scheduled_at: p.scheduled_at,
     size_bytes: p.size,
+    request_id: caller.requestId ?? null,
     created_at: now,
     updated_at: now,
   };

@@ -51,6 +51,11 @@ export interface Caller {
   team: TeamRow & { daily_send_limit?: number | null; monthly_send_limit?: number | null };
   key: ApiKeyRow | null;
   source: 'api' | 'smtp';
+  /**
+   * What the process logs of this request call it (the api's X-Request-Id, the submission session's id): kept with
+   * the email (emails.request_id), so the mta's and the worker's lines about it carry it too.
+   */
+  requestId?: string | null;
 }
 
 export interface PreparedRecipient {

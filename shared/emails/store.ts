@@ -55,13 +55,21 @@ export async function cancel(db: Knex, teamId: string, id: string): Promise<Emai
   });
 }
 
+/** A released email as the worker logs it. */
+export type Released = Pick<EmailRow, 'id' | 'team_id' | 'request_id'>;
+
+/** releaseDue's ids. */
+export async function releaseDue(db: Knex, now: Date, limit = 500): Promise<string[]> {
+  return (await releaseDueEmails(db, now, limit)).map((e) => e.id);
+}
+
 /**
  * The worker's release of up to `limit` scheduled emails whose time has come (conditional: a cancel in between
  * wins), each with its email.sent in the same transaction: from here it is sent as an immediate send is.
  */
-export async function releaseDue(db: Knex, now: Date, limit = 500): Promise<string[]> {
+export async function releaseDueEmails(db: Knex, now: Date, limit = 500): Promise<Released[]> {
   return db.transaction(async (trx) => {
-    const rows: Pick<EmailRow, (typeof EMAIL_EVENT_COLUMNS)[number]>[] = await trx('emails')
+    const rows: Pick<EmailRow, (typeof EMAIL_EVENT_COLUMNS)[number] | 'request_id'>[] = await trx('emails')
       .whereIn(
         'id',
         trx('emails')
@@ -74,12 +82,12 @@ export async function releaseDue(db: Knex, now: Date, limit = 500): Promise<stri
           .skipLocked(),
       )
       .update({ status: 'queued', last_event: 'sent', updated_at: now })
-      .returning([...EMAIL_EVENT_COLUMNS]);
+      .returning([...EMAIL_EVENT_COLUMNS, 'request_id']);
     if (rows.length)
       await insertEvents(
         trx,
         rows.map((row) => eventRow(row.team_id, 'email.sent', emailEventData(row))),
       );
-    return rows.map((r) => r.id);
+    return rows.map((r) => ({ id: r.id, team_id: r.team_id, request_id: r.request_id }));
   });
 }

@@ -35,6 +35,8 @@ export interface DeliverDeps {
   allowPrivate: boolean;
   timeoutMs?: number;
   agents?: Agents;
+  /** Told of each chunk's attempts once they are recorded (the worker's log lines and metrics: report.ts). */
+  recorded?: (sent: Sent[]) => Promise<void>;
 }
 
 export interface DeliveryRow {
@@ -172,6 +174,7 @@ export async function workEndpoint(
         if (!outcome.ok || Date.now() - chunkStarted >= CHUNK_MS) break;
       }
       await recordWebhookAttempts(deps.db, chunk);
+      await deps.recorded?.(chunk);
       sent += chunk.length;
     }
   } finally {

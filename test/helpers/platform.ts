@@ -64,6 +64,12 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
     DNS_SERVERS: '127.0.0.1:9',
     // The tests' names are under `.test` (RFC 2606): nobody's, so a test can never mail a real domain.
     RESERVED_TLDS_ALLOWED: 'test',
+    // The processes a test starts (helpers/processes.ts passes this configuration on) serve their metrics on ports the
+    // kernel picks: test files run side by side.
+    METRICS_API_PORT: '0',
+    METRICS_MTA_PORT: '0',
+    METRICS_INBOUND_PORT: '0',
+    METRICS_WORKER_PORT: '0',
     ...env,
   });
   const db = createDb(config);

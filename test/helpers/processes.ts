@@ -11,6 +11,8 @@ export interface EntryProcess {
   logged(msg: string, ms?: number): Promise<void>;
   /** SIGTERM, SIGKILL after `ms`; answers the exit code. */
   stop(ms?: number): Promise<number | null>;
+  /** Waits for the process to end by itself (stop() after `ms`); answers the exit code. */
+  exit(ms?: number): Promise<number | null>;
 }
 
 export function envOf(config: Config, extra: Record<string, string> = {}): Record<string, string> {
@@ -62,6 +64,12 @@ export function startEntry(file: string, config: Config, extra: Record<string, s
       if (gone()) return child.exitCode;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+    async exit(ms = 10_000) {
+      const timer = setTimeout(() => void this.stop(), ms);
       const code = await exited;
       clearTimeout(timer);
       return code;
