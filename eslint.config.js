@@ -23,6 +23,14 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     rules: {
+      // Small files and functions, by rule (STYLE.md 11): blank lines and comments do not count in a function.
+      'max-lines': ['error', { max: 400 }],
+      'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true, IIFEs: true }],
+      // Prettier wraps code at 120; what it cannot wrap (strings, templates, regular expressions, URLs) may pass.
+      'max-len': [
+        'error',
+        { code: 120, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreUrls: true },
+      ],
       '@typescript-eslint/no-unused-vars': [
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },

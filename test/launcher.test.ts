@@ -1,5 +1,5 @@
 // `npm start` as a user runs it: a database that does not exist yet, then the whole platform.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,6 +14,24 @@ function dbUrl(name: string): string {
   const u = new URL(adminUrl);
   u.pathname = `/${name}`;
   return u.toString();
+}
+
+/** The first run's message comes once the api answers: the managed domain, the simulator, a send that works. */
+async function checkWelcome(t: ExecutionContext, printed: string, port: number, key: string): Promise<void> {
+  const health = await fetch(`http://127.0.0.1:${port}/health`, { headers: { 'user-agent': 'launcher-test' } });
+  t.is(health.status, 200, 'the api answers by the time the key is printed');
+  t.regex(printed, /from hello@[a-z0-9-]+\.postwerk\.localhost, your team's managed domain/);
+  t.regex(printed, /delivered@simulator\.postwerk\.localhost/);
+  t.regex(printed, new RegExp(`POST http://127\\.0\\.0\\.1:${port}/domains`));
+  // The printed curl works as printed.
+  const body = /-d '(\{.*\})'/.exec(printed)?.[1];
+  t.truthy(body, 'a curl send is printed');
+  const sent = await fetch(`http://127.0.0.1:${port}/emails`, {
+    method: 'POST',
+    headers: { 'user-agent': 'curl', authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body,
+  });
+  t.is(sent.status, 200, await sent.clone().text());
 }
 
 test('npm start creates and migrates the database, prints the first key once, runs every process, stops cleanly', async (t) => {
@@ -64,21 +82,7 @@ test('npm start creates and migrates the database, prints the first key once, ru
     timeoutMs: 120_000,
     intervalMs: 100,
   });
-  const health = await fetch(`http://127.0.0.1:${port}/health`, { headers: { 'user-agent': 'launcher-test' } });
-  t.is(health.status, 200, 'the api answers by the time the key is printed');
-  const printed = first.output();
-  t.regex(printed, /from hello@[a-z0-9-]+\.postwerk\.localhost, your team's managed domain/);
-  t.regex(printed, /delivered@simulator\.postwerk\.localhost/);
-  t.regex(printed, new RegExp(`POST http://127\\.0\\.0\\.1:${port}/domains`));
-  // The printed curl works as printed.
-  const body = /-d '(\{.*\})'/.exec(printed)?.[1];
-  t.truthy(body, 'a curl send is printed');
-  const sent = await fetch(`http://127.0.0.1:${port}/emails`, {
-    method: 'POST',
-    headers: { 'user-agent': 'curl', authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body,
-  });
-  t.is(sent.status, 200, await sent.clone().text());
+  await checkWelcome(t, first.output(), port, key);
   const ready = await until(
     async () => {
       const res = await fetch(`http://127.0.0.1:${port}/ready`, { headers: { 'user-agent': 'launcher-test' } });

@@ -17,7 +17,8 @@ export interface ClaimWorld {
   /** A team holding `name`, verified through its DNS records the way a customer gets there (aged unless told). */
   holder(name: string, options?: { aged?: boolean }): Promise<{ team: TestTeam; id: string; records: ApiRecord[] }>;
   /** POST /domains/claim, which must answer 201; the claim. */
-  claim(team: TestTeam, body: Record<string, unknown>): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  claim(team: TestTeam, body: Record<string, unknown>): Promise<any>;
   /** The claim's proof published (or `values` at its name instead). */
   publishProof(c: { name: string; record: ApiRecord }, values?: string[]): void;
   verify(team: TestTeam, domainId: string): ReturnType<Platform['request']>;
