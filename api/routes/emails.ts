@@ -93,7 +93,7 @@ export const sendBody = z
       })
       .nullish()
       .describe(
-        'Send a template instead of html and text. Templates are not built yet: every id answers 422 not found',
+        'Send a template instead of html and text. The templates area is not built yet: a send naming one answers 501 not_implemented',
       ),
   })
   // from and subject may come from a template (resend-api.md §2); without one they are required, and say so as

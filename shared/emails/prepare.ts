@@ -123,13 +123,13 @@ const causeMessages: Record<Unusable['cause'], string> = {
   dead_address: 'has bounced permanently before',
 };
 
-/** The fields every send needs, checked first. There are no templates yet: any is answered not found (422). */
+/** What a send naming a template is told until the templates area exists. */
+export const TEMPLATES_NOT_BUILT =
+  'The templates area is not built yet on this platform: send `html` or `text` instead of a `template`.';
+
+/** The fields every send needs, checked first. The templates area is not built yet: a template send is 501. */
 function required(input: SendInput): { from: string; subject: string } {
-  if (input.template)
-    throw new ServiceError('validation_error', `Template \`${input.template.id}\` not found.`, {
-      status: 422,
-      errors: [{ path: 'template.id', message: 'not found' }],
-    });
+  if (input.template) throw new ServiceError('not_implemented', TEMPLATES_NOT_BUILT);
   if (!input.from) throw new ServiceError('missing_required_field', 'Missing `from` field.');
   if (input.subject === undefined) throw new ServiceError('missing_required_field', 'Missing `subject` field.');
   return { from: input.from, subject: input.subject };
