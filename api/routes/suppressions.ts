@@ -2,7 +2,6 @@ import { z } from 'zod';
 import * as suppressions from '../../shared/suppressions/suppressions.ts';
 import { notFound } from '../../shared/errors.ts';
 import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
-import { isoRequired } from '../../shared/time.ts';
 import { defineOperation } from './operation.ts';
 import { deleted, ref, timestamp } from './schemas.ts';
 
@@ -43,15 +42,8 @@ const idOrEmailParams = z.object({
     .describe('A suppression id, or the suppressed address (URL-encoded; matched case-insensitively).'),
 });
 
-function present(row: suppressions.SuppressionRow): z.input<typeof listItem> {
-  return {
-    id: row.id,
-    email: row.email,
-    origin: row.origin,
-    source_id: row.source_id,
-    created_at: isoRequired(row.created_at),
-  };
-}
+/** A list item is what a `suppression.*` event carries. */
+const present = (row: suppressions.SuppressionRow): z.input<typeof listItem> => suppressions.suppressionEventData(row);
 
 const base = { tag: 'suppressions', permission: 'full_access' } as const;
 

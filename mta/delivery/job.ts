@@ -63,15 +63,18 @@ async function deliverSimulated(deps: DeliveryDeps, ctx: Job, recipients: Leased
     '* simulator: no network',
     ...outcomes.map((o) => `* ${o.recipient.address}: ${o.outcome.response}`),
   ].join('\n');
-  await record(deps, ctx, {
-    domain: deps.config.SIMULATOR_DOMAIN,
-    mxHost: null,
-    tls: false,
-    transcript,
-    startedAt: ctx.now,
-    durationMs: elapsed(started),
-    outcomes,
-  });
+  await record(deps, ctx, unconnected(deps.config.SIMULATOR_DOMAIN, transcript, ctx.now, elapsed(started), outcomes));
+}
+
+/** An attempt that opened no connection: the simulator, a DNS verdict, a local error, a check before delivery. */
+function unconnected(
+  domain: string,
+  transcript: string,
+  startedAt: Date,
+  durationMs: number,
+  outcomes: Attempt['outcomes'],
+): Attempt {
+  return { domain, mxHost: null, tls: false, transcript, startedAt, durationMs, outcomes };
 }
 
 function everyone(recipients: LeasedRecipient[], outcome: Outcome) {
@@ -120,15 +123,13 @@ async function deliverDomain(
     const route = await routeDomain(deps.dns, domain);
     if (route.status === 'answer') {
       const outcome = classify(route.reply);
-      attempt = {
+      attempt = unconnected(
         domain,
-        mxHost: null,
-        tls: false,
-        transcript: `* DNS: ${route.reply.text}`,
-        startedAt: ctx.now,
-        durationMs: elapsed(started),
-        outcomes: everyone(recipients, outcome),
-      };
+        `* DNS: ${route.reply.text}`,
+        ctx.now,
+        elapsed(started),
+        everyone(recipients, outcome),
+      );
     } else {
       const sent = await transmit(
         deps,
@@ -153,15 +154,13 @@ async function deliverDomain(
     }
   } catch (err) {
     deps.log.error({ err, ...ids(ctx), domain }, 'delivery.local_error');
-    attempt = {
+    attempt = unconnected(
       domain,
-      mxHost: null,
-      tls: false,
-      transcript: `* local error: ${(err as Error).message}`,
-      startedAt: ctx.now,
-      durationMs: elapsed(started),
-      outcomes: everyone(recipients, classify(localError(err))),
-    };
+      `* local error: ${(err as Error).message}`,
+      ctx.now,
+      elapsed(started),
+      everyone(recipients, classify(localError(err))),
+    );
   }
   await record(deps, ctx, attempt);
 }
@@ -194,15 +193,17 @@ async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRec
   } catch (err) {
     deps.log.error({ err, ...ids(ctx) }, 'delivery.prepare_failed');
     const outcome = classify(localError(err));
-    return record(deps, ctx, {
-      domain: recipients[0].domain,
-      mxHost: null,
-      tls: false,
-      transcript: `* local error: ${(err as Error).message}`,
-      startedAt: ctx.now,
-      durationMs: 0,
-      outcomes: everyone(recipients, outcome),
-    });
+    return record(
+      deps,
+      ctx,
+      unconnected(
+        recipients[0].domain,
+        `* local error: ${(err as Error).message}`,
+        ctx.now,
+        0,
+        everyone(recipients, outcome),
+      ),
+    );
   }
   if (!prepared) {
     // The sending domain was deleted after the email was accepted: nothing can sign it or take its bounces.
@@ -214,15 +215,7 @@ async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRec
       response: '554 5.7.0 The sending domain no longer exists',
       failReason: 'domain_not_found',
     };
-    return record(deps, ctx, {
-      domain: recipients[0].domain,
-      mxHost: null,
-      tls: false,
-      transcript: '',
-      startedAt: ctx.now,
-      durationMs: 0,
-      outcomes: everyone(recipients, outcome),
-    });
+    return record(deps, ctx, unconnected(recipients[0].domain, '', ctx.now, 0, everyone(recipients, outcome)));
   }
   const ready = prepared;
   if (needsUnsubscribeHeader(ctx.email)) {
@@ -282,15 +275,7 @@ async function subscribersOnly(deps: DeliveryDeps, job: Job, leased: LeasedRecip
         : topicDeletedSuppressed(recipient.address, topicId),
     },
   }));
-  await record(deps, job, {
-    domain: left[0].domain,
-    mxHost: null,
-    tls: false,
-    transcript: '',
-    startedAt: job.now,
-    durationMs: 0,
-    outcomes,
-  });
+  await record(deps, job, unconnected(left[0].domain, '', job.now, 0, outcomes));
   return audience ? leased.filter((r) => audience.subscribed(r.address)) : [];
 }
 
