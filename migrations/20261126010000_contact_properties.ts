@@ -19,7 +19,7 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['team_id', 'id']);
   });
   await knex.raw(
-    `alter table contact_properties add constraint contact_properties_key_format check (key ~ '^[A-Za-z0-9_]{1,50}$')`,
+    `alter table contact_properties add constraint contact_properties_key_format check (key ~ '^[A-Za-z0-9_]{1,50}$' and key <> '__proto__')`,
   );
 }
 

@@ -58,6 +58,7 @@ test('create refuses a bad key, type or fallback in the Error shape, naming the 
     [{ key: 'has space', type: 'string' }, 'validation_error', 'key'],
     [{ key: 'dash-ed', type: 'string' }, 'validation_error', 'key'],
     [{ key: 'ümlaut', type: 'string' }, 'validation_error', 'key'],
+    [{ key: '__proto__', type: 'string' }, 'validation_error', 'key'],
     [{ key: 'plan', type: 'date' }, 'validation_error', 'type'],
     [{ key: 'plan', type: 'string', fallback_value: 7 }, 'validation_error', 'fallback_value'],
     [{ key: 'plan', type: 'number', fallback_value: '7' }, 'validation_error', 'fallback_value'],

@@ -33,8 +33,10 @@ const contactProperty = z
 
 const key = z
   .string()
-  .regex(KEY_PATTERN, `must be 1-${KEY_MAX_LENGTH} letters, digits or underscores`)
-  .describe(`1-${KEY_MAX_LENGTH} letters (A-Z, a-z), digits or underscores; unique in the team; fixed at creation.`);
+  .regex(KEY_PATTERN, `must be 1-${KEY_MAX_LENGTH} letters, digits or underscores (and not __proto__)`)
+  .describe(
+    `1-${KEY_MAX_LENGTH} letters (A-Z, a-z), digits or underscores, not \`__proto__\`; unique in the team; fixed at creation.`,
+  );
 const fallback = value
   .nullable()
   .describe(

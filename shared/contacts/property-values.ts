@@ -5,8 +5,12 @@ export const propertyTypes = ['string', 'number', 'boolean'] as const;
 export type PropertyType = (typeof propertyTypes)[number];
 export type PropertyValue = string | number | boolean;
 
-/** Letters, digits and underscores: a key is written into templates (`{{{contact.key}}}`) as it is. */
-export const KEY_PATTERN = /^[A-Za-z0-9_]{1,50}$/;
+/**
+ * Letters, digits and underscores: a key is written into templates (`{{{contact.key}}}`) as it is. `__proto__` is
+ * refused: a JavaScript object cannot hold it as an ordinary key (zod drops it from a parsed record), so a value
+ * under it could never be written or read back.
+ */
+export const KEY_PATTERN = /^(?!__proto__$)[A-Za-z0-9_]{1,50}$/;
 export const KEY_MAX_LENGTH = 50;
 export const STRING_VALUE_MAX_LENGTH = 2000;
 

@@ -51,7 +51,7 @@ export async function checkPropertyValues(
 ): Promise<{ set: Record<string, PropertyValue>; unset: string[] }> {
   const keys = Object.keys(values);
   const types = await propertyTypesOf(db, teamId, keys);
-  const set: Record<string, PropertyValue> = {};
+  const set: [string, PropertyValue][] = [];
   const unset: string[] = [];
   for (const key of keys) {
     const path = `properties.${key}`;
@@ -64,7 +64,8 @@ export async function checkPropertyValues(
     }
     const problem = valueProblem(type, value);
     if (problem) throw fieldError(path, problem);
-    set[key] = value;
+    set.push([key, value]);
   }
-  return { set, unset };
+  // fromEntries defines each key as data, whatever its name.
+  return { set: Object.fromEntries(set), unset };
 }
