@@ -143,14 +143,17 @@ export interface EventDoc {
 
 /** OpenAPI 3.1 `webhooks`: what an endpoint subscribed to each type receives. */
 function webhookObject(event: EventDoc, components: Json): Json {
-  const payload = z.object({
-    type: z.literal(event.type),
-    created_at: timestamp.describe('When the event was recorded.'),
-    data: event.data,
-  });
+  const name = `${event.type.replace(/(^|[._])(.)/g, (_, __, c: string) => c.toUpperCase())}Event`;
+  const payload = z
+    .object({
+      type: z.literal(event.type),
+      created_at: timestamp.describe('When the event was recorded.'),
+      data: event.data,
+    })
+    .meta({ id: name });
   return {
     post: {
-      operationId: `${event.type.replace(/[._](.)/g, (_, c: string) => c.toUpperCase())}Event`,
+      operationId: name[0].toLowerCase() + name.slice(1),
       summary: event.summary,
       description: event.description,
       tags: ['webhooks'],

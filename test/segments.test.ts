@@ -228,6 +228,7 @@ test("audiences are segments under their old name; an audience's contacts are it
   });
   isError(t, unknown, 404, 'not_found');
   t.is(unknown.body.message, 'Audience not found.');
+  t.is((await p.request('GET', '/audiences/not-a-uuid', { key: team.key })).body.message, 'Audience not found.');
 
   const patched = await p.request('PATCH', `/audiences/${id}/contacts/${contactId}`, {
     key: team.key,

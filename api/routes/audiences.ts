@@ -9,7 +9,7 @@ import * as segments from '../../shared/segments/segments.ts';
 import { notFound } from '../../shared/errors.ts';
 import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { defineOperation } from './operation.ts';
-import { deleted, pathId, timestamp } from './schemas.ts';
+import { deleted, timestamp } from './schemas.ts';
 import { presentSegment, segmentName } from './segments.ts';
 import { deletedContact } from './contacts.ts';
 import {
@@ -22,7 +22,8 @@ import {
   presentListItem,
 } from './contact-schemas.ts';
 
-const audienceParams = z.object({ id: pathId('audience') });
+// Strings, not UUIDs: a malformed id is then "Audience not found." from the handler, not the router's segment 404.
+const audienceParams = z.object({ id: z.string().max(100).describe("The audience's id (an audience is a segment).") });
 const audienceContactsParams = z.object({
   audience_id: z.string().max(100).describe("The audience's id (an audience is a segment)."),
 });

@@ -121,7 +121,7 @@ export const contactOperations = [
     path: '/contacts/{id_or_email}',
     summary: 'Update a contact',
     description:
-      "Change a contact's address, names, `unsubscribed` or property values (merged; null removes one); records `contact.updated` when something changed.",
+      "Change a contact's address, names, `unsubscribed` or properties (merged: a null removes one); records `contact.updated` when something changed.",
     scope: 'contacts:write',
     params: contactParams,
     body: z.object(contactChangeFields),
