@@ -132,6 +132,10 @@ test('create refuses a missing or bad field in the Error shape, naming it, and c
     [{ email: 'a@example.com', properties: { plan: { nested: true } } }, 'properties.plan'],
     [{ email: 'a@example.com', properties: { unknown_key: 'x' } }, 'properties.unknown_key'],
     [{ email: 'a@example.com', properties: 'plan=pro' }, 'properties'],
+    [
+      { email: 'a@example.com', properties: Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`k${i}`, 1])) },
+      'properties',
+    ],
     [{ email: 'a@example.com', segments: [segment, 'not-a-uuid'] }, 'segments.1'],
     [{ email: 'a@example.com', segments: [{ id: othersSegment }] }, 'segments.0.id'],
     [{ email: 'a@example.com', segments: [othersSegment] }, 'segments.0'],

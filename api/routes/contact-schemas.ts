@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ContactRow } from '../../shared/contacts/rows.ts';
 import { EMAIL_MAX_LENGTH, EMAIL_MIN_LENGTH } from '../../shared/contacts/address.ts';
 import type { Ref, TopicChoiceRef } from '../../shared/contacts/references.ts';
+import { VALUES_MAX_COUNT } from '../../shared/contacts/property-values.ts';
 import { subscriptions } from '../../shared/topics/topics.ts';
 import { isoRequired } from '../../shared/time.ts';
 import { timestamp } from './schemas.ts';
@@ -83,8 +84,9 @@ const propertyValues = (what: string) =>
         .union([z.string(), z.number(), z.boolean(), z.null()])
         .describe('A value of the property’s type; null for none.'),
     )
+    .refine((values) => Object.keys(values).length <= VALUES_MAX_COUNT, `at most ${VALUES_MAX_COUNT} values`)
     .describe(
-      `${what} Each key must be a contact property of the team and each value of its type (else 422 naming \`properties.<key>\`).`,
+      `${what} Up to ${VALUES_MAX_COUNT}; each key must be a contact property of the team and each value of its type (else 422 naming \`properties.<key>\`).`,
     );
 
 /** The fields a contact is created with (POST /contacts, and an audience's contacts). */

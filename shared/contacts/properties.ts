@@ -117,7 +117,7 @@ export async function propertyTypesOf(db: Knex, teamId: string, keys: string[]):
   if (keys.length === 0) return new Map();
   const rows: { key: string; type: PropertyType }[] = await db('contact_properties')
     .where({ team_id: teamId })
-    .whereIn('key', keys)
+    .whereRaw('key = any(?)', [keys])
     .forKeyShare()
     .select('key', 'type');
   return new Map(rows.map((r) => [r.key, r.type]));

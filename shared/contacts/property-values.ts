@@ -13,6 +13,8 @@ export type PropertyValue = string | number | boolean;
 export const KEY_PATTERN = /^(?!__proto__$)[A-Za-z0-9_]{1,50}$/;
 export const KEY_MAX_LENGTH = 50;
 export const STRING_VALUE_MAX_LENGTH = 2000;
+/** Values one request may write: far above any real form, far below what would make one statement unwieldy. */
+export const VALUES_MAX_COUNT = 1000;
 
 /** Why `value` is not a value of a property of `type`, or null when it is. */
 export function valueProblem(type: PropertyType, value: unknown): string | null {
