@@ -1,7 +1,8 @@
 // The OpenAPI 3.1 document, generated from the same declarations the router serves.
 import { z } from 'zod';
 import type { Operation } from './routes/operation.ts';
-import { errorSchema } from './routes/schemas.ts';
+import { errorSchema, timestamp } from './routes/schemas.ts';
+import type { EventType } from '../shared/events.ts';
 
 type Json = Record<string, unknown>;
 
@@ -24,15 +25,15 @@ const TAGS: Record<string, string> = {
   suppressions: 'Addresses your team does not send to: bounces, complaints, unsubscribes and your own',
   webhooks: 'Endpoints that receive signed events (sent, delivered, bounced, received, ...) and their deliveries',
   topics: 'What an address subscribes to; a send under a topic reaches only its subscribers',
+  contacts: 'The audience: contacts with typed properties, their segment memberships and topic choices',
+  'contact-properties': 'Typed custom fields (string, number, boolean) every contact can carry',
+  segments: "Named groups of contacts, members added by hand (the SDK's audiences are segments)",
   unsubscribe: 'The pages behind the List-Unsubscribe links of sent mail (no API key: the link is the credential)',
   'api-keys': "The team's API keys",
   team: 'The team an API key belongs to',
   logs: "Every request made with the team's API keys, with its bodies (secrets redacted)",
   operations: 'Health, readiness and this document (no API key)',
   templates: 'Not built yet: every operation answers 501',
-  contacts: 'Not built yet: every operation answers 501',
-  'contact-properties': 'Not built yet: every operation answers 501',
-  segments: 'Not built yet: every operation answers 501',
   broadcasts: 'Not built yet: every operation answers 501',
   automations: 'Not built yet: every operation answers 501',
   events: 'Not built yet: every operation answers 501',
@@ -131,7 +132,51 @@ function operationObject(op: Operation, components: Json): Json {
   return result;
 }
 
-export function buildOpenApi(operations: Operation[], info: { version: string; serverUrl: string }): Json {
+/** An event type whose payload the document describes under `webhooks`. */
+export interface EventDoc {
+  type: EventType;
+  summary: string;
+  description: string;
+  /** The payload's `data`. */
+  data: z.ZodType;
+}
+
+/** OpenAPI 3.1 `webhooks`: what an endpoint subscribed to each type receives. */
+function webhookObject(event: EventDoc, components: Json): Json {
+  const name = `${event.type.replace(/(^|[._])(.)/g, (_, __, c: string) => c.toUpperCase())}Event`;
+  const payload = z
+    .object({
+      type: z.literal(event.type),
+      created_at: timestamp.describe('When the event was recorded.'),
+      data: event.data,
+    })
+    .meta({ id: name });
+  return {
+    post: {
+      operationId: name[0].toLowerCase() + name.slice(1),
+      summary: event.summary,
+      description: event.description,
+      tags: ['webhooks'],
+      security: [],
+      requestBody: {
+        required: true,
+        description:
+          'Signed with the Standard Webhooks headers (`webhook-id`, `-timestamp`, `-signature`, and as `svix-*`).',
+        content: { 'application/json': { schema: convert(payload, components, 'output') } },
+      },
+      responses: {
+        '200': { description: 'Any 2xx within 15 seconds acknowledges the event.' },
+        '400': { description: 'Any other answer (or none) is retried on the schedule, then parked.' },
+      },
+    },
+  };
+}
+
+export function buildOpenApi(
+  operations: Operation[],
+  info: { version: string; serverUrl: string },
+  events: EventDoc[] = [],
+): Json {
   const components: Json = {};
   convert(errorSchema, components, 'output');
   const paths: Record<string, Json> = {};
@@ -159,6 +204,7 @@ export function buildOpenApi(operations: Operation[], info: { version: string; s
     security: [{ bearerAuth: [] }],
     tags,
     paths,
+    webhooks: Object.fromEntries(events.map((e) => [e.type, webhookObject(e, components)])),
     components: {
       schemas: components,
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, `rk_...`' } },

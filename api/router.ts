@@ -23,6 +23,7 @@ export function koaPath(path: string): string {
 
 function resourceName(op: Operation): string {
   return op.tag
+    .replace(/ies$/, 'y')
     .replace(/s$/, '')
     .replace(/-/g, ' ')
     .replace(/^./, (c) => c.toUpperCase())

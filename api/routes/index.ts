@@ -19,7 +19,14 @@ import { webhookOperations } from './webhooks.ts';
 import { receivingOperations } from './receiving.ts';
 import { unsubscribeOperations } from './unsubscribe.ts';
 import { topicOperations } from './topics.ts';
+import { contactPropertyOperations } from './contact-properties.ts';
+import { contactOperations } from './contacts.ts';
+import { contactSegmentOperations } from './contact-segments.ts';
+import { contactTopicOperations } from './contact-topics.ts';
+import { segmentOperations } from './segments.ts';
+import { audienceOperations } from './audiences.ts';
 import { buildOpenApi } from '../openapi.ts';
+import { eventDocs } from './event-docs.ts';
 
 const areaOperations: Operation[] = [
   ...operationsOperations,
@@ -38,6 +45,12 @@ const areaOperations: Operation[] = [
   ...receivingOperations,
   ...topicOperations,
   ...unsubscribeOperations,
+  ...contactPropertyOperations,
+  ...contactOperations,
+  ...contactSegmentOperations,
+  ...contactTopicOperations,
+  ...segmentOperations,
+  ...audienceOperations,
   ...notYetOperations,
 ];
 
@@ -63,6 +76,6 @@ let cached: { url: string; doc: Record<string, unknown> } | undefined;
 
 export function openApiDocument(serverUrl: string): { openapi: '3.1.0' } & Record<string, unknown> {
   if (cached?.url !== serverUrl)
-    cached = { url: serverUrl, doc: buildOpenApi(operations, { version: API_VERSION, serverUrl }) };
+    cached = { url: serverUrl, doc: buildOpenApi(operations, { version: API_VERSION, serverUrl }, eventDocs) };
   return cached.doc as { openapi: '3.1.0' } & Record<string, unknown>;
 }

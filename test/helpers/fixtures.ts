@@ -60,6 +60,24 @@ export const fixtures: Record<string, Fixture> = {
     if (res.status !== 201) throw new Error(`topics fixture: POST /topics answered ${res.status} ${res.text}`);
     return res.body.id;
   },
+  contacts: async (p, team) => {
+    const email = `fixture-${Math.random().toString(36).slice(2, 10)}@example.com`;
+    const res = await p.request('POST', '/contacts', { key: team.key, body: { email } });
+    if (res.status !== 201) throw new Error(`contacts fixture: POST /contacts answered ${res.status} ${res.text}`);
+    return res.body.id;
+  },
+  'contact-properties': async (p, team) => {
+    const key = `fixture_${Math.random().toString(36).slice(2, 10)}`;
+    const res = await p.request('POST', '/contact-properties', { key: team.key, body: { key, type: 'string' } });
+    if (res.status !== 201)
+      throw new Error(`contact-properties fixture: POST /contact-properties answered ${res.status} ${res.text}`);
+    return res.body.id;
+  },
+  segments: async (p, team) => {
+    const res = await p.request('POST', '/segments', { key: team.key, body: { name: 'fixture' } });
+    if (res.status !== 201) throw new Error(`segments fixture: POST /segments answered ${res.status} ${res.text}`);
+    return res.body.id;
+  },
   webhooks: async (p, team) => {
     // An endpoint (never sent to here) and one event of it: a suppression added after it, fanned out.
     const res = await p.request('POST', '/webhooks', {
@@ -96,6 +114,12 @@ export const sampleBodies: Record<string, unknown> = {
   shareEmail: { expires_in: '1 hour' },
   updateWebhook: { status: 'enabled' },
   updateTopic: { name: 'renamed by another team' },
+  updateContact: { first_name: 'Renamed by another team' },
+  updateContactTopics: { topics: [] },
+  updateContactProperty: { fallback_value: 'changed by another team' },
+  updateSegment: { name: 'renamed by another team' },
+  createAudienceContact: { email: 'created-by-another-team@example.com' },
+  updateAudienceContact: { first_name: 'Renamed by another team' },
 };
 
 export function pathParamNames(path: string): string[] {
@@ -230,7 +254,23 @@ const receivedEmail: Fixture = async (p, team) => {
   if (!attachment) throw new Error('receiving fixture: the receive job stored no attachment');
   return { email_id, attachment_id: attachment.id };
 };
+/** A contact that is a member of a segment: the ids of the membership and audience-contact routes. */
+const member = async (p: Platform, team: TestTeam) => {
+  const segment = (await fixtures.segments(p, team)) as string;
+  const contact = (await fixtures.contacts(p, team)) as string;
+  const res = await p.request('POST', `/contacts/${contact}/segments/${segment}`, { key: team.key });
+  if (res.status !== 201) throw new Error(`membership fixture: answered ${res.status} ${res.text}`);
+  return { id_or_email: contact, segment_id: segment, audience_id: segment };
+};
 export const operationFixtures: Record<string, Fixture> = {
+  addContactToSegment: member,
+  removeContactFromSegment: member,
+  getAudienceContact: member,
+  updateAudienceContact: member,
+  deleteAudienceContact: member,
+  // An audience's contacts paths name the audience (a segment) alone.
+  createAudienceContact: (p, team) => fixtures.segments(p, team),
+  listAudienceContacts: (p, team) => fixtures.segments(p, team),
   getDomainClaim: domainClaim,
   verifyDomainClaim: domainClaim,
   getEmailAttachment: emailAttachment,

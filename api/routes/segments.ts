@@ -1,0 +1,143 @@
+import { z } from 'zod';
+import * as segments from '../../shared/segments/segments.ts';
+import { listContacts } from '../../shared/contacts/contacts.ts';
+import { notFound } from '../../shared/errors.ts';
+import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
+import { isoRequired } from '../../shared/time.ts';
+import { defineOperation } from './operation.ts';
+import { deleted, idParams, ref, timestamp } from './schemas.ts';
+import { contactListItem, presentListItem } from './contact-schemas.ts';
+
+const segmentParams = idParams('segment');
+
+export const segmentListItem = z
+  .object({ id: z.uuid(), name: z.string(), created_at: timestamp })
+  .meta({ id: 'SegmentListItem' });
+
+const segment = z
+  .object({
+    object: z.literal('segment'),
+    ...segmentListItem.shape,
+    count: z.number().int().describe('How many contacts are members of it.'),
+  })
+  .meta({ id: 'Segment' });
+
+// Trimmed: a name is shown in lists, where surrounding spaces are never meant.
+export const segmentName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(segments.NAME_MAX_LENGTH)
+  .describe(`1-${segments.NAME_MAX_LENGTH} characters, trimmed.`);
+
+/** Filter segments are not built yet: a filter is refused rather than stored and ignored. */
+const filter = z
+  .never({ error: 'segment filters are not built yet: create the segment without one and add its contacts by hand' })
+  .optional()
+  .describe('Not built yet: any value is refused with 422 validation_error.');
+
+export function presentSegment(row: segments.SegmentRow): z.input<typeof segmentListItem> {
+  return { id: row.id, name: row.name, created_at: isoRequired(row.created_at) };
+}
+
+const base = { tag: 'segments', permission: 'full_access' } as const;
+
+export const segmentOperations = [
+  defineOperation({
+    ...base,
+    operationId: 'createSegment',
+    method: 'post',
+    path: '/segments',
+    summary: 'Create a segment',
+    description:
+      'Create a segment; its members are added by hand (`POST /contacts/{id_or_email}/segments/{segment_id}`).',
+    scope: 'segments:write',
+    status: 201,
+    body: z.object({ name: segmentName, filter }),
+    response: ref('segment').extend({ name: z.string() }).meta({ id: 'SegmentCreated' }),
+    handler: async ({ auth, body, deps }) => {
+      const row = await segments.createSegment(deps.db, auth.team.id, body);
+      return { object: 'segment' as const, id: row.id, name: row.name };
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'listSegments',
+    method: 'get',
+    path: '/segments',
+    summary: 'List segments',
+    description: "List the team's segments, newest first.",
+    scope: 'segments:read',
+    query: listQuery,
+    response: listEnvelope(segmentListItem),
+    handler: async ({ auth, query, deps }) =>
+      toList(await segments.listSegments(deps.db, auth.team.id, query), presentSegment),
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'getSegment',
+    method: 'get',
+    path: '/segments/{id}',
+    summary: 'Retrieve a segment',
+    description: 'Retrieve a segment with the number of its members.',
+    scope: 'segments:read',
+    params: segmentParams,
+    response: segment,
+    handler: async ({ auth, params, deps }) => {
+      const row = await segments.getSegment(deps.db, auth.team.id, params.id);
+      if (!row) throw notFound('Segment');
+      const count = await segments.countMembers(deps.db, row.id);
+      return { object: 'segment' as const, ...presentSegment(row), count };
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'updateSegment',
+    method: 'patch',
+    path: '/segments/{id}',
+    summary: 'Update a segment',
+    description: 'Rename a segment.',
+    scope: 'segments:write',
+    params: segmentParams,
+    body: z.object({ name: segmentName, filter }),
+    response: ref('segment'),
+    handler: async ({ auth, params, body, deps }) => {
+      const row = await segments.renameSegment(deps.db, auth.team.id, params.id, body.name);
+      if (!row) throw notFound('Segment');
+      return { object: 'segment' as const, id: row.id };
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'deleteSegment',
+    method: 'delete',
+    path: '/segments/{id}',
+    summary: 'Delete a segment',
+    description: 'Delete a segment and its memberships; its contacts stay.',
+    scope: 'segments:write',
+    params: segmentParams,
+    response: deleted('segment'),
+    handler: async ({ auth, params, deps }) => {
+      const row = await segments.deleteSegment(deps.db, auth.team.id, params.id);
+      if (!row) throw notFound('Segment');
+      return { object: 'segment' as const, id: row.id, deleted: true as const };
+    },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'listSegmentContacts',
+    method: 'get',
+    path: '/segments/{id}/contacts',
+    summary: "List a segment's contacts",
+    description: "The segment's contacts, newest first (the SDK's `contacts.list({segmentId})`).",
+    scope: 'segments:read',
+    params: segmentParams,
+    query: listQuery,
+    response: listEnvelope(contactListItem),
+    handler: async ({ auth, params, query, deps }) => {
+      const row = await segments.getSegment(deps.db, auth.team.id, params.id);
+      if (!row) throw notFound('Segment');
+      return toList(await listContacts(deps.db, auth.team.id, { ...query, segmentId: row.id }), presentListItem);
+    },
+  }),
+];
