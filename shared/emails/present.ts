@@ -41,7 +41,7 @@ export interface EmailRow {
   scheduled_at: Date | null;
   raw_blob_key: string | null;
   size_bytes: number;
-  /** The request that sent it, as its process logged it (Caller.requestId); null before migration 20261126010000. */
+  /** The request that sent it, as its process logged it (Caller.requestId); null before migration 20261126050000. */
   request_id: string | null;
   created_at: Date;
   updated_at: Date;
