@@ -1,18 +1,18 @@
 // `npm start`: the whole platform on one machine. Creates and migrates the database, creates the first team
 // on an empty database (printing its key once), then runs api, mta, inbound and worker as child processes,
-// restarting one that dies, and stops them all on SIGTERM/SIGINT.
+// restarting one that dies, and stops them all on SIGTERM/SIGINT. Every child runs the layout this file runs in
+// (shared/layout.ts): the build under `npm start`, the TypeScript sources through tsx under `npm run dev`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
 import { createDb } from '../db/knex.ts';
 import { ensureDatabase, migrateLatest } from '../db/migrate.ts';
+import { codePath, loaderArgs, root } from '../layout.ts';
 import { createLogger } from '../logger.ts';
 import { firstRun } from './first-run.ts';
 import { ensureSecretsKeyFile } from '../secrets.ts';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const processes = { api: 'api/main.ts', mta: 'mta/main.ts', inbound: 'inbound/main.ts', worker: 'worker/main.ts' };
 
 // A .env file beside package.json is read into the environment here, so the children inherit it too.
@@ -43,7 +43,7 @@ const children = new Map<string, ChildProcess>();
 let stopping = false;
 
 function start(name: string, entry: string, restarts = 0) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, entry)], {
+  const child = spawn(process.execPath, [...loaderArgs, codePath(entry)], {
     cwd: root,
     stdio: 'inherit',
     env: process.env,
