@@ -5,8 +5,8 @@
 // the other. The rest of the suite runs the sources through tsx (ava.config.js).
 import test from 'ava';
 import { execFile, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { promises as dnsPromises } from 'node:dns';
 import { tmpdir } from 'node:os';
@@ -91,6 +91,43 @@ test('the build migrates under the sources’ names, so either layout finds the 
     t.deepEqual(JSON.parse(again.out).applied, []);
   } finally {
     await sourced.drop();
+  }
+});
+
+test('the setup as postwerk-setup.service runs it: the first key goes to the --key-file (0600), not to the journal', async (t) => {
+  t.timeout(120_000);
+  const name = freshDatabase(t);
+  const state = await mkdtemp(path.join(tmpdir(), 'pw-setup-'));
+  t.teardown(() => rm(state, { recursive: true, force: true }));
+  const keyFile = path.join(state, 'first-team-key.txt');
+  const env = { DATABASE_URL: dbUrl(name), SECRETS_KEY_FILE: path.join(state, 'secrets.key'), LOG_LEVEL: 'info' };
+
+  const first = await runBuilt('shared/launcher/setup-cli.js', ['--key-file', keyFile], env);
+  t.is(first.code, 0, first.out);
+  t.notRegex(first.out, /rk_[0-9A-Za-z]{20,}/, 'the key is not in the output (the journal)');
+  t.regex(first.out, /"msg":"first_team\.created"/);
+  t.true(first.out.includes(JSON.stringify(keyFile)), 'the output says where the key is');
+  t.is(statSync(keyFile).mode & 0o777, 0o600);
+  const key = /\n {2}(rk_[0-9A-Za-z]+)\n/.exec(readFileSync(keyFile, 'utf8'))?.[1];
+  t.truthy(key);
+  t.is(statSync(env.SECRETS_KEY_FILE).mode & 0o777, 0o600);
+
+  // Every later start: nothing to make, the key file left as the operator left it (here: deleted).
+  rmSync(keyFile);
+  const again = await runBuilt('shared/launcher/setup-cli.js', ['--key-file', keyFile], env);
+  t.is(again.code, 0, again.out);
+  t.false(existsSync(keyFile));
+  t.regex(again.out, /"applied":\[\]/);
+  const db = knexFactory({ client: 'pg', connection: env.DATABASE_URL, pool: { min: 0, max: 1 } });
+  try {
+    t.is(Number((await db('teams').count({ n: '*' }))[0].n), 1);
+    t.truthy(
+      await db('api_keys')
+        .where({ token_hash: createHash('sha256').update(key!).digest('hex') })
+        .first(),
+    );
+  } finally {
+    await db.destroy();
   }
 });
 

@@ -1,17 +1,13 @@
-// `npm start`: the whole platform on one machine. Creates and migrates the database, creates the first team
-// on an empty database (printing its key once), then runs api, mta, inbound and worker as child processes,
-// restarting one that dies, and stops them all on SIGTERM/SIGINT. Every child runs the layout this file runs in
-// (shared/layout.ts): the build under `npm start`, the TypeScript sources through tsx under `npm run dev`.
+// `npm start`: the whole platform on one machine. Runs the setup (setup.ts: secrets key, database, migrations, the
+// first team on an empty database, whose key it prints once), then runs api, mta, inbound and worker as child
+// processes, restarting one that dies, and stops them all on SIGTERM/SIGINT. Every child runs the layout this file
+// runs in (shared/layout.ts): the build under `npm start`, the TypeScript sources through tsx under `npm run dev`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
-import { createDb } from '../db/knex.ts';
-import { ensureDatabase, migrateLatest } from '../db/migrate.ts';
 import { codePath, loaderArgs, root } from '../layout.ts';
 import { createLogger } from '../logger.ts';
-import { firstRun } from './first-run.ts';
-import { ensureSecretsKeyFile } from '../secrets.ts';
 
 const processes = { api: 'api/main.ts', mta: 'mta/main.ts', inbound: 'inbound/main.ts', worker: 'worker/main.ts' };
 
@@ -21,37 +17,25 @@ if (existsSync(path.join(root, '.env'))) process.loadEnvFile(path.join(root, '.e
 const config = loadConfig();
 const log = createLogger(config, 'launcher');
 
-if (ensureSecretsKeyFile(config)) log.info({ file: config.SECRETS_KEY_FILE }, 'secrets_key.created');
-await ensureDatabase(config.DATABASE_URL);
-const db = createDb(config, { min: 0, max: 2 });
-try {
-  const applied = await migrateLatest(db);
-  log.info({ applied }, 'migrations.applied');
-  const first = await firstRun(db, config.FIRST_TEAM_NAME, config.MANAGED_DOMAIN_HOST);
-  if (first) {
-    process.stdout.write(
-      `\nFirst run: created team "${first.team.name}" (${first.team.id}).\n` +
-        `Its API key is shown this once; keep it somewhere safe:\n\n  ${first.api_key}\n\n` +
-        `Try: curl -H 'User-Agent: curl' -H 'Authorization: Bearer ${first.api_key}' ${config.PUBLIC_BASE_URL}/team\n\n`,
-    );
-  }
-} finally {
-  await db.destroy();
-}
-
 const children = new Map<string, ChildProcess>();
 let stopping = false;
 
-function start(name: string, entry: string, restarts = 0) {
+/** `entry` as a child process, in this layout, with the launcher's environment and output. */
+function run(name: string, entry: string): ChildProcess {
   const child = spawn(process.execPath, [...loaderArgs, codePath(entry)], {
     cwd: root,
     stdio: 'inherit',
     env: process.env,
   });
   children.set(name, child);
+  child.on('exit', () => children.delete(name));
+  return child;
+}
+
+function start(name: string, entry: string, restarts = 0) {
+  const child = run(name, entry);
   const startedAt = Date.now();
   child.on('exit', (code, signal) => {
-    children.delete(name);
     if (stopping) return;
     // A process that ran a while gets a fresh restart budget; one that keeps dying is given up on.
     const budget = Date.now() - startedAt > 60_000 ? 0 : restarts + 1;
@@ -85,5 +69,16 @@ function shutdown(code = 0) {
 
 process.on('SIGTERM', () => shutdown(0));
 process.on('SIGINT', () => shutdown(0));
-for (const [name, entry] of Object.entries(processes)) start(name, entry);
-log.info({ processes: Object.keys(processes) }, 'platform.started');
+
+// The setup is a process of its own, the one systemd's postwerk-setup.service runs: the launcher stays a small
+// supervisor for as long as the platform runs, without the database client, the migrations and the team code that
+// only the setup needs (some 13 MB of memory).
+run('setup', 'shared/launcher/setup-cli.ts').on('exit', (code, signal) => {
+  if (stopping) return;
+  if (code !== 0) {
+    log.fatal({ code, signal }, 'setup.failed');
+    process.exit(code || 1);
+  }
+  for (const [name, entry] of Object.entries(processes)) start(name, entry);
+  log.info({ processes: Object.keys(processes) }, 'platform.started');
+});
