@@ -18,7 +18,7 @@ const apart = (folder, others) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.data/', '.openapi.json'] },
+  { ignores: ['node_modules/', '.data/', 'dist/', '.openapi.json'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

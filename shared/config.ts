@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { RESERVED_TLDS } from './domains/reserved.ts';
-import { projectRoot } from './root.ts';
+import { root } from './layout.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => ['true', '1', 'yes'].includes(v));
@@ -194,7 +194,7 @@ export function envFile(env: NodeJS.ProcessEnv = process.env): string | null {
     if (!existsSync(file)) throw new ConfigError(`invalid configuration:\n  ENV_FILE: ${file} does not exist`);
     return file;
   }
-  const file = path.join(projectRoot(), '.env');
+  const file = path.join(root, '.env');
   return existsSync(file) ? file : null;
 }
 
@@ -228,4 +228,15 @@ export function printableConfig(config: Config): Record<string, unknown> {
     REDIS_URL: mask(config.REDIS_URL),
     SECRETS_KEY: config.SECRETS_KEY ? '***' : undefined,
   };
+}
+
+/** The configuration, or the process ends with its errors on one line each (exit 1), never a stack trace. */
+export function readConfig(processName: string): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${processName}: ${err.message}\n`);
+    process.exit(1);
+  }
 }

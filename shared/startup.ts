@@ -7,20 +7,10 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from './logger.ts';
 import { migrationConfig } from './db/migrate.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+
+export { readConfig } from './config.ts';
 
 export class StartupError extends Error {}
-
-/** The configuration, or the process ends with its errors on one line each (exit 1), never a stack trace. */
-export function readConfig(processName: string): Config {
-  try {
-    return loadConfig();
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`${processName}: ${err.message}\n`);
-    process.exit(1);
-  }
-}
 
 const mask = (url: string) => url.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:***@');
 

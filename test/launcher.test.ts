@@ -1,4 +1,5 @@
-// `npm start` as a user runs it: a database that does not exist yet, then the whole platform.
+// The launcher as a user runs it: a database that does not exist yet, then the whole platform. From the sources
+// through tsx, as `npm run dev` runs it; test/compiled.test.ts runs `npm start`, the same launcher from the build.
 import test, { type ExecutionContext } from 'ava';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -34,7 +35,7 @@ async function checkWelcome(t: ExecutionContext, printed: string, port: number, 
   t.is(sent.status, 200, await sent.clone().text());
 }
 
-test('npm start creates and migrates the database, prints the first key once, runs every process, stops cleanly', async (t) => {
+test('the launcher creates and migrates the database, prints the first key once, runs every process, stops cleanly', async (t) => {
   t.timeout(300_000);
   const name = `pw_launch_${randomBytes(5).toString('hex')}`;
   const blobDir = await mkdtemp(path.join(tmpdir(), 'pw-launch-'));

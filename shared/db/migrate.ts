@@ -1,15 +1,34 @@
-import { fileURLToPath } from 'node:url';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Knex } from 'knex';
 import pg from 'pg';
 import type { Db } from './knex.ts';
+import { codePath, compiled } from '../layout.ts';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** The migrations of the running layout: migrations/*.ts under tsx, dist/migrations/*.js when compiled. */
+export const migrationsDirectory = codePath('migrations');
 
-export const migrationConfig = {
-  directory: path.join(root, 'migrations'),
-  loadExtensions: ['.ts'],
-  tableName: 'knex_migrations',
+/**
+ * Each migration is named by its source file (`20261122040000_create_teams.ts`) in both layouts. knex records
+ * that name in knex_migrations and refuses a database that has applied a migration it cannot find ("the migration
+ * directory is corrupt"): a compiled run must see the names a tsx run wrote, and the other way round, so a
+ * database migrated by either is up to date for the other.
+ */
+const migrationSource: Knex.MigrationSource<string> = {
+  async getMigrations() {
+    const extension = compiled ? '.js' : '.ts';
+    const files = (await readdir(migrationsDirectory)).filter((f) => f.endsWith(extension) && !f.endsWith('.d.ts'));
+    return files.map((f) => f.slice(0, -extension.length) + '.ts').sort();
+  },
+  getMigrationName: (name) => name,
+  getMigration: (name) => {
+    const file = path.join(migrationsDirectory, compiled ? name.replace(/\.ts$/, '.js') : name);
+    return import(pathToFileURL(file).href);
+  },
 };
+
+export const migrationConfig = { migrationSource, tableName: 'knex_migrations' };
 
 /** Applies every pending migration; safe to run from several processes at once (knex takes a lock). */
 export async function migrateLatest(db: Db): Promise<string[]> {

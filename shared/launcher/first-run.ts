@@ -1,12 +1,11 @@
 import type { Knex } from 'knex';
 import { createTeamWithKey } from '../cli/commands.ts';
 
+/** The team the first run made and its key (the only time the key is shown). */
+export type FirstTeam = Awaited<ReturnType<typeof createTeamWithKey>>;
+
 /** On an empty database, creates the first team and its key. Two launchers racing create only one. */
-export async function firstRun(
-  db: Knex,
-  teamName: string,
-  managedHost: string,
-): Promise<Awaited<ReturnType<typeof createTeamWithKey>> | null> {
+export async function firstRun(db: Knex, teamName: string, managedHost: string): Promise<FirstTeam | null> {
   return db.transaction(async (trx) => {
     await trx.raw('select pg_advisory_xact_lock(7411)');
     const [{ count }] = await trx('teams').count({ count: '*' });

@@ -1,11 +1,7 @@
 // What the first run tells a newcomer, printed once the api answers: the key (shown this once), where they can
 // send from and to right away, and how to go further.
 import type { Config } from '../config.ts';
-
-export interface FirstTeam {
-  team: { id: string; name: string; managed_domain: string; sandbox_regions: string[] };
-  api_key: string;
-}
+import type { FirstTeam } from './first-run.ts';
 
 type WelcomeConfig = Pick<Config, 'PUBLIC_BASE_URL' | 'SIMULATOR_DOMAIN'>;
 

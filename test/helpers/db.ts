@@ -3,7 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import knexFactory from 'knex';
-import { migrateLatest, migrationConfig } from '../../shared/db/migrate.ts';
+import { migrateLatest, migrationsDirectory } from '../../shared/db/migrate.ts';
 
 export const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -14,7 +14,7 @@ function urlFor(name: string): string {
 }
 
 function templateName(): string {
-  const files = readdirSync(migrationConfig.directory).sort().join('\n');
+  const files = readdirSync(migrationsDirectory).sort().join('\n');
   return `pw_tpl_${createHash('sha256').update(files).digest('hex').slice(0, 12)}`;
 }
 

@@ -1,5 +1,6 @@
-// A platform entry point as its own process, exactly as production starts it (`node --import tsx <file>`), with
-// the environment of a test platform (`startPlatform().config`): the same database, Redis prefix and secrets key.
+// A platform entry point as its own process, as the launcher starts it from the sources (`node --import tsx <file>`;
+// production runs the same file compiled, test/compiled.test.ts), with the environment of a test platform
+// (`startPlatform().config`): the same database, Redis prefix and secrets key.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Config } from '../../shared/config.ts';
 
@@ -89,7 +90,7 @@ export class Children {
   private readonly live = new Set<ChildProcess>();
 
   /**
-   * `file` as its own process, as production starts it, with `config`'s environment and `extra` on top; stderr passed
+   * `file` as its own process, as the launcher starts it, with `config`'s environment and `extra` on top; stderr passed
    * on.
    */
   start(file: string, config: Config, extra: Record<string, string> = {}): ChildProcess {
