@@ -9,7 +9,7 @@ import { startWindow, type WindowStats } from './proc.ts';
 import { fixed } from './table.ts';
 import { peakSampler, smtpSource, startPostfixRelay, startSink, type Sink } from './sending-peers.ts';
 import { apiAccept, apiPaced, smtpAccept, startOurs, type AcceptResult, type Ours } from './sending-ours.ts';
-import { report, type Row } from './sending-report.ts';
+import { report, type Row, type RowKind } from './sending-report.ts';
 
 export interface SendingBenchOptions {
   /** Messages per measured run (ceiling, Postfix, API at full speed, SMTP submission). */
@@ -122,6 +122,45 @@ async function postfixRound(o: SendingBenchOptions, sink: Sink, round: number): 
   }
 }
 
+/** The two rows of one measured run of ours: what was accepted, and what was delivered behind it. */
+function acceptedAndDelivered(
+  m: Awaited<ReturnType<typeof measured>>,
+  accepted: { kind: RowKind; name: string },
+  delivered: { kind: RowKind; name: string },
+  round?: number,
+): Row[] {
+  return [
+    {
+      ...accepted,
+      round,
+      side: 'ours',
+      messages: m.r.ok,
+      rate: m.r.rate,
+      p50: m.r.p50,
+      p99: m.r.p99,
+      rss: m.rss,
+      cpu: m.acceptCpu,
+      cpuMs: m.acceptMsPerMessage,
+      machineCpu: m.machineCpu,
+      errors: m.r.failed,
+      vs: 'accepted',
+    },
+    {
+      ...delivered,
+      round,
+      side: 'ours',
+      messages: m.seen,
+      rate: m.at === undefined ? undefined : m.seen / ((m.at - m.r.startedAt) / 1000),
+      rss: m.rss,
+      cpu: m.drainCpu,
+      cpuMs: m.deliveredMsPerMessage,
+      machineCpu: m.deliveredCpu,
+      errors: m.r.ok - m.seen,
+      vs: 'delivered',
+    },
+  ];
+}
+
 /** One accepting run of ours, watched until the sink has its messages: CPU, RSS and rates of the api and mta. */
 async function measured(
   o: SendingBenchOptions,
@@ -184,36 +223,12 @@ async function oursRound(o: SendingBenchOptions, ours: Ours, sink: Sink, round: 
   console.error(`bench: sending: round ${round}: POST /emails x${count} at ${o.rate}/s`);
   const s = await measured(o, ours, sink, 'API steady rate', () => apiPaced(ours, count, o.rate, o.bytes));
   return [
-    {
-      kind: 'api-accepted',
+    ...acceptedAndDelivered(
+      m,
+      { kind: 'api-accepted', name: `(a) ours API accepted (POST /emails, ${o.sessions} conns)` },
+      { kind: 'api-delivered', name: '(b) ours delivered after API (1st accept → last at sink)' },
       round,
-      name: `(a) ours API accepted (POST /emails, ${o.sessions} conns)`,
-      side: 'ours',
-      messages: m.r.ok,
-      rate: m.r.rate,
-      p50: m.r.p50,
-      p99: m.r.p99,
-      rss: m.rss,
-      cpu: m.acceptCpu,
-      cpuMs: m.acceptMsPerMessage,
-      machineCpu: m.machineCpu,
-      errors: m.r.failed,
-      vs: 'accepted',
-    },
-    {
-      kind: 'api-delivered',
-      round,
-      name: '(b) ours delivered after API (1st accept → last at sink)',
-      side: 'ours',
-      messages: m.seen,
-      rate: m.at === undefined ? undefined : m.seen / ((m.at - m.r.startedAt) / 1000),
-      rss: m.rss,
-      cpu: m.drainCpu,
-      cpuMs: m.deliveredMsPerMessage,
-      machineCpu: m.deliveredCpu,
-      errors: m.r.ok - m.seen,
-      vs: 'delivered',
-    },
+    ),
     {
       kind: 'steady',
       round,
@@ -307,36 +322,11 @@ async function smtpRows(o: SendingBenchOptions, ours: Ours, sink: Sink): Promise
   const n = o.messages;
   console.error(`bench: sending: SMTP submission x${n}, ${o.sessions} pooled sessions`);
   const m = await measured(o, ours, sink, 'SMTP', () => smtpAccept(ours, n, o.sessions, o.bytes));
-  return [
-    {
-      kind: 'smtp-accepted',
-      name: `(a) ours SMTP accepted (${o.sessions} pooled STARTTLS sessions)`,
-      side: 'ours',
-      messages: m.r.ok,
-      rate: m.r.rate,
-      p50: m.r.p50,
-      p99: m.r.p99,
-      rss: m.rss,
-      cpu: m.acceptCpu,
-      cpuMs: m.acceptMsPerMessage,
-      machineCpu: m.machineCpu,
-      errors: m.r.failed,
-      vs: 'accepted',
-    },
-    {
-      kind: 'smtp-delivered',
-      name: '(b) ours delivered after SMTP (1st accept → last at sink)',
-      side: 'ours',
-      messages: m.seen,
-      rate: m.at === undefined ? undefined : m.seen / ((m.at - m.r.startedAt) / 1000),
-      rss: m.rss,
-      cpu: m.drainCpu,
-      cpuMs: m.deliveredMsPerMessage,
-      machineCpu: m.deliveredCpu,
-      errors: m.r.ok - m.seen,
-      vs: 'delivered',
-    },
-  ];
+  return acceptedAndDelivered(
+    m,
+    { kind: 'smtp-accepted', name: `(a) ours SMTP accepted (${o.sessions} pooled STARTTLS sessions)` },
+    { kind: 'smtp-delivered', name: '(b) ours delivered after SMTP (1st accept → last at sink)' },
+  );
 }
 
 /** Our email_recipients by status once every one is delivered, or after 10 s. */

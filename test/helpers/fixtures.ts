@@ -17,6 +17,27 @@ import { closeDeliveryDeps, createDeliveryDeps } from '../../mta/delivery/deps.t
  */
 export type Fixture = (p: Platform, team: TestTeam) => Promise<string | Record<string, string>>;
 
+/**
+ * A scheduled send from the team's managed domain to the simulator (no DNS needed, and still reschedulable), with
+ * `extra` fields; its id.
+ */
+async function scheduledEmail(p: Platform, team: TestTeam, extra: Record<string, unknown>, what: string) {
+  const managed = (await managedDomain(p, team)).name;
+  const res = await p.request('POST', '/emails', {
+    key: team.key,
+    body: {
+      from: `fixture@${managed}`,
+      to: `delivered@${p.config.SIMULATOR_DOMAIN}`,
+      subject: 'fixture',
+      text: 'fixture',
+      scheduled_at: 'in 1 hour',
+      ...extra,
+    },
+  });
+  if (res.status !== 200) throw new Error(`${what}: POST /emails answered ${res.status} ${res.text}`);
+  return res.body.id as string;
+}
+
 export const fixtures: Record<string, Fixture> = {
   'api-keys': async (p, team) => {
     const res = await p.request('POST', '/api-keys', { key: team.key, body: { name: 'fixture' } });
@@ -29,22 +50,7 @@ export const fixtures: Record<string, Fixture> = {
     if (res.status !== 201) throw new Error(`domains fixture: POST /domains answered ${res.status} ${res.text}`);
     return res.body.id;
   },
-  emails: async (p, team) => {
-    // A scheduled send from the team's managed domain to the simulator: no DNS needed, and still reschedulable.
-    const managed = (await managedDomain(p, team)).name;
-    const res = await p.request('POST', '/emails', {
-      key: team.key,
-      body: {
-        from: `fixture@${managed}`,
-        to: `delivered@${p.config.SIMULATOR_DOMAIN}`,
-        subject: 'fixture',
-        text: 'fixture',
-        scheduled_at: 'in 1 hour',
-      },
-    });
-    if (res.status !== 200) throw new Error(`emails fixture: POST /emails answered ${res.status} ${res.text}`);
-    return res.body.id;
-  },
+  emails: (p, team) => scheduledEmail(p, team, {}, 'emails fixture'),
   suppressions: async (p, team) => {
     const email = `fixture-${Math.random().toString(36).slice(2, 10)}@example.com`;
     const res = await p.request('POST', '/suppressions', { key: team.key, body: { email } });
@@ -166,23 +172,16 @@ const domainWithLogo: Fixture = async (p, team) => {
 };
 /** An email with one attachment (managed domain to the simulator, scheduled): both ids of its attachment routes. */
 const emailAttachment: Fixture = async (p, team) => {
-  const managed = (await managedDomain(p, team)).name;
-  const res = await p.request('POST', '/emails', {
-    key: team.key,
-    body: {
-      from: `fixture@${managed}`,
-      to: `delivered@${p.config.SIMULATOR_DOMAIN}`,
-      subject: 'fixture',
-      text: 'fixture',
-      scheduled_at: 'in 1 hour',
-      attachments: [{ filename: 'fixture.txt', content: Buffer.from('fixture').toString('base64') }],
-    },
-  });
-  if (res.status !== 200) throw new Error(`email attachment fixture: POST /emails answered ${res.status} ${res.text}`);
-  const list = await p.request('GET', `/emails/${res.body.id}/attachments`, { key: team.key });
+  const id = await scheduledEmail(
+    p,
+    team,
+    { attachments: [{ filename: 'fixture.txt', content: Buffer.from('fixture').toString('base64') }] },
+    'email attachment fixture',
+  );
+  const list = await p.request('GET', `/emails/${id}/attachments`, { key: team.key });
   if (list.status !== 200)
     throw new Error(`email attachment fixture: GET attachments answered ${list.status} ${list.text}`);
-  return { email_id: res.body.id, attachment_id: list.body.data[0].id };
+  return { email_id: id, attachment_id: list.body.data[0].id };
 };
 /**
  * An email with one delivery attempt, for both ids of its attempt routes: the managed domain to the simulator,
