@@ -43,7 +43,6 @@ function inboxRows(): Row[] {
 }
 
 const rows: Row[] = [
-  ['get', '/emails/metrics', 'emails', 'Email metrics'],
   ['post', '/templates', 'templates', 'Create a template'],
   ['get', '/templates', 'templates', 'List templates'],
   ['get', '/templates/{id_or_alias}', 'templates', 'Retrieve a template'],
