@@ -70,8 +70,10 @@ export async function planMessage(raw: Buffer, options: Omit<PlanOptions, 'chars
     const { node, body } = open;
     open = null;
     const bytes = Buffer.concat(body);
+    // The line break a body ends with is the message's (a single part runs to the end), kept as it is.
+    const tail = /\r?\n$/.exec(bytes.toString('latin1'))?.[0] ?? '';
     const charset = charsetOf(node);
-    const html = charset && decodeBody(bytes, node.encoding).toString(charset);
+    const html = charset && decodeBody(bytes.subarray(0, bytes.length - tail.length), node.encoding).toString(charset);
     const plan = html ? planHtml(html, { ...options, charset: charset! }) : null;
     if (!plan) {
       segments.push(node.getHeaders(), bytes);
@@ -79,13 +81,7 @@ export async function planMessage(raw: Buffer, options: Omit<PlanOptions, 'chars
     }
     const encoding = node.encoding === 'base64' ? 'base64' : 'quoted-printable';
     if (encoding !== node.encoding) node.headers.update('Content-Transfer-Encoding', encoding);
-    segments.push({
-      head: node.getHeaders(),
-      plan,
-      encoding,
-      charset: charset!,
-      tail: /\r?\n$/.exec(bytes.toString('latin1'))?.[0] ?? '',
-    });
+    segments.push({ head: node.getHeaders(), plan, encoding, charset: charset!, tail });
     links += plan.links.length;
     changed = true;
   };
