@@ -152,6 +152,8 @@ export function readMetricsQuery(raw: RawMetricsQuery): MetricsQuery {
     emailIds: ids('email_id', raw.email_id),
     broadcastIds: ids('broadcast_id', raw.broadcast_id),
   };
+  if (query.start?.kind === 'date' && query.end?.kind === 'date' && query.start.value > query.end.value)
+    throw invalid('start_date', 'must be on or before `end_date`.');
   const byEmail = query.dimensions.includes('email') || query.emailIds.length > 0;
   const byBroadcast = query.dimensions.includes('broadcast') || query.broadcastIds.length > 0;
   if (query.dimensions.includes('email') && query.dimensions.includes('broadcast'))
