@@ -13,7 +13,7 @@ import { startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { verifyBoth } from './helpers/webhook-world.ts';
 import { until } from './helpers/wait.ts';
 import { BROWSER, htmlOf, startTrackingWorld, trackedSender, type TrackingWorld } from './helpers/tracking.ts';
-import { createTopic } from './helpers/topic-sends.ts';
+import { createTopic, oneClick, tokenOf, unsubscribeUrl } from './helpers/topic-sends.ts';
 
 let world: TrackingWorld;
 let receiver: Receiver;
@@ -203,6 +203,22 @@ test('a topic send with tracking: the List-Unsubscribe header and the one-click 
   const parsed = await htmlOf(copy.raw);
   t.deepEqual(parsed.hrefs.slice(2), KEPT);
   t.is(parsed.images.length, 1);
+  // The one-click link unsubscribes as ever, and counts once in the email's metrics however often it is posted.
+  const token = tokenOf(unsubscribeUrl(copy.raw)!);
+  for (let i = 0; i < 2; i++) t.is((await oneClick(w, token)).status, 200);
+  const res = await w.p.request('GET', `/emails/metrics?email_id=${id}&metrics=unsubscribed,unsubscribe_rate`, {
+    key: sender.team.key,
+  });
+  t.deepEqual(
+    res.body.totals,
+    { unsubscribed: 1, unsubscribe_rate: 0 },
+    'no delivery counted yet: the rollup has not run',
+  );
+  await rollUpSettled(w.p.db);
+  const after = await w.p.request('GET', `/emails/metrics?email_id=${id}&metrics=unsubscribed,unsubscribe_rate`, {
+    key: sender.team.key,
+  });
+  t.deepEqual(after.body.totals, { unsubscribed: 1, unsubscribe_rate: 1 });
 });
 
 test('open tracking alone adds the pixel; click tracking alone rewrites the links; a text-only send is left as it is', async (t) => {

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { readUnsubscribeToken } from '../emails/mail-tokens.ts';
 import { addSuppression } from '../suppressions/suppressions.ts';
 import { setSubscription } from './subscriptions.ts';
+import { countUnsubscribe } from '../email-metrics/unsubscribes.ts';
 
 export interface UnsubscribeTarget {
   teamId: string;
@@ -47,8 +48,12 @@ export async function unsubscribeTarget(db: Knex, secrets: Buffer, token: string
   };
 }
 
-/** Unsubscribes the target (idempotent): opts out of its topic, or suppresses the address. */
+/**
+ * Unsubscribes the target (idempotent): opts out of its topic, or suppresses the address. A target still subscribed
+ * counts as `unsubscribed` in the email's metrics.
+ */
 export async function unsubscribe(db: Knex, target: UnsubscribeTarget): Promise<void> {
+  if (!target.unsubscribed) await countUnsubscribe(db, target.teamId, target.emailId, new Date());
   if (target.topic) {
     const recorded = await setSubscription(db, {
       teamId: target.teamId,
