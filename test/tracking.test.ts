@@ -2,7 +2,7 @@
 // recipient's copy its own, DKIM-signed), the delivered MIME parsed, its pixel and links followed over HTTP against
 // the api's tracking listener; then the engagement rows, the events, the webhooks a customer receives (signed, once
 // per recipient), the email's last_event and GET /emails/metrics (the api, and the resend SDK).
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { Resend } from 'resend';
 import { processDelivery } from '../mta/delivery/job.ts';
 import { fanOutSettled } from '../shared/webhooks/fanout.ts';
@@ -14,6 +14,8 @@ import { verifyBoth } from './helpers/webhook-world.ts';
 import { until } from './helpers/wait.ts';
 import { BROWSER, htmlOf, startTrackingWorld, trackedSender, type TrackingWorld } from './helpers/tracking.ts';
 import { createTopic, oneClick, tokenOf, unsubscribeUrl } from './helpers/topic-sends.ts';
+import { startSubmission } from './helpers/submission.ts';
+import nodemailer from 'nodemailer';
 
 let world: TrackingWorld;
 let receiver: Receiver;
@@ -54,6 +56,62 @@ const run = async () => {
   });
 };
 
+/** Each recipient's delivered copy of `id`, checked: its own transaction, its links on `base`, the rest kept. */
+async function eachCopy(t: ExecutionContext, id: string, base: string) {
+  const { w } = world;
+  const recipients = await w.p.db('email_recipients').where({ email_id: id });
+  const copies = new Map<string, Awaited<ReturnType<typeof htmlOf>>>();
+  for (const r of recipients) {
+    const mine = w.sink.deliveredTo(r.address);
+    t.is(mine.length, 1, r.address);
+    t.deepEqual(mine[0].to, [r.address], 'a transaction of its own: its links name one recipient');
+    t.is(r.status, 'delivered');
+    const copy = await htmlOf(mine[0].raw);
+    t.is(copy.text.trim(), 'Sale at https://shop.example.test/a', 'the text part is left as it is');
+    t.true(copy.hrefs[0].startsWith(`${base}/c/`) && copy.hrefs[1].startsWith(`${base}/c/`), copy.hrefs.join(' '));
+    t.deepEqual(copy.hrefs.slice(2), KEPT, 'other schemes, unsubscribe and preference links are never rewritten');
+    t.is(copy.images.length, 1);
+    t.true(copy.images[0].startsWith(`${base}/o/`));
+    copies.set(r.address, copy);
+  }
+  return copies;
+}
+
+/** The metrics of the email of the first test, through the api and the SDK, once the rollup has run. */
+async function countedIn(t: ExecutionContext, key: string, id: string) {
+  const { w } = world;
+  await rollUpSettled(w.p.db);
+  const metrics = [
+    'sent',
+    'delivered',
+    'opened',
+    'clicked',
+    'unique_opened',
+    'unique_clicked',
+    'open_rate',
+    'click_rate',
+  ] as const;
+  const res = await w.p.request('GET', `/emails/metrics?email_id=${id}&metrics=${metrics.join(',')}`, {
+    key,
+  });
+  t.is(res.status, 200, res.text);
+  t.deepEqual(res.body.totals, {
+    sent: 3,
+    delivered: 3,
+    opened: 3,
+    clicked: 4,
+    unique_opened: 2,
+    unique_clicked: 1,
+    open_rate: 0.6667,
+    click_rate: 0.3333,
+  });
+  const resend = new Resend(key, { baseUrl: w.p.url } as never);
+  const sdk = await resend.emails.metrics({ emailId: [id], metrics: ['opened', 'clicked'], dimensions: ['email'] });
+  t.is(sdk.error, null, JSON.stringify(sdk.error));
+  t.like(sdk.data, { object: 'metrics', totals: { opened: 3, clicked: 4 }, dimensions: ['email'] });
+  t.deepEqual(sdk.data!.data, [{ email_id: id, opened: 3, clicked: 4 }]);
+}
+
 test('a tracked send: each copy its own pixel and links; following them records, fires each first once, and counts', async (t) => {
   const { w, listener } = world;
   w.mx('track-inbox.test');
@@ -73,24 +131,7 @@ test('a tracked send: each copy its own pixel and links; following them records,
     text: 'Sale at https://shop.example.test/a',
   });
   await processDelivery(w.deps, id);
-  const recipients = await w.p.db('email_recipients').where({ email_id: id });
-  const copies = new Map<string, Awaited<ReturnType<typeof htmlOf>>>();
-  for (const r of recipients) {
-    const mine = w.sink.deliveredTo(r.address);
-    t.is(mine.length, 1, r.address);
-    t.deepEqual(mine[0].to, [r.address], 'a transaction of its own: its links name one recipient');
-    t.is(r.status, 'delivered');
-    const copy = await htmlOf(mine[0].raw);
-    t.is(copy.text.trim(), 'Sale at https://shop.example.test/a', 'the text part is left as it is');
-    const base = `http://${sender.trackingHost}:${listener.port}`;
-    t.true(copy.hrefs[0].startsWith(`${base}/c/`) && copy.hrefs[1].startsWith(`${base}/c/`), copy.hrefs.join(' '));
-    t.deepEqual(copy.hrefs.slice(2), KEPT, 'other schemes, unsubscribe and preference links are never rewritten');
-    t.is(copy.images.length, 1);
-    t.true(copy.images[0].startsWith(`${base}/o/`));
-    copies.set(r.address, copy);
-  }
-  t.is(new Set([...copies.values()].map((c) => c.images[0])).size, 3, 'a pixel per recipient');
-  t.is(new Set([...copies.values()].map((c) => c.hrefs[0])).size, 3, 'a link per recipient');
+  const copies = await eachCopy(t, id, `http://${sender.trackingHost}:${listener.port}`);
   const ann = copies.get('ann@track-inbox.test')!;
   const bob = copies.get('bob@track-inbox.test')!;
 
@@ -152,36 +193,7 @@ test('a tracked send: each copy its own pixel and links; following them records,
   await run();
   t.is(receiver.received.length, 3);
 
-  await rollUpSettled(w.p.db);
-  const metrics = [
-    'sent',
-    'delivered',
-    'opened',
-    'clicked',
-    'unique_opened',
-    'unique_clicked',
-    'open_rate',
-    'click_rate',
-  ] as const;
-  const res = await w.p.request('GET', `/emails/metrics?email_id=${id}&metrics=${metrics.join(',')}`, {
-    key: sender.team.key,
-  });
-  t.is(res.status, 200, res.text);
-  t.deepEqual(res.body.totals, {
-    sent: 3,
-    delivered: 3,
-    opened: 3,
-    clicked: 4,
-    unique_opened: 2,
-    unique_clicked: 1,
-    open_rate: 0.6667,
-    click_rate: 0.3333,
-  });
-  const resend = new Resend(sender.team.key, { baseUrl: w.p.url } as never);
-  const sdk = await resend.emails.metrics({ emailId: [id], metrics: ['opened', 'clicked'], dimensions: ['email'] });
-  t.is(sdk.error, null, JSON.stringify(sdk.error));
-  t.like(sdk.data, { object: 'metrics', totals: { opened: 3, clicked: 4 }, dimensions: ['email'] });
-  t.deepEqual(sdk.data!.data, [{ email_id: id, opened: 3, clicked: 4 }]);
+  await countedIn(t, sender.team.key, id);
 });
 
 test('a topic send with tracking: the List-Unsubscribe header and the one-click link are never rewritten', async (t) => {
@@ -246,4 +258,51 @@ test('open tracking alone adds the pixel; click tracking alone rewrites the link
   const [one] = w.sink.deliveredTo('t1@track-flags.test');
   t.deepEqual(one.to, ['t1@track-flags.test', 't2@track-flags.test']);
   t.false(one.raw.toString().includes('/o/'));
+});
+
+test('a message submitted over SMTP is tracked too (its base64 HTML part); a retry tracks the stored message again', async (t) => {
+  const { w, listener } = world;
+  w.mx('track-smtp.test');
+  const sender = await trackedSender(w, 'track-submit.test');
+  const submission = await startSubmission(w.p.deps, { implicitTls: false });
+  t.teardown(() => submission.close());
+  w.sink.script('late@track-smtp.test', { rcpt: '450 4.2.1 Mailbox busy, try later' });
+  const info = await nodemailer
+    .createTransport({
+      host: '127.0.0.1',
+      port: submission.port,
+      requireTLS: true,
+      tls: { rejectUnauthorized: false },
+      auth: { user: 'apikey', pass: sender.team.key },
+    })
+    .sendMail({
+      from: `Shop <shop@${sender.domain.name}>`,
+      to: ['now@track-smtp.test', 'late@track-smtp.test'],
+      subject: 'Over SMTP',
+      text: 'See https://shop.example.test/smtp',
+      html: '<p>Grüße: <a href="https://shop.example.test/smtp">shop</a></p>',
+      textEncoding: 'base64',
+    });
+  const id = /queued as (\S+)/.exec(info.response)![1];
+  await processDelivery(w.deps, id);
+  const [now] = w.sink.deliveredTo('now@track-smtp.test');
+  t.regex(now.raw.toString(), /Content-Transfer-Encoding: base64/);
+  const copy = await htmlOf(now.raw);
+  t.true(copy.html.startsWith('<p>Grüße: <a href="http://links.track-submit.test:'), copy.html);
+  t.is((await listener.hit(copy.hrefs[0])).headers.location, 'https://shop.example.test/smtp');
+  t.is(copy.images.length, 1);
+
+  // The deferred recipient: its retry sends the stored message, tracked the same way for it.
+  w.sink.script('late@track-smtp.test', {});
+  const late = await w.p.db('email_recipients').where({ email_id: id, address: 'late@track-smtp.test' }).first();
+  await processDelivery(w.deps, id, new Date(late.next_attempt_at.getTime() + 1000));
+  const retried = await htmlOf(w.sink.deliveredTo('late@track-smtp.test')[0].raw);
+  t.not(retried.hrefs[0], copy.hrefs[0], 'its own link');
+  t.is((await listener.hit(retried.hrefs[0])).headers.location, 'https://shop.example.test/smtp');
+  await listener.recorder.flush();
+  const rows = await w.p.db('email_engagements').where({ email_id: id }).orderBy('created_at');
+  t.deepEqual(
+    rows.map((r) => r.recipient_id),
+    [(await w.p.db('email_recipients').where({ email_id: id, address: 'now@track-smtp.test' }).first()).id, late.id],
+  );
 });
