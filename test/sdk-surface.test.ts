@@ -76,7 +76,6 @@ const unbuilt = [
   'oauthGrants.',
   'templates.',
   'usage.',
-  'emails.metrics',
 ];
 
 function methodsOf(obj: object): string[] {

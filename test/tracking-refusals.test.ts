@@ -90,6 +90,14 @@ test('tampered tokens, tokens replayed for another team or domain, wrong kinds a
   t.is((await listener.hit(`${sent.open}?utm=1`)).status, 200);
   await listener.recorder.flush();
   t.is(await engagements(sent.id), 2);
+
+  // The TLS proxy's question before a certificate: only tracking hosts.
+  const ask = (name: string) =>
+    listener.hit(`http://${world.w.p.config.PLATFORM_TRACKING_HOST}/tls-allowed?domain=${name}`);
+  t.is((await ask(a.trackingHost)).status, 200);
+  t.is((await ask(a.trackingHost.toUpperCase())).status, 200);
+  for (const name of ['refuse-a.test', 'links.nobody.test', '', 'a b', `x.${a.trackingHost}`])
+    t.is((await ask(name)).status, 404, name);
 });
 
 test('a domain that turns tracking off keeps answering the links already in inboxes; a deleted domain does not', async (t) => {

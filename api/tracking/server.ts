@@ -1,6 +1,6 @@
 // The tracking listener (TRACKING_HOST:TRACKING_PORT, beside the REST port in the api process): the open pixel
 // `GET /o/<token>` and tracked links `GET /c/<token>` of every domain's tracking host, told apart by the Host header
-// (docs/tracking.md). Plain node:http, no Koa: a hit costs a Host lookup (kept 30 s), an HMAC and an answer; it is
+// (docs/tracking.md), and `GET /tls-allowed?domain=<name>` for the TLS proxy in front (200 for a tracking host). Plain node:http, no Koa: a hit costs a Host lookup (kept 30 s), an HMAC and an answer; it is
 // recorded a moment later, in a batch (shared/tracking/recorder.ts), never before the answer.
 //
 // Every refusal (unknown host, a token tampered with, one of another domain or team, a wrong kind, any other path or
@@ -31,6 +31,8 @@ const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBR
 const NOT_FOUND = Buffer.from('Not found\n');
 const NEVER_CACHE = 'no-store, no-cache, must-revalidate, private, max-age=0';
 const HIT_PATH = /^\/([oc])\/([A-Za-z0-9_-]{1,2800})$/;
+/** A TLS proxy's question before it gets a certificate for a name (Caddy's on-demand `ask`): is it a tracking host? */
+const TLS_ASK = '/tls-allowed';
 const KIND: Record<string, TrackingKind> = { o: 'open', c: 'click' };
 
 function answer(res: http.ServerResponse, status: number, headers: http.OutgoingHttpHeaders, body: Buffer | null) {
@@ -71,7 +73,17 @@ export function createTrackingServer(deps: TrackingServerDeps): http.Server {
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const method = req.method ?? '';
-    const path = (req.url ?? '').split('?')[0];
+    const [path, search = ''] = (req.url ?? '').split('?');
+    if (path === TLS_ASK && method === 'GET') {
+      const name = hostName(new URLSearchParams(search).get('domain') ?? '');
+      const known = (await hosts.lookup(name)).length > 0;
+      return answer(
+        res,
+        known ? 200 : 404,
+        { 'Content-Type': 'text/plain; charset=utf-8' },
+        known ? Buffer.from('ok\n') : NOT_FOUND,
+      );
+    }
     const m = HIT_PATH.exec(path);
     if ((method !== 'GET' && method !== 'HEAD') || !m) return notFound(res);
     const kind = KIND[m[1]];
