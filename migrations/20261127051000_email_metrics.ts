@@ -39,7 +39,7 @@ export async function up(knex: Knex): Promise<void> {
     t.uuid('broadcast_id').nullable();
     counters(t);
   });
-  // One row per key, a missing domain or broadcast included (NULLS NOT DISTINCT, PostgreSQL 15): the upserts meet on it.
+  // One row per key, a missing domain or broadcast included (NULLS NOT DISTINCT, PostgreSQL 15): upserts meet on it.
   await knex.raw(`CREATE UNIQUE INDEX email_metric_buckets_key ON email_metric_buckets
     (team_id, bucket, domain_id, broadcast_id) NULLS NOT DISTINCT`);
   await knex.schema.createTable('email_metric_emails', (t) => {

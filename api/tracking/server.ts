@@ -1,7 +1,8 @@
 // The tracking listener (TRACKING_HOST:TRACKING_PORT, beside the REST port in the api process): the open pixel
 // `GET /o/<token>` and tracked links `GET /c/<token>` of every domain's tracking host, told apart by the Host header
-// (docs/tracking.md), and `GET /tls-allowed?domain=<name>` for the TLS proxy in front (200 for a tracking host). Plain node:http, no Koa: a hit costs a Host lookup (kept 30 s), an HMAC and an answer; it is
-// recorded a moment later, in a batch (shared/tracking/recorder.ts), never before the answer.
+// (docs/tracking.md), and `GET /tls-allowed?domain=<name>` for the TLS proxy in front (200 for a tracking host).
+// Plain node:http, no Koa: a hit costs a Host lookup (kept 30 s), an HMAC and an answer; it is recorded a moment
+// later, in a batch (shared/tracking/recorder.ts), never before the answer.
 //
 // Every refusal (unknown host, a token tampered with, one of another domain or team, a wrong kind, any other path or
 // method) is the same small 404, so nothing can be learnt by trying. The pixel and the redirect are never cached,
