@@ -40,8 +40,12 @@ export async function up(knex: Knex): Promise<void> {
     counters(t);
   });
   // One row per key, a missing domain or broadcast included (NULLS NOT DISTINCT, PostgreSQL 15): upserts meet on it.
+  // The counters are in the index too, so a query reads a team's range from the index alone (an index-only scan of
+  // consecutive entries) instead of one heap page per row, the teams' rows being interleaved on the heap by time: over
+  // 90 days ~7x faster in the bench. The price is a write of the index entry at each upsert (no HOT update), a few
+  // rows a second.
   await knex.raw(`CREATE UNIQUE INDEX email_metric_buckets_key ON email_metric_buckets
-    (team_id, bucket, domain_id, broadcast_id) NULLS NOT DISTINCT`);
+    (team_id, bucket, domain_id, broadcast_id) INCLUDE (${COUNTERS.join(', ')}) NULLS NOT DISTINCT`);
   await knex.schema.createTable('email_metric_emails', (t) => {
     t.uuid('email_id').notNullable();
     t.timestamp('bucket', { useTz: true }).notNullable();

@@ -60,18 +60,20 @@ const EMAILS_SQL = `insert into email_metric_emails (email_id, bucket, team_id, 
 
 type Summed = Omit<CountRow, 'at' | 'counts'> & { bucket: string } & Record<Counter, number>;
 
-function sum(rows: CountRow[], key: (r: CountRow, bucket: string) => string): Summed[] {
+/** `rows` summed by `key` (of the row and its bucket's start, ms): one row per key, its bucket an ISO string. */
+function sum(rows: CountRow[], key: (r: CountRow, bucket: number) => string): Summed[] {
   const out = new Map<string, Summed>();
   for (const r of rows) {
-    const bucket = bucketOf(r.at).toISOString();
+    const bucket = Math.floor(r.at.getTime() / BUCKET_MS) * BUCKET_MS;
     const k = key(r, bucket);
     let s = out.get(k);
     if (!s) {
-      const zero = Object.fromEntries(COUNTERS.map((c) => [c, 0])) as Record<Counter, number>;
-      const { at: _at, counts: _counts, ...ids } = r;
-      out.set(k, (s = { ...ids, bucket, ...zero }));
+      s = { team_id: r.team_id, domain_id: r.domain_id, broadcast_id: r.broadcast_id, email_id: r.email_id } as Summed;
+      s.bucket = new Date(bucket).toISOString();
+      for (const c of COUNTERS) s[c] = 0;
+      out.set(k, s);
     }
-    for (const [c, n] of Object.entries(r.counts) as [Counter, number][]) s[c] += n;
+    for (const c in r.counts) s[c as Counter] += r.counts[c as Counter]!;
   }
   return [...out.values()];
 }

@@ -107,25 +107,14 @@ export interface MetricsAnswer {
 }
 
 /** The sums over the range, grouped by the asked dimensions; `teamId` scopes every row. */
-export async function queryMetrics(db: Knex, teamId: string, q: MetricsQuery, range: Range): Promise<MetricsAnswer> {
-  const counters = needed(q.metrics);
-  const sums = counters.map((c) => `coalesce(sum(${c}), 0)::float8 as ${c}`);
-  const perEmail = q.dimensions.includes('email') || q.emailIds.length > 0;
-  const groups: string[] = [];
-  const args: Knex.RawBinding[] = [];
-  if (q.dimensions.includes('period')) {
-    groups.push(`date_trunc('${UNIT[q.granularity]}', bucket, ?) as period`);
-    args.push(q.timezone);
-  }
-  if (q.dimensions.includes('domain')) groups.push('domain_id');
-  if (q.dimensions.includes('email')) groups.push('email_id');
-  if (q.dimensions.includes('broadcast')) groups.push('broadcast_id');
+/** Which rows a query reads: its team, range and filters (SQL and bindings). */
+function whereOf(teamId: string, q: MetricsQuery, range: Range): { sql: string; args: Knex.RawBinding[] } {
   const where = [
     `team_id = ?`,
     `bucket >= date_bin('15 minutes', ?::timestamptz, timestamptz '2000-01-01')`,
     `bucket < ?`,
   ];
-  args.push(teamId, range.start, range.end);
+  const args: Knex.RawBinding[] = [teamId, range.start, range.end];
   for (const [column, values] of [
     ['domain_id', q.domainIds],
     ['email_id', q.emailIds],
@@ -135,17 +124,44 @@ export async function queryMetrics(db: Knex, teamId: string, q: MetricsQuery, ra
     where.push(`${column} = any(?::uuid[])`);
     args.push(values);
   }
-  const select = [...groups, ...(sums.length ? sums : ['count(*) as rows'])];
-  const grouping = groups.length
-    ? `group by ${groups.map((_, i) => i + 1).join(', ')} order by ${groups.map((_, i) => i + 1).join(', ')}`
-    : '';
-  const { rows } = await db.raw(
-    `select ${select.join(', ')} from ${perEmail ? 'email_metric_emails' : 'email_metric_buckets'}
-     where ${where.join(' and ')} ${grouping}`,
-    args,
-  );
+  return { sql: where.join(' and '), args };
+}
+
+/**
+ * The sums over the range, grouped by the asked dimensions; `teamId` scopes every row. With `period`, the buckets are
+ * summed first (reading a team's range from the index alone, in order) and their periods taken after, once a bucket:
+ * the time zone's rules run a few thousand times, not once a row.
+ */
+export async function queryMetrics(db: Knex, teamId: string, q: MetricsQuery, range: Range): Promise<MetricsAnswer> {
+  const counters = needed(q.metrics);
+  const perEmail = q.dimensions.includes('email') || q.emailIds.length > 0;
+  const dims = (['domain', 'email', 'broadcast'] as const)
+    .filter((d) => q.dimensions.includes(d))
+    .map((d) => `${d}_id`);
+  const where = whereOf(teamId, q, range);
+  const table = perEmail ? 'email_metric_emails' : 'email_metric_buckets';
+  const sums = (cast: boolean) =>
+    counters.length
+      ? counters.map((c) => `coalesce(sum(${c}), 0)${cast ? '::float8' : ''} as ${c}`)
+      : ['count(*) as n'];
+  const list = (cols: string[]) => cols.map((_, i) => i + 1).join(', ');
+  let sql: string;
+  let args: Knex.RawBinding[];
+  if (q.dimensions.includes('period')) {
+    const inner = `select bucket, ${[...dims, ...sums(false)].join(', ')} from ${table} where ${where.sql}
+      group by ${['bucket', ...dims].join(', ')}`;
+    const groups = ['period', ...dims];
+    sql = `select ${[`date_trunc('${UNIT[q.granularity]}', bucket, ?) as period`, ...dims, ...sums(true)].join(', ')}
+      from (${inner}) b group by ${list(groups)} order by ${list(groups)}`;
+    args = [q.timezone, ...where.args];
+  } else {
+    const grouping = dims.length ? `group by ${list(dims)} order by ${list(dims)}` : '';
+    sql = `select ${[...dims, ...sums(true)].join(', ')} from ${table} where ${where.sql} ${grouping}`;
+    args = where.args;
+  }
+  const { rows } = await db.raw(sql, args);
   const totalSums = Object.fromEntries(counters.map((c) => [c, 0])) as Record<Counter, number>;
-  for (const r of rows) for (const c of counters) totalSums[c] += r[c];
+  for (const r of rows) for (const c of counters) totalSums[c] += Number(r[c]);
   const totals = shape(totalSums, q.metrics);
   if (q.dimensions.length === 0) return { totals };
   return { totals, data: await rowsOf(db, teamId, q, range, rows, counters) };

@@ -67,7 +67,7 @@ const INSERT_SQL = `with h as (
     h.created_at
   from h join email_recipients r on r.id = h.recipient_id and r.team_id = h.team_id
     join emails e on e.id = r.email_id and e.team_id = h.team_id and e.domain_id = h.domain_id
-  returning *`;
+  returning id, email_id, machine`;
 
 /** The first human open (or click) of each recipient, taken by one conditional write: the ids it was first for. */
 const firstSql = (column: 'first_opened_at' | 'first_clicked_at') => `insert into email_recipient_engagement as x
@@ -170,9 +170,16 @@ export async function recordEngagement(
     machine: h.machine,
     created_at: h.at,
   }));
-  const { rows: recorded } = (await trx.raw(INSERT_SQL, [JSON.stringify(rows), options.machineWindowSeconds])) as {
-    rows: Engagement[];
+  const { rows: written } = (await trx.raw(INSERT_SQL, [JSON.stringify(rows), options.machineWindowSeconds])) as {
+    rows: Pick<Engagement, 'id' | 'email_id' | 'machine'>[];
   };
+  // What was written is what was given, with the recipient's email and the machine verdict the statement added.
+  const given = new Map(rows.map((r) => [r.id, r]));
+  const recorded: Engagement[] = written.map((w) => ({
+    ...given.get(w.id)!,
+    email_id: w.email_id,
+    machine: w.machine,
+  }));
   const human = recorded.filter((r) => r.machine === null);
   const opens = await firsts(trx, 'open', human);
   const clicks = await firsts(trx, 'click', human);

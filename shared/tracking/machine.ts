@@ -13,10 +13,9 @@ export interface HitRequest {
 }
 
 // Apple Mail Privacy Protection fetches every image of a message through Apple's proxies when the message arrives,
-// opened or not: from Apple's own network (17.0.0.0/8 and Apple's IPv6 blocks, as ESPs document it), with the bare
-// user agent `Mozilla/5.0`.
+// opened or not: from Apple's own network (17.0.0.0/8, tested in inBlock, and Apple's IPv6 blocks here, as ESPs
+// document it), with the bare user agent `Mozilla/5.0`.
 const APPLE = new BlockList();
-APPLE.addSubnet('17.0.0.0', 8, 'ipv4');
 for (const net of ['2620:149::', '2a01:b740::', '2403:300::']) APPLE.addSubnet(net, 32, 'ipv6');
 
 // Link scanners, preview fetchers and HTTP libraries that say what they are. Not here, on purpose: GoogleImageProxy
@@ -65,10 +64,10 @@ export const MACHINE_RULES: { name: string; test: (r: HitRequest) => boolean }[]
 ];
 
 function inBlock(list: BlockList, ip: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)?.[1];
-  const address = mapped ?? ip;
-  const family = isIP(address);
-  return family !== 0 && list.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  // IPv4 (plain or mapped) by its first octet: a string test, where BlockList would build an address object per hit.
+  const v4 = /^(?:::ffff:)?(\d{1,3})\.\d{1,3}\.\d{1,3}\.\d{1,3}$/i.exec(ip);
+  if (v4) return v4[1] === '17';
+  return isIP(ip) === 6 && list.check(ip, 'ipv6');
 }
 
 /** The first machine rule `request` meets, or null: a person's, as far as the request tells. */
