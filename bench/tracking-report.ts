@@ -3,7 +3,6 @@ import { fixed, renderTable } from './table.ts';
 import type { AcceptResult } from './sending-ours.ts';
 import type { CpuRun, HitRun } from './tracking-load.ts';
 import { EVENTS, type QueryRun } from './tracking-metrics.ts';
-import type { TrackingBenchOptions } from './tracking.ts';
 
 export interface SendRun {
   hits: boolean;
@@ -26,7 +25,14 @@ const median = (xs: number[]) => {
 };
 const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
 
-export function report(o: TrackingBenchOptions, r: TrackingResults): void {
+/** The rates the runs asked for (TrackingBenchOptions'). */
+export interface Asked {
+  hitRate: number;
+  sendRate: number;
+  queries: number;
+}
+
+export function report(o: Asked, r: TrackingResults): void {
   const { cpu, alone, recorded, cpuPerHit, sends, queries } = r;
   const off = cpu.filter((r) => !r.tracked).map((r) => r.cpuMs);
   const on = cpu.filter((r) => r.tracked).map((r) => r.cpuMs);
