@@ -127,21 +127,34 @@ test('America/New_York: days, Monday weeks and months of local time across both 
     ['2026-11-01T04:00:00.000Z', 1],
     ['2026-11-02T05:00:00.000Z', 1],
   ]);
-  const weeks = await w.metrics(`start_date=2026-10-26&end_date=2026-11-08&granularity=weekly&${tz}`);
+  // Every week and month of the range, the empty ones too, each starting at its local midnight on either side of
+  // the change (04:00Z in EDT, 05:00Z in EST).
+  const weeks = await w.metrics(`start_date=2026-10-19&end_date=2026-11-22&granularity=weekly&${tz}`);
   t.deepEqual(
     weeks.body.data.map((r: { period: string; delivered: number }) => [r.period, r.delivered]),
     [
+      ['2026-10-19T04:00:00.000Z', 0],
       ['2026-10-26T04:00:00.000Z', 2],
       ['2026-11-02T05:00:00.000Z', 1],
+      ['2026-11-09T05:00:00.000Z', 0],
+      ['2026-11-16T05:00:00.000Z', 0],
     ],
   );
-  const months = await w.metrics(`start_date=2026-10-01&end_date=2026-11-30&granularity=monthly&${tz}`);
+  const months = await w.metrics(`start_date=2026-09-01&end_date=2026-11-20&granularity=monthly&${tz}`);
   t.deepEqual(
     months.body.data.map((r: { period: string; delivered: number }) => [r.period, r.delivered]),
     [
+      ['2026-09-01T04:00:00.000Z', 0],
       ['2026-10-01T04:00:00.000Z', 1],
       ['2026-11-01T04:00:00.000Z', 2],
     ],
+  );
+  const berlin = await w.metrics(
+    'start_date=2026-02-01&end_date=2026-04-30&granularity=monthly&timezone=Europe/Berlin&dimensions=period&metrics=delivered',
+  );
+  t.deepEqual(
+    berlin.body.data.map((r: { period: string }) => r.period),
+    ['2026-01-31T23:00:00.000Z', '2026-02-28T23:00:00.000Z', '2026-03-31T22:00:00.000Z'],
   );
   const kolkata = await world([['email.delivered', '2026-06-01T04:40:00Z']]); // 10:10 IST
   const hour = await kolkata.metrics(

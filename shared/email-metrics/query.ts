@@ -167,6 +167,22 @@ export async function queryMetrics(db: Knex, teamId: string, q: MetricsQuery, ra
   return { totals, data: await rowsOf(db, teamId, q, range, rows, counters) };
 }
 
+/**
+ * Every period of the range, as instants, in order. Hours are physical (an hour after a local hour starts, the next
+ * starts, DST changes included: the repeated hour is two), so they step in UTC; days, weeks and months are the zone's
+ * calendar (23, 24 or 25 hours; weeks of 167 or 169), so they step on the local clock, each start then read in the
+ * zone again (a local midnight that never happened is the day's first instant).
+ */
+function periodsSql(granularity: Granularity): string {
+  const last = `cast(:end as timestamptz) - interval '1 microsecond'`;
+  if (granularity === 'hourly')
+    return `select distinct date_trunc('hour', p, :tz) as period from generate_series(
+      date_trunc('hour', cast(:start as timestamptz), :tz), ${last}, interval '1 hour') p order by 1`;
+  return `select distinct date_trunc(:unit, l at time zone :tz, :tz) as period from generate_series(
+      date_trunc(:unit, cast(:start as timestamptz) at time zone :tz), (${last}) at time zone :tz, cast('1 ' || :unit as interval)) l
+    order by 1`;
+}
+
 /** The grouped rows shaped, domain names added, and every period present when `period` is the only dimension. */
 async function rowsOf(
   db: Knex,
@@ -184,16 +200,13 @@ async function rowsOf(
   const zero = Object.fromEntries(counters.map((c) => [c, 0])) as Record<Counter, number>;
   let all = rows;
   if (q.dimensions.length === 1 && q.dimensions[0] === 'period') {
-    const { rows: periods } = await db.raw(
-      `select generate_series(date_trunc(?, ?::timestamptz, ?), ?::timestamptz - interval '1 microsecond', ?::interval) as period`,
-      [UNIT[q.granularity], range.start, q.timezone, range.end, `1 ${UNIT[q.granularity]}`],
-    );
-    // generate_series steps in the session's zone (UTC); each step is truncated again in the asked zone.
     const seen = new Map(rows.map((r) => [r.period!.getTime(), r]));
-    const { rows: starts } = await db.raw(
-      `select distinct date_trunc(?, p, ?) as period from unnest(?::timestamptz[]) p order by 1`,
-      [UNIT[q.granularity], q.timezone, periods.map((p: { period: Date }) => p.period)],
-    );
+    const { rows: starts } = await db.raw(periodsSql(q.granularity), {
+      unit: UNIT[q.granularity],
+      tz: q.timezone,
+      start: range.start,
+      end: range.end,
+    });
     all = starts.map((p: { period: Date }) => seen.get(p.period.getTime()) ?? { ...zero, period: p.period });
   }
   const names = new Map<string, string>();
