@@ -5,6 +5,7 @@ import { MAX_VARIABLES, variableTypes } from '../../shared/templates/variables.t
 import { MAX_REPLY_TO } from '../../shared/templates/fields.ts';
 import type { TemplateRow } from '../../shared/templates/store.ts';
 import { checkCodes } from '../../shared/checks/types.ts';
+import { RULES } from '../../shared/checks/rules.ts';
 import { iso, isoRequired } from '../../shared/time.ts';
 import { timestamp } from './schemas.ts';
 
@@ -159,9 +160,13 @@ export function presentTemplate(row: TemplateRow): z.input<typeof template> {
   };
 }
 
+const rules = Object.entries(RULES)
+  .map(([code, rule]) => `\`${code}\`: ${rule}`)
+  .join('; ');
+
 export const emailCheck = z
   .object({
-    code: z.enum(checkCodes),
+    code: z.enum(checkCodes).describe(`The check. Rules and thresholds: ${rules}`),
     status: z
       .enum(['fail', 'warn', 'pass'])
       .describe('`fail` stops a campaign send unless it sends `acknowledge_checks: true`'),

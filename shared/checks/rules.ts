@@ -27,6 +27,22 @@ export const TITLES: Record<CheckCode, string> = {
   unsubscribe: 'Unsubscribe link',
 };
 
+/** Each rule in a sentence, for the API reference (docs/templates.md says the same at length). */
+export const RULES: Record<CheckCode, string> = {
+  unresolved_variable:
+    'fail: a variable without a value or fallback, or a merge tag left in the subject, html or text (`{{{RESEND_UNSUBSCRIBE_URL}}}` excepted)',
+  links:
+    'fail: a link that is not a URL, is relative, names no host or address, or (network checks on) answers 404/410; warn: an empty or `#` link, another 4xx/5xx, no answer, a private address not asked',
+  link_scheme: 'fail: a javascript:, vbscript:, data: or file: link; warn: an http: link',
+  subject: `fail: empty; warn: longer than ${SUBJECT_MAX_CHARS} characters, in capitals, or \`!!!\`/\`???\``,
+  preheader: `warn: no preview text, one that repeats the subject, one under ${PREHEADER_MIN_CHARS} characters, or a hidden preheader over ${PREHEADER_MAX_CHARS}`,
+  alt_text: 'warn: an image without alt, or a linked image whose alt is empty',
+  image_weight: `fail: images over ${IMAGE_WEIGHT_FAIL_BYTES / 1024} KB together; warn: over ${IMAGE_WEIGHT_WARN_BYTES / 1024} KB, or a data: image (sizes of hosted images known only with network checks on)`,
+  text_ratio: `fail: images with under ${TEXT_MIN_CHARS} characters of text; warn: under ${TEXT_PER_IMAGE_CHARS} characters per image`,
+  unsubscribe:
+    'fail: no unsubscribe link and no List-Unsubscribe header; warn: only the header (a topic send adds one)',
+};
+
 /** What the network said of a URL (network.ts), when network checks are on. */
 export interface Probe {
   status: number | null;

@@ -209,7 +209,10 @@ export const blockDocumentSchema = z
     if (size > MAX_DOCUMENT_BYTES)
       ctx.addIssue({ code: 'custom', path: [], message: `is ${size} bytes as JSON; at most ${MAX_DOCUMENT_BYTES}` });
   })
-  .meta({ id: 'TemplateBlockDocument' });
+  .meta({
+    id: 'TemplateBlockDocument',
+    description: `Email content as blocks (docs/templates.md): rendered through MJML into responsive HTML and a text part when the template is written. Block ids are unique in the document; at most ${MAX_BLOCKS} blocks and ${MAX_DOCUMENT_BYTES / 1024} KB as JSON; columns hold no columns.`,
+  });
 export type BlockDocument = z.infer<typeof blockDocumentSchema>;
 
 /** Every block of the document with its path (`blocks.2`, `blocks.3.columns.0.blocks.1`), in reading order. */

@@ -8,7 +8,6 @@ import { ServiceError } from '../errors.ts';
 import { compileContent, documentFacts, renderContent, type CompiledTemplate, type Rendered } from './compile.ts';
 import { getVersion, publishedRef } from './store.ts';
 import { bindValues, checkValuesSize } from './variables.ts';
-import type { SendInput } from '../emails/prepare.ts';
 import type { Image, Link } from '../checks/types.ts';
 
 /** Compiled versions by version id, the least recently used dropped past `max`. One per process (api/app.ts). */
@@ -57,6 +56,18 @@ export async function publishedTemplate(db: Knex, cache: TemplateCache, teamId: 
   return { ref, compiled, from: compiled.content.from ?? null, replyTo: compiled.content.reply_to ?? null };
 }
 
+/** The fields of a send (shared/emails/prepare.ts SendInput) that a template fills or reads. */
+export interface TemplateSendInput {
+  from?: string;
+  subject?: string;
+  reply_to?: string | string[] | null;
+  html?: string | null;
+  text?: string | null;
+  topic_id?: string | null;
+  acknowledge_checks?: boolean | null;
+  template?: { id: string; variables?: Record<string, unknown> } | null;
+}
+
 /** A template send rendered: the message, and what the pre-send checks read of a block document. */
 export interface TemplateSend extends Rendered {
   template: { id: string; name: string; versionId: string };
@@ -67,13 +78,13 @@ export interface TemplateSend extends Rendered {
  * The send's input with the template applied: html and text rendered (a send may not give its own), from, subject
  * and reply_to taken from the version when the send leaves them out.
  */
-export async function applyTemplate(
+export async function applyTemplate<I extends TemplateSendInput>(
   db: Knex,
   cache: TemplateCache,
   teamId: string,
-  input: SendInput,
+  input: I,
   options: { blockFacts: boolean },
-): Promise<{ input: SendInput; sent: TemplateSend }> {
+): Promise<{ input: I; sent: TemplateSend }> {
   const named = input.template!;
   for (const field of ['html', 'text'] as const)
     if (input[field] !== undefined && input[field] !== null)
@@ -103,12 +114,12 @@ export async function applyTemplate(
 }
 
 /** The send as prepare.ts reads it: with its template applied when it names one (see applyTemplate). */
-export async function withTemplate(
+export async function withTemplate<I extends TemplateSendInput>(
   db: Knex,
   cache: TemplateCache | undefined,
   teamId: string,
-  input: SendInput,
-): Promise<{ input: SendInput; sent: TemplateSend | null }> {
+  input: I,
+): Promise<{ input: I; sent: TemplateSend | null }> {
   if (!input.template) return { input, sent: null };
   // The block facts only serve the checks of a campaign send.
   const blockFacts = !!input.topic_id && !input.acknowledge_checks;

@@ -28,7 +28,9 @@ export const MAX_TAGS = 1000;
 const OUTPUT_HELPERS = new Set(['_v', 'raw']);
 const BLOCK_HELPERS = new Set(['if', 'unless', 'each', 'with']);
 const LOOP_DATA = new Set(['index', 'key', 'first', 'last']);
-const FORBIDDEN_SEGMENT = /^(?:__.*|constructor|prototype)$/;
+/** Names an object inherits (`constructor`, `toString`, `__proto__`, ...) are never a value's own: refused. */
+const forbidden = (segment: string) =>
+  segment.startsWith('__') || segment === 'prototype' || segment in Object.prototype;
 
 export interface ParsedPart {
   /** The checked program, every print turned into a call of `_v` or `raw`: what engine.ts compiles. */
@@ -68,7 +70,7 @@ function fail(w: Walk, node: hbs.AST.Node | null, message: string): never {
 
 /** A path's root variable when it resolves at the template's root; null when it names a loop's item. */
 function rootOf(w: Walk, path: Path, scope: Scope): { name: string; rest: string[] } | null {
-  if (path.parts.some((p) => FORBIDDEN_SEGMENT.test(p))) fail(w, path, `\`${path.original}\` is not a variable name`);
+  if (path.parts.some(forbidden)) fail(w, path, `\`${path.original}\` is not a variable name`);
   if (path.data) {
     const [head, ...rest] = path.parts;
     if (head === 'root' && rest.length > 0) return { name: rest[0], rest: rest.slice(1) };
