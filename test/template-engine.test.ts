@@ -6,6 +6,7 @@ import { compileContent, renderContent, type TemplateContent } from '../shared/t
 import { MAX_TAGS } from '../shared/templates/syntax.ts';
 import type { TemplateVariable, VariableType } from '../shared/templates/variables.ts';
 import { ServiceError } from '../shared/errors.ts';
+import { TemplateCache } from '../shared/templates/send.ts';
 
 const vars = (spec: Record<string, VariableType>, fallbacks: Record<string, unknown> = {}): TemplateVariable[] =>
   Object.entries(spec).map(([key, type]) => ({
@@ -109,7 +110,12 @@ test('bounds: nesting, tags, loop passes and output size', (t) => {
   const loops = '{{#each L}}{{#each ../L}}{{#each ../../L}}x{{/each}}{{/each}}{{/each}}';
   const err = t.throws(() => render({ variables, html: loops }, { L: Array.from({ length: 50 }, (_, i) => i) }));
   t.like((err as ServiceError).toBody(), { statusCode: 422, errors: [{ path: 'template.variables' }] });
-  t.regex(err!.message, /loops would run more than 10000 times/);
+  t.regex(err!.message, /loops would run more than 100000 steps/);
+  // Few passes, but a long body: the steps count its statements.
+  const wide = `{{#each L}}${'{{#if ../B}}x{{/if}}'.repeat(150)}{{/each}}`;
+  const items = Array.from({ length: 1000 }, (_, i) => i);
+  t.regex(t.throws(() => render({ variables, html: wide }, { L: items, B: true }))!.message, /100000 steps/);
+  t.is(render({ variables, html: wide }, { L: items.slice(0, 300), B: true }).html.length, 300 * 150);
   const big = '{{S}}'.repeat(200);
   const tooBig = t.throws(() => render({ variables, html: big }, { S: 'x'.repeat(100_000) }));
   t.regex(tooBig!.message, /output would be larger than 10 MB/);
@@ -120,4 +126,17 @@ test('positions: line and column in the text as written, after fallbacks changed
   const err = t.throws(() => render({ variables, html: 'one\n{{{A|first}}} {{{A|second fallback}}} {{B}}' }, {}));
   t.like((err as ServiceError).toBody().details, { field: 'html', line: 2, column: 41 });
   t.regex(err!.message, /`B` is not a variable of this template/);
+});
+
+test('the compiled-version cache drops the least recently used past its count or its characters', (t) => {
+  const compiled = (html: string) => compileContent({ subject: null, html, text: null, document: null, variables: [] });
+  const cache = new TemplateCache(2, 1000);
+  cache.set('a', compiled('a'));
+  cache.set('b', compiled('b'));
+  t.truthy(cache.get('a'), 'a is now the most recently used');
+  cache.set('c', compiled('c'));
+  t.deepEqual([cache.get('a') && 'a', cache.get('b') && 'b', cache.get('c') && 'c'], ['a', undefined, 'c']);
+  cache.set('big', compiled('x'.repeat(1000)));
+  t.is(cache.size, 1, 'over the characters: only the newest stays');
+  t.truthy(cache.get('big'));
 });

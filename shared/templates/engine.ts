@@ -6,14 +6,16 @@
 //   `raw`; in text and subject nothing is escaped, and a subject's line breaks become spaces. An inline fallback is
 //   template text, written by the template's author, and goes out as written.
 // - Rendering is bounded: every printed value and every loop pass is charged to the render's budget; past
-//   MAX_RENDER_CHARS of output or MAX_LOOP_PASSES passes the render stops with RenderLimitError. A template has no
-//   partials, so nothing recurses; loops are the only way to multiply work, and each pass is counted.
+//   MAX_RENDER_CHARS of output or MAX_LOOP_STEPS steps the render stops with RenderLimitError. A pass through a
+//   loop costs as many steps as its body has statements (syntax.ts writes the count into the block as `_w`), so
+//   the bound is on the work done, not only on the passes. A template has no partials, so nothing recurses;
+//   loops are the only way to multiply work.
 // - Prototype access stays off (Handlebars' default since 4.6): only a value's own properties are read.
 import Handlebars from 'handlebars';
 import type { ParsedPart } from './syntax.ts';
 
 export const MAX_RENDER_CHARS = 10 * 1024 * 1024;
-export const MAX_LOOP_PASSES = 10_000;
+export const MAX_LOOP_STEPS = 100_000;
 
 export type PartMode = 'html' | 'text' | 'subject';
 
@@ -22,15 +24,19 @@ export class RenderLimitError extends Error {}
 /** What one render may still spend. */
 export class RenderBudget {
   chars = 0;
-  passes = 0;
+  steps = 0;
   charge(chars: number): void {
     this.chars += chars;
     if (this.chars > MAX_RENDER_CHARS)
       throw new RenderLimitError(`the output would be larger than ${MAX_RENDER_CHARS / 1024 / 1024} MB`);
   }
-  pass(): void {
-    if (++this.passes > MAX_LOOP_PASSES)
-      throw new RenderLimitError(`its loops would run more than ${MAX_LOOP_PASSES} times`);
+  /** One pass through a loop whose body has `weight` statements. */
+  pass(weight: number): void {
+    this.steps += Math.max(1, weight);
+    if (this.steps > MAX_LOOP_STEPS)
+      throw new RenderLimitError(
+        `its loops would run more than ${MAX_LOOP_STEPS} steps (a pass through each statement)`,
+      );
   }
 }
 
@@ -72,9 +78,10 @@ env.registerHelper('raw', printer(true));
 const builtinEach = env.helpers.each;
 env.registerHelper('each', function (this: unknown, context: unknown, options: Options) {
   const budget = options.data.pw.budget;
+  const weight = Number(options.hash?._w ?? 1);
   const fn = options.fn;
   const counted = (item: unknown, o?: Handlebars.RuntimeOptions) => {
-    budget.pass();
+    budget.pass(weight);
     const out = fn(item, o);
     budget.charge(out.length);
     return out;

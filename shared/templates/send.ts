@@ -10,10 +10,24 @@ import { getVersion, publishedRef } from './store.ts';
 import { bindValues, checkValuesSize } from './variables.ts';
 import type { Image, Link } from '../checks/types.ts';
 
-/** Compiled versions by version id, the least recently used dropped past `max`. One per process (api/app.ts). */
+/** What a compiled version holds, in characters: its sources, which its compiled functions keep as strings. */
+const sizeOf = (c: CompiledTemplate) =>
+  c.content.html.length +
+  (c.content.text?.length ?? 0) +
+  (c.content.subject?.length ?? 0) +
+  (c.content.document ? JSON.stringify(c.content.document).length : 0);
+
+/**
+ * Compiled versions by version id, one cache per process (api/app.ts): the least recently used dropped past `max`
+ * versions or `maxChars` of their sources (a version holds up to 1 MB of html and text).
+ */
 export class TemplateCache {
-  private readonly entries = new Map<string, CompiledTemplate>();
-  constructor(private readonly max = 500) {}
+  private readonly entries = new Map<string, { compiled: CompiledTemplate; size: number }>();
+  private chars = 0;
+  constructor(
+    private readonly max = 500,
+    private readonly maxChars = 32 * 1024 * 1024,
+  ) {}
 
   get(versionId: string): CompiledTemplate | undefined {
     const hit = this.entries.get(versionId);
@@ -21,12 +35,23 @@ export class TemplateCache {
       this.entries.delete(versionId);
       this.entries.set(versionId, hit);
     }
-    return hit;
+    return hit?.compiled;
   }
 
   set(versionId: string, compiled: CompiledTemplate): void {
-    this.entries.set(versionId, compiled);
-    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
+    const size = sizeOf(compiled);
+    this.delete(versionId);
+    this.entries.set(versionId, { compiled, size });
+    this.chars += size;
+    while (this.entries.size > 1 && (this.entries.size > this.max || this.chars > this.maxChars))
+      this.delete(this.entries.keys().next().value!);
+  }
+
+  private delete(versionId: string): void {
+    const entry = this.entries.get(versionId);
+    if (!entry) return;
+    this.entries.delete(versionId);
+    this.chars -= entry.size;
   }
 
   get size(): number {

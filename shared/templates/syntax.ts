@@ -153,9 +153,29 @@ function block(w: Walk, node: hbs.AST.BlockStatement, scope: Scope): Statement {
     : guard(name === 'if');
   return {
     ...node,
+    ...(name === 'each' ? { hash: loopWeight(node) } : {}),
     program: node.program && program(w, node.program, body),
     inverse: node.inverse && program(w, node.inverse, guard(name === 'unless')),
   } as Statement;
+}
+
+/** Statements in a program, those of nested blocks included. */
+function statements(p: Program | undefined): number {
+  if (!p) return 0;
+  return p.body.reduce((n, s) => {
+    const b = s as Partial<hbs.AST.BlockStatement>;
+    return n + 1 + (s.type === 'BlockStatement' ? statements(b.program) + statements(b.inverse) : 0);
+  }, 0);
+}
+
+/**
+ * `_w=<statements of the body>` for {{#each}}: what one pass costs the render's budget (engine.ts). The user's own
+ * hash is refused above, so this is the only one.
+ */
+function loopWeight(node: hbs.AST.BlockStatement): hbs.AST.Hash {
+  const weight = statements(node.program);
+  const value = { type: 'NumberLiteral', value: weight, original: weight, loc: node.loc } as hbs.AST.NumberLiteral;
+  return { type: 'Hash', pairs: [{ type: 'HashPair', key: '_w', value, loc: node.loc }], loc: node.loc };
 }
 
 function statement(w: Walk, node: Statement, scope: Scope): Statement {
@@ -171,7 +191,7 @@ function statement(w: Walk, node: Statement, scope: Scope): Statement {
     case 'PartialBlockStatement':
       return fail(w, node, 'partials ({{> name}}) are not available');
     default:
-      return fail(w, node, `${node.type.replace(/Statement$/, '').toLowerCase()}s are not available`);
+      return fail(w, node, 'decorators ({{* ...}}) are not available');
   }
 }
 
