@@ -2,7 +2,7 @@
 // message the mta delivered to the loopback sink, its choices saved through its own forms, and what they did read
 // back through the official `resend` SDK and seen by the next sends. Screenshots go to test/screenshots/preferences/
 // (desktop, a 390 px phone, the bad-link page, a team with no public topics) for a person to look at.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import path from 'node:path';
 import { Resend } from 'resend';
 import type { Browser, Page } from 'playwright-core';
@@ -58,6 +58,20 @@ function inert(t: { deepEqual: (a: unknown, b: unknown, m?: string) => void }, v
     [],
   );
   t.deepEqual(v.errors, [], 'no console errors, no CSP violation');
+}
+
+/** The page at a phone's width: nothing wider than the screen, every button at least 44 px high and on screen. */
+async function atPhoneWidth(t: ExecutionContext, url: string) {
+  const phone = await openPage(browser, PHONE, url);
+  t.true((await overflow(phone.page)) <= 0, `the page is ${await overflow(phone.page)}px wider than a phone`);
+  const buttons = await phone.page
+    .getByRole('button')
+    .evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON()));
+  t.true(buttons.length >= 3);
+  for (const box of buttons) t.true(box.height >= 44 && box.right <= PHONE.width, JSON.stringify(box));
+  await phone.page.screenshot({ path: path.join(shots, 'phone.png'), fullPage: true });
+  inert(t, phone, url);
+  await phone.context.close();
 }
 
 test('from a delivered message: change two topics, save, unsubscribe from everything; the SDK and the next sends agree', async (t) => {
@@ -165,17 +179,7 @@ test('from a delivered message: change two topics, save, unsubscribe from everyt
   t.deepEqual(await w.p.db('topic_subscriptions').where({ topic_id: beta }), [], 'the private topic is untouched');
   await desktop.context.close();
 
-  // At a phone's width: nothing wider than the screen, every control at least 44 px high.
-  const phone = await openPage(browser, PHONE, url);
-  t.true((await overflow(phone.page)) <= 0, `the page is ${await overflow(phone.page)}px wider than a phone`);
-  for (const box of await phone.page
-    .getByRole('button')
-    .evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON()))) {
-    t.true(box.height >= 44 && box.right <= PHONE.width, JSON.stringify(box));
-  }
-  await phone.page.screenshot({ path: path.join(shots, 'phone.png'), fullPage: true });
-  inert(t, phone, url);
-  await phone.context.close();
+  await atPhoneWidth(t, url);
   t.log(`screenshots in ${shots}`);
 });
 

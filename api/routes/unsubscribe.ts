@@ -51,7 +51,7 @@ function forTarget(act: (target: UnsubscribeTarget, input: Input) => Promise<und
   };
 }
 
-/** What a request did, as the page announces it: a sentence, or the page's own line on unsubscribing from everything. */
+/** What a request did, as the page announces it: a sentence, or the page's own line on being unsubscribed. */
 type Done = { notice: string } | { announced: true };
 
 /** The preference page for `target`, with what the request just did. */

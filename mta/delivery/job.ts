@@ -247,9 +247,9 @@ async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRec
 
 /**
  * A topic send goes only to the topic's subscribers as they are now: whoever opted out or unsubscribed from
- * everything since the accept (a scheduled send, a retry) is suppressed without an attempt. A topic deleted since reaches nobody more: its
- * opt-outs were deleted with it, so sending on would mail whoever had opted out. Answers the recipients still
- * to deliver to.
+ * everything since the accept (a scheduled send, a retry) is suppressed without an attempt. A topic deleted since
+ * reaches nobody more: its opt-outs were deleted with it, so sending on would mail whoever had opted out. Answers
+ * the recipients still to deliver to.
  */
 async function subscribersOnly(deps: DeliveryDeps, job: Job, leased: LeasedRecipient[]): Promise<LeasedRecipient[]> {
   const topicId = job.email.topic_id!;
