@@ -115,40 +115,43 @@ test('before delivery: a contact unsubscribed after a scheduled send was accepte
 });
 
 // Serial (ava runs serial tests before the others): the count is of every query the api makes meanwhile.
-test.serial("one query reads the topic, the choices and the contacts' unsubscribed, for 1 recipient as for 50", async (t) => {
-  const { team, from } = await senderTeam(w, 'unsub-cost.test');
-  w.mx('unsub-cost-inbox.test');
-  const topic = await createTopic(w, team, { name: 'Digest', default_subscription: 'opt_in' });
-  const many = Array.from({ length: 50 }, (_, i) => `r${i}@unsub-cost-inbox.test`);
-  for (const email of many.slice(0, 10)) await w.p.request('POST', '/contacts', { key: team.key, body: { email } });
-  await w.p.db('contacts').where({ team_id: team.id }).update({ unsubscribed: true });
+test.serial(
+  "one query reads the topic, the choices and the contacts' unsubscribed, for 1 recipient as for 50",
+  async (t) => {
+    const { team, from } = await senderTeam(w, 'unsub-cost.test');
+    w.mx('unsub-cost-inbox.test');
+    const topic = await createTopic(w, team, { name: 'Digest', default_subscription: 'opt_in' });
+    const many = Array.from({ length: 50 }, (_, i) => `r${i}@unsub-cost-inbox.test`);
+    for (const email of many.slice(0, 10)) await w.p.request('POST', '/contacts', { key: team.key, body: { email } });
+    await w.p.db('contacts').where({ team_id: team.id }).update({ unsubscribed: true });
 
-  const reads = async (to: string[]) => {
-    const seen: string[] = [];
-    const count = (q: Knex.Sql) => {
-      if (/\b(topic_subscriptions|contacts)\b/.test(q.sql)) seen.push(q.sql);
+    const reads = async (to: string[]) => {
+      const seen: string[] = [];
+      const count = (q: Knex.Sql) => {
+        if (/\b(topic_subscriptions|contacts)\b/.test(q.sql)) seen.push(q.sql);
+      };
+      w.p.db.on('query', count);
+      try {
+        const res = await w.p.request('POST', '/emails', {
+          key: team.key,
+          body: { from, to, subject: 'Digest', text: 'x', topic_id: topic },
+        });
+        t.is(res.status, 200, res.text);
+      } finally {
+        w.p.db.off('query', count);
+      }
+      return seen;
     };
-    w.p.db.on('query', count);
-    try {
-      const res = await w.p.request('POST', '/emails', {
-        key: team.key,
-        body: { from, to, subject: 'Digest', text: 'x', topic_id: topic },
-      });
-      t.is(res.status, 200, res.text);
-    } finally {
-      w.p.db.off('query', count);
-    }
-    return seen;
-  };
-  const one = await reads(many.slice(0, 1));
-  const fifty = await reads(many);
-  t.is(one.length, 1, one.join('\n'));
-  t.deepEqual(fifty, one);
-  const suppressed = await w.p
-    .db('email_recipients')
-    .join('emails', 'emails.id', 'email_recipients.email_id')
-    .where({ 'emails.team_id': team.id, 'email_recipients.status': 'suppressed' })
-    .count({ n: '*' })
-    .first();
-  t.is(Number(suppressed?.n), 11, 'the first send’s one and the second’s ten');
-});
+    const one = await reads(many.slice(0, 1));
+    const fifty = await reads(many);
+    t.is(one.length, 1, one.join('\n'));
+    t.deepEqual(fifty, one);
+    const suppressed = await w.p
+      .db('email_recipients')
+      .join('emails', 'emails.id', 'email_recipients.email_id')
+      .where({ 'emails.team_id': team.id, 'email_recipients.status': 'suppressed' })
+      .count({ n: '*' })
+      .first();
+    t.is(Number(suppressed?.n), 11, 'the first send’s one and the second’s ten');
+  },
+);

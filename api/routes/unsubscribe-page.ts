@@ -9,7 +9,7 @@ import { parseMailbox } from '../../shared/emails/addresses.ts';
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 // Contrast (WCAG 2.2 AA, 4.5:1 for text, 3:1 for controls): text #1b1f24 and muted #4b5563 on white, white on
-// #0b57d0, #a4262c on white, all above 5.9:1. Buttons at least 44 px high (2.75rem), boxes 24 px (WCAG 2.5.8) with
+// #0b57d0, #a4262c on white, all 6.3:1 or more. Buttons at least 44 px high (2.75rem), boxes 24 px (WCAG 2.5.8) with
 // their labels clickable too; a visible focus ring.
 const CSS = `*,*::before,*::after{box-sizing:border-box}
 body{margin:0;background:#f3f4f6;color:#1b1f24;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;overflow-wrap:anywhere}
