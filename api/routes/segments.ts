@@ -39,7 +39,7 @@ const filter = segmentFilterField
   .nullable()
   .optional()
   .describe(
-    'Contacts that match it are members, besides those added by hand (see the segments tag for the language); null: none.',
+    'Contacts that match it are members, besides those added by hand (the language: this operation’s description and the SegmentFilter schema); null: none.',
   );
 
 export function presentSegment(row: segments.SegmentRow): z.input<typeof segmentListItem> {

@@ -28,11 +28,12 @@ export type TextOperator = (typeof textOperators)[number];
 export type NumberOperator = (typeof numberOperators)[number];
 export type EngagementField = (typeof engagementFields)[number];
 
-const textOperator = z
-  .enum(textOperators)
-  .describe(
-    '`equals`, `not_equals`: the exact value (an address without regard to case); `contains`, `starts_with`, `ends_with`: a part of it, without regard to case.',
-  );
+const textOperator = (equals: string) =>
+  z
+    .enum(textOperators)
+    .describe(
+      `\`equals\`, \`not_equals\`: ${equals}; \`contains\`, \`starts_with\`, \`ends_with\`: a part of it, without regard to case.`,
+    );
 const text = (max: number) => z.string().min(1).max(max).describe(`1-${max} characters.`);
 const days = z
   .number()
@@ -44,7 +45,7 @@ const days = z
 const emailCondition = z
   .strictObject({
     field: z.literal('email').describe("The contact's address."),
-    operator: textOperator,
+    operator: textOperator('the address, without regard to case'),
     value: text(EMAIL_MAX_LENGTH),
   })
   .describe("A condition on the contact's address (always set).");
@@ -52,7 +53,7 @@ const emailCondition = z
 const nameField = z.enum(['first_name', 'last_name']).describe("The contact's first or last name.");
 const nameCondition = z.discriminatedUnion('operator', [
   z
-    .strictObject({ field: nameField, operator: textOperator, value: text(NAME_MAX_LENGTH) })
+    .strictObject({ field: nameField, operator: textOperator('the exact name'), value: text(NAME_MAX_LENGTH) })
     .describe('A name compared with a value; a contact without the name matches `not_equals` only.'),
   z
     .strictObject({
@@ -194,7 +195,10 @@ const filterNode: z.ZodType<FilterNode> = z
       filterCondition,
     ]),
   )
-  .meta({ id: 'SegmentFilter' });
+  .meta({
+    id: 'SegmentFilter',
+    description: `A group (\`all\`, \`any\`, \`not\`) or a condition (\`field\`, \`operator\` and what the field needs); groups nest up to ${FILTER_MAX_DEPTH} deep, with at most ${FILTER_MAX_CONDITIONS} conditions in all.`,
+  });
 
 type Issue = { path: (string | number)[]; message: string };
 

@@ -80,8 +80,16 @@ async function membersIn(db: Knex, segment: SegmentScope, w: Window): Promise<Co
       `select c.* from contacts c where c.id in (
         (select c.id from contacts c where c.team_id = ? and ${f.sql}${matched?.sql ?? ''} order by c.id ${w.order} limit ?)
         union (${handIds}))
-      order by c.id ${w.order} limit ?`,
-      [segment.team_id, ...f.bindings, ...(matched?.bindings ?? []), w.limit, ...handBindings, w.limit],
+      and c.team_id = ? order by c.id ${w.order} limit ?`,
+      [
+        segment.team_id,
+        ...f.bindings,
+        ...(matched?.bindings ?? []),
+        w.limit,
+        ...handBindings,
+        segment.team_id,
+        w.limit,
+      ],
     );
     return rows;
   });
