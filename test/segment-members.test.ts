@@ -163,3 +163,38 @@ test('the official SDK: segments.create passes a filter through; get, list, cont
   t.like((await resend.segments.remove(id)).data, { deleted: true });
   t.like((await resend.segments.get(id)).error, { statusCode: 404 });
 });
+
+test('a segment by hand only pages the same way: newest first, after and before, has_more', async (t) => {
+  const team = await teamWithPlans();
+  const segment = (await p.request('POST', '/segments', { key: team.key, body: { name: 'Hand' } })).body.id;
+  const ids: string[] = [];
+  for (let i = 0; i < 7; i++) ids.push(await createContact(p, team, { email: `h${i}@x.test`, segments: [segment] }));
+  await createContact(p, team, { email: 'outside@x.test' });
+  const newest = [...ids].reverse();
+  const page = async (query: string) =>
+    (await p.request('GET', `/segments/${segment}/contacts?${query}`, { key: team.key })).body;
+  const first = await page('limit=3');
+  t.deepEqual(
+    first.data.map((c: { id: string }) => c.id),
+    newest.slice(0, 3),
+  );
+  t.true(first.has_more);
+  const last = await page(`limit=3&after=${newest[5]}`);
+  t.deepEqual(
+    last.data.map((c: { id: string }) => c.id),
+    newest.slice(6),
+  );
+  t.false(last.has_more);
+  const back = await page(`limit=3&before=${newest[3]}`);
+  t.deepEqual(
+    back.data.map((c: { id: string }) => c.id),
+    newest.slice(0, 3),
+  );
+  t.false(back.has_more);
+  t.is((await p.request('GET', `/segments/${segment}`, { key: team.key })).body.count, 7);
+  const rows = await membersAfter(p.db, (await getSegment(p.db, team.id, segment))!, { after: ids[4], limit: 10 });
+  t.deepEqual(
+    rows.map((r) => r.id),
+    ids.slice(5),
+  );
+});
