@@ -27,7 +27,7 @@ const TAGS: Record<string, string> = {
   topics: 'What an address subscribes to; a send under a topic reaches only its subscribers',
   contacts: 'The audience: contacts with typed properties, their segment memberships and topic choices',
   'contact-properties': 'Typed custom fields (string, number, boolean) every contact can carry',
-  segments: "Named groups of contacts, members added by hand (the SDK's audiences are segments)",
+  segments: "Named groups of contacts, added by hand, matched by a filter, or both (the SDK's audiences are segments)",
   unsubscribe: 'The pages behind the List-Unsubscribe links of sent mail (no API key: the link is the credential)',
   'api-keys': "The team's API keys",
   team: 'The team an API key belongs to',

@@ -19,6 +19,7 @@ import { runDomainBench } from './domains.ts';
 import { runSendingBench } from './sending.ts';
 import { runInboundBench } from './inbound.ts';
 import { runWebhookBench } from './webhooks.ts';
+import { runSegmentBench } from './segments.ts';
 import { runTemplateBench } from './templates.ts';
 
 function envNumber(name: string, fallback: number, min: number): number {
@@ -215,7 +216,7 @@ function report(results: Measurement[]): boolean {
 
 const results: Measurement[] = [];
 let exitCode = 1;
-// BENCH_ONLY=sending (or inbound, webhooks, templates) runs that suite alone.
+// BENCH_ONLY=sending (or inbound, webhooks, segments, templates) runs that suite alone.
 const only = process.env.BENCH_ONLY;
 try {
   exitCode = 0;
@@ -282,6 +283,18 @@ try {
       onCleanup: (step) => undo.push(step),
     }).catch((err) => {
       console.error(`bench: webhooks: ${(err as Error).stack ?? err}`);
+      exitCode = 1;
+    });
+  // The segments suite (bench/segments.ts): a million contacts on a database of its own, filter segments counted
+  // and listed through the api process; PASS/FAIL lines.
+  if (!only || only === 'segments')
+    await runSegmentBench({
+      contacts: envNumber('BENCH_SEGMENT_CONTACTS', 1_000_000, 1000),
+      runs: envNumber('BENCH_SEGMENT_RUNS', 7, 1),
+      redisUrl,
+      onCleanup: (step) => undo.push(step),
+    }).catch((err) => {
+      console.error(`bench: segments: ${(err as Error).stack ?? err}`);
       exitCode = 1;
     });
   // The templates suite (bench/templates.ts): renders/s of a published template on this process's one thread.

@@ -296,10 +296,11 @@ test('the description check finds an undescribed field at any depth', (t) => {
   ]);
 });
 
-test('the send operations have request examples, each accepted by the body schema the api parses with', (t) => {
+test('the send operations and segment creation have request examples, each accepted by the body schema the api parses with', (t) => {
   for (const [path, operationId] of [
     ['/emails', 'sendEmail'],
     ['/emails/batch', 'sendBatch'],
+    ['/segments', 'createSegment'],
   ]) {
     const declared = operations.find((o) => o.operationId === operationId)!;
     const media = doc.paths[path].post.requestBody.content['application/json'];

@@ -84,7 +84,7 @@ export const sendBody = z
       .string()
       .nullish()
       .describe(
-        'A topic of the team: only its subscribers are sent to (the others are suppressed), each copy with its own one-click unsubscribe link',
+        'A topic of the team: only its subscribers are sent to (the others, and contacts unsubscribed from everything, are suppressed), each copy with its own one-click unsubscribe link',
       ),
     template: z
       .object({

@@ -24,7 +24,7 @@ import {
 import { checkReach, reachContext, reachIsLimited, senderLookups } from './rules.ts';
 import { findUnusable, type Unusable } from './recipient-checks.ts';
 import { fetchOptions, fetchPathAttachments } from './fetch-attachment.ts';
-import { notSubscribed, topicAudience } from '../topics/subscriptions.ts';
+import { notSentUnder, topicAudience } from '../topics/subscriptions.ts';
 import type { EmailRow } from './present.ts';
 import { withTemplate, type TemplateCache } from '../templates/send.ts';
 import { refuseFailedChecks } from '../checks/run.ts';
@@ -68,7 +68,10 @@ export interface PreparedRecipient {
   kind: 'to' | 'cc' | 'bcc';
   status: 'queued' | 'suppressed' | 'failed';
   reason: string | null;
-  /** Why it is not sent to: a suppression list entry's origin, or `topic` (unsubscribed from the send's topic). */
+  /**
+   * Why it is not sent to: a suppression list entry's origin, `topic` (not subscribed to the send's topic) or
+   * `contact_unsubscribed` (its contact is unsubscribed from everything; only a send under a topic asks).
+   */
   suppression?: { origin: string };
 }
 
@@ -364,8 +367,9 @@ export async function prepareEmail(
 }
 
 /**
- * The send's topic (422 when the team has none of that id), with every recipient who is not subscribed to it
- * marked suppressed: they are not sent to, and email.suppressed says why.
+ * The send's topic (422 when the team has none of that id), with every recipient who is not subscribed to it, or
+ * whose contact is unsubscribed from everything, marked suppressed: they are not sent to, and email.suppressed says
+ * why. The choices and the contacts are read in the topic's own query (topicAudience), one for all the recipients.
  */
 async function topicOf(
   db: Knex,
@@ -385,8 +389,11 @@ async function topicOf(
       errors: [{ path: 'topic_id', message: 'not found' }],
     });
   for (const r of recipients) {
-    if (r.status !== 'queued' || audience.subscribed(r.address)) continue;
-    Object.assign(r, { status: 'suppressed', reason: notSubscribed(audience.topic), suppression: { origin: 'topic' } });
+    const standing = audience.standing(r.address);
+    if (r.status !== 'queued' || standing === 'subscribed') continue;
+    const origin = standing === 'unsubscribed' ? 'contact_unsubscribed' : 'topic';
+    const reason = notSentUnder(audience.topic, r.address, standing).response;
+    Object.assign(r, { status: 'suppressed', reason, suppression: { origin } });
   }
   return { id: audience.topic.id, name: audience.topic.name };
 }
