@@ -33,7 +33,8 @@ const TAGS: Record<string, string> = {
   team: 'The team an API key belongs to',
   logs: "Every request made with the team's API keys, with its bodies (secrets redacted)",
   operations: 'Health, readiness and this document (no API key)',
-  templates: 'Not built yet: every operation answers 501',
+  templates:
+    'Versioned content with typed variables, by id or alias (HTML or a document of blocks), and the pre-send checks',
   broadcasts: 'Not built yet: every operation answers 501',
   automations: 'Not built yet: every operation answers 501',
   events: 'Not built yet: every operation answers 501',

@@ -20,6 +20,7 @@ import { runSendingBench } from './sending.ts';
 import { runInboundBench } from './inbound.ts';
 import { runWebhookBench } from './webhooks.ts';
 import { runSegmentBench } from './segments.ts';
+import { runTemplateBench } from './templates.ts';
 
 function envNumber(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -215,7 +216,7 @@ function report(results: Measurement[]): boolean {
 
 const results: Measurement[] = [];
 let exitCode = 1;
-// BENCH_ONLY=sending (or inbound, webhooks, segments) runs that suite alone.
+// BENCH_ONLY=sending (or inbound, webhooks, segments, templates) runs that suite alone.
 const only = process.env.BENCH_ONLY;
 try {
   exitCode = 0;
@@ -294,6 +295,15 @@ try {
       onCleanup: (step) => undo.push(step),
     }).catch((err) => {
       console.error(`bench: segments: ${(err as Error).stack ?? err}`);
+      exitCode = 1;
+    });
+  // The templates suite (bench/templates.ts): renders/s of a published template on this process's one thread.
+  if (!only || only === 'templates')
+    await runTemplateBench({
+      seconds: envNumber('BENCH_TEMPLATE_SECONDS', 5, 1),
+      onCleanup: (step) => undo.push(step),
+    }).catch((err) => {
+      console.error(`bench: templates: ${(err as Error).stack ?? err}`);
       exitCode = 1;
     });
 } catch (err) {

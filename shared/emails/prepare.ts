@@ -26,6 +26,8 @@ import { findUnusable, type Unusable } from './recipient-checks.ts';
 import { fetchOptions, fetchPathAttachments } from './fetch-attachment.ts';
 import { notSentUnder, topicAudience } from '../topics/subscriptions.ts';
 import type { EmailRow } from './present.ts';
+import { withTemplate, type TemplateCache } from '../templates/send.ts';
+import { refuseFailedChecks } from '../checks/run.ts';
 
 export const MAX_RECIPIENTS = 50;
 
@@ -44,6 +46,8 @@ export interface SendInput {
   scheduled_at?: string | null;
   topic_id?: string | null;
   template?: { id: string; variables?: Record<string, unknown> } | null;
+  /** A campaign send (under a topic) goes out even when a pre-send check fails. */
+  acknowledge_checks?: boolean | null;
 }
 
 /** Who asks for a send: the team, its API key (none for a session), and the door it came through. */
@@ -92,6 +96,8 @@ export interface PreparedEmail extends Pick<
 export interface PrepareContext {
   config: Config;
   dns: DnsResolver;
+  /** Compiled template versions (shared/templates/send.ts), one cache per process; without it, none is kept. */
+  templates?: TemplateCache;
 }
 
 const list = (v: string | string[] | null | undefined): string[] => (v == null ? [] : Array.isArray(v) ? v : [v]);
@@ -126,13 +132,8 @@ const causeMessages: Record<Unusable['cause'], string> = {
   dead_address: 'has bounced permanently before',
 };
 
-/** What a send naming a template is told until the templates area exists. */
-export const TEMPLATES_NOT_BUILT =
-  'The templates area is not built yet on this platform: send `html` or `text` instead of a `template`.';
-
-/** The fields every send needs, checked first. The templates area is not built yet: a template send is 501. */
+/** The fields every send needs (a template's from and subject already applied), checked first. */
 function required(input: SendInput): { from: string; subject: string } {
-  if (input.template) throw new ServiceError('not_implemented', TEMPLATES_NOT_BUILT);
   if (!input.from) throw new ServiceError('missing_required_field', 'Missing `from` field.');
   if (input.subject === undefined) throw new ServiceError('missing_required_field', 'Missing `subject` field.');
   return { from: input.from, subject: input.subject };
@@ -307,9 +308,10 @@ export async function prepareEmail(
   db: Knex,
   ctx: PrepareContext,
   caller: Caller,
-  input: SendInput,
+  given: SendInput,
   now: Date,
 ): Promise<PreparedEmail> {
+  const { input, sent: template } = await withTemplate(db, ctx.templates, caller.team.id, given);
   const { from: fromField, subject } = required(input);
   const { from, to, cc, bcc, replyTo } = readAddresses(input, fromField);
   const composed = caller.source !== 'smtp';
@@ -335,6 +337,9 @@ export async function prepareEmail(
     checkReach(caller.team, domain, recipients, await reachContext(db, caller.team.id, ctx.config.SIMULATOR_DOMAIN));
   markSuppressed(recipients, lookups.suppressed);
   const topic = input.topic_id ? await topicOf(db, caller.team.id, input.topic_id, recipients) : null;
+  // A campaign send: the pre-send checks, unless acknowledged (every copy carries our List-Unsubscribe).
+  if (topic && !input.acknowledge_checks)
+    await refuseFailedChecks({ subject, html, text, listUnsubscribe: true, blocks: template?.blocks });
   await markUnusable(db, ctx, recipients, lookups.dead);
 
   return {
