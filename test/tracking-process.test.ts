@@ -58,7 +58,7 @@ test('the api process serves the pixel and links on TRACKING_PORT; the worker ro
   const click = await hit(copy.hrefs[0]);
   t.is(click.status, 302);
   t.is(click.headers.location, 'https://shop.example.test/p');
-  t.is(await api.stop(), 0, 'a clean stop');
+  t.is(await api.stop(30_000), 0, 'a clean stop');
   t.deepEqual(
     (await w.p.db('email_engagements').where({ email_id: id }).orderBy('created_at')).map((r) => r.kind),
     ['open', 'click'],
@@ -82,5 +82,5 @@ test('the api process serves the pixel and links on TRACKING_PORT; the worker ro
     { what: 'the rollup', timeoutMs: 20_000 },
   );
   t.deepEqual(metrics, { sent: 1, delivered: 1, opened: 1, clicked: 1, unique_opened: 1, unique_clicked: 1 });
-  t.is(await worker.stop(), 0);
+  t.is(await worker.stop(30_000), 0, 'a clean stop (a loaded machine may take a while)');
 });

@@ -150,6 +150,11 @@ test('machine hits: Apple proxy addresses behind a trusted proxy, scanners withi
     [],
   );
   t.is((await w.p.db('email_recipient_engagement').where({ email_id: sent.id })).length, 0);
+  const activity = await w.p
+    .db('contact_activity')
+    .where({ team_id: s.team.id, address: 'dan@refuse-machines.test' })
+    .first();
+  t.true(!activity?.last_opened_at && !activity?.last_clicked_at, 'machines are no activity of the address');
   await rollUpSettled(w.p.db);
   const res = await w.p.request('GET', `/emails/metrics?email_id=${sent.id}&metrics=opened,clicked,unique_opened`, {
     key: s.team.key,

@@ -27,6 +27,8 @@ import { contactSegmentOperations } from './contact-segments.ts';
 import { contactTopicOperations } from './contact-topics.ts';
 import { segmentOperations } from './segments.ts';
 import { audienceOperations } from './audiences.ts';
+import { templateOperations } from './templates.ts';
+import { checkOperations } from './checks.ts';
 import { buildOpenApi } from '../openapi.ts';
 import { eventDocs } from './event-docs.ts';
 
@@ -55,6 +57,8 @@ const areaOperations: Operation[] = [
   ...contactTopicOperations,
   ...segmentOperations,
   ...audienceOperations,
+  ...templateOperations,
+  ...checkOperations,
   ...notYetOperations,
 ];
 

@@ -1,5 +1,6 @@
-// `unsubscribed` of GET /emails/metrics: a recipient who used the email's unsubscribe link (one-click or the page's
-// button, shared/topics/unsubscribe.ts) and was still subscribed, counted for that email at that moment.
+// `unsubscribed` of GET /emails/metrics: a recipient who used the email's unsubscribe link (its one-click, or
+// "unsubscribe from everything" on its preference page: shared/topics/unsubscribe.ts) and was still subscribed,
+// counted for that email at that moment.
 import type { Knex } from 'knex';
 import { addCounts } from './counters.ts';
 

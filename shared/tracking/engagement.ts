@@ -8,7 +8,8 @@
 //    each, so two batches never both take the first) fire `email.opened` / `email.clicked` and move the email's
 //    last_event (last-event.ts: opened < clicked, below failed, bounced and complained);
 // 3. every human open and click is counted for GET /emails/metrics (`opened`, `clicked`; the firsts are counted as
-//    `unique_opened` / `unique_clicked` from their events by the rollup, rollup.ts).
+//    `unique_opened` / `unique_clicked` from their events by the rollup, rollup.ts), and noted as the address's last
+//    open or click for segment filters (contact_activity, noteActivity).
 // Machine hits are kept (flagged) and counted nowhere.
 import type { Knex } from 'knex';
 import { newId } from '../ids.ts';
@@ -16,6 +17,7 @@ import { eventRow, insertEvents, type EventRow } from '../events.ts';
 import { emailEventData, type EmailRow } from '../emails/present.ts';
 import { LAST_EVENT_RANK } from '../emails/last-event.ts';
 import { addCounts } from '../email-metrics/counters.ts';
+import { noteActivity } from '../contacts/activity.ts';
 import type { TrackingKind } from './tokens.ts';
 
 export interface Hit {
@@ -60,14 +62,15 @@ export interface Recorded {
 const INSERT_SQL = `with h as (
     select * from json_to_recordset(?::json) as h(id uuid, team_id uuid, recipient_id uuid, domain_id uuid, kind text,
       link_index int, link text, user_agent text, ip text, machine text, created_at timestamptz))
-  insert into email_engagements (id, team_id, email_id, recipient_id, domain_id, kind, link_index, link, user_agent, ip, machine, created_at)
+  , written as (insert into email_engagements (id, team_id, email_id, recipient_id, domain_id, kind, link_index, link, user_agent, ip, machine, created_at)
   select h.id, h.team_id, r.email_id, h.recipient_id, h.domain_id, h.kind, h.link_index, h.link, h.user_agent, h.ip,
     coalesce(h.machine, case when r.delivered_at is null then 'before_delivery'
       when h.created_at < r.delivered_at + make_interval(secs => ?) then 'delivery_window' end),
     h.created_at
   from h join email_recipients r on r.id = h.recipient_id and r.team_id = h.team_id
     join emails e on e.id = r.email_id and e.team_id = h.team_id and e.domain_id = h.domain_id
-  returning id, email_id, machine`;
+  returning id, email_id, recipient_id, machine)
+  select w.id, w.email_id, w.machine, r.address from written w join email_recipients r on r.id = w.recipient_id`;
 
 /** The first human open (or click) of each recipient, taken by one conditional write: the ids it was first for. */
 const firstSql = (column: 'first_opened_at' | 'first_clicked_at') => `insert into email_recipient_engagement as x
@@ -171,14 +174,15 @@ export async function recordEngagement(
     created_at: h.at,
   }));
   const { rows: written } = (await trx.raw(INSERT_SQL, [JSON.stringify(rows), options.machineWindowSeconds])) as {
-    rows: Pick<Engagement, 'id' | 'email_id' | 'machine'>[];
+    rows: (Pick<Engagement, 'id' | 'email_id' | 'machine'> & { address: string })[];
   };
   // What was written is what was given, with the recipient's email and the machine verdict the statement added.
   const given = new Map(rows.map((r) => [r.id, r]));
-  const recorded: Engagement[] = written.map((w) => ({
+  const recorded: (Engagement & { address: string })[] = written.map((w) => ({
     ...given.get(w.id)!,
     email_id: w.email_id,
     machine: w.machine,
+    address: w.address,
   }));
   const human = recorded.filter((r) => r.machine === null);
   const opens = await firsts(trx, 'open', human);
@@ -199,7 +203,15 @@ export async function recordEngagement(
       counts: r.kind === 'open' ? { opened: 1 } : { clicked: 1 },
     })),
   );
-  // Segment filters on recent activity ("opened in the last N days") are told of the human rows here:
-  // noteActivity(trx, human) (shared/contacts), in this transaction.
+  // What segment filters on recent activity read ("opened in the last N days", shared/contacts/activity.ts).
+  await noteActivity(
+    trx,
+    human.map((r) => ({
+      teamId: r.team_id,
+      address: r.address,
+      kind: r.kind === 'open' ? 'opened' : 'clicked',
+      at: r.created_at,
+    })),
+  );
   return { recorded: recorded.length, human: human.length, events: events.length };
 }
