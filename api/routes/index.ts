@@ -25,6 +25,10 @@ import { contactSegmentOperations } from './contact-segments.ts';
 import { contactTopicOperations } from './contact-topics.ts';
 import { segmentOperations } from './segments.ts';
 import { audienceOperations } from './audiences.ts';
+import { authOperations } from './auth.ts';
+import { mfaOperations } from './auth-mfa.ts';
+import { meOperations } from './me.ts';
+import { teamsOperations } from './teams.ts';
 import { buildOpenApi } from '../openapi.ts';
 import { eventDocs } from './event-docs.ts';
 
@@ -51,6 +55,10 @@ const areaOperations: Operation[] = [
   ...contactTopicOperations,
   ...segmentOperations,
   ...audienceOperations,
+  ...authOperations,
+  ...mfaOperations,
+  ...meOperations,
+  ...teamsOperations,
   ...notYetOperations,
 ];
 
