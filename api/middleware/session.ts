@@ -79,7 +79,8 @@ export async function identifySession(ctx: Context, deps: ApiDeps): Promise<Acti
 
 /** This site's origins: PUBLIC_BASE_URL's, and the request's own (the Host it was sent to). */
 function ownOrigins(ctx: Context, deps: ApiDeps): string[] {
-  return [new URL(deps.config.PUBLIC_BASE_URL).origin, ctx.origin];
+  // Not ctx.origin: Koa 3 answers the Origin header there.
+  return [new URL(deps.config.PUBLIC_BASE_URL).origin, `${ctx.protocol}://${ctx.host}`];
 }
 
 function originOf(value: string): string | null {

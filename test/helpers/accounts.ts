@@ -10,6 +10,8 @@ import { requestAt, type RequestOptions, type TestResponse } from './request.ts'
 import { until } from './wait.ts';
 import { ensurePlatformSender } from '../../shared/accounts/platform-sender.ts';
 import { secretsKey } from '../../shared/secrets.ts';
+import type { Knex } from 'knex';
+import { signUp, verifyEmail } from '../../shared/accounts/signup.ts';
 
 export const PLATFORM_DOMAIN = 'platform-mail.test';
 export const PEOPLE = 'people.test';
@@ -120,3 +122,20 @@ export async function signedIn(world: AccountsWorld, email: string, password = '
 }
 
 export { until };
+
+/**
+ * An account made by the sign-up code itself (signUp, then verifyEmail with its token) without a mail: for tests of
+ * what comes after the sign-up (sessions, MFA, teams). The sign-up and its mail are tested in accounts.test.ts.
+ */
+export async function makeUser(db: Knex, email: string, password = 'correct horse battery', name = 'Test') {
+  const { token } = await signUp(db, { email, password, name });
+  return verifyEmail(db, token);
+}
+
+/** A signed-in cookie client against `url`. */
+export async function signIn(url: string, email: string, password = 'correct horse battery') {
+  const c = new CookieClient(url);
+  const res = await c.request('POST', '/auth/login', { body: { email, password } });
+  if (res.status !== 200 || res.body.object !== 'session') throw new Error(`login answered ${res.status} ${res.text}`);
+  return c;
+}
