@@ -53,19 +53,19 @@ test('idle expiry and absolute expiry end a session', async (t) => {
   const minutes = p.config.SESSION_IDLE_MINUTES;
   await p
     .db('sessions')
-    .where({ token_hash: p.db.raw('encode(sha256(?::bytea), ?)', [idle.c.jar.get('postwerk_session'), 'hex']) })
+    .where({ token_hash: p.db.raw('encode(sha256(?::bytea), ?)', [idle.c.jar.get('postwerk_session')!, 'hex']) })
     .update({ last_seen_at: new Date(Date.now() - (minutes * 60_000 + 1000)) });
   t.is((await idle.c.request('GET', '/me')).status, 401, 'idle past the window');
   const busy = await fresh();
   await p
     .db('sessions')
-    .where({ token_hash: p.db.raw('encode(sha256(?::bytea), ?)', [busy.c.jar.get('postwerk_session'), 'hex']) })
+    .where({ token_hash: p.db.raw('encode(sha256(?::bytea), ?)', [busy.c.jar.get('postwerk_session')!, 'hex']) })
     .update({ expires_at: new Date(Date.now() - 1000) });
   t.is((await busy.c.request('GET', '/me')).status, 401, 'past the absolute expiry, however recent');
   const live = await fresh();
   await p
     .db('sessions')
-    .where({ token_hash: p.db.raw('encode(sha256(?::bytea), ?)', [live.c.jar.get('postwerk_session'), 'hex']) })
+    .where({ token_hash: p.db.raw('encode(sha256(?::bytea), ?)', [live.c.jar.get('postwerk_session')!, 'hex']) })
     .update({ last_seen_at: new Date(Date.now() - (minutes * 60_000 - 60_000)) });
   t.is((await live.c.request('GET', '/me')).status, 200, 'a request inside the window keeps it alive');
 });

@@ -7,6 +7,7 @@ import { ServiceError } from '../../shared/errors.ts';
 import { signUp, verifyEmail } from '../../shared/accounts/signup.ts';
 import { requestReset, resetPassword } from '../../shared/accounts/reset.ts';
 import { login } from '../../shared/accounts/login.ts';
+import { normalizeEmail } from '../../shared/accounts/addresses.ts';
 import { countClient, countMail } from '../../shared/accounts/throttle.ts';
 import { WINDOW_SECONDS } from '../../shared/accounts/throttle.ts';
 import { lockedMail, resetMail, signupExistingMail, signupMail } from '../../shared/accounts/messages.ts';
@@ -40,7 +41,7 @@ export const authOperations = [
     path: '/auth/signup',
     summary: 'Sign up',
     description:
-      'Asks for an account: a link to confirm the address is mailed to it, and the account is made when the link is used (POST /auth/verify-email). The answer is the same whether or not the address already has an account (its owner is then mailed a notice instead). Throttled per client address and per address (5 mails an hour).',
+      'Asks for an account: a link to confirm the address is mailed to it, and the account is made when the link is used (POST /auth/verify-email). The answer is the same whether or not the address already has an account (its owner is then mailed a notice instead). Throttled per client address and per address (5 requests an hour, then 429 with retry-after, for any address).',
     body: z.object({
       email: s.email.describe('The address, 3-320 characters (compared after NFKC and lower-casing)'),
       password: s.password.describe('8-4096 characters (NFKC-normalised before it is hashed with Argon2id)'),
@@ -49,13 +50,13 @@ export const authOperations = [
     response: z.object({ object: z.literal('signup'), requested: z.literal(true) }).meta({ id: 'SignupRequested' }),
     handler: async ({ body, deps, ctx }) => {
       await guard(ctx, deps);
+      const wait = await countMail(throttleDeps(deps), normalizeEmail(body.email));
+      if (wait !== null) throttled(ctx, wait);
       const outcome = await signUp(deps.db, body);
-      if (await countMail(throttleDeps(deps), outcome.email)) {
-        const base = deps.config.PUBLIC_BASE_URL;
-        mailer(deps).send(
-          outcome.existing ? signupExistingMail(base, outcome.email) : signupMail(base, outcome.email, outcome.token),
-        );
-      }
+      const base = deps.config.PUBLIC_BASE_URL;
+      mailer(deps).send(
+        outcome.existing ? signupExistingMail(base, outcome.email) : signupMail(base, outcome.email, outcome.token),
+      );
       return { object: 'signup' as const, requested: true as const };
     },
   }),
@@ -140,16 +141,17 @@ export const authOperations = [
     path: '/auth/password-reset',
     summary: 'Ask for a password reset',
     description:
-      'Mails a reset link (valid one hour) to the address when it has an account. The answer is the same either way. Throttled per client address and per address.',
+      'Mails a reset link (valid one hour) to the address when it has an account. The answer is the same either way. Throttled per client address and per address (5 requests an hour, then 429 with retry-after, for any address).',
     body: z.object({ email: s.email.describe('The account address') }),
     response: z
       .object({ object: z.literal('password_reset'), requested: z.literal(true) })
       .meta({ id: 'PasswordResetRequested' }),
     handler: async ({ body, deps, ctx }) => {
       await guard(ctx, deps);
-      const { user, token, email } = await requestReset(deps.db, body.email);
-      if (user && (await countMail(throttleDeps(deps), email)))
-        mailer(deps).send(resetMail(deps.config.PUBLIC_BASE_URL, user.email, token));
+      const wait = await countMail(throttleDeps(deps), normalizeEmail(body.email));
+      if (wait !== null) throttled(ctx, wait);
+      const { user, token } = await requestReset(deps.db, body.email);
+      if (user) mailer(deps).send(resetMail(deps.config.PUBLIC_BASE_URL, user.email, token));
       return { object: 'password_reset' as const, requested: true as const };
     },
   }),

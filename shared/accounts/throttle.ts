@@ -84,11 +84,14 @@ export function countFailure(
   });
 }
 
-/** Counts one mail to `address`; false once it had MAILS_PER_HOUR in the hour (the mail is then not sent). */
-export function countMail(deps: ThrottleDeps, address: string, now = Date.now()): Promise<boolean> {
+/**
+ * Counts one sign-up or reset request for `address` (known or not: the same for both); a verdict past
+ * MAILS_PER_HOUR in the hour.
+ */
+export function countMail(deps: ThrottleDeps, address: string, now = Date.now()): Promise<Verdict> {
   const w = windowOf(3600, now);
-  return safely(deps, true, async () => {
+  return safely(deps, null, async () => {
     const n = Number(await deps.redis.eval(COUNT_SCRIPT, 1, key(deps, 'mail', address, w.index), 3600));
-    return n <= MAILS_PER_HOUR;
+    return n > MAILS_PER_HOUR ? w.left : null;
   });
 }
