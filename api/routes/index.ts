@@ -29,6 +29,7 @@ import { authOperations } from './auth.ts';
 import { mfaOperations } from './auth-mfa.ts';
 import { meOperations } from './me.ts';
 import { teamsOperations } from './teams.ts';
+import { invitationOperations } from './team-invitations.ts';
 import { buildOpenApi } from '../openapi.ts';
 import { eventDocs } from './event-docs.ts';
 
@@ -59,6 +60,7 @@ const areaOperations: Operation[] = [
   ...mfaOperations,
   ...meOperations,
   ...teamsOperations,
+  ...invitationOperations,
   ...notYetOperations,
 ];
 
