@@ -58,6 +58,26 @@ test('create a team: admin, managed domain, a first key on request; Me, switch, 
   const renamed = await ann.c.request('PATCH', `/teams/${team.id}`, { body: { name: 'Ann and Co' } });
   t.is(renamed.body.name, 'Ann and Co');
   t.is((await ann.c.request('PATCH', `/teams/${team.id}`, { body: { name: '' } })).status, 422);
+  // GET /team, by the team's key and by the session alike: members, sender identity, the placeholders.
+  for (const got of [
+    await world.w.p.request('GET', '/team', { key: team.key }),
+    await ann.c.request('GET', '/team'),
+  ]) {
+    t.is(got.status, 200, got.text);
+    t.like(got.body, {
+      id: team.id,
+      risk_state: 'normal',
+      plan: { code: 'free', name: 'Free' },
+      ai_assist: { enabled: false },
+      sso: { enabled: false, provider: null, enforced: false },
+    });
+    t.deepEqual(
+      got.body.members.map((m: { email: string; role: string }) => [m.email, m.role]),
+      [[ann.email, 'admin']],
+    );
+    t.deepEqual(got.body.sender_identity.verified_identities, [ann.email]);
+    t.regex(got.body.sender_identity.managed_domain, /\.postwerk\.localhost$/);
+  }
   // A new session starts in the team switched to last.
   const later = await signedIn(world, ann.email);
   t.is((await later.request('GET', '/me')).body.current_team_id, team.id);
