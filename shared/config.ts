@@ -191,12 +191,13 @@ export const configSchema = z.object({
   AUTH_ACCOUNT_FAILURES: z.coerce.number().int().min(1).max(1_000_000).default(10),
   /** Sign-in, MFA, sign-up and reset attempts of one client address (IPv6: its /64) in 15 minutes. */
   AUTH_CLIENT_ATTEMPTS: z.coerce.number().int().min(1).max(1_000_000).default(100),
-  /** A team export stops adding rows past this many bytes of JSON (the archive says `truncated`). */
+  /** A team export stops adding rows past this many bytes of JSON (the archive says `truncated`); at most 1 GiB. */
   TEAM_EXPORT_MAX_BYTES: z.coerce
     .number()
     .int()
     .min(1024)
-    .default(512 * 1024 * 1024),
+    .max(1024 * 1024 * 1024)
+    .default(100 * 1024 * 1024),
   /** ... or past this many seconds of building. */
   TEAM_EXPORT_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
 });

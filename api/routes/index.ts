@@ -30,6 +30,7 @@ import { mfaOperations } from './auth-mfa.ts';
 import { meOperations } from './me.ts';
 import { teamsOperations } from './teams.ts';
 import { invitationOperations } from './team-invitations.ts';
+import { lifecycleOperations } from './team-lifecycle.ts';
 import { buildOpenApi } from '../openapi.ts';
 import { eventDocs } from './event-docs.ts';
 
@@ -61,6 +62,7 @@ const areaOperations: Operation[] = [
   ...meOperations,
   ...teamsOperations,
   ...invitationOperations,
+  ...lifecycleOperations,
   ...notYetOperations,
 ];
 
