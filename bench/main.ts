@@ -19,6 +19,7 @@ import { runDomainBench } from './domains.ts';
 import { runSendingBench } from './sending.ts';
 import { runInboundBench } from './inbound.ts';
 import { runWebhookBench } from './webhooks.ts';
+import { runAccountsBench } from './accounts.ts';
 
 function envNumber(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -214,7 +215,7 @@ function report(results: Measurement[]): boolean {
 
 const results: Measurement[] = [];
 let exitCode = 1;
-// BENCH_ONLY=sending (or inbound, webhooks) runs that suite alone.
+// BENCH_ONLY=sending (or inbound, webhooks, accounts) runs that suite alone.
 const only = process.env.BENCH_ONLY;
 try {
   exitCode = 0;
@@ -281,6 +282,18 @@ try {
       onCleanup: (step) => undo.push(step),
     }).catch((err) => {
       console.error(`bench: webhooks: ${(err as Error).stack ?? err}`);
+      exitCode = 1;
+    });
+  // The accounts suite (bench/accounts.ts): sign-in cost, the other session routes at 100/s; PASS/FAIL lines.
+  if (!only || only === 'accounts')
+    await runAccountsBench({
+      logins: envNumber('BENCH_ACCOUNT_LOGINS', 100, 1),
+      rate: envNumber('BENCH_ACCOUNT_RATE', 100, 1),
+      seconds: envNumber('BENCH_ACCOUNT_SECONDS', 10, 1),
+      redisUrl,
+      onCleanup: (step) => undo.push(step),
+    }).catch((err) => {
+      console.error(`bench: accounts: ${(err as Error).stack ?? err}`);
       exitCode = 1;
     });
 } catch (err) {

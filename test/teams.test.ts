@@ -59,10 +59,7 @@ test('create a team: admin, managed domain, a first key on request; Me, switch, 
   t.is(renamed.body.name, 'Ann and Co');
   t.is((await ann.c.request('PATCH', `/teams/${team.id}`, { body: { name: '' } })).status, 422);
   // GET /team, by the team's key and by the session alike: members, sender identity, the placeholders.
-  for (const got of [
-    await world.w.p.request('GET', '/team', { key: team.key }),
-    await ann.c.request('GET', '/team'),
-  ]) {
+  for (const got of [await world.w.p.request('GET', '/team', { key: team.key }), await ann.c.request('GET', '/team')]) {
     t.is(got.status, 200, got.text);
     t.like(got.body, {
       id: team.id,
