@@ -182,7 +182,14 @@ export const configSchema = z.object({
    * made at setup; the operator publishes its records (`npm run cli -- platform-sender`). Unset: no account mail
    * is sent, so nobody can finish a sign-up.
    */
-  PLATFORM_FROM: z.string().min(3).max(320).optional(),
+  PLATFORM_FROM: z
+    .string()
+    .max(320)
+    .regex(
+      /^(?:[^<>\r\n]*<[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+)$/,
+      'expected `Name <address>` or an address',
+    )
+    .optional(),
   /** A dashboard session ends after this many minutes without a request (idle expiry). */
   SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(525_600).default(1440),
   /** ... and this many days after sign-in, however busy (absolute expiry). */

@@ -25,18 +25,24 @@ export async function setUp(config: Config, log: Logger): Promise<FirstTeam | nu
     const applied = await migrateLatest(db);
     log.info({ applied }, 'migrations.applied');
     const first = await firstRun(db, config.FIRST_TEAM_NAME, config.MANAGED_DOMAIN_HOST);
-    // The sender of the account mails (PLATFORM_FROM), made once; its records: `npm run cli -- platform-sender`.
-    const sender = await ensurePlatformSender(db, config, {
-      hosts: config,
-      secrets: secretsKey(config),
-      resolver: createResolver({ servers: config.DNS_SERVERS }),
-      reservedAllowed: config.RESERVED_TLDS_ALLOWED,
-    });
-    if (sender)
-      log.info(
-        { team_id: sender.team.id, domain: sender.domain.name, status: sender.domain.status },
-        'platform_sender.ready',
-      );
+    // The sender of the account mails (PLATFORM_FROM), made once; its records: `npm run cli -- platform-sender`. A
+    // failure here (DNS unreachable while its return path is chosen) does not stop the start: the first account mail
+    // makes it then.
+    try {
+      const sender = await ensurePlatformSender(db, config, {
+        hosts: config,
+        secrets: secretsKey(config),
+        resolver: createResolver({ servers: config.DNS_SERVERS }),
+        reservedAllowed: config.RESERVED_TLDS_ALLOWED,
+      });
+      if (sender)
+        log.info(
+          { team_id: sender.team.id, domain: sender.domain.name, status: sender.domain.status },
+          'platform_sender.ready',
+        );
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'platform_sender.failed');
+    }
     return first;
   } finally {
     await db.destroy();
