@@ -7,6 +7,8 @@ import { startPlatform, type Platform } from './helpers/platform.ts';
 import { makeUser, signIn, type CookieClient } from './helpers/accounts.ts';
 import { buildPendingExports } from '../shared/teams/export.ts';
 import { runRetention } from '../worker/retention.ts';
+import { startEntry } from './helpers/processes.ts';
+import { until } from './helpers/wait.ts';
 
 let p: Platform;
 test.before(async () => {
@@ -138,4 +140,23 @@ test('the size ceiling truncates the archive and the manifest names what was lef
   const expired = await c.request('GET', `/teams/${teamId}/exports/${asked.body.id}`);
   t.like(expired.body, { status: 'expired', download_url: null });
   t.is(await p.deps.blobs.get(row.blob_key), null, 'the archive is deleted');
+});
+
+// Serial: ava runs it (and stops the worker) before the others, whose exports the in-process run builds.
+test.serial('the real worker process builds an export asked for through the api', async (t) => {
+  t.timeout(180_000);
+  const { c, teamId } = await adminWithTeam();
+  const worker = startEntry('worker/main.ts', p.config);
+  t.teardown(() => worker.stop());
+  await worker.logged('worker.started', 150_000);
+  const asked = await c.request('POST', `/teams/${teamId}/exports`, { body: {} });
+  const done = await until(
+    async () => {
+      const res = await c.request('GET', `/teams/${teamId}/exports/${asked.body.id}`);
+      return res.body.status === 'completed' && res.body;
+    },
+    { timeoutMs: 60_000, what: 'the worker to complete the export' },
+  );
+  t.true(done.bytes > 0);
+  t.truthy(done.download_url);
 });
