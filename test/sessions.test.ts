@@ -154,6 +154,20 @@ test('API routes with a session: the current team, the role decides (viewer read
   t.is(viewerWrite.status, 403, viewerWrite.text);
   t.is(viewerWrite.body.name, 'invalid_permission');
   t.is((await member.c.request('POST', '/suppressions', { body: { email: 'x@example.com' } })).status, 201);
+  // A viewer making themselves admin, or inviting someone: refused, nothing changed.
+  const viewerRow = (await viewer.c.request('GET', `/teams/${teamId}/members`)).body.data.find(
+    (m: { email: string }) => m.email === viewer.email,
+  );
+  const selfPromote = await viewer.c.request('PATCH', `/teams/${teamId}/members/${viewerRow.id}`, {
+    body: { role: 'admin' },
+  });
+  t.is(selfPromote.status, 403);
+  const invite = await viewer.c.request('POST', `/teams/${teamId}/invitations`, {
+    body: { email: 'friend@people.test', role: 'admin' },
+  });
+  t.is(invite.status, 403);
+  t.is((await p.db('team_members').where({ id: viewerRow.id }).first()).role, 'viewer');
+  t.is(Number((await p.db('team_invitations').where({ team_id: teamId }).count({ n: '*' }))[0].n), 0);
   const memberKey = await member.c.request('POST', '/api-keys', { body: { name: 'escalation' } });
   t.is(memberKey.status, 403, 'a member cannot make API keys');
   t.is(Number((await p.db('api_keys').where({ team_id: teamId }).count({ n: '*' }))[0].n), 1);
