@@ -2,8 +2,7 @@
 // throttle, and the account mailer.
 import type { Context } from 'koa';
 import { ServiceError } from '../../shared/errors.ts';
-import { createSession, type ActiveSession } from '../../shared/accounts/sessions.ts';
-import { findSession } from '../../shared/accounts/sessions.ts';
+import { createSession, findSession, type ActiveSession } from '../../shared/accounts/sessions.ts';
 import { presentUser, type UserRow } from '../../shared/accounts/users.ts';
 import { presentDashboardTeam } from '../../shared/teams/members.ts';
 import { accountMailer, type AccountMailer } from '../../shared/accounts/mail.ts';

@@ -46,5 +46,3 @@ export async function resetPassword(db: Knex, token: string, password: string, n
     return user;
   });
 }
-
-export { findUserByEmail };
