@@ -176,3 +176,30 @@ test('API routes with a session: the current team, the role decides (viewer read
   t.true(logs.length >= 1);
   t.true(logs.every((l: { api_key_id: string | null }) => l.api_key_id === null));
 });
+
+test('over https the cookies are Secure and __Host- prefixed; a write with them passes the CSRF defence', async (t) => {
+  const https = await startPlatform({ PUBLIC_BASE_URL: 'https://mail.example.test' });
+  t.teardown(() => https.close());
+  const email = `secure-${Date.now()}@people.test`;
+  await makeUser(https.db, email);
+  const login = await https.request('POST', '/auth/login', {
+    body: { email, password: 'correct horse battery' },
+    headers: { origin: 'https://mail.example.test' },
+  });
+  t.is(login.status, 200, login.text);
+  const cookies = login.headers.getSetCookie();
+  t.regex(cookies[0], /^__Host-postwerk_session=pws_\w+; Path=\/; Max-Age=\d+; SameSite=Lax; HttpOnly; Secure$/);
+  t.regex(cookies[1], /^__Host-postwerk_csrf=[\w-]+; Path=\/; Max-Age=\d+; SameSite=Lax; Secure$/);
+  const jar = cookies.map((c) => c.split(';')[0]).join('; ');
+  const csrf = /__Host-postwerk_csrf=([^;]+)/.exec(jar)![1];
+  const write = (origin: string) =>
+    https.request('POST', '/teams', {
+      body: { name: 'Over https' },
+      headers: { cookie: jar, origin, 'x-csrf-token': csrf },
+    });
+  t.is((await write('https://mail.example.test')).status, 201, 'PUBLIC_BASE_URL is this site');
+  t.is((await write('https://evil.example')).status, 403);
+  // The cookie without its prefix is not the session.
+  const plain = jar.replace(/__Host-/g, '');
+  t.is((await https.request('GET', '/me', { headers: { cookie: plain } })).status, 401);
+});
