@@ -29,6 +29,8 @@ export interface AccountsBenchOptions {
 /** The issue's budget for every session route but sign-in, at the 99th percentile at 100 requests a second. */
 export const SESSION_P99_BUDGET_MS = 10;
 const PASSWORD = 'a bench password of some length';
+/** Addresses with an account, for comparing the answers' time for known and unknown addresses. */
+const KNOWN = 30;
 
 const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -106,7 +108,14 @@ async function setup(o: AccountsBenchOptions) {
     const user = await verifyEmail(db, token);
     const { team } = await createTeamForUser(db, user.id, { name: 'Bench' }, 'postwerk.localhost');
     await db('users').where({ id: user.id }).update({ last_team_id: team.id });
-    return { databaseUrl: database.url, blobDir, email, teamId: team.id };
+    // Accounts whose addresses the timing comparison uses, one request each (the mail throttle is per address).
+    const known: string[] = [];
+    for (let i = 0; i < KNOWN; i++) {
+      const address = `known-${i}-${randomBytes(3).toString('hex')}@people.test`;
+      await verifyEmail(db, (await signUp(db, { email: address, password: PASSWORD })).token);
+      known.push(address);
+    }
+    return { databaseUrl: database.url, blobDir, email, teamId: team.id, known };
   } finally {
     await db.destroy();
   }
@@ -131,6 +140,7 @@ export async function runAccountsBench(o: AccountsBenchOptions): Promise<boolean
   });
   o.onCleanup(() => api.stop());
   const cookie = await measureLogins(api, s.email, o.logins);
+  await compareKnownUnknown(api, s.known);
   const ok = await measureRoutes(api, cookie, s.teamId, o);
   await api.stop();
   return ok;
@@ -192,6 +202,51 @@ async function measureLogins(api: ChildServer, email: string, logins: number): P
 
   agent.destroy();
   return cookie;
+}
+
+/**
+ * The routes whose answer must not tell whether an address has an account: each asked for a known and an unknown
+ * address in turn (one request each), their wall times side by side. Bodies are compared too.
+ */
+async function compareKnownUnknown(api: ChildServer, known: string[]) {
+  const agent = new http.Agent({ keepAlive: true });
+  const rows = [];
+  const cases: [string, (email: string) => Call][] = [
+    ['POST /auth/signup', (email) => ({ method: 'POST', path: '/auth/signup', body: { email, password: PASSWORD } })],
+    ['POST /auth/password-reset', (email) => ({ method: 'POST', path: '/auth/password-reset', body: { email } })],
+    [
+      'POST /auth/login (wrong password)',
+      (email) => ({ method: 'POST', path: '/auth/login', body: { email, password: 'not the password' } }),
+    ],
+  ];
+  for (const [name, call] of cases) {
+    const times: Record<'known' | 'unknown', number[]> = { known: [], unknown: [] };
+    const statuses = new Set<string>();
+    for (const [i, address] of known.entries()) {
+      for (const [kind, email] of [
+        ['known', address],
+        ['unknown', `nobody-${i}-${randomBytes(3).toString('hex')}@people.test`],
+      ] as const) {
+        const t0 = performance.now();
+        const r = await request(agent, api.url, call(email));
+        times[kind].push(performance.now() - t0);
+        statuses.add(`${kind} ${r.status}`);
+      }
+    }
+    for (const kind of ['known', 'unknown'] as const) {
+      const sorted = times[kind].sort((a, b) => a - b);
+      rows.push([
+        `${name}, ${kind} address`,
+        sorted.length,
+        fixed(pct(sorted, 50), 1),
+        fixed(pct(sorted, 90), 1),
+        [...statuses].filter((x) => x.startsWith(kind)).join(' '),
+      ]);
+    }
+  }
+  agent.destroy();
+  console.log('');
+  console.log(renderTable(['same answer, similar time', 'n', 'p50 ms', 'p90 ms', 'statuses'], rows));
 }
 
 /** Each session route paced at `o.rate` a second for `o.seconds`: PASS when its p99 is under the budget. */
