@@ -11,6 +11,8 @@ import { runRetention } from '../worker/retention.ts';
 import { blobColumns, teamTables } from '../shared/teams/tables.ts';
 import { buildPendingExports } from '../shared/teams/export.ts';
 import { redisKey } from '../shared/redis.ts';
+import { processDelivery } from '../mta/delivery/job.ts';
+import { closeDeliveryDeps, createDeliveryDeps } from '../mta/delivery/deps.ts';
 
 let p: Platform;
 test.before(async () => {
@@ -33,6 +35,16 @@ async function teamWithAdmin(name = `Doomed ${++n}`) {
 const retention = (now: Date) =>
   runRetention({ db: p.db, blobs: p.deps.blobs, redis: p.redis, config: p.config, log: p.deps.log }, now);
 const DAY = 86_400_000;
+
+/** The mta's deliver job for one email, in this process (the simulator needs no network). */
+async function deliver(emailId: string) {
+  const deps = createDeliveryDeps(p.config, { db: p.db, blobs: p.deps.blobs, log: p.deps.log }, { signingThreads: 0 });
+  try {
+    await processDelivery(deps, emailId);
+  } finally {
+    await closeDeliveryDeps(deps);
+  }
+}
 
 test.serial(
   'a wrong confirm, or a member asking, changes nothing; scheduled stops sending and receiving; cancel resumes',
@@ -59,6 +71,8 @@ test.serial(
     t.is((await member.request('POST', `/teams/${team.id}/deletion`, { body: { confirm: name } })).status, 403);
     t.like((await c.request('GET', `/teams/${team.id}/deletion`)).body, { status: 'none', requested_at: null });
 
+    // Accepted before the request, not delivered yet: it waits while the deletion is scheduled.
+    const waiting = (await send()).body.id;
     const scheduled = await c.request('POST', `/teams/${team.id}/deletion`, { body: { confirm: name } });
     t.is(scheduled.status, 200, scheduled.text);
     t.like(scheduled.body, { object: 'team_deletion', team_id: team.id, status: 'scheduled' });
@@ -67,6 +81,8 @@ test.serial(
     const refused = await send();
     t.is(refused.status, 403, refused.text);
     t.regex(refused.body.message, /scheduled for deletion/);
+    await deliver(waiting);
+    t.is((await p.db('emails').where({ id: waiting }).first('status')).status, 'queued', 'the mta holds its mail');
     // A message to a receiving domain of the team, stored by the MX's store and run by the receive job (the fixture
     // expects its attachment kept, which a dropped message never has).
     await t.throwsAsync(fixtures.receiving(p, team), { message: /stored no attachment/ });
@@ -81,6 +97,12 @@ test.serial(
     const canceled = await c.request('DELETE', `/teams/${team.id}/deletion`);
     t.like(canceled.body, { status: 'none', purge_after: null }, canceled.text);
     t.is((await send()).status, 200, 'sending resumes');
+    await deliver(waiting);
+    t.is(
+      (await p.request('GET', `/emails/${waiting}`, { key: team.key })).body.last_event,
+      'delivered',
+      'the held mail goes',
+    );
     t.is((await c.request('DELETE', `/teams/${team.id}/deletion`)).status, 422, 'nothing to cancel');
   },
 );

@@ -1,6 +1,7 @@
 // A team's deletion. An admin asks for it by typing the team's name (`confirm`); the team is `scheduled` at once:
-// its sends are refused (API, batch, SMTP: shared/emails/accept.ts), its scheduled emails are not released, its
-// received mail is dropped as `team_blocked`. Inside the 30-day grace window an admin may cancel it. The nightly
+// its sends are refused (API, batch, SMTP: shared/emails/accept.ts), its scheduled emails are not released, the
+// mta leases none of its queued mail (mta/delivery/lease.ts, sweep.ts: it waits), its received mail is dropped as
+// `team_blocked`. Inside the 30-day grace window an admin may cancel it. The nightly
 // retention job (worker/retention.ts) moves a team whose window has passed to `in_progress` and erases it: every row
 // of every table with a team_id (shared/teams/tables.ts), the blobs those rows point at, the team's Redis keys, and
 // the team row itself; users stay (they may belong to other teams), their memberships go.
