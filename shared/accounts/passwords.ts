@@ -1,14 +1,14 @@
 // Passwords: Argon2id (RFC 9106) through the maintained native binding `argon2`. A password is NFKC-normalised
 // first (NIST SP 800-63B §5.1.1.2), so the same characters typed on another keyboard or system are the same
-// password. The parameters make one hash or check cost ~70 ms of one core on the reference machine (2 cores,
-// docs/accounts.md has the figures); argon2 runs on libuv's thread pool, never blocking the event loop.
+// password. The parameters make one hash or check cost 71-90 ms of one core on the reference machine (2 cores; a
+// sign-in 79-84 ms of the api's CPU, bench/README.md); argon2 runs on libuv's thread pool, off the event loop.
 import argon2 from 'argon2';
 import { ServiceError } from '../errors.ts';
 
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 4096;
 
-/** 32 MiB, 3 passes, one lane: ~70 ms here (OWASP's floor is 19 MiB x 2). */
+/** 32 MiB, 3 passes, one lane: 71-90 ms here (OWASP's floor, 19 MiB x 2, measured 31-53 ms). */
 export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 32 * 1024, timeCost: 3, parallelism: 1 } as const;
 
 export function normalizePassword(password: string): string {
