@@ -12,12 +12,18 @@ import { requestLogWriter } from '../shared/logs/writer.ts';
 import { apiReference } from './reference/page.ts';
 import { apiMetrics } from '../shared/metrics/api.ts';
 import { observeRequests } from './middleware/observe.ts';
+import { TemplateCache } from '../shared/templates/send.ts';
 import { accountPages } from './account/page.ts';
 
 /** `ops` defaults to every operation the api serves; tests pass their own list to mount test-only routes. */
 export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
   const metrics = given.metrics ?? apiMetrics();
-  const deps: ApiDeps = { ...given, requestLogs: given.requestLogs ?? requestLogWriter(given.db, given.log), metrics };
+  const deps: ApiDeps = {
+    ...given,
+    requestLogs: given.requestLogs ?? requestLogWriter(given.db, given.log),
+    metrics,
+    templates: given.templates ?? new TemplateCache(),
+  };
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true;
   const router = buildRouter(ops, deps);

@@ -27,7 +27,7 @@ const TAGS: Record<string, string> = {
   topics: 'What an address subscribes to; a send under a topic reaches only its subscribers',
   contacts: 'The audience: contacts with typed properties, their segment memberships and topic choices',
   'contact-properties': 'Typed custom fields (string, number, boolean) every contact can carry',
-  segments: "Named groups of contacts, members added by hand (the SDK's audiences are segments)",
+  segments: "Named groups of contacts, added by hand, matched by a filter, or both (the SDK's audiences are segments)",
   unsubscribe: 'The pages behind the List-Unsubscribe links of sent mail (no API key: the link is the credential)',
   'api-keys': "The team's API keys",
   auth: 'The dashboard session: sign-up, e-mail verification, sign-in with MFA, sign-out, password reset (cookie, never an API key)',
@@ -35,7 +35,8 @@ const TAGS: Record<string, string> = {
   team: 'The team an API key belongs to',
   logs: "Every request made with the team's API keys, with its bodies (secrets redacted)",
   operations: 'Health, readiness and this document (no API key)',
-  templates: 'Not built yet: every operation answers 501',
+  templates:
+    'Versioned content with typed variables, by id or alias (HTML or a document of blocks), and the pre-send checks',
   broadcasts: 'Not built yet: every operation answers 501',
   automations: 'Not built yet: every operation answers 501',
   events: 'Not built yet: every operation answers 501',

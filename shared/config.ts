@@ -162,6 +162,15 @@ export const configSchema = z.object({
   RESERVED_TLDS_ALLOWED: reservedTlds.default([]),
   /** Auto-configure may send RFC 2136 updates to private, loopback and link-local addresses (SSRF guard off). */
   DNS_UPDATE_ALLOW_PRIVATE: bool.default(false),
+  /**
+   * Pre-send checks ask the network (docs/templates.md): whether each http(s) link answers, how large each image is.
+   * Off: the checks read the message alone. Sends never wait on it; the check endpoints do.
+   */
+  CHECKS_NETWORK: bool.default(false),
+  /** Each link or image the checks ask about must answer within this. */
+  CHECKS_NETWORK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3000),
+  /** The checks may ask private, loopback, link-local and metadata addresses (SSRF guard off; tests). */
+  CHECKS_NETWORK_ALLOW_PRIVATE_TARGETS: bool.default(false),
   /** Webhook endpoints may be plain http:// URLs (otherwise https only). */
   WEBHOOK_ALLOW_HTTP: bool.default(false),
   /** Webhooks may be sent to private, loopback, link-local and metadata addresses (SSRF guard off). */

@@ -74,7 +74,6 @@ const unbuilt = [
   'events.',
   'inboxes.',
   'oauthGrants.',
-  'templates.',
   'usage.',
   'emails.metrics',
 ];

@@ -25,6 +25,8 @@ import { contactSegmentOperations } from './contact-segments.ts';
 import { contactTopicOperations } from './contact-topics.ts';
 import { segmentOperations } from './segments.ts';
 import { audienceOperations } from './audiences.ts';
+import { templateOperations } from './templates.ts';
+import { checkOperations } from './checks.ts';
 import { authOperations } from './auth.ts';
 import { mfaOperations } from './auth-mfa.ts';
 import { meOperations } from './me.ts';
@@ -57,6 +59,8 @@ const areaOperations: Operation[] = [
   ...contactTopicOperations,
   ...segmentOperations,
   ...audienceOperations,
+  ...templateOperations,
+  ...checkOperations,
   ...authOperations,
   ...mfaOperations,
   ...meOperations,
