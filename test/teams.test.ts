@@ -164,10 +164,10 @@ test("members' verified addresses are the team's sandbox identities while they a
   const managed = (await managedDomain(world.w.p, team)).name;
   t.is((await send(eve.email)).status, 403, 'not a member yet');
   t.is((await eve.c.request('POST', '/team-invitations/accept', { body: { token } })).status, 200);
+  const before = world.w.sink.deliveredTo(eve.email).length;
   const sent = await send(eve.email);
   t.is(sent.status, 200, sent.text);
   t.is((await send(admin.email)).status, 200, "the admin's address too");
-  const before = world.w.sink.deliveredTo(eve.email).length;
   await world.mailTo(eve.email, before + 1);
   const eveMember = (await admin.c.request('GET', `/teams/${team.id}/members`)).body.data.find(
     (m: { email: string }) => m.email === eve.email,
