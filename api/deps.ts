@@ -8,6 +8,7 @@ import type { EnqueueDelivery } from '../shared/emails/enqueue.ts';
 import type { RequestLogWriter } from '../shared/logs/writer.ts';
 import type { ApiMetrics } from '../shared/metrics/api.ts';
 import type { TemplateCache } from '../shared/templates/send.ts';
+import type { AccountMailer } from '../shared/accounts/mail.ts';
 
 /** Everything a route or middleware may use; created once in api/main.ts (or by a test) and passed down. */
 export interface ApiDeps {
@@ -32,4 +33,6 @@ export interface ApiDeps {
   metrics?: ApiMetrics;
   /** Compiled template versions, kept for the process's sends; without it createApp makes one. */
   templates?: TemplateCache;
+  /** Sends the account mails (shared/accounts/mail.ts); made on first use when not given. */
+  accountMail?: AccountMailer;
 }

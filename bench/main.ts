@@ -21,6 +21,7 @@ import { runInboundBench } from './inbound.ts';
 import { runWebhookBench } from './webhooks.ts';
 import { runSegmentBench } from './segments.ts';
 import { runTemplateBench } from './templates.ts';
+import { runAccountsBench } from './accounts.ts';
 import { runTrackingBench } from './tracking.ts';
 
 function envNumber(name: string, fallback: number, min: number): number {
@@ -217,7 +218,7 @@ function report(results: Measurement[]): boolean {
 
 const results: Measurement[] = [];
 let exitCode = 1;
-// BENCH_ONLY=sending (or inbound, webhooks, segments, templates) runs that suite alone.
+// BENCH_ONLY=sending (or inbound, webhooks, segments, templates, accounts, tracking) runs that suite alone.
 const only = process.env.BENCH_ONLY;
 try {
   exitCode = 0;
@@ -305,6 +306,18 @@ try {
       onCleanup: (step) => undo.push(step),
     }).catch((err) => {
       console.error(`bench: templates: ${(err as Error).stack ?? err}`);
+      exitCode = 1;
+    });
+  // The accounts suite (bench/accounts.ts): sign-in cost, the other session routes at 100/s; PASS/FAIL lines.
+  if (!only || only === 'accounts')
+    await runAccountsBench({
+      logins: envNumber('BENCH_ACCOUNT_LOGINS', 100, 1),
+      rate: envNumber('BENCH_ACCOUNT_RATE', 100, 1),
+      seconds: envNumber('BENCH_ACCOUNT_SECONDS', 10, 1),
+      redisUrl,
+      onCleanup: (step) => undo.push(step),
+    }).catch((err) => {
+      console.error(`bench: accounts: ${(err as Error).stack ?? err}`);
       exitCode = 1;
     });
   // The tracking suite (bench/tracking.ts): the mta's CPU with tracking on and off, the tracking listener, POST /emails

@@ -20,6 +20,8 @@ export const queues = {
   receive: 'receive',
   /** The inbound sweep: re-enqueues received messages a crash left stored but unprocessed. */
   receiveSweep: 'receive-sweep',
+  /** Team exports: job data {exportId}, job id = the team_exports id (shared/teams/export.ts). */
+  teams: 'teams',
 } as const;
 
 export type QueueName = (typeof queues)[keyof typeof queues];

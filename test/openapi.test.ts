@@ -179,6 +179,8 @@ test('the document says what the declarations say', (t) => {
     t.is(documentedOp?.['x-service-scope'], op.scope, `${op.operationId}: scope`);
     t.deepEqual(documentedOp?.tags, [op.tag]);
     if (op.permission === 'none') t.deepEqual(documentedOp?.security, [], `${op.operationId}: no security`);
+    else if (op.permission === 'session')
+      t.deepEqual(documentedOp?.security, [{ sessionCookie: [] }], `${op.operationId}: the session cookie`);
     else t.is(documentedOp?.security, undefined, `${op.operationId}: the document's bearer security applies`);
   }
 });

@@ -29,6 +29,12 @@ import { segmentOperations } from './segments.ts';
 import { audienceOperations } from './audiences.ts';
 import { templateOperations } from './templates.ts';
 import { checkOperations } from './checks.ts';
+import { authOperations } from './auth.ts';
+import { mfaOperations } from './auth-mfa.ts';
+import { meOperations } from './me.ts';
+import { teamsOperations } from './teams.ts';
+import { invitationOperations } from './team-invitations.ts';
+import { lifecycleOperations } from './team-lifecycle.ts';
 import { buildOpenApi } from '../openapi.ts';
 import { eventDocs } from './event-docs.ts';
 
@@ -59,6 +65,12 @@ const areaOperations: Operation[] = [
   ...audienceOperations,
   ...templateOperations,
   ...checkOperations,
+  ...authOperations,
+  ...mfaOperations,
+  ...meOperations,
+  ...teamsOperations,
+  ...invitationOperations,
+  ...lifecycleOperations,
   ...notYetOperations,
 ];
 
