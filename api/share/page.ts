@@ -26,7 +26,6 @@ export const SHARE_PAGE_CSP = [
   'img-src https: data:',
   "form-action 'none'",
   "frame-ancestors 'none'",
-  "base-uri 'none'",
 ].join('; ');
 
 const STYLE = `html,body{height:100%;margin:0}body{display:flex;flex-direction:column;font:15px/1.5 system-ui,sans-serif;color:#1f2328;background:#f6f8fa}
@@ -47,9 +46,14 @@ function page(ctx: Context, status: number, title: string, body: string): undefi
   return undefined;
 }
 
-/** The email as its own document in the frame: links open in a new tab, no referrer leaves. */
+/**
+ * The email as its own document in the frame: links open in a new tab, no referrer leaves. Its base is about:blank, so
+ * a relative URL in the email (mail has no page to be relative to) resolves to nothing instead of to this page's
+ * server.
+ */
 function frameDocument(email: SharedEmail): string {
-  const head = '<meta charset="utf-8"><meta name="referrer" content="no-referrer"><base target="_blank">';
+  const head =
+    '<meta charset="utf-8"><meta name="referrer" content="no-referrer"><base href="about:blank" target="_blank">';
   if (email.html !== null) return head + email.html;
   return `${head}<pre style="white-space:pre-wrap;font:14px/1.5 ui-monospace,monospace;margin:1rem">${escapeHtml(email.text ?? '')}</pre>`;
 }
