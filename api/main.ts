@@ -1,4 +1,5 @@
 // The api process: wiring only. Creates the clients, builds the app, listens, shuts down cleanly.
+import type { AddressInfo } from 'node:net';
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createRedis } from '../shared/redis.ts';
@@ -15,6 +16,10 @@ import { checkPostgres, checkRedis, listen, readConfig, starting } from '../shar
 import { createRegistry } from '../shared/metrics/registry.ts';
 import { apiMetrics } from '../shared/metrics/api.ts';
 import { serveMetrics } from '../shared/metrics/server.ts';
+import { trackingMetrics } from '../shared/metrics/tracking.ts';
+import { engagementRecorder } from '../shared/tracking/recorder.ts';
+import { secretsKey } from '../shared/secrets.ts';
+import { createTrackingServer } from './tracking/server.ts';
 
 const config = readConfig('api');
 const log = createLogger(config, 'api');
@@ -37,17 +42,37 @@ const metrics = apiMetrics(registry);
 const app = createApp({ config, db, redis, blobs, log, version, dns, enqueueDelivery, requestLogs, metrics });
 
 const server = createHttpServer(app, config);
+// The tracking listener (docs/tracking.md): hits answered at once, recorded in one transaction per 50 ms (or 500 hits).
+const tracking = trackingMetrics(registry);
+const recorder = engagementRecorder(db, log, {
+  delayMs: 50,
+  maxRows: 500,
+  maxPending: 100_000,
+  machineWindowSeconds: config.TRACKING_MACHINE_WINDOW_SECONDS,
+  recorded: (r) => tracking.recorded.inc({ outcome: 'recorded' }, r.recorded),
+  dropped: (n) => tracking.recorded.inc({ outcome: 'dropped' }, n),
+});
+const trackingServer = createTrackingServer({
+  config,
+  db,
+  log,
+  secrets: secretsKey(config),
+  recorder,
+  metrics: tracking,
+});
 const metricsListener = await starting(log, async () => {
   await checkPostgres(db, config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
   await listen(server, config.PORT, config.HOST, 'PORT');
+  await listen(trackingServer, config.TRACKING_PORT, config.TRACKING_HOST, 'TRACKING_PORT');
   return serveMetrics(config, 'api', registry, log);
 });
 log.info({ host: config.HOST, port: config.PORT }, 'api.listening');
+log.info({ host: config.TRACKING_HOST, port: (trackingServer.address() as AddressInfo).port }, 'tracking.listening');
 
 shutdown.ready(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await Promise.allSettled([requestLogs.close(), enqueueDelivery.flush()]);
+  await Promise.all([server, trackingServer].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  await Promise.allSettled([requestLogs.close(), enqueueDelivery.flush(), recorder.close()]);
   await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close()]);
   await metricsListener.close();
 });

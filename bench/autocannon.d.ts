@@ -11,6 +11,18 @@ declare module 'autocannon' {
       headers?: Record<string, string>;
       /** Seconds before a request counts as a timeout (and an error). */
       timeout?: number;
+      /** Requests in all, instead of a duration. */
+      amount?: number;
+      /** Requests per second across every connection. */
+      overallRate?: number;
+      /** Requests in turn; `setupRequest` may change each one (its path, its body) before it is sent. */
+      requests?: {
+        method?: string;
+        path?: string;
+        headers?: Record<string, string>;
+        body?: string;
+        setupRequest?: (req: Record<string, unknown>) => Record<string, unknown>;
+      }[];
     }
 
     /** hdr-histogram summary; latency values are in milliseconds, request values are requests per second. */

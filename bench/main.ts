@@ -22,6 +22,7 @@ import { runWebhookBench } from './webhooks.ts';
 import { runSegmentBench } from './segments.ts';
 import { runTemplateBench } from './templates.ts';
 import { runAccountsBench } from './accounts.ts';
+import { runTrackingBench } from './tracking.ts';
 
 function envNumber(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -217,7 +218,7 @@ function report(results: Measurement[]): boolean {
 
 const results: Measurement[] = [];
 let exitCode = 1;
-// BENCH_ONLY=sending (or inbound, webhooks, segments, templates, accounts) runs that suite alone.
+// BENCH_ONLY=sending (or inbound, webhooks, segments, templates, accounts, tracking) runs that suite alone.
 const only = process.env.BENCH_ONLY;
 try {
   exitCode = 0;
@@ -317,6 +318,23 @@ try {
       onCleanup: (step) => undo.push(step),
     }).catch((err) => {
       console.error(`bench: accounts: ${(err as Error).stack ?? err}`);
+      exitCode = 1;
+    });
+  // The tracking suite (bench/tracking.ts): the mta's CPU with tracking on and off, the tracking listener, POST /emails
+  // beside its hits, GET /emails/metrics over 90 days of 10 million events; PASS/FAIL lines.
+  if (!only || only === 'tracking')
+    await runTrackingBench({
+      messages: envNumber('BENCH_TRACK_MESSAGES', 1000, 1),
+      rounds: envNumber('BENCH_TRACK_ROUNDS', 3, 1),
+      hitRate: envNumber('BENCH_TRACK_HIT_RATE', 2000, 1),
+      hitSeconds: envNumber('BENCH_TRACK_HIT_SECONDS', 10, 1),
+      sendRate: envNumber('BENCH_TRACK_SEND_RATE', 100, 1),
+      sendSeconds: envNumber('BENCH_TRACK_SEND_SECONDS', 10, 1),
+      queries: envNumber('BENCH_TRACK_QUERIES', 30, 1),
+      redisUrl,
+      onCleanup: (step) => undo.push(step),
+    }).catch((err) => {
+      console.error(`bench: tracking: ${(err as Error).stack ?? err}`);
       exitCode = 1;
     });
 } catch (err) {

@@ -46,6 +46,8 @@ export interface Ours {
   databaseUrl: string;
   key: string;
   submissionPort: number;
+  /** The loopback DNS server the api and mta resolve through (bench/tracking.ts adds a domain of its own). */
+  dns: DnsServer;
   /** email_recipients by status. */
   recipients(): Promise<Record<string, number>>;
 }
@@ -131,6 +133,7 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
     db,
     key,
     submissionPort,
+    dns,
     databaseUrl: database.url,
     async recipients() {
       const rows = (await db('email_recipients').select('status').count({ n: '*' }).groupBy('status')) as {

@@ -14,6 +14,8 @@ export const METRICS_ON_FREE_PORTS = {
   METRICS_MTA_PORT: '0',
   METRICS_INBOUND_PORT: '0',
   METRICS_WORKER_PORT: '0',
+  // Not metrics, but a listener of the api all the same (docs/tracking.md): a bench's api must not need port 3001.
+  TRACKING_PORT: '0',
 };
 
 export interface ChildServer {

@@ -121,6 +121,20 @@ export const configSchema = z.object({
   PLATFORM_INBOUND_HOST: z.string().regex(hostname).default('inbound.postwerk.localhost'),
   PLATFORM_TRACKING_HOST: z.string().regex(hostname).default('track.postwerk.localhost'),
   TRACKING_CAA_ISSUER: z.string().regex(hostname).default('letsencrypt.org'),
+  /**
+   * Open and click tracking (docs/tracking.md): the api's tracking listener answers every domain's tracking host
+   * (`<tracking_subdomain>.<domain>`, the Host header tells which) on TRACKING_HOST:TRACKING_PORT, behind a proxy that
+   * terminates TLS for those names. Tracked links and the pixel are `<TRACKING_LINK_SCHEME>://<tracking host>`, with
+   * `:<TRACKING_LINK_PORT>` when set (a test rig, a proxy on another port).
+   */
+  TRACKING_HOST: z.string().default('127.0.0.1'),
+  TRACKING_PORT: port.default(3001),
+  TRACKING_LINK_SCHEME: z.enum(['https', 'http']).default('https'),
+  TRACKING_LINK_PORT: port.optional(),
+  /** What a hit keeps of the client's IP address: `truncated` (IPv4 /24, IPv6 /48), `full`, or `none`. */
+  TRACKING_IP_ADDRESSES: z.enum(['truncated', 'full', 'none']).default('truncated'),
+  /** An open or click this soon after its recipient's delivery is a machine's (a link scanner), in seconds. */
+  TRACKING_MACHINE_WINDOW_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
   /** PEM files of the SMTP listeners' certificate; unset: a self-signed one is made at start. */
   SMTP_TLS_KEY_FILE: z.string().optional(),
   SMTP_TLS_CERT_FILE: z.string().optional(),

@@ -232,6 +232,7 @@ test('npm start runs the build with plain node, and a sent email leaves the mta 
     METRICS_MTA_PORT: '0',
     METRICS_INBOUND_PORT: '0',
     METRICS_WORKER_PORT: '0',
+    TRACKING_PORT: '0',
   };
 
   const npm = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });

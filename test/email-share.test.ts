@@ -11,7 +11,7 @@ import {
   sealLink,
   signLink,
 } from '../shared/links/signed.ts';
-import { parseExpiresIn } from '../api/routes/email-attachments.ts';
+import { parseExpiresIn } from '../api/routes/email-share.ts';
 import { newId } from '../shared/ids.ts';
 
 const BASE = 'https://mail.example-platform.test';

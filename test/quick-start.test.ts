@@ -45,6 +45,7 @@ test('a clean clone with a .env: npm install && npm start, then the printed send
       'METRICS_MTA_PORT=0',
       'METRICS_INBOUND_PORT=0',
       'METRICS_WORKER_PORT=0',
+      'TRACKING_PORT=0',
       'FIRST_TEAM_NAME=Quick start',
       '',
     ].join('\n'),

@@ -201,6 +201,7 @@ const NOT_TEAM_DATA = new Set([
   'dkim_key_pool',
   'platform_dkim_keys',
   'webhook_fanout_cursor',
+  'email_metrics_cursor',
   'teams',
   'users',
   'account_tokens',

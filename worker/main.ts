@@ -16,6 +16,7 @@ import { releaseScheduled } from './sending.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import pg from 'pg';
 import { webhookService } from './webhooks.ts';
+import { metricsRollup } from './email-metrics.ts';
 import { createRegistry } from '../shared/metrics/registry.ts';
 import { workerMetrics } from '../shared/metrics/worker.ts';
 import { queueMetrics } from '../shared/metrics/queues.ts';
@@ -64,6 +65,8 @@ const webhooks = webhookService({
   },
 });
 const enqueueDelivery = deliveryEnqueuer(createQueue(config, queues.deliver), log);
+// The counters of GET /emails/metrics, from the events, a second behind at most (docs/metrics.md).
+const rollup = metricsRollup({ db, log });
 // One schedule however many workers run: BullMQ keeps a single scheduler per id.
 await maintenanceQueue.upsertJobScheduler('hourly', { every: 3600_000 }, { name: 'maintenance', data: {} });
 await domainsQueue.upsertJobScheduler(
@@ -129,12 +132,14 @@ const workers = [
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
 await webhooks.start();
+rollup.start();
 log.info({ queues: workers.map((w) => w.name) }, 'worker.started');
 
 shutdown.ready(async () => {
   // Stop claiming, let running jobs finish, then close the clients.
   await Promise.all(workers.map((w) => w.close()));
   await webhooks.stop();
+  await rollup.stop();
   await Promise.all([
     maintenanceQueue.close(),
     domainsQueue.close(),

@@ -1,28 +1,16 @@
-// A sent email's attachments (list, get, and the public signed download) and its share links.
+// A sent email's attachments (list, get, and the public signed download); its share links are email-share.ts.
 import { z } from 'zod';
 import { getEmail } from '../../shared/emails/store.ts';
-import { presentEmail } from '../../shared/emails/present.ts';
-import { notFound, ServiceError } from '../../shared/errors.ts';
+import { notFound } from '../../shared/errors.ts';
 import { listEnvelope, listQuery, paginateByPosition } from '../../shared/pagination.ts';
-import {
-  issueLink,
-  linkKey,
-  linkRefused,
-  linkUrl,
-  liveLinkExpiry,
-  nowSeconds,
-  openLink,
-  sealLink,
-  serveSignedDownload,
-} from '../../shared/links/signed.ts';
+import { issueLink, linkKey, linkUrl, liveLinkExpiry, serveSignedDownload } from '../../shared/links/signed.ts';
 import { defineOperation } from './operation.ts';
 import { attachmentFields, pathId, timestamp } from './schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 import { attachmentFieldsOf, type AttachmentRow } from '../../shared/attachment-rows.ts';
 
-/** The kinds of link this file signs: a token of one never opens the other. */
+/** The kind of link this file signs (email-share.ts signs another): a token of one never opens the other. */
 const ATTACHMENT_LINK = 'email_attachment';
-const SHARE_LINK = 'email_share';
 
 const linkedAttachmentFields = {
   ...attachmentFields('Only when the attachment is inline (`cid:` references)'),
@@ -50,63 +38,6 @@ function presentAttachment(deps: ApiDeps, row: AttachmentRow, now: Date) {
     expires_at: link.expires_at,
   };
 }
-
-// Share links: `expires_in` is `<n> <unit>` or `<n><unit>` (`10m`, `2h`, `1 day`), 1 minute to 30 days.
-const SHARE_DEFAULT_SECONDS = 48 * 3600;
-const SHARE_MIN_SECONDS = 60;
-const SHARE_MAX_SECONDS = 30 * 86_400;
-const SHARE_UNITS: Record<string, number> = {
-  s: 1,
-  sec: 1,
-  secs: 1,
-  second: 1,
-  seconds: 1,
-  m: 60,
-  min: 60,
-  mins: 60,
-  minute: 60,
-  minutes: 60,
-  h: 3600,
-  hr: 3600,
-  hrs: 3600,
-  hour: 3600,
-  hours: 3600,
-  d: 86_400,
-  day: 86_400,
-  days: 86_400,
-  w: 604_800,
-  week: 604_800,
-  weeks: 604_800,
-};
-
-export function parseExpiresIn(text: string): number {
-  const m = /^(\d{1,7})\s*([a-z]+)$/.exec(text.trim().toLowerCase());
-  const unit = m ? SHARE_UNITS[m[2]] : undefined;
-  const problem = (message: string) =>
-    new ServiceError('validation_error', `Invalid \`expires_in\`: ${message}.`, {
-      errors: [{ path: 'expires_in', message }],
-    });
-  if (!m || !unit)
-    throw problem('use `<n> <unit>` such as `10m`, `2 hours` or `1 day` (units: seconds, minutes, hours, days, weeks)');
-  const seconds = Number(m[1]) * unit;
-  if (seconds < SHARE_MIN_SECONDS || seconds > SHARE_MAX_SECONDS) throw problem('must be from 1 minute to 30 days');
-  return seconds;
-}
-
-const shareView = z
-  .object({
-    object: z.literal('shared_email'),
-    id: z.uuid(),
-    from: z.string(),
-    to: z.array(z.string()),
-    subject: z.string(),
-    created_at: timestamp,
-    last_event: z.string(),
-    text: z.string().nullable(),
-    html: z.string().nullable().describe('The HTML source as a string: never served as text/html'),
-    expires_at: timestamp.describe('When this share link stops working'),
-  })
-  .meta({ id: 'SharedEmail' });
 
 const base = { tag: 'emails', permission: 'full_access' } as const;
 
@@ -203,83 +134,6 @@ export const emailAttachmentOperations = [
         object,
       });
       return undefined;
-    },
-  }),
-  defineOperation({
-    ...base,
-    operationId: 'shareEmail',
-    method: 'post',
-    path: '/emails/{email_id}/share',
-    summary: 'Share a sent email',
-    description:
-      'Create a read-only share link to a sent email (`expires_in`: `10m`, `2 hours`, `1 day`; 1 minute to 30 days, default 48 hours). The link is signed, not stored: it cannot be revoked before it expires.',
-    scope: 'emails:write',
-    params: emailParams,
-    body: z.object({
-      expires_in: z
-        .string()
-        .max(64)
-        .nullish()
-        .describe(
-          '`<n> <unit>` (seconds, minutes, hours, days, weeks; `m`, `h`, `d` too), 1 minute to 30 days; default 48 hours',
-        ),
-    }),
-    response: z.object({ object: z.literal('email'), id: z.uuid(), url: z.url(), expires_at: timestamp }),
-    handler: async ({ auth, params, body, deps }) => {
-      const seconds = body.expires_in == null ? SHARE_DEFAULT_SECONDS : parseExpiresIn(body.expires_in);
-      const email = await getEmail(deps.db, auth.team.id, params.email_id);
-      const expires = nowSeconds() + seconds;
-      const token = sealLink(linkKey(deps.config), {
-        kind: SHARE_LINK,
-        teamId: auth.team.id,
-        objectId: email.id,
-        expires,
-      });
-      return {
-        object: 'email' as const,
-        id: email.id,
-        url: `${deps.config.PUBLIC_BASE_URL}/share/${token}`,
-        expires_at: new Date(expires * 1000).toISOString(),
-      };
-    },
-  }),
-  defineOperation({
-    operationId: 'viewSharedEmail',
-    method: 'get',
-    path: '/share/{token}',
-    tag: 'emails',
-    summary: 'View a shared email',
-    description:
-      'The read-only JSON view of a shared email (no Authorization header; a User-Agent is required). The HTML is a string field, never served as a page. An expired or tampered link is the same 404.',
-    permission: 'none',
-    scope: null,
-    params: z.object({
-      token: z.string().describe('The last segment of the `url` that POST /emails/{email_id}/share answered'),
-    }),
-    response: shareView,
-    handler: async ({ params, deps, ctx }) => {
-      const claims = openLink(linkKey(deps.config), SHARE_LINK, params.token, new Date(), SHARE_MAX_SECONDS);
-      if (!claims) throw linkRefused();
-      const row = await deps.db('emails').where({ id: claims.objectId, team_id: claims.teamId }).first();
-      if (!row) throw linkRefused();
-      const e = presentEmail(row);
-      // JSON only (the router serves it as application/json): whatever the HTML holds, no browser renders it here.
-      ctx.set('Cache-Control', 'no-store');
-      ctx.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'; sandbox");
-      ctx.set('Referrer-Policy', 'no-referrer');
-      ctx.set('X-Robots-Tag', 'noindex, nofollow');
-      return {
-        object: 'shared_email' as const,
-        id: e.id,
-        from: e.from,
-        to: e.to,
-        subject: e.subject,
-        created_at: e.created_at,
-        last_event: e.last_event,
-        text: e.text,
-        html: e.html,
-        expires_at: new Date(claims.expires * 1000).toISOString(),
-      };
     },
   }),
 ];

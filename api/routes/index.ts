@@ -10,7 +10,9 @@ import { notYetOperations } from './not-yet.ts';
 import { domainOperations } from './domains.ts';
 import { emailOperations } from './emails.ts';
 import { emailAttachmentOperations } from './email-attachments.ts';
+import { emailShareOperations } from './email-share.ts';
 import { emailAttemptOperations } from './email-attempts.ts';
+import { emailMetricsOperations } from './email-metrics.ts';
 import { domainAutoconfigureOperations } from './domain-autoconfigure.ts';
 import { domainClaimOperations } from './domain-claims.ts';
 import { domainBrandOperations } from './domain-brand.ts';
@@ -44,7 +46,9 @@ const areaOperations: Operation[] = [
   ...domainOperations,
   ...emailOperations,
   ...emailAttachmentOperations,
+  ...emailShareOperations,
   ...emailAttemptOperations,
+  ...emailMetricsOperations,
   ...domainAutoconfigureOperations,
   ...domainClaimOperations,
   ...domainBrandOperations,

@@ -43,7 +43,6 @@ function inboxRows(): Row[] {
 }
 
 const rows: Row[] = [
-  ['get', '/emails/metrics', 'emails', 'Email metrics'],
   ['post', '/contacts/imports', 'contacts', 'Import contacts'],
   ['get', '/contacts/imports', 'contacts', 'List contact imports'],
   ['get', '/contacts/imports/{id}', 'contacts', 'Retrieve a contact import'],

@@ -19,7 +19,12 @@ import { mtaMetrics, type MtaMetrics } from '../../shared/metrics/mta.ts';
 
 export type DeliveryConfig = Pick<
   Config,
-  'SIMULATOR_DOMAIN' | 'PUBLIC_BASE_URL' | 'SMTP_DELIVERY_PORT' | 'MTA_HOSTNAME'
+  | 'SIMULATOR_DOMAIN'
+  | 'PUBLIC_BASE_URL'
+  | 'SMTP_DELIVERY_PORT'
+  | 'MTA_HOSTNAME'
+  | 'TRACKING_LINK_SCHEME'
+  | 'TRACKING_LINK_PORT'
 >;
 
 export interface DeliveryDeps {

@@ -2,7 +2,8 @@
 // the recipients that are due (email.sent was recorded at acceptance or release); then deliver: simulator recipients
 // without the network, the others grouped by domain, one SMTP transaction per domain (route → throttle → transmit →
 // classify → record), in parallel; a topic send's or a broadcast's recipients one by one, each with its own
-// List-Unsubscribe (compose.ts unsubscribeHeader), and only those still subscribed to the topic. A duplicate or retried
+// List-Unsubscribe (compose.ts unsubscribeHeader), and only those still subscribed to the topic; with open or click
+// tracking on, each recipient's copy with its own pixel and links (track.ts), one by one too. A duplicate or retried
 // job is harmless: it leases nothing that another job holds or that is not due.
 import { classify, type Answer } from '../../shared/bounces/classify.ts';
 import {
@@ -27,6 +28,8 @@ import { transmit } from './transmit.ts';
 import type { Attempt, LeasedRecipient, Outcome } from './types.ts';
 import { takeLease, type Lease } from './lease.ts';
 import { reportOutcomes } from './report.ts';
+import type { TrackingSettings } from './signing-domain.ts';
+import { trackedCopies, type TrackedCopies } from './track.ts';
 
 interface Job {
   email: LoadedEmail;
@@ -88,14 +91,22 @@ interface Prepared {
   /** The message to sign: composed once for the email. */
   raw: Buffer;
   keys: SigningKey[];
+  domainId: string;
+  tracking: TrackingSettings | null;
 }
 
 /**
  * The signed bytes for one SMTP transaction: DKIM-Signature fields, then `head` (a recipient's own header fields), then
  * the message.
  */
-async function signed(deps: DeliveryDeps, ctx: Job, prepared: Prepared, head: string): Promise<Buffer> {
-  const message = head ? Buffer.concat([Buffer.from(head, 'latin1'), prepared.raw]) : prepared.raw;
+async function signed(
+  deps: DeliveryDeps,
+  ctx: Job,
+  prepared: Prepared,
+  head: string,
+  raw = prepared.raw,
+): Promise<Buffer> {
+  const message = head ? Buffer.concat([Buffer.from(head, 'latin1'), raw]) : raw;
   const signing = deps.metrics.dkimSigning.startTimer();
   const signatures = await deps.signer.sign(message, prepared.keys, ctx.now);
   if (prepared.keys.length) signing();
@@ -170,7 +181,24 @@ async function prepare(deps: DeliveryDeps, ctx: Job): Promise<Prepared | null> {
   if (!sending) return null;
   const { raw, composed } = await messageOf(deps, email);
   if (composed) ctx.composed = raw;
-  return { from: envelopeSender(deps.secrets, email.id, sending.domain), raw, keys: sending.keys };
+  return {
+    from: envelopeSender(deps.secrets, email.id, sending.domain),
+    raw,
+    keys: sending.keys,
+    domainId: sending.domain.id,
+    tracking: sending.tracking,
+  };
+}
+
+/** The recipients' own tracked copies, or null (tracking off, nothing to track, or a message it cannot read). */
+async function tracked(deps: DeliveryDeps, ctx: Job, ready: Prepared): Promise<TrackedCopies | null> {
+  try {
+    return await trackedCopies(deps, ready.domainId, ready.tracking, ready.raw);
+  } catch (err) {
+    // A message the MIME splitter cannot read still goes out, as it is: tracking is never a reason not to deliver.
+    deps.log.warn({ err, ...ids(ctx) }, 'delivery.tracking_skipped');
+    return null;
+  }
 }
 
 /** Copies of their own for the recipients of one email in flight at once: ~8 MB of them, at least one. */
@@ -217,9 +245,10 @@ async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRec
     return record(deps, ctx, unconnected(recipients[0].domain, '', ctx.now, 0, everyone(recipients, outcome)));
   }
   const ready = prepared;
-  if (needsUnsubscribeHeader(ctx.email)) {
-    // A List-Unsubscribe URL names one recipient: each gets a copy signed with its own header, in one transaction
-    // of its own, a bounded number of copies at a time.
+  const copies = await tracked(deps, ctx, ready);
+  if (needsUnsubscribeHeader(ctx.email) || copies) {
+    // A List-Unsubscribe URL, a tracked link, names one recipient: each gets a copy signed with its own header and
+    // body, in one transaction of its own, a bounded number of copies at a time.
     const unsubscribe = { secrets: deps.secrets, publicBaseUrl: deps.config.PUBLIC_BASE_URL };
     const tasks = recipients.map(
       (r) => () =>
@@ -227,7 +256,7 @@ async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRec
           deps,
           ctx,
           ready.from,
-          () => signed(deps, ctx, ready, unsubscribeHeader(unsubscribe, ctx.email, r.id)),
+          () => signed(deps, ctx, ready, unsubscribeHeader(unsubscribe, ctx.email, r.id), copies?.copyFor(r.id)),
           r.domain.toLowerCase(),
           [r],
         ),

@@ -3,7 +3,8 @@
 // unsealing per message. A key activated, retired or rotated, or a domain deleted, takes effect within the TTL
 // (DOMAIN_CACHE_MS); DNS keeps a retired key's record far longer than that, so a signature made in that window
 // still verifies. A managed domain has no keys of its own: it signs with the platform key (`d=`
-// MANAGED_DOMAIN_HOST, shared/domains/platform-dkim.ts), opened once per TTL for all the managed domains.
+// MANAGED_DOMAIN_HOST, shared/domains/platform-dkim.ts), opened once per TTL for all the managed domains. The
+// domain's open and click tracking settings come with it (track.ts): a change reaches the next messages within the TTL.
 import type { Knex } from 'knex';
 import type { ManagedDkimConfig } from '../../shared/domains/platform-dkim.ts';
 import { platformSigningKey, signingKeys, type SigningKey } from './sign.ts';
@@ -12,9 +13,30 @@ import { ttlCache } from './ttl-cache.ts';
 
 export const DOMAIN_CACHE_MS = 10_000;
 
+/** Open and click tracking of a domain that has either on: its tracking host is `<tracking_subdomain>.<name>`. */
+export interface TrackingSettings {
+  open: boolean;
+  click: boolean;
+  host: string;
+}
+
 export interface SigningDomain {
   domain: SendingDomain;
   keys: SigningKey[];
+  /** null: tracking off, the messages leave as they are. */
+  tracking: TrackingSettings | null;
+}
+
+interface DomainRow extends SendingDomain {
+  managed: boolean;
+  open_tracking: boolean;
+  click_tracking: boolean;
+  tracking_subdomain: string | null;
+}
+
+function trackingOf(row: DomainRow): TrackingSettings | null {
+  if (!(row.open_tracking || row.click_tracking) || !row.tracking_subdomain) return null;
+  return { open: row.open_tracking, click: row.click_tracking, host: `${row.tracking_subdomain}.${row.name}` };
 }
 
 export interface SigningDomains {
@@ -35,13 +57,18 @@ export function createSigningDomains(
   const platform = ttlCache<SigningKey>(ttlMs);
 
   async function load(domainId: string): Promise<SigningDomain | null> {
-    const row: (SendingDomain & { managed: boolean }) | undefined = await db('domains')
+    const row: DomainRow | undefined = await db('domains')
       .where({ id: domainId })
-      .first('id', 'name', 'custom_return_path', 'managed');
+      .first('id', 'name', 'custom_return_path', 'managed', 'open_tracking', 'click_tracking', 'tracking_subdomain');
     if (!row) return null;
     const domain: SendingDomain = { id: row.id, name: row.name, custom_return_path: row.custom_return_path };
-    if (!row.managed) return { domain, keys: await signingKeys(db, secrets, domain) };
-    return { domain, keys: [await platform('platform', () => platformSigningKey(db, secrets, managedDkim))] };
+    const tracking = trackingOf(row);
+    if (!row.managed) return { domain, keys: await signingKeys(db, secrets, domain), tracking };
+    return {
+      domain,
+      keys: [await platform('platform', () => platformSigningKey(db, secrets, managedDkim))],
+      tracking,
+    };
   }
 
   return { get: (domainId) => domains(domainId, () => load(domainId)) };

@@ -225,9 +225,10 @@ export function htmlToText(html: string): string {
     .trim();
 }
 
-// The words of an unsubscribe link, as text, HTML (entities) or in a URL (percent-encoded).
+// The words of an unsubscribe link, as text, HTML (entities) or in a URL (percent-encoded). Tracking never rewrites
+// a link that says them (shared/tracking/links.ts).
 const SEP = '(?:\\s|&nbsp;|%20|[-_+])+';
-const UNSUBSCRIBE_WORD = new RegExp(
+export const UNSUBSCRIBE_WORD = new RegExp(
   `unsubscribe|abmelden|d(?:[ée]|&eacute;|&#0*233;|&#x0*e9;|%c3%a9)sinscri|darse${SEP}de${SEP}baja`,
   'i',
 );

@@ -9,6 +9,7 @@ import { readUnsubscribeToken } from '../emails/mail-tokens.ts';
 import { setUnsubscribed } from '../contacts/unsubscribed.ts';
 import { setSubscription } from './subscriptions.ts';
 import type { TopicVisibility } from './topics.ts';
+import { countUnsubscribe } from '../email-metrics/unsubscribes.ts';
 
 export interface UnsubscribeTarget {
   teamId: string;
@@ -57,6 +58,9 @@ export async function unsubscribeTarget(db: Knex, secrets: Buffer, token: string
  * whose topic was deleted meanwhile), unsubscribes its contact from everything. Answers what it did.
  */
 export async function unsubscribe(db: Knex, target: UnsubscribeTarget): Promise<'topic' | 'everything'> {
+  // A recipient still subscribed to what the link ends counts as `unsubscribed` in the email's metrics.
+  if (target.topic ? !target.optedOut : !target.unsubscribedAll)
+    await countUnsubscribe(db, target.teamId, target.emailId, new Date());
   if (target.topic) {
     const recorded = await setSubscription(db, {
       teamId: target.teamId,
@@ -73,6 +77,8 @@ export async function unsubscribe(db: Knex, target: UnsubscribeTarget): Promise<
 
 /** Sets the contact's global `unsubscribed` for the target's address (making the contact to unsubscribe it). */
 export async function setUnsubscribedAll(db: Knex, target: UnsubscribeTarget, unsubscribed: boolean): Promise<void> {
+  // Unsubscribing from everything through the email's page counts as `unsubscribed` in its metrics, once.
+  if (unsubscribed && !target.unsubscribedAll) await countUnsubscribe(db, target.teamId, target.emailId, new Date());
   await db.transaction((trx) => setUnsubscribed(trx, target.teamId, target.address, unsubscribed));
 }
 

@@ -70,6 +70,8 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
     METRICS_MTA_PORT: '0',
     METRICS_INBOUND_PORT: '0',
     METRICS_WORKER_PORT: '0',
+    // The api's tracking listener (docs/tracking.md) too.
+    TRACKING_PORT: '0',
     ...env,
   });
   const db = createDb(config);

@@ -1,0 +1,27 @@
+// The tracking listener's metrics (api process; docs/observability.md): hits by kind and verdict, and what the
+// engagement recorder wrote or had to drop.
+import { Counter, Registry } from 'prom-client';
+import { zeroed } from './registry.ts';
+
+export function trackingMetrics(registry: Registry = new Registry()) {
+  return {
+    hits: new Counter({
+      name: 'postwerk_tracking_hits_total',
+      help: 'Hits on tracking hosts, by kind (open, click) and verdict (human, machine, refused)',
+      labelNames: ['kind', 'verdict'] as const,
+      registers: [registry],
+    }),
+    recorded: zeroed(
+      new Counter({
+        name: 'postwerk_tracking_recorded_total',
+        help: 'Engagement rows written (recorded) and hits dropped unrecorded (dropped: the database failed or lagged)',
+        labelNames: ['outcome'] as const,
+        registers: [registry],
+      }),
+      'outcome',
+      ['recorded', 'dropped'],
+    ),
+  };
+}
+
+export type TrackingMetrics = ReturnType<typeof trackingMetrics>;
