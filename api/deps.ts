@@ -7,6 +7,7 @@ import type { DnsResolver } from '../shared/dns/resolver.ts';
 import type { EnqueueDelivery } from '../shared/emails/enqueue.ts';
 import type { RequestLogWriter } from '../shared/logs/writer.ts';
 import type { ApiMetrics } from '../shared/metrics/api.ts';
+import type { ContactJobs } from '../shared/imports/jobs.ts';
 
 /** Everything a route or middleware may use; created once in api/main.ts (or by a test) and passed down. */
 export interface ApiDeps {
@@ -19,6 +20,8 @@ export interface ApiDeps {
   dns: DnsResolver;
   /** Puts accepted emails on the deliver queue (after their commit). */
   enqueueDelivery: EnqueueDelivery;
+  /** Contact imports to run and teams whose contacts changed, handed to the worker after their commit. */
+  contactJobs: ContactJobs;
   version: string;
   /**
    * Where request logs go. api/main.ts passes a batching writer (flushed every 50 ms and on shutdown); without

@@ -15,6 +15,7 @@ import { checkPostgres, checkRedis, listen, readConfig, starting } from '../shar
 import { createRegistry } from '../shared/metrics/registry.ts';
 import { apiMetrics } from '../shared/metrics/api.ts';
 import { serveMetrics } from '../shared/metrics/server.ts';
+import { contactJobs as contactJobQueues } from '../shared/imports/jobs.ts';
 
 const config = readConfig('api');
 const log = createLogger(config, 'api');
@@ -34,7 +35,20 @@ const requestLogs = requestLogWriter(db, log, { delayMs: 50, maxRows: 100 });
 // Metrics (docs/observability.md): served on METRICS_API_PORT, never on PORT.
 const registry = createRegistry();
 const metrics = apiMetrics(registry);
-const app = createApp({ config, db, redis, blobs, log, version, dns, enqueueDelivery, requestLogs, metrics });
+const contactJobs = contactJobQueues(config, log);
+const app = createApp({
+  config,
+  db,
+  redis,
+  blobs,
+  log,
+  version,
+  dns,
+  enqueueDelivery,
+  contactJobs,
+  requestLogs,
+  metrics,
+});
 
 const server = createHttpServer(app, config);
 const metricsListener = await starting(log, async () => {
@@ -48,6 +62,6 @@ log.info({ host: config.HOST, port: config.PORT }, 'api.listening');
 shutdown.ready(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await Promise.allSettled([requestLogs.close(), enqueueDelivery.flush()]);
-  await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close()]);
+  await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close(), contactJobs.close()]);
   await metricsListener.close();
 });

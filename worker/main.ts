@@ -17,6 +17,7 @@ import { createRegistry } from '../shared/metrics/registry.ts';
 import { workerMetrics } from '../shared/metrics/worker.ts';
 import { queueMetrics } from '../shared/metrics/queues.ts';
 import { serveMetrics } from '../shared/metrics/server.ts';
+import { startContactJobs } from './contacts.ts';
 
 const config = readConfig('worker');
 const log = createLogger(config, 'worker');
@@ -40,8 +41,9 @@ const maintenanceQueue = createQueue(config, queues.maintenance);
 const domainsQueue = createQueue(config, queues.domains);
 const sendingQueue = createQueue(config, queues.sending);
 const webhooksQueue = createQueue(config, queues.webhooks);
+const contactJobs = await startContactJobs({ config, db, blobs, log });
 // The queue gauges are read from Redis at each scrape.
-queueMetrics(registry, [maintenanceQueue, domainsQueue, sendingQueue], log);
+queueMetrics(registry, [maintenanceQueue, domainsQueue, sendingQueue, ...contactJobs.queues], log);
 const webhooks = webhookService({
   db,
   secrets,
@@ -99,6 +101,7 @@ const workers = [
       released: metrics.scheduledReleased,
     }),
   })),
+  ...contactJobs.workers,
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
 await webhooks.start();
@@ -109,6 +112,7 @@ shutdown.ready(async () => {
   await Promise.all(workers.map((w) => w.close()));
   await webhooks.stop();
   await Promise.all([maintenanceQueue.close(), domainsQueue.close(), sendingQueue.close(), webhooksQueue.close()]);
+  await Promise.all(contactJobs.queues.map((q) => q.close()));
   await db.destroy();
   await metricsListener.close();
 });

@@ -51,9 +51,6 @@ const rows: Row[] = [
   ['delete', '/templates/{id_or_alias}', 'templates', 'Delete a template'],
   ['post', '/templates/{id_or_alias}/publish', 'templates', 'Publish a template'],
   ['post', '/templates/{id_or_alias}/duplicate', 'templates', 'Duplicate a template'],
-  ['post', '/contacts/imports', 'contacts', 'Import contacts'],
-  ['get', '/contacts/imports', 'contacts', 'List contact imports'],
-  ['get', '/contacts/imports/{id}', 'contacts', 'Retrieve a contact import'],
   ['post', '/broadcasts', 'broadcasts', 'Create a broadcast'],
   ['get', '/broadcasts', 'broadcasts', 'List broadcasts'],
   ['get', '/broadcasts/{id}', 'broadcasts', 'Retrieve a broadcast'],
@@ -99,7 +96,6 @@ const PARAMS: Record<string, string> = {
   draft_id: "The draft's id",
 };
 const ID_OF: Record<string, string> = {
-  '/contacts/imports': 'contact import',
   '/broadcasts': 'broadcast',
   '/automations': 'automation',
   '/events': 'event',
