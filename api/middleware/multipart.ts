@@ -70,10 +70,13 @@ export function readMultipart<T>(ctx: Context, options: MultipartOptions<T>): Pr
   return new Promise<MultipartForm<T>>((resolve, reject) => {
     const fields = new Map<string, string>();
     let stored: Promise<T> | undefined;
+    let part: Readable | undefined;
     let failed = false;
-    const fail = (err: unknown) => {
+    const fail = (err: Error) => {
       if (failed) return;
       failed = true;
+      // A part still being stored ends with the refusal (store() then rejects and cleans up after itself).
+      if (part && !part.readableEnded) part.destroy(err);
       ctx.req.unpipe(parser);
       parser.removeAllListeners();
       parser.on('error', () => {});
@@ -88,6 +91,7 @@ export function readMultipart<T>(ctx: Context, options: MultipartOptions<T>): Pr
         stream.resume();
         return fail(refuse(name, `is a file part; only \`${options.fileField}\` takes one, once`));
       }
+      part = stream;
       stored = options.store(stream);
       stored.catch((err) => {
         stream.resume();
@@ -112,9 +116,9 @@ export function readMultipart<T>(ctx: Context, options: MultipartOptions<T>): Pr
         () => {}, // fail() has it
       );
     });
-    ctx.req.on('aborted', () =>
-      fail(new ServiceError('validation_error', 'The request was aborted.', { status: 400 })),
-    );
+    ctx.req.once('close', () => {
+      if (!ctx.req.complete) fail(new ServiceError('validation_error', 'The request was aborted.', { status: 400 }));
+    });
     ctx.req.pipe(parser);
   });
 }

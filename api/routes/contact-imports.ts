@@ -37,6 +37,9 @@ const FIELD_MAX_BYTES = 1024 * 1024;
 async function storeFile(blobs: BlobStore, key: string, part: Readable) {
   const scanner = new CsvScanner();
   part.once('error', (err) => scanner.destroy(err));
+  // The scan may refuse the first chunk before putStream (opening its file) listens: the error is kept on the
+  // stream (`errored`) and putStream's pipeline rejects with it.
+  scanner.on('error', () => {});
   await blobs.putStream(key, part.pipe(scanner));
   return scanner.result();
 }
@@ -75,14 +78,14 @@ export const contactImportOperations = [
       const teamId = auth.team.id;
       const id = newId();
       const blobKey = importBlobKey(teamId, id);
-      const form = await readMultipart(ctx, {
-        fileField: 'file',
-        maxFieldBytes: FIELD_MAX_BYTES,
-        drainBytes: IMPORT_MAX_BYTES + 2 * FIELD_MAX_BYTES,
-        store: (part) => storeFile(deps.blobs, blobKey, part),
-      });
       let created: { id: string };
       try {
+        const form = await readMultipart(ctx, {
+          fileField: 'file',
+          maxFieldBytes: FIELD_MAX_BYTES,
+          drainBytes: IMPORT_MAX_BYTES + 2 * FIELD_MAX_BYTES,
+          store: (part) => storeFile(deps.blobs, blobKey, part),
+        });
         if (!form.file) throw missingFile(form.fields);
         const columns = headerColumns(form.file.header);
         const fields = Object.fromEntries(form.fields) as Record<string, string | undefined>;
@@ -102,6 +105,7 @@ export const contactImportOperations = [
           });
         });
       } catch (err) {
+        // A file stored before the refusal (a later part refused, the header, the form) goes with it.
         await deps.blobs.delete(blobKey);
         throw err;
       }
