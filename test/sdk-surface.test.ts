@@ -70,7 +70,6 @@ const noRequest = new Set([
 const unbuilt = [
   'automations.',
   'broadcasts.',
-  'contacts.imports.',
   'events.',
   'inboxes.',
   'oauthGrants.',
