@@ -39,9 +39,10 @@ function propertyValue(
 ): PropertyValue | null | { problem: string } {
   if (cell.trim() === '') return null;
   let value: PropertyValue;
-  if (type === 'string')
+  if (type === 'string') {
+    if (cell.includes('\u0000')) return { problem: 'holds a NUL character' };
     value = cell; // as given: a formula-like text is stored inert, never evaluated
-  else if (type === 'number') {
+  } else if (type === 'number') {
     if (!NUMBER.test(cell.trim())) return { problem: `must be a number (the property's type is number)` };
     value = Number(cell.trim());
   } else {
@@ -53,9 +54,12 @@ function propertyValue(
   return problem ? { problem } : value;
 }
 
-function name(cell: string | undefined): string | null | { problem: string } {
-  const v = (cell ?? '').trim();
+/** A name cell: trimmed, null when empty, or why it cannot be a name. */
+function name(cell: string): string | null | { problem: string } {
+  const v = cell.trim();
   if (v.length > NAME_MAX_LENGTH) return { problem: `is longer than ${NAME_MAX_LENGTH} characters` };
+  // PostgreSQL's text cannot hold U+0000 (valid UTF-8, so the upload's check lets it through).
+  if (v.includes('\u0000')) return { problem: 'holds a NUL character' };
   return v || null;
 }
 
@@ -67,59 +71,62 @@ export function splitFullName(full: string): { first: string | null; last: strin
   return { first: v.slice(0, space), last: v.slice(space + 1).trim() || null };
 }
 
+const cellOf = (record: string[], i: number | null) => (i === null ? '' : (record[i] ?? ''));
+/** A cell quoted in a reason: at most 60 characters of it. */
+const shown = (v: string) => `\`${v.length > 60 ? `${v.slice(0, 60)}...` : v}\``;
+const failure = (raw: string, reason: string): RowResult => ({ failure: { email: raw || null, reason } });
+
+function readNames(record: string[], map: ColumnMap, columns: string[]) {
+  const out: (string | null)[] = [];
+  for (const field of ['first_name', 'last_name', 'full_name'] as const) {
+    const v = name(cellOf(record, map[field]));
+    if (v !== null && typeof v === 'object') return `has a \`${columns[map[field]!]}\` that ${v.problem}`;
+    out.push(v);
+  }
+  const [first, last, full] = out;
+  if (full === null) return { first, last };
+  const split = splitFullName(full);
+  return { first: first ?? split.first, last: last ?? split.last };
+}
+
+/** The row's `unsubscribed` from its two columns: never more subscribed than either says; null when neither does. */
+function readSubscription(record: string[], map: ColumnMap, columns: string[]): boolean | null | string {
+  const unsubscribedCell = cellOf(record, map.unsubscribed);
+  const unsubscribed = flag(unsubscribedCell);
+  if (unsubscribed === undefined)
+    return `has ${shown(unsubscribedCell.trim())} in \`${columns[map.unsubscribed!]}\` (true or false)`;
+  const statusCell = cellOf(record, map.subscription_status).trim();
+  const status = statusCell.toLowerCase();
+  if (status !== '' && !(STATUSES as readonly string[]).includes(status))
+    return `has ${shown(statusCell)} in \`${columns[map.subscription_status!]}\` (subscribed, unsubscribed or never_subscribed)`;
+  if (unsubscribed === true || status === 'unsubscribed' || status === 'never_subscribed') return true;
+  if (unsubscribed === false || status === 'subscribed') return false;
+  return null;
+}
+
 /**
  * The row's contact, or why it fails. `columns` names the header's columns (for the reasons). `subscription_status`
  * and `unsubscribed` together never make a row more subscribed than either says.
  */
 export function readRow(record: string[], map: ColumnMap, columns: string[]): RowResult {
-  const cell = (i: number | null) => (i === null ? '' : (record[i] ?? ''));
-  const raw = cell(map.email).trim();
-  const fail = (reason: string) => ({ failure: { email: raw || null, reason } });
+  const raw = cellOf(record, map.email).trim();
   if (record.length > columns.length)
-    return fail(`has ${record.length} fields; the header row has ${columns.length} columns`);
-  if (raw === '') return fail(`has no address in the column \`${columns[map.email]}\``);
+    return failure(raw, `has ${record.length} fields; the header row has ${columns.length} columns`);
+  if (raw === '') return failure(raw, `has no address in the column \`${columns[map.email]}\``);
   const parsed = contactAddress(raw);
-  if ('problem' in parsed) return fail(`has an address that is not usable: it ${parsed.problem}`);
-
-  const names: Record<'first_name' | 'last_name' | 'full_name', string | null> = {
-    first_name: null,
-    last_name: null,
-    full_name: null,
-  };
-  for (const field of ['first_name', 'last_name', 'full_name'] as const) {
-    const v = name(cell(map[field]));
-    if (v !== null && typeof v === 'object') return fail(`has a \`${columns[map[field]!]}\` that ${v.problem}`);
-    names[field] = v;
-  }
-  const split = names.full_name === null ? { first: null, last: null } : splitFullName(names.full_name);
-
-  const unsubscribedCell = flag(cell(map.unsubscribed));
-  if (unsubscribedCell === undefined)
-    return fail(`has \`${cell(map.unsubscribed).trim()}\` in \`${columns[map.unsubscribed!]}\` (true or false)`);
-  const statusCell = cell(map.subscription_status).trim().toLowerCase();
-  if (statusCell !== '' && !(STATUSES as readonly string[]).includes(statusCell))
-    return fail(
-      `has \`${cell(map.subscription_status).trim()}\` in \`${columns[map.subscription_status!]}\` (subscribed, unsubscribed or never_subscribed)`,
-    );
-  let unsubscribed: boolean | null = null;
-  if (unsubscribedCell === true || statusCell === 'unsubscribed' || statusCell === 'never_subscribed')
-    unsubscribed = true;
-  else if (unsubscribedCell === false || statusCell === 'subscribed') unsubscribed = false;
-
-  const properties: [string, PropertyValue][] = [];
+  if ('problem' in parsed) return failure(raw, `has an address that is not usable: it ${parsed.problem}`);
+  const names = readNames(record, map, columns);
+  if (typeof names === 'string') return failure(raw, names);
+  const unsubscribed = readSubscription(record, map, columns);
+  if (typeof unsubscribed === 'string') return failure(raw, unsubscribed);
+  const properties: Record<string, PropertyValue> = {};
   for (const p of map.properties) {
-    const v = propertyValue(cell(p.column), p.type);
+    const v = propertyValue(cellOf(record, p.column), p.type);
     if (v === null) continue;
-    if (typeof v === 'object') return fail(`has a value for the property \`${p.key}\` that ${v.problem}`);
-    properties.push([p.key, v]);
+    if (typeof v === 'object') return failure(raw, `has a value for the property \`${p.key}\` that ${v.problem}`);
+    properties[p.key] = v;
   }
   return {
-    contact: {
-      email: parsed.address,
-      first_name: names.first_name ?? split.first,
-      last_name: names.last_name ?? split.last,
-      unsubscribed,
-      properties: Object.fromEntries(properties),
-    },
+    contact: { email: parsed.address, first_name: names.first, last_name: names.last, unsubscribed, properties },
   };
 }

@@ -4,6 +4,8 @@
 // offset covers, so nothing is created or counted twice; a second run of the same import at the same moment finds
 // the offset moved under it and stops. The last transaction completes the import and records its one audit entry.
 import type { Knex } from 'knex';
+import type pg from 'pg';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CsvError } from 'csv-parse';
 import type { BlobStore } from '../blobs.ts';
@@ -12,7 +14,7 @@ import { recordAudit } from '../audit/audit.ts';
 import { lockAllowance } from '../contacts/allowance.ts';
 import { billableCount, recordPeak } from '../contacts/billable.ts';
 import { propertyTypesOf } from '../contacts/properties.ts';
-import { writeBatch, type BatchFailure, type BatchRow } from './batch.ts';
+import { writeBatch, type BatchFailure, type BatchRow, type WriteMode } from './batch.ts';
 import { FAILURES_KEPT } from './limits.ts';
 import { csvParser } from './parse.ts';
 import { readRow } from './rows.ts';
@@ -72,30 +74,50 @@ async function lockReferences(trx: Knex, imp: ImportRow): Promise<Set<string>> {
   return new Set(keys.filter((k) => !types.has(k)));
 }
 
-async function writeAndAdvance(db: Knex, imp: ImportRow, rows: BatchRow[], offset: number): Promise<void> {
-  await db.transaction(async (trx) => {
-    const cur = await own(trx, imp, offset);
-    const included = await lockAllowance(trx, imp.team_id);
-    const gone = await lockReferences(trx, imp);
-    const out = await writeBatch(trx, imp, rows, included, gone);
-    const kept = out.failures.slice(0, Math.max(0, FAILURES_KEPT - cur.failed));
-    if (kept.length) await trx('contact_import_failures').insert(kept.map((f) => failureRow(imp.id, f)));
-    await trx('contact_imports')
-      .where({ id: imp.id })
-      .update({
-        row_offset: offset + rows.length,
-        created: trx.raw('created + ?', [out.created]),
-        updated: trx.raw('updated + ?', [out.updated]),
-        skipped: trx.raw('skipped + ?', [out.skipped]),
-        failed: trx.raw('failed + ?', [out.failures.length]),
-        updated_at: trx.fn.now(),
-      });
-    if (included > 0 && out.created > 0) await recordPeak(trx, imp.team_id, await billableCount(trx, imp.team_id));
-  });
+async function writeAndAdvance(
+  db: Knex,
+  conn: pg.ClientBase,
+  imp: ImportRow,
+  rows: BatchRow[],
+  offset: number,
+  mode: WriteMode,
+): Promise<void> {
+  await db.transaction(
+    async (trx) => {
+      // A batch's commit need not wait for its WAL flush: should PostgreSQL itself crash, the last batches are lost
+      // together with the offset that covers them, and the resumed run writes them again.
+      await trx.raw('set local synchronous_commit = off');
+      const cur = await own(trx, imp, offset);
+      const included = await lockAllowance(trx, imp.team_id);
+      const gone = await lockReferences(trx, imp);
+      const out = await writeBatch(trx, conn, imp, rows, included, gone, mode);
+      const kept = out.failures.slice(0, Math.max(0, FAILURES_KEPT - cur.failed));
+      if (kept.length) await trx('contact_import_failures').insert(kept.map((f) => failureRow(imp.id, f)));
+      await trx('contact_imports')
+        .where({ id: imp.id })
+        .update({
+          row_offset: offset + rows.length,
+          created: trx.raw('created + ?', [out.created]),
+          updated: trx.raw('updated + ?', [out.updated]),
+          skipped: trx.raw('skipped + ?', [out.skipped]),
+          failed: trx.raw('failed + ?', [out.failures.length]),
+          updated_at: trx.fn.now(),
+        });
+      if (included > 0 && out.created > 0) await recordPeak(trx, imp.team_id, await billableCount(trx, imp.team_id));
+    },
+    { connection: conn },
+  );
 }
 
+/** A failure as kept: text PostgreSQL can store (no U+0000), the address cell cut at 320 characters. */
 function failureRow(importId: string, f: BatchFailure) {
-  return { import_id: importId, row: f.row, email: f.email?.slice(0, 320) ?? null, reason: f.reason };
+  const clean = (v: string) => v.replaceAll('\u0000', '');
+  return {
+    import_id: importId,
+    row: f.row,
+    email: f.email === null ? null : clean(f.email).slice(0, 320),
+    reason: clean(f.reason),
+  };
 }
 
 /** Ends the import (completed, or failed with `error`) and records its one audit entry, in one transaction. */
@@ -153,23 +175,36 @@ export async function runImport(deps: ImportRunDeps, importId: string): Promise<
   const { db, blobs, log } = deps;
   const imp = await claim(db, importId);
   if (!imp) return 'finished already';
-  let offset = imp.row_offset;
   const file = imp.blob_key ? await blobs.getStream(imp.blob_key) : null;
   if (!file) {
-    await finish(db, imp, offset, 'the uploaded file is no longer stored');
+    await finish(db, imp, imp.row_offset, 'the uploaded file is no longer stored');
     return 'failed';
   }
-  log.info({ importId, teamId: imp.team_id, resumeAt: offset }, 'contact_import.started');
+  log.info({ importId, teamId: imp.team_id, resumeAt: imp.row_offset }, 'contact_import.started');
+  // One connection for the run: each batch's transaction runs on it, and its COPY with it.
+  const conn: pg.ClientBase = await db.client.acquireConnection();
+  try {
+    return await readAndWrite(deps, imp, file, conn);
+  } finally {
+    await db.client.releaseConnection(conn);
+  }
+}
+
+async function readAndWrite(deps: ImportRunDeps, imp: ImportRow, file: Readable, conn: pg.ClientBase) {
+  const { db, log } = deps;
+  const importId = imp.id;
+  let offset = imp.row_offset;
   const parser = csvParser();
   const reading = pipeline(file, parser);
   reading.catch(() => {}); // its failure is the loop's (a parse error) or ours (the parser destroyed on the way out)
   // One batch is written while the next is read: the parse (this process) and the writes (PostgreSQL) overlap.
   let writing: Promise<void> = Promise.resolve();
+  const mode: WriteMode = { copy: true };
   const flush = async (rows: BatchRow[]) => {
     await writing;
     const at = offset;
     offset += rows.length;
-    writing = writeAndAdvance(db, imp, rows, at);
+    writing = writeAndAdvance(db, conn, imp, rows, at, mode);
     writing.catch(() => {}); // awaited by the next flush or the end; never an unhandled rejection meanwhile
   };
   let record = 0; // records read, the header included

@@ -1,0 +1,21 @@
+import { Readable } from 'node:stream';
+import { csvParser } from '../shared/imports/parse.ts';
+import { readRow } from '../shared/imports/rows.ts';
+import { contactAddress } from '../shared/contacts/address.ts';
+import { parse } from 'csv-parse';
+const N = 1_000_000;
+const lines = ['email,first_name,last_name'];
+for (let i = 0; i < N; i++) lines.push(`u${i}@d${i % 97}.bench.test,Ann,Lee${i % 1000}`);
+const buf = Buffer.from(lines.join('\n') + '\n');
+const chunks: Buffer[] = []; for (let i = 0; i < buf.length; i += 256 * 1024) chunks.push(buf.subarray(i, i + 256 * 1024));
+async function time(name: string, f: () => Promise<unknown>) { const t = performance.now(); await f(); console.log(name, Math.round(performance.now() - t), 'ms'); }
+const records: string[][] = [];
+await time('csv-parse (our options)', async () => { for await (const r of Readable.from(chunks).pipe(csvParser())) records.push(r); });
+await time('csv-parse defaults', async () => { let n = 0; for await (const r of Readable.from(chunks).pipe(parse())) n++; });
+await time('csv-parse defaults + relax', async () => { let n = 0; for await (const r of Readable.from(chunks).pipe(parse({ relax_quotes: true, relax_column_count: true }))) n++; });
+await time('csv-parse record_delimiter array only', async () => { let n = 0; for await (const r of Readable.from(chunks).pipe(parse({ record_delimiter: ['\r\n', '\n', '\r'] }))) n++; });
+const map = { email: 0, first_name: 1, last_name: 2, full_name: null, unsubscribed: null, subscription_status: null, properties: [] } as any;
+const cols = records[0];
+await time('readRow', async () => { for (let i = 1; i < records.length; i++) readRow(records[i], map, cols); });
+await time('contactAddress', async () => { for (let i = 1; i < records.length; i++) contactAddress(records[i][0]); });
+await time('string split baseline', async () => { const s = buf.toString(); let n = 0; for (const l of s.split('\n')) { l.split(','); n++; } });

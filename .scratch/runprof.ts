@@ -1,0 +1,33 @@
+import { createTestDatabase } from '../test/helpers/db.ts';
+import { createDb } from '../shared/db/knex.ts';
+import { createFsBlobStore } from '../shared/blobs.ts';
+import { createTeamWithKey } from '../shared/cli/commands.ts';
+import { insertImport } from '../shared/imports/store.ts';
+import { runImport } from '../shared/imports/run.ts';
+import { newId } from '../shared/ids.ts';
+import pino from 'pino';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+const N = Number(process.env.N ?? 200000);
+const d = await createTestDatabase();
+const db = createDb({ DATABASE_URL: d.url } as any, { min: 0, max: 4 });
+const blobs = createFsBlobStore(await mkdtemp(path.join(tmpdir(), 'pwprof-')));
+try {
+  const { team } = await createTeamWithKey(db, 'x');
+  const lines = ['email,first_name,last_name'];
+  for (let i = 0; i < N; i++) lines.push(`u${i}@d${i % 97}.bench.test,Ann,Lee${i % 1000}`);
+  const id = newId();
+  await blobs.put(`imports/${team.id}/${id}.csv`, Buffer.from(lines.join('\n') + '\n'));
+  const map = { email: 0, first_name: 1, last_name: 2, full_name: null, unsubscribed: null, subscription_status: null, properties: [] };
+  await insertImport(db, { id, teamId: team.id, apiKeyId: null, blobKey: `imports/${team.id}/${id}.csv`, fileBytes: 1, columns: ['email', 'first_name', 'last_name'], total: N, columnMap: map as any, onConflict: 'skip', segmentIds: [], topics: [] });
+  const started = new Map<string, [number, string]>(); const agg = new Map<string, [number, number]>();
+  db.on('query', (q: any) => started.set(q.__knexQueryUid, [performance.now(), q.sql.replace(/\s+/g, ' ').slice(0, 60)]));
+  db.on('query-response', (_r: any, q: any) => { const s = started.get(q.__knexQueryUid); if (!s) return; const a = agg.get(s[1]) ?? [0, 0]; a[0] += performance.now() - s[0]; a[1]++; agg.set(s[1], a); });
+  const pg = (await import('pg')).default; const orig = pg.Client.prototype.query;
+  (pg.Client.prototype as any).query = function (this: any, q: any, ...rest: any[]) { if (q && typeof q === 'object' && q.text?.startsWith('copy')) { const t0 = performance.now(); q.on('finish', () => { const a = agg.get('COPY') ?? [0, 0]; a[0] += performance.now() - t0; a[1]++; agg.set('COPY', a); }); } return orig.call(this, q, ...rest); };
+  const t = performance.now();
+  const out = await runImport({ db, blobs, log: pino({ level: 'warn' }) as any, batchRows: Number(process.env.B ?? 5000) }, id);
+  for (const [k, [ms, n]] of [...agg].sort((a, b) => b[1][0] - a[1][0])) console.log(ms.toFixed(0).padStart(7), String(n).padStart(5), k);
+  console.log(out, Math.round(performance.now() - t), 'ms', Math.round(N / ((performance.now() - t) / 1000)), 'rows/s');
+} finally { await db.destroy(); await d.drop(); }
