@@ -123,16 +123,20 @@ const INPUT = `unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::boolean[], 
 async function insertNew(trx: Knex, conn: pg.ClientBase, teamId: string, list: Address[], mode: WriteMode) {
   const created = new Map<string, string>();
   if (list.length === 0) return created;
-  const ids = newIds(list.length);
-  const rows = list.map((a, i) => ({
-    ...a.contact,
-    id: ids[i],
-    unsubscribed: a.contact.unsubscribed ?? false,
-    properties: json(a.contact.properties),
-  }));
-  if (mode.copy && (await copyContacts(trx, conn, teamId, rows))) {
-    list.forEach((a, i) => created.set(a.key, rows[i].id));
-    return created;
+  if (mode.copy) {
+    const ids = newIds(list.length);
+    if (
+      await copyContacts(
+        trx,
+        conn,
+        teamId,
+        list.map((a) => a.contact),
+        ids,
+      )
+    ) {
+      list.forEach((a, i) => created.set(a.key, ids[i]));
+      return created;
+    }
   }
   const inserted = await trx.raw(
     `insert into contacts (id, team_id, email, first_name, last_name, unsubscribed, properties)

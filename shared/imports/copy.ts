@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import type { ImportedContact } from './rows.ts';
 
 const SPECIAL = /[\\\t\n\r]/;
 const SPECIALS = /[\\\t\n\r]/g;
@@ -19,24 +20,28 @@ export function copyField(value: string | boolean | null): string {
   return SPECIAL.test(value) ? value.replace(SPECIALS, (c) => ESCAPED[c]) : value;
 }
 
-export interface NewContactRow {
-  id: string;
-  email: string;
-  first_name: string | null;
-  last_name: string | null;
-  unsubscribed: boolean;
-  /** JSON text. */
-  properties: string;
-}
+/** A contact's properties as COPY text: the empty object of most rows without a stringify each. */
+const properties = (p: Record<string, unknown>) => {
+  for (const _ in p) return copyField(JSON.stringify(p));
+  return '{}';
+};
 
 /**
- * Copies `rows` into contacts on `conn` (the connection of the caller's transaction `trx`). False, with nothing
- * written, when an address is a contact already.
+ * Copies `contacts` (with `ids`) into contacts on `conn` (the connection of the caller's transaction `trx`). False,
+ * with nothing written, when an address is a contact already.
  */
-export async function copyContacts(trx: Knex, conn: pg.ClientBase, teamId: string, rows: NewContactRow[]) {
+export async function copyContacts(
+  trx: Knex,
+  conn: pg.ClientBase,
+  teamId: string,
+  contacts: ImportedContact[],
+  ids: string[],
+): Promise<boolean> {
   let text = '';
-  for (const r of rows)
-    text += `${r.id}\t${teamId}\t${copyField(r.email)}\t${copyField(r.first_name)}\t${copyField(r.last_name)}\t${r.unsubscribed ? 't' : 'f'}\t${copyField(r.properties)}\n`;
+  for (let i = 0; i < contacts.length; i++) {
+    const c = contacts[i];
+    text += `${ids[i]}\t${teamId}\t${copyField(c.email)}\t${copyField(c.first_name)}\t${copyField(c.last_name)}\t${c.unsubscribed ? 't' : 'f'}\t${properties(c.properties)}\n`;
+  }
   await trx.raw('savepoint import_copy');
   try {
     await pipeline(

@@ -18,6 +18,7 @@ import { writeBatch, type BatchFailure, type BatchRow, type WriteMode } from './
 import { FAILURES_KEPT } from './limits.ts';
 import { csvParser } from './parse.ts';
 import { readRow } from './rows.ts';
+import { WriteQueue } from './write-queue.ts';
 import type { ImportRow } from './store.ts';
 
 export interface ImportRunDeps {
@@ -34,6 +35,8 @@ export type RunOutcome = 'completed' | 'failed' | 'superseded' | 'finished alrea
 class Superseded extends Error {}
 
 const ERROR_MAX_LENGTH = 1000;
+/** Batches read ahead of the one being written (memory: a few batches of rows). */
+const READ_AHEAD_BATCHES = 3;
 
 /** Moves a queued import to in_progress (or finds it there after a crash); null when it is finished or gone. */
 async function claim(db: Knex, importId: string): Promise<ImportRow | null> {
@@ -197,15 +200,12 @@ async function readAndWrite(deps: ImportRunDeps, imp: ImportRow, file: Readable,
   const parser = csvParser();
   const reading = pipeline(file, parser);
   reading.catch(() => {}); // its failure is the loop's (a parse error) or ours (the parser destroyed on the way out)
-  // One batch is written while the next is read: the parse (this process) and the writes (PostgreSQL) overlap.
-  let writing: Promise<void> = Promise.resolve();
+  const writes = new WriteQueue(READ_AHEAD_BATCHES);
   const mode: WriteMode = { copy: true };
-  const flush = async (rows: BatchRow[]) => {
-    await writing;
+  const flush = (rows: BatchRow[]) => {
     const at = offset;
     offset += rows.length;
-    writing = writeAndAdvance(db, conn, imp, rows, at, mode);
-    writing.catch(() => {}); // awaited by the next flush or the end; never an unhandled rejection meanwhile
+    return writes.push(() => writeAndAdvance(db, conn, imp, rows, at, mode));
   };
   let record = 0; // records read, the header included
   let batch: BatchRow[] = [];
@@ -221,14 +221,14 @@ async function readAndWrite(deps: ImportRunDeps, imp: ImportRow, file: Readable,
     }
     await reading;
     if (batch.length) await flush(batch);
-    await writing;
+    await writes.drain();
   } catch (err) {
     parser.destroy();
-    await writing.catch(() => {});
+    await writes.drain().catch(() => {});
     if (err instanceof Superseded) return 'superseded';
     if (!(err instanceof CsvError)) throw err;
     // The api checked the file's structure when it took it; a file that still cannot be read ends the import.
-    await writing; // a write that failed is retried by the job, from the offset committed
+    await writes.drain(); // a write that failed is retried by the job, from the offset committed
     await finish(db, imp, offset, `the file could not be read after row ${record}: ${err.message}`);
     return 'failed';
   }
