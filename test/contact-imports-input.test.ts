@@ -233,3 +233,28 @@ test('a client that goes away mid-upload leaves nothing behind', async (t) => {
   await until(async () => (await storedFiles(team.id)).length === 0, { what: 'the partial file removed' });
   await nothingLeft(t, team);
 });
+
+test('a body declared larger than the limit is 413 naming `file` before any of it is read', async (t) => {
+  const team = await p.createTeam('Declared');
+  const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = request(`${p.url}/contacts/imports`, {
+      method: 'POST',
+      headers: {
+        'user-agent': 'postwerk-tests/1.0',
+        authorization: `Bearer ${team.key}`,
+        'content-type': 'multipart/form-data; boundary=b',
+        'content-length': String(200 * 1024 * 1024),
+      },
+    });
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.write('--b\r\n'); // and nothing more: the answer must not wait for the rest
+  });
+  t.is(answer.status, 413);
+  t.like(JSON.parse(answer.body), { name: 'validation_error', errors: [{ path: 'file' }] });
+  await nothingLeft(t, team);
+});
