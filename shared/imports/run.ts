@@ -36,7 +36,7 @@ class Superseded extends Error {}
 
 const ERROR_MAX_LENGTH = 1000;
 /** Batches read ahead of the one being written (memory: a few batches of rows). */
-const READ_AHEAD_BATCHES = 3;
+const READ_AHEAD_BATCHES = 2;
 
 /** Moves a queued import to in_progress (or finds it there after a crash); null when it is finished or gone. */
 async function claim(db: Knex, importId: string): Promise<ImportRow | null> {
