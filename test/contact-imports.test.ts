@@ -220,4 +220,3 @@ test("another team's import is not found; a malformed id too", async (t) => {
     });
   t.deepEqual((await p.request('GET', '/contacts/imports', { key: b.key })).body.data, []);
 });
-
