@@ -220,3 +220,19 @@ test("another team's import is not found; a malformed id too", async (t) => {
     });
   t.deepEqual((await p.request('GET', '/contacts/imports', { key: b.key })).body.data, []);
 });
+
+test('the first 1,000 failed rows are kept with their numbers; the rest are counted', async (t) => {
+  const owner = await team();
+  const bad = Array.from({ length: 1_010 }, (_, i) => `broken-${i}`);
+  const csv = `email\nfirst@example.com\n${bad.join('\n')}\nlast@example.com\n`;
+  const { result, failures } = await imported(p, owner, csv);
+  t.deepEqual(result.counts, { total: 1_012, created: 2, updated: 0, skipped: 0, failed: 1_010 });
+  t.is(failures.failed, 1_010);
+  t.is(failures.data.length, 1_000);
+  t.deepEqual(failures.data[0], {
+    row: 3,
+    email: 'broken-0',
+    reason: 'has an address that is not usable: it is not an email address',
+  });
+  t.is(failures.data[999].row, 1_002);
+});
