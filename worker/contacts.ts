@@ -3,6 +3,7 @@
 // committed offset, so a worker killed mid-import loses nothing: BullMQ hands the job (its lock no longer renewed)
 // to a live worker within IMPORT_LOCK_MS + IMPORT_STALLED_CHECK_MS, and the run skips what was committed.
 import type { Knex } from 'knex';
+import { DelayedError } from 'bullmq';
 import type { Config } from '../shared/config.ts';
 import type { BlobStore } from '../shared/blobs.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -23,14 +24,17 @@ export async function startContactJobs(deps: { config: Config; db: Knex; blobs: 
     { every: SWEEP_EVERY_MS },
     { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
   );
-  const runDeps = { db, blobs, log, batchRows: config.CONTACT_IMPORT_BATCH_ROWS };
+  // Stopping the process pauses a running import after its batches in hand, instead of waiting for its end.
+  const stopping = new AbortController();
+  const runDeps = { db, blobs, log, batchRows: config.CONTACT_IMPORT_BATCH_ROWS, signal: stopping.signal };
   const imports = createWorker(
     config,
     queues.contactImports,
-    async (job) => {
+    async (job, token) => {
       const importId: string = job.data.importId;
+      let outcome;
       try {
-        return { outcome: await runImport(runDeps, importId) };
+        outcome = await runImport(runDeps, importId);
       } catch (err) {
         const attempt = job.attemptsMade + 1;
         log.error({ err, importId, attempt }, 'contact_import.error');
@@ -38,6 +42,12 @@ export async function startContactJobs(deps: { config: Config; db: Knex; blobs: 
         await failImport(db, importId, `the import stopped after ${attempt} tries (the rows before were imported)`);
         return { outcome: 'failed' };
       }
+      if (outcome === 'paused') {
+        // Back to the queue at once, no try counted: the next worker resumes at the committed offset.
+        await job.moveToDelayed(Date.now(), token);
+        throw new DelayedError();
+      }
+      return { outcome };
     },
     {
       concurrency: config.CONTACT_IMPORT_CONCURRENCY,
@@ -52,5 +62,10 @@ export async function startContactJobs(deps: { config: Config; db: Knex; blobs: 
     const teamId: string = job.data.teamId;
     return { peak: await recordPeak(db, teamId, await billableCount(db, teamId)) };
   });
-  return { workers: [imports, housekeeping], queues: [importsQueue, housekeepingQueue] };
+  return {
+    workers: [imports, housekeeping],
+    queues: [importsQueue, housekeepingQueue],
+    /** Pauses running imports (call before closing the workers). */
+    stop: () => stopping.abort(),
+  };
 }

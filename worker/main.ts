@@ -108,7 +108,8 @@ await webhooks.start();
 log.info({ queues: workers.map((w) => w.name) }, 'worker.started');
 
 shutdown.ready(async () => {
-  // Stop claiming, let running jobs finish, then close the clients.
+  // Stop claiming, let running jobs finish (a running import pauses at its next batch), then close the clients.
+  contactJobs.stop();
   await Promise.all(workers.map((w) => w.close()));
   await webhooks.stop();
   await Promise.all([maintenanceQueue.close(), domainsQueue.close(), sendingQueue.close(), webhooksQueue.close()]);

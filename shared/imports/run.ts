@@ -27,9 +27,11 @@ export interface ImportRunDeps {
   log: Logger;
   /** Rows a batch (one transaction) writes. */
   batchRows: number;
+  /** Aborted when the process stops: the run ends after the batches it has read, to be resumed by another. */
+  signal?: AbortSignal;
 }
 
-export type RunOutcome = 'completed' | 'failed' | 'superseded' | 'finished already';
+export type RunOutcome = 'completed' | 'failed' | 'superseded' | 'finished already' | 'paused';
 
 /** Another run moved the import on: this one stops without writing. */
 class Superseded extends Error {}
@@ -211,6 +213,7 @@ async function readAndWrite(deps: ImportRunDeps, imp: ImportRow, file: Readable,
   let batch: BatchRow[] = [];
   try {
     for await (const fields of parser as AsyncIterable<string[]>) {
+      if (deps.signal?.aborted) break;
       record++;
       if (record === 1 || record - 1 <= imp.row_offset) continue; // the header; rows a run before committed
       batch.push({ row: record, result: readRow(fields, imp.column_map, imp.columns) });
@@ -218,6 +221,13 @@ async function readAndWrite(deps: ImportRunDeps, imp: ImportRow, file: Readable,
         await flush(batch);
         batch = [];
       }
+    }
+    if (deps.signal?.aborted) {
+      // What was read and not yet queued is read again by the run that resumes at the committed offset.
+      parser.destroy();
+      await writes.drain();
+      log.info({ importId, rows: offset }, 'contact_import.paused');
+      return 'paused';
     }
     await reading;
     if (batch.length) await flush(batch);
