@@ -1,5 +1,5 @@
 // The middleware chain: request id → metrics and request log line → error translator → security headers →
-// User-Agent → the reference page (/docs) → routes → 404/405.
+// User-Agent → the reference page (/docs) → the account page (/account) → routes → 404/405.
 import Koa from 'koa';
 import { ServiceError } from '../shared/errors.ts';
 import type { ApiDeps } from './deps.ts';
@@ -12,11 +12,18 @@ import { requestLogWriter } from '../shared/logs/writer.ts';
 import { apiReference } from './reference/page.ts';
 import { apiMetrics } from '../shared/metrics/api.ts';
 import { observeRequests } from './middleware/observe.ts';
+import { TemplateCache } from '../shared/templates/send.ts';
+import { accountPages } from './account/page.ts';
 
 /** `ops` defaults to every operation the api serves; tests pass their own list to mount test-only routes. */
 export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
   const metrics = given.metrics ?? apiMetrics();
-  const deps: ApiDeps = { ...given, requestLogs: given.requestLogs ?? requestLogWriter(given.db, given.log), metrics };
+  const deps: ApiDeps = {
+    ...given,
+    requestLogs: given.requestLogs ?? requestLogWriter(given.db, given.log),
+    metrics,
+    templates: given.templates ?? new TemplateCache(),
+  };
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true;
   const router = buildRouter(ops, deps);
@@ -36,6 +43,8 @@ export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
     if (ctx.status === 404) throw new ServiceError('not_found', 'Route not found.');
   });
   app.use(apiReference(deps.config.PUBLIC_BASE_URL));
+  // The account page (sign-up, sign-in, MFA) until the dashboard replaces it (docs/accounts.md).
+  app.use(accountPages);
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -8,6 +8,8 @@ import type { EnqueueDelivery } from '../shared/emails/enqueue.ts';
 import type { RequestLogWriter } from '../shared/logs/writer.ts';
 import type { ApiMetrics } from '../shared/metrics/api.ts';
 import type { ContactJobs } from '../shared/imports/jobs.ts';
+import type { TemplateCache } from '../shared/templates/send.ts';
+import type { AccountMailer } from '../shared/accounts/mail.ts';
 
 /** Everything a route or middleware may use; created once in api/main.ts (or by a test) and passed down. */
 export interface ApiDeps {
@@ -32,4 +34,8 @@ export interface ApiDeps {
   /** The api's metrics (shared/metrics/api.ts), on the registry api/main.ts serves; without them createApp makes its
    * own, on a registry nobody scrapes (tests). */
   metrics?: ApiMetrics;
+  /** Compiled template versions, kept for the process's sends; without it createApp makes one. */
+  templates?: TemplateCache;
+  /** Sends the account mails (shared/accounts/mail.ts); made on first use when not given. */
+  accountMail?: AccountMailer;
 }

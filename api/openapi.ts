@@ -27,13 +27,16 @@ const TAGS: Record<string, string> = {
   topics: 'What an address subscribes to; a send under a topic reaches only its subscribers',
   contacts: 'The audience: contacts with typed properties, their segment memberships and topic choices',
   'contact-properties': 'Typed custom fields (string, number, boolean) every contact can carry',
-  segments: "Named groups of contacts, members added by hand (the SDK's audiences are segments)",
+  segments: "Named groups of contacts, added by hand, matched by a filter, or both (the SDK's audiences are segments)",
   unsubscribe: 'The pages behind the List-Unsubscribe links of sent mail (no API key: the link is the credential)',
   'api-keys': "The team's API keys",
+  auth: 'The dashboard session: sign-up, e-mail verification, sign-in with MFA, sign-out, password reset (cookie, never an API key)',
+  teams: 'Your teams, switching between them, members, roles and invitations, export and deletion (session only)',
   team: 'The team an API key belongs to',
   logs: "Every request made with the team's API keys, with its bodies (secrets redacted)",
   operations: 'Health, readiness and this document (no API key)',
-  templates: 'Not built yet: every operation answers 501',
+  templates:
+    'Versioned content with typed variables, by id or alias (HTML or a document of blocks), and the pre-send checks',
   broadcasts: 'Not built yet: every operation answers 501',
   automations: 'Not built yet: every operation answers 501',
   events: 'Not built yet: every operation answers 501',
@@ -114,6 +117,7 @@ function operationObject(op: Operation, components: Json): Json {
     responses,
   };
   if (op.permission === 'none') result.security = [];
+  if (op.permission === 'session') result.security = [{ sessionCookie: [] }];
   const body = op.bodyDoc ?? op.body;
   if (body) {
     const media: Json = { schema: convert(body, components, 'input') };
@@ -207,7 +211,16 @@ export function buildOpenApi(
     webhooks: Object.fromEntries(events.map((e) => [e.type, webhookObject(e, components)])),
     components: {
       schemas: components,
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, `rk_...`' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, `rk_...`' },
+        sessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'postwerk_session',
+          description:
+            "The dashboard session (POST /auth/login; `__Host-postwerk_session` over https). Writes also need the `X-CSRF-Token` header (the `postwerk_csrf` cookie) and an Origin of this site. `full_access` and `sending_access` routes take it too, acting on the session's current team with the member's role (docs/accounts.md).",
+        },
+      },
     },
   };
 }

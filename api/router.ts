@@ -6,7 +6,9 @@ import { newId } from '../shared/ids.ts';
 import { ServiceError } from '../shared/errors.ts';
 import type { ApiDeps } from './deps.ts';
 import type { Auth, Operation } from './routes/operation.ts';
-import { checkPermission, identify } from './middleware/auth.ts';
+import { checkPermission, identifyCaller } from './middleware/auth.ts';
+import { checkCsrf, identifySession } from './middleware/session.ts';
+import type { ActiveSession } from '../shared/accounts/sessions.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { readJsonBody } from './middleware/body.ts';
 import { withIdempotency } from './middleware/idempotency.ts';
@@ -30,7 +32,13 @@ function resourceName(op: Operation): string {
     .replace(/^Api key/, 'API key');
 }
 
-async function runOperation(op: Operation, ctx: Context, deps: ApiDeps, auth: Auth | undefined): Promise<void> {
+async function runOperation(
+  op: Operation,
+  ctx: Context,
+  deps: ApiDeps,
+  auth: Auth | undefined,
+  session?: ActiveSession & { token: string },
+): Promise<void> {
   if (op.notImplemented) {
     throw new ServiceError(
       'not_implemented',
@@ -47,7 +55,16 @@ async function runOperation(op: Operation, ctx: Context, deps: ApiDeps, auth: Au
     body = parseBody(op.body, rawBody);
   }
   const handle = async (reservation: Reservation | null) => {
-    const result = await op.handler({ params, query, body, auth: auth as Auth, deps, ctx, reservation } as never);
+    const result = await op.handler({
+      params,
+      query,
+      body,
+      auth: auth as Auth,
+      session: session ?? auth?.session,
+      deps,
+      ctx,
+      reservation,
+    } as never);
     if (op.raw) return;
     if (deps.config.NODE_ENV === 'test') {
       const check = op.response.safeParse(result);
@@ -64,19 +81,35 @@ async function runOperation(op: Operation, ctx: Context, deps: ApiDeps, auth: Au
   else await handle(null);
 }
 
+/**
+ * A `session` operation (the auth and teams areas): an API key is refused (spec, Authentication 6), the session
+ * cookie must name a live session, and a write passes the CSRF defence (middleware/session.ts).
+ */
+function sessionHandler(op: Operation, deps: ApiDeps) {
+  return async (ctx: Context) => {
+    ctx.state.route = op.path;
+    if (ctx.get('authorization'))
+      throw new ServiceError('restricted_api_key', 'This operation cannot be called with an API key.');
+    const session = await identifySession(ctx, deps);
+    checkCsrf(ctx, deps, session.token);
+    await runOperation(op, ctx, deps, undefined, session);
+  };
+}
+
 function handlerFor(op: Operation, deps: ApiDeps) {
-  // Only `none` runs without a credential. `session` and `null` operations fail closed: no session or OAuth
-  // layer exists yet, so they are refused (missing_api_key, or restricted_api_key from checkPermission).
+  // Only `none` runs without a credential; `session` needs the session cookie; `null` operations fail closed: no
+  // OAuth layer exists yet, so they are refused (missing_api_key, or restricted_api_key from checkPermission).
   if (op.permission === 'none') {
     return (ctx: Context) => {
       ctx.state.route = op.path;
       return runOperation(op, ctx, deps, undefined);
     };
   }
+  if (op.permission === 'session') return sessionHandler(op, deps);
   return async (ctx: Context) => {
     // The declared path, for the metrics and the request log line (middleware/observe.ts), whatever the answer.
     ctx.state.route = op.path;
-    const auth = await identify(ctx, deps);
+    const auth = await identifyCaller(ctx, deps, op);
     const started = performance.now();
     ctx.state.auth = auth;
     try {
@@ -93,7 +126,7 @@ function handlerFor(op: Operation, deps: ApiDeps) {
     await deps.requestLogs?.record({
       id: logId,
       team_id: auth.team.id,
-      api_key_id: auth.key.id,
+      api_key_id: auth.key?.id ?? null,
       method: ctx.method,
       endpoint: ctx.path,
       response_status: ctx.status,

@@ -20,6 +20,9 @@ import { runSendingBench } from './sending.ts';
 import { runInboundBench } from './inbound.ts';
 import { runWebhookBench } from './webhooks.ts';
 import { runImportBench } from './imports.ts';
+import { runSegmentBench } from './segments.ts';
+import { runTemplateBench } from './templates.ts';
+import { runAccountsBench } from './accounts.ts';
 
 function envNumber(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -215,7 +218,7 @@ function report(results: Measurement[]): boolean {
 
 const results: Measurement[] = [];
 let exitCode = 1;
-// BENCH_ONLY=sending (or inbound, webhooks, imports) runs that suite alone.
+// BENCH_ONLY=sending (or inbound, webhooks, segments, templates, accounts, imports) runs that suite alone.
 const only = process.env.BENCH_ONLY;
 try {
   exitCode = 0;
@@ -282,6 +285,39 @@ try {
       onCleanup: (step) => undo.push(step),
     }).catch((err) => {
       console.error(`bench: webhooks: ${(err as Error).stack ?? err}`);
+      exitCode = 1;
+    });
+  // The segments suite (bench/segments.ts): a million contacts on a database of its own, filter segments counted
+  // and listed through the api process; PASS/FAIL lines.
+  if (!only || only === 'segments')
+    await runSegmentBench({
+      contacts: envNumber('BENCH_SEGMENT_CONTACTS', 1_000_000, 1000),
+      runs: envNumber('BENCH_SEGMENT_RUNS', 7, 1),
+      redisUrl,
+      onCleanup: (step) => undo.push(step),
+    }).catch((err) => {
+      console.error(`bench: segments: ${(err as Error).stack ?? err}`);
+      exitCode = 1;
+    });
+  // The templates suite (bench/templates.ts): renders/s of a published template on this process's one thread.
+  if (!only || only === 'templates')
+    await runTemplateBench({
+      seconds: envNumber('BENCH_TEMPLATE_SECONDS', 5, 1),
+      onCleanup: (step) => undo.push(step),
+    }).catch((err) => {
+      console.error(`bench: templates: ${(err as Error).stack ?? err}`);
+      exitCode = 1;
+    });
+  // The accounts suite (bench/accounts.ts): sign-in cost, the other session routes at 100/s; PASS/FAIL lines.
+  if (!only || only === 'accounts')
+    await runAccountsBench({
+      logins: envNumber('BENCH_ACCOUNT_LOGINS', 100, 1),
+      rate: envNumber('BENCH_ACCOUNT_RATE', 100, 1),
+      seconds: envNumber('BENCH_ACCOUNT_SECONDS', 10, 1),
+      redisUrl,
+      onCleanup: (step) => undo.push(step),
+    }).catch((err) => {
+      console.error(`bench: accounts: ${(err as Error).stack ?? err}`);
       exitCode = 1;
     });
   // The imports suite (bench/imports.ts): a CSV through the real api and worker next to COPY; PASS/FAIL lines.

@@ -13,7 +13,9 @@ export async function up(knex: Knex): Promise<void> {
     t.uuid('id').primary();
     t.uuid('team_id').notNullable().references('teams.id').onDelete('CASCADE');
     t.text('status').notNullable().defaultTo('queued').checkIn(['queued', 'in_progress', 'completed', 'failed']);
+    // Who uploaded it: an API key, or a user signed in to the dashboard.
     t.text('api_key_id').nullable();
+    t.uuid('user_id').nullable();
     t.text('blob_key').nullable();
     t.bigInteger('file_bytes').notNullable();
     t.jsonb('columns').notNullable();

@@ -162,6 +162,15 @@ export const configSchema = z.object({
   RESERVED_TLDS_ALLOWED: reservedTlds.default([]),
   /** Auto-configure may send RFC 2136 updates to private, loopback and link-local addresses (SSRF guard off). */
   DNS_UPDATE_ALLOW_PRIVATE: bool.default(false),
+  /**
+   * Pre-send checks ask the network (docs/templates.md): whether each http(s) link answers, how large each image is.
+   * Off: the checks read the message alone. Sends never wait on it; the check endpoints do.
+   */
+  CHECKS_NETWORK: bool.default(false),
+  /** Each link or image the checks ask about must answer within this. */
+  CHECKS_NETWORK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3000),
+  /** The checks may ask private, loopback, link-local and metadata addresses (SSRF guard off; tests). */
+  CHECKS_NETWORK_ALLOW_PRIVATE_TARGETS: bool.default(false),
   /** Webhook endpoints may be plain http:// URLs (otherwise https only). */
   WEBHOOK_ALLOW_HTTP: bool.default(false),
   /** Webhooks may be sent to private, loopback, link-local and metadata addresses (SSRF guard off). */
@@ -180,6 +189,37 @@ export const configSchema = z.object({
   ATTACHMENT_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
   /** PEM file of certificate authorities trusted for attachment fetches beside the system's (a private CA). */
   ATTACHMENT_FETCH_CA_FILE: z.string().optional(),
+  /**
+   * The sender of the account mails (sign-up verification, password reset, invitations, lock notices):
+   * `Name <address>` or an address. Its domain belongs to the platform team (shared/accounts/platform-sender.ts),
+   * made at setup; the operator publishes its records (`npm run cli -- platform-sender`). Unset: no account mail
+   * is sent, so nobody can finish a sign-up.
+   */
+  PLATFORM_FROM: z
+    .string()
+    .max(320)
+    .regex(
+      /^(?:[^<>\r\n]*<[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+)$/,
+      'expected `Name <address>` or an address',
+    )
+    .optional(),
+  /** A dashboard session ends after this many minutes without a request (idle expiry). */
+  SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(525_600).default(1440),
+  /** ... and this many days after sign-in, however busy (absolute expiry). */
+  SESSION_MAX_DAYS: z.coerce.number().int().min(1).max(365).default(14),
+  /** Failed sign-ins (or MFA codes) of one account in 15 minutes before it is locked for the rest of the window. */
+  AUTH_ACCOUNT_FAILURES: z.coerce.number().int().min(1).max(1_000_000).default(10),
+  /** Sign-in, MFA, sign-up and reset attempts of one client address (IPv6: its /64) in 15 minutes. */
+  AUTH_CLIENT_ATTEMPTS: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  /** A team export stops adding rows past this many bytes of JSON (the archive says `truncated`); at most 1 GiB. */
+  TEAM_EXPORT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024 * 1024)
+    .default(100 * 1024 * 1024),
+  /** ... or past this many seconds of building. */
+  TEAM_EXPORT_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
 });
 
 export type Config = Omit<z.infer<typeof configSchema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };

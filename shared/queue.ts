@@ -27,6 +27,8 @@ export const queues = {
    * team per 10 s) and the sweep that re-enqueues imports whose job was lost.
    */
   contacts: 'contacts',
+  /** Team exports: job data {exportId}, job id = the team_exports id (shared/teams/export.ts). */
+  teams: 'teams',
 } as const;
 
 export type QueueName = (typeof queues)[keyof typeof queues];

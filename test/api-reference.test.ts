@@ -4,19 +4,17 @@ import test from 'ava';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { nodeRequest } from './helpers/http.ts';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { launchChromium, openPage, type Visit } from './helpers/browser.ts';
 
 let p: Platform;
 let browser: Browser;
 
 test.before(async () => {
   p = await startPlatform();
-  // --no-sandbox: the tests run as root in CI, where Chromium's sandbox refuses to start.
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  browser = await launchChromium();
 });
 
 test.after.always(async () => {
@@ -24,27 +22,12 @@ test.after.always(async () => {
   await p?.close();
 });
 
-interface Visit {
-  page: Page;
-  requests: string[];
-  errors: string[];
-}
-
-/** Opens `url` in a fresh context, noting every request the page makes and every console error. */
+/** Opens `url` in a fresh context (noting its requests and console errors) once the operation list is rendered. */
 async function visit(url: string, viewport: { width: number; height: number }, mobile = false): Promise<Visit> {
-  const context = await browser.newContext({ viewport, isMobile: mobile, hasTouch: mobile, deviceScaleFactor: 1 });
-  const page = await context.newPage();
-  const requests: string[] = [];
-  const errors: string[] = [];
-  page.on('request', (r) => requests.push(r.url()));
-  page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(m.text());
-  });
-  page.on('pageerror', (err) => errors.push(String(err)));
-  await page.goto(url);
+  const v = await openPage(browser, viewport, url, mobile);
   // The operation list is rendered once the document has been fetched and parsed.
-  await page.locator('.opblock-summary').first().waitFor({ timeout: 30_000 });
-  return { page, requests, errors };
+  await v.page.locator('.opblock-summary').first().waitFor({ timeout: 30_000 });
+  return v;
 }
 
 function leftLoopback(requests: string[]): string[] {

@@ -5,7 +5,6 @@ import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
 import { mailDomain, sendingTeam, type SendingTeam } from './helpers/sending.ts';
 import { composeMessage } from '../mta/delivery/compose.ts';
-import { TEMPLATES_NOT_BUILT } from '../shared/emails/prepare.ts';
 
 let p: Platform;
 let dns: DnsServer;
@@ -28,7 +27,7 @@ async function world() {
   return { team, post, count };
 }
 
-test('a template send needs no from or subject: it is told templates are not built yet (501)', async (t) => {
+test('a template send needs no from or subject: the template is looked up, an unknown one is 422 naming template.id', async (t) => {
   const { team, post, count } = await world();
   const before = await count();
   for (const body of [
@@ -37,9 +36,10 @@ test('a template send needs no from or subject: it is told templates are not bui
     { from: `a@${team.domain}`, to: 'ann@inbox-one.test', template: { id: 'tmpl_welcome' } },
   ]) {
     const res = await post(body);
-    t.is(res.status, 501, res.text);
-    t.is(res.body.name, 'not_implemented');
-    t.regex(res.body.message, /^The templates area is not built yet/);
+    t.is(res.status, 422, res.text);
+    t.is(res.body.name, 'validation_error');
+    t.is(res.body.errors[0].path, 'template.id');
+    t.regex(res.body.message, /template `tmpl_welcome` not found/);
   }
   // In a batch too, item by item.
   const batch = await post(
@@ -52,7 +52,7 @@ test('a template send needs no from or subject: it is told templates are not bui
   );
   t.is(batch.status, 200, batch.text);
   t.is(batch.body.data.length, 1);
-  t.deepEqual(batch.body.errors, [{ index: 0, message: TEMPLATES_NOT_BUILT }]);
+  t.deepEqual(batch.body.errors, [{ index: 0, message: 'Invalid `template.id`: template `tmpl_welcome` not found.' }]);
   t.is(await count(), before + 1);
 });
 

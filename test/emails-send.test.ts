@@ -122,7 +122,8 @@ test('bad input is refused with a clear 422 and nothing is stored', async (t) =>
     [{ ...base, scheduled_at: 'next blue moon' }, 422, 'validation_error', 'scheduled_at'],
     [{ ...base, scheduled_at: '2001-01-01T00:00:00Z' }, 422, 'validation_error', 'scheduled_at'],
     [{ ...base, scheduled_at: 'in 31 days' }, 422, 'validation_error', 'scheduled_at'],
-    [{ ...base, template: { id: 'tmpl_missing' } }, 501, 'not_implemented'],
+    [{ ...base, template: { id: 'tmpl_missing' } }, 422, 'validation_error', 'text'],
+    [{ ...base, text: undefined, template: { id: 'tmpl_missing' } }, 422, 'validation_error', 'template.id'],
     [{ from: base.from, to: base.to, text: 'x' }, 422, 'missing_required_field'],
     [{ ...base, text: undefined }, 422, 'missing_required_field'],
   ];

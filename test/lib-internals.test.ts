@@ -14,6 +14,8 @@ import { dkimSignatures, MAILAUTH_VERSION } from '../shared/lib-internals/mailau
 import { NODEMAILER_VERSION, sendPayloadDirectly } from '../shared/lib-internals/nodemailer-connection.ts';
 import { MxSmtpServer, SMTP_SERVER_VERSION } from '../shared/lib-internals/smtp-server-greeting.ts';
 import { correctReplies } from '../shared/lib-internals/smtp-server-replies.ts';
+import Handlebars from 'handlebars';
+import { HANDLEBARS_VERSION, lastParseErrorPosition } from '../shared/lib-internals/handlebars-parse-position.ts';
 import { rawSmtp } from './helpers/smtp-client.ts';
 
 const installed = (name: string) =>
@@ -23,6 +25,18 @@ test('the versions the internals were written against are the ones installed', (
   t.is(installed('mailauth'), MAILAUTH_VERSION);
   t.is(installed('nodemailer'), NODEMAILER_VERSION);
   t.is(installed('smtp-server'), SMTP_SERVER_VERSION);
+  t.is(installed('handlebars'), HANDLEBARS_VERSION);
+});
+
+test("handlebars: a failed parse's position is read back from its lexer, line 1-based and column 0-based", (t) => {
+  for (const [source, line, column] of [
+    ['abc {{#if x}}', 1, 13],
+    ['one\ntwo {{x}\n', 2, 7],
+    ['{{a|b}}', 1, 3],
+  ] as const) {
+    t.throws(() => Handlebars.parse(source));
+    t.deepEqual(lastParseErrorPosition(), { line, column }, JSON.stringify(source));
+  }
 });
 
 const message = Buffer.from(

@@ -168,3 +168,39 @@ test('a lost lease: the one statement writes nothing (no attempt, no event, the 
   );
   t.like(await w.p.db('emails').where({ id: r.ctx.email.id }).first(), { status: 'queued', last_event: 'sent' });
 });
+
+test("contact_activity: both ways note a delivered address at the record's time; other outcomes and a lost lease none", async (t) => {
+  const team = await w.p.createTeam();
+  const domain = await w.sendingDomain(team, 'activity-sender.test');
+  const record = async (to: string, outcome: Outcome) => {
+    const r = await claimed(team.id, domain, [to]);
+    const [recipient] = await w.p.db('email_recipients').where({ email_id: r.ctx.email.id });
+    r.attempt.outcomes = [{ recipient, outcome }];
+    return r;
+  };
+  const deliver: Outcome = { ...base, action: 'deliver' };
+  const bounce: Outcome = { ...base, action: 'bounce', code: 550, enhanced: '5.1.1', response: '550 5.1.1 No' };
+  // One statement (a lone one-recipient record); then a batch, whose two records take the transaction.
+  await recordAttempts({ db: w.p.db, log: w.deps.log }, [await record('Sole@record-sole.test', deliver)]);
+  await recordAttempts({ db: w.p.db, log: w.deps.log }, [
+    await record('batched@record-sole.test', deliver),
+    await record('bounced@record-sole.test', bounce),
+  ]);
+  const lost = await record('lost@record-sole.test', deliver);
+  await w.p
+    .db('email_recipients')
+    .where({ email_id: lost.ctx.email.id })
+    .update({ leased_until: new Date(now.getTime() + 1) });
+  await recordAttempts({ db: w.p.db, log: w.deps.log }, [lost]);
+  t.deepEqual(
+    await w.p
+      .db('contact_activity')
+      .where({ team_id: team.id })
+      .orderBy('address')
+      .select('address', 'last_delivered_at', 'last_opened_at', 'last_clicked_at'),
+    [
+      { address: 'batched@record-sole.test', last_delivered_at: now, last_opened_at: null, last_clicked_at: null },
+      { address: 'sole@record-sole.test', last_delivered_at: now, last_opened_at: null, last_clicked_at: null },
+    ],
+  );
+});

@@ -179,6 +179,8 @@ test('the document says what the declarations say', (t) => {
     t.is(documentedOp?.['x-service-scope'], op.scope, `${op.operationId}: scope`);
     t.deepEqual(documentedOp?.tags, [op.tag]);
     if (op.permission === 'none') t.deepEqual(documentedOp?.security, [], `${op.operationId}: no security`);
+    else if (op.permission === 'session')
+      t.deepEqual(documentedOp?.security, [{ sessionCookie: [] }], `${op.operationId}: the session cookie`);
     else t.is(documentedOp?.security, undefined, `${op.operationId}: the document's bearer security applies`);
   }
 });
@@ -296,10 +298,11 @@ test('the description check finds an undescribed field at any depth', (t) => {
   ]);
 });
 
-test('the send operations have request examples, each accepted by the body schema the api parses with', (t) => {
+test('the send operations and segment creation have request examples, each accepted by the body schema the api parses with', (t) => {
   for (const [path, operationId] of [
     ['/emails', 'sendEmail'],
     ['/emails/batch', 'sendBatch'],
+    ['/segments', 'createSegment'],
   ]) {
     const declared = operations.find((o) => o.operationId === operationId)!;
     const media = doc.paths[path].post.requestBody.content['application/json'];
@@ -376,7 +379,21 @@ test('real responses of implemented routes match the document (the router also c
   const domain = await p.request('GET', `/domains/${domains.body.data[0].id}`, { key });
   t.is(domain.status, 200);
   matchesDocument(t, 'get', '/domains/{domain_id}', domain);
-  const pending = await p.request('GET', '/templates', { key });
+  const document = {
+    blocks: [
+      { id: 'a', type: 'text', text: 'Hi {{{NAME}}}' },
+      { id: 'f', type: 'footer' },
+    ],
+  };
+  const variables = [{ key: 'NAME', type: 'string', fallback_value: 'you' }];
+  const made = await p.request('POST', '/templates', { key, body: { name: 'Doc', variables, document } });
+  t.is(made.status, 201);
+  const template = await p.request('GET', `/templates/${made.body.id}`, { key });
+  t.is(template.status, 200);
+  matchesDocument(t, 'get', '/templates/{id_or_alias}', template);
+  const checks = await p.request('POST', `/templates/${made.body.id}/checks`, { key, body: {} });
+  matchesDocument(t, 'post', '/templates/{id_or_alias}/checks', checks);
+  const pending = await p.request('GET', '/broadcasts', { key });
   t.is(pending.status, 501);
-  matchesDocument(t, 'get', '/templates', pending);
+  matchesDocument(t, 'get', '/broadcasts', pending);
 });

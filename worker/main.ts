@@ -8,6 +8,9 @@ import { createFsBlobStore } from '../shared/blobs.ts';
 import { secretsKey } from '../shared/secrets.ts';
 import { trapShutdown } from '../shared/shutdown.ts';
 import { runMaintenance } from './maintenance.ts';
+import { runRetention } from './retention.ts';
+import { buildPendingExports } from '../shared/teams/export.ts';
+import { createRedis } from '../shared/redis.ts';
 import { refillKeyPool, sweepClaims, sweepDomains, SWEEP_EVERY_MS } from './domains.ts';
 import { releaseScheduled } from './sending.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
@@ -41,6 +44,10 @@ const maintenanceQueue = createQueue(config, queues.maintenance);
 const domainsQueue = createQueue(config, queues.domains);
 const sendingQueue = createQueue(config, queues.sending);
 const webhooksQueue = createQueue(config, queues.webhooks);
+const teamsQueue = createQueue(config, queues.teams);
+// The retention job's team purge deletes the team's Redis keys with this client.
+const redis = createRedis(config);
+redis.on('error', (err) => log.warn({ err: err.message }, 'redis.error'));
 const contactJobs = await startContactJobs({ config, db, blobs, log });
 // The queue gauges are read from Redis at each scrape.
 queueMetrics(registry, [maintenanceQueue, domainsQueue, sendingQueue, ...contactJobs.queues], log);
@@ -66,6 +73,18 @@ await domainsQueue.upsertJobScheduler(
   { every: SWEEP_EVERY_MS },
   { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
 );
+// The nightly retention job: team deletions past their grace window, expired exports (worker/retention.ts).
+await maintenanceQueue.upsertJobScheduler(
+  'retention',
+  { pattern: '0 3 * * *', tz: 'UTC' },
+  { name: 'retention', data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } },
+);
+// Team exports asked for are built within two seconds (shared/teams/export.ts; the rows say what is pending).
+await teamsQueue.upsertJobScheduler(
+  'exports',
+  { every: 2000 },
+  { name: 'exports', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
+);
 await domainsQueue.upsertJobScheduler('dkim-pool', { every: 30_000 }, { name: 'dkim-pool', data: {} });
 // Webhooks run in this process, woken by the database (./webhooks.ts); the queue tick of earlier versions goes.
 await webhooksQueue.removeJobScheduler('tick');
@@ -78,7 +97,12 @@ await sendingQueue.upsertJobScheduler(
 );
 
 const workers = [
-  createWorker(config, queues.maintenance, async () => {
+  createWorker(config, queues.maintenance, async (job) => {
+    if (job.name === 'retention') {
+      const done = await runRetention({ db, blobs, redis, config, log });
+      log.info(done, 'retention.done');
+      return done;
+    }
     const removed = await runMaintenance(db, blobs);
     log.info({ removed }, 'maintenance.done');
     return removed;
@@ -95,6 +119,9 @@ const workers = [
     },
     { concurrency: 2 },
   ),
+  createWorker(config, queues.teams, async () => ({
+    exports: await buildPendingExports({ db, blobs, config, log }),
+  })),
   createWorker(config, queues.sending, async () => ({
     released: await releaseScheduled(db, enqueueDelivery, new Date(), undefined, {
       log,
@@ -112,7 +139,14 @@ shutdown.ready(async () => {
   contactJobs.stop();
   await Promise.all(workers.map((w) => w.close()));
   await webhooks.stop();
-  await Promise.all([maintenanceQueue.close(), domainsQueue.close(), sendingQueue.close(), webhooksQueue.close()]);
+  await Promise.all([
+    maintenanceQueue.close(),
+    domainsQueue.close(),
+    sendingQueue.close(),
+    webhooksQueue.close(),
+    teamsQueue.close(),
+    redis.quit(),
+  ]);
   await Promise.all(contactJobs.queues.map((q) => q.close()));
   await db.destroy();
   await metricsListener.close();

@@ -3,7 +3,9 @@ import type { Context } from 'koa';
 import { authenticate } from '../../shared/api-keys/keys.ts';
 import { ServiceError } from '../../shared/errors.ts';
 import type { ApiDeps } from '../deps.ts';
-import type { Auth, Operation } from '../routes/operation.ts';
+import { sessionRole, type Auth, type Operation } from '../routes/operation.ts';
+import { roleRank } from '../../shared/accounts/sessions.ts';
+import { checkCsrf, identifySession, sessionCookie } from './session.ts';
 
 const messages = {
   invalid_api_key: 'API key is invalid.',
@@ -24,11 +26,43 @@ export async function identify(ctx: Context, deps: ApiDeps): Promise<Auth> {
   return { key: result.key, team: result.team };
 }
 
+/**
+ * A dashboard session on an API route (docs/accounts.md): `full_access` and `sending_access` routes take one
+ * (without an Authorization header), acting on the session's current team; the member's role must reach the
+ * route's (Operation.role), and a write passes the CSRF defence. `store_access` routes take none.
+ */
+export async function identifySessionCaller(ctx: Context, deps: ApiDeps, op: Operation): Promise<Auth> {
+  const active = await identifySession(ctx, deps);
+  checkCsrf(ctx, deps, active.token);
+  if (!active.team || !active.role)
+    throw new ServiceError('invalid_permission', 'No current team: create a team or switch to one first.', {
+      status: 403,
+    });
+  if (active.team.status === 'suspended') throw new ServiceError('suspended_api_key', messages.suspended_api_key);
+  const need = sessionRole(op);
+  if (roleRank[active.role] < roleRank[need])
+    throw new ServiceError('invalid_permission', `This needs the ${need} role in the team; yours is ${active.role}.`, {
+      status: 403,
+    });
+  return { key: null, team: active.team, session: active };
+}
+
+/** The caller of an API route: the bearer key, or else the session cookie where the route takes a session. */
+export function identifyCaller(ctx: Context, deps: ApiDeps, op: Operation): Promise<Auth> {
+  const bySession =
+    !ctx.get('authorization') &&
+    (op.permission === 'full_access' || op.permission === 'sending_access') &&
+    sessionCookie(ctx, deps) !== undefined;
+  return bySession ? identifySessionCaller(ctx, deps, op) : identify(ctx, deps);
+}
+
 /** full_access reaches every key route; a narrower key reaches only routes declared with its own permission. */
 export function checkPermission(op: Operation, auth: Auth): void {
   if (op.permission === 'session' || op.permission === null) {
     throw new ServiceError('restricted_api_key', 'This operation cannot be called with an API key.');
   }
+  // A session's role was checked when it was identified (identifySessionCaller).
+  if (!auth.key) return;
   if (auth.key.permission === 'full_access' || auth.key.permission === op.permission) return;
   throw new ServiceError(
     'restricted_api_key',

@@ -44,10 +44,12 @@ function present(row: keys.ApiKeyRow, team: Pick<TeamRow, 'status'>): z.input<ty
 
 const tag = 'api-keys';
 const base = { tag, permission: 'full_access', scope: null } as const;
+/** Through a session, keys are an admin's to make, rename and revoke (viewers and members may list them). */
+const write = { ...base, role: 'admin' } as const;
 
 export const apiKeyOperations = [
   defineOperation({
-    ...base,
+    ...write,
     operationId: 'createApiKey',
     method: 'post',
     path: '/api-keys',
@@ -120,7 +122,7 @@ export const apiKeyOperations = [
     },
   }),
   defineOperation({
-    ...base,
+    ...write,
     operationId: 'updateApiKey',
     method: 'patch',
     path: '/api-keys/{id}',
@@ -136,7 +138,7 @@ export const apiKeyOperations = [
     },
   }),
   defineOperation({
-    ...base,
+    ...write,
     operationId: 'deleteApiKey',
     method: 'delete',
     path: '/api-keys/{id}',

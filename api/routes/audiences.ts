@@ -1,11 +1,12 @@
 // The SDK's older paths, where contacts lived in audiences: an audience is a segment (the same rows, the same ids).
 // `/audiences[/{id}]` are segments under that name; `/audiences/{audience_id}/contacts[/{id_or_email}]` are the
-// contacts that are members of it (creating one there makes it a member; a contact that is not one is 404 there).
+// contacts that are members of it, by hand or by its filter (creating one there makes it a member by hand; a
+// contact that is not one is 404 there).
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import * as contacts from '../../shared/contacts/contacts.ts';
-import { isMember } from '../../shared/contacts/memberships.ts';
 import * as segments from '../../shared/segments/segments.ts';
+import { isMember, pageMembers } from '../../shared/segments/membership.ts';
 import { notFound } from '../../shared/errors.ts';
 import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { defineOperation } from './operation.ts';
@@ -43,7 +44,7 @@ async function audienceOf(db: Knex, teamId: string, id: string): Promise<segment
 async function memberOf(db: Knex, teamId: string, audienceId: string, idOrEmail: string) {
   const audience = await audienceOf(db, teamId, audienceId);
   const row = await contacts.findContact(db, teamId, idOrEmail);
-  if (!row || !(await isMember(db, audience.id, row.id))) throw notFound('Contact');
+  if (!row || !(await isMember(db, audience, row.id))) throw notFound('Contact');
   return row;
 }
 
@@ -149,8 +150,7 @@ export const audienceOperations = [
     response: listEnvelope(contactListItem),
     handler: async ({ auth, params, query, deps }) => {
       const audience = await audienceOf(deps.db, auth.team.id, params.audience_id);
-      const page = await contacts.listContacts(deps.db, auth.team.id, { ...query, segmentId: audience.id });
-      return toList(page, presentListItem);
+      return toList(await pageMembers(deps.db, audience, query), presentListItem);
     },
   }),
   defineOperation({

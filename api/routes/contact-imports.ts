@@ -100,7 +100,8 @@ export const contactImportOperations = [
           return insertImport(trx, {
             id,
             teamId,
-            apiKeyId: auth.key.id,
+            apiKeyId: auth.key?.id ?? null,
+            userId: auth.session?.user.id ?? null,
             blobKey,
             fileBytes: form.file!.bytes,
             columns,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import * as contacts from '../../shared/contacts/contacts.ts';
 import { fieldError } from '../../shared/contacts/property-values.ts';
 import { getSegment } from '../../shared/segments/segments.ts';
+import { pageMembers } from '../../shared/segments/membership.ts';
 import { notFound } from '../../shared/errors.ts';
 import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { defineOperation } from './operation.ts';
@@ -81,7 +82,8 @@ export const contactOperations = [
     method: 'get',
     path: '/contacts',
     summary: 'List contacts',
-    description: "List the team's contacts, newest first; with `segment_id`, only that segment's members.",
+    description:
+      "List the team's contacts, newest first; with `segment_id`, only that segment's members (added by hand or matched by its filter).",
     scope: 'contacts:read',
     query: listQuery.safeExtend({
       segment_id: z.string().max(100).optional().describe("Only this segment's contacts."),
@@ -91,13 +93,10 @@ export const contactOperations = [
     handler: async ({ auth, query, deps }) => {
       const [field, id] =
         query.segment_id !== undefined ? ['segment_id', query.segment_id] : ['audience_id', query.audience_id];
-      let segmentId: string | undefined;
-      if (id !== undefined) {
-        const segment = await getSegment(deps.db, auth.team.id, id);
-        if (!segment) throw fieldError(field, `no segment of this team has the id ${id}`);
-        segmentId = segment.id;
-      }
-      return toList(await contacts.listContacts(deps.db, auth.team.id, { ...query, segmentId }), presentListItem);
+      if (id === undefined) return toList(await contacts.listContacts(deps.db, auth.team.id, query), presentListItem);
+      const segment = await getSegment(deps.db, auth.team.id, id);
+      if (!segment) throw fieldError(field, `no segment of this team has the id ${id}`);
+      return toList(await pageMembers(deps.db, segment, query), presentListItem);
     },
   }),
   defineOperation({

@@ -84,16 +84,25 @@ export const sendBody = z
       .string()
       .nullish()
       .describe(
-        'A topic of the team: only its subscribers are sent to (the others are suppressed), each copy with its own one-click unsubscribe link',
+        'A topic of the team: only its subscribers are sent to (the others, and contacts unsubscribed from everything, are suppressed), each copy with its own one-click unsubscribe link',
       ),
     template: z
       .object({
         id: z.string().describe("The template's id or alias"),
-        variables: z.record(z.string(), z.unknown()).optional().describe("Values for the template's variables"),
+        variables: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe("Values for the template's variables, each of its declared type (up to 1 MB as JSON)"),
       })
       .nullish()
       .describe(
-        'Send a template instead of html and text. The templates area is not built yet: a send naming one answers 501 not_implemented',
+        "Send a template's published version instead of html and text: its html and text rendered with `variables`, its from, subject and reply_to unless given here. An unknown template, one never published, a missing value (no fallback) or a value of the wrong type is 422 naming it",
+      ),
+    acknowledge_checks: z
+      .boolean()
+      .nullish()
+      .describe(
+        'A send under a topic (a campaign send) runs the pre-send checks and is refused (422, `details.checks`) while one fails; `true` sends anyway. Other sends never run them',
       ),
   })
   // from and subject may come from a template (resend-api.md §2); without one they are required, and say so as

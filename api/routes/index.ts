@@ -26,6 +26,14 @@ import { contactSegmentOperations } from './contact-segments.ts';
 import { contactTopicOperations } from './contact-topics.ts';
 import { segmentOperations } from './segments.ts';
 import { audienceOperations } from './audiences.ts';
+import { templateOperations } from './templates.ts';
+import { checkOperations } from './checks.ts';
+import { authOperations } from './auth.ts';
+import { mfaOperations } from './auth-mfa.ts';
+import { meOperations } from './me.ts';
+import { teamsOperations } from './teams.ts';
+import { invitationOperations } from './team-invitations.ts';
+import { lifecycleOperations } from './team-lifecycle.ts';
 import { buildOpenApi } from '../openapi.ts';
 import { eventDocs } from './event-docs.ts';
 
@@ -53,6 +61,14 @@ const areaOperations: Operation[] = [
   ...contactTopicOperations,
   ...segmentOperations,
   ...audienceOperations,
+  ...templateOperations,
+  ...checkOperations,
+  ...authOperations,
+  ...mfaOperations,
+  ...meOperations,
+  ...teamsOperations,
+  ...invitationOperations,
+  ...lifecycleOperations,
   ...notYetOperations,
 ];
 

@@ -44,13 +44,6 @@ function inboxRows(): Row[] {
 
 const rows: Row[] = [
   ['get', '/emails/metrics', 'emails', 'Email metrics'],
-  ['post', '/templates', 'templates', 'Create a template'],
-  ['get', '/templates', 'templates', 'List templates'],
-  ['get', '/templates/{id_or_alias}', 'templates', 'Retrieve a template'],
-  ['patch', '/templates/{id_or_alias}', 'templates', 'Update a template'],
-  ['delete', '/templates/{id_or_alias}', 'templates', 'Delete a template'],
-  ['post', '/templates/{id_or_alias}/publish', 'templates', 'Publish a template'],
-  ['post', '/templates/{id_or_alias}/duplicate', 'templates', 'Duplicate a template'],
   ['post', '/broadcasts', 'broadcasts', 'Create a broadcast'],
   ['get', '/broadcasts', 'broadcasts', 'List broadcasts'],
   ['get', '/broadcasts/{id}', 'broadcasts', 'Retrieve a broadcast'],
@@ -87,7 +80,6 @@ const rows: Row[] = [
 
 /** The path parameters of these areas, described once; `{id}` by what the path before it lists. */
 const PARAMS: Record<string, string> = {
-  id_or_alias: "The template's id or alias",
   run_id: "The automation run's id",
   inbox_id: "The inbox's id",
   thread_id: "The thread's id",

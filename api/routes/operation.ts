@@ -6,15 +6,21 @@ import type { ApiDeps } from '../deps.ts';
 import type { ApiKeyRow } from '../../shared/api-keys/keys.ts';
 import type { TeamRow } from '../../shared/teams/teams.ts';
 import type { Reservation } from '../../shared/idempotency/store.ts';
+import type { ActiveSession, Role } from '../../shared/accounts/sessions.ts';
 
 /** The least credential that reaches an operation (spec, Authentication 2). */
 export type Permission = 'none' | 'session' | 'full_access' | 'sending_access' | 'store_access' | null;
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
+/**
+ * Who calls an API route: an API key of the team, or (key null) a dashboard session acting on its current team
+ * with its member's role (docs/accounts.md).
+ */
 export interface Auth {
-  key: ApiKeyRow;
+  key: ApiKeyRow | null;
   team: TeamRow;
+  session?: ActiveSession;
 }
 
 export interface HandlerInput<P, Q, B> {
@@ -23,6 +29,8 @@ export interface HandlerInput<P, Q, B> {
   body: B;
   /** Present on every route whose permission is an API key permission. */
   auth: Auth;
+  /** Present on `session` operations (and as auth.session on API routes a session reached). */
+  session: ActiveSession & { token: string };
   deps: ApiDeps;
   ctx: Context;
   /** The request's Idempotency-Key reservation, on an `idempotent` operation given the header; else null. */
@@ -49,6 +57,11 @@ export interface Operation<
   description: string;
   permission: Permission;
   scope: string | null;
+  /**
+   * The least member role a session needs on this API route (a `full_access` or `sending_access` one); default
+   * `viewer` for GET, `member` for the rest (sessionRole). Admin-only areas (API keys, billing) say `admin`.
+   */
+  role?: Role;
   params?: P;
   query?: Q;
   body?: B;
@@ -98,4 +111,9 @@ export const keyPermissions: Permission[] = ['full_access', 'sending_access', 's
 
 export function needsApiKey(op: Pick<Operation, 'permission'>): boolean {
   return keyPermissions.includes(op.permission);
+}
+
+/** The least role a session needs on an API route (Operation.role). */
+export function sessionRole(op: Pick<Operation, 'role' | 'method'>): Role {
+  return op.role ?? (op.method === 'get' ? 'viewer' : 'member');
 }

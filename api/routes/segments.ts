@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import * as segments from '../../shared/segments/segments.ts';
-import { listContacts } from '../../shared/contacts/contacts.ts';
+import { countMembers, pageMembers } from '../../shared/segments/membership.ts';
 import { notFound } from '../../shared/errors.ts';
 import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { isoRequired } from '../../shared/time.ts';
 import { defineOperation } from './operation.ts';
 import { deleted, idParams, ref, timestamp } from './schemas.ts';
 import { contactListItem, presentListItem } from './contact-schemas.ts';
+import { filterDescription, filterExamples, segmentFilterField } from './segment-filter-docs.ts';
 
 const segmentParams = idParams('segment');
 
@@ -18,7 +19,11 @@ const segment = z
   .object({
     object: z.literal('segment'),
     ...segmentListItem.shape,
-    count: z.number().int().describe('How many contacts are members of it.'),
+    filter: segmentFilterField.nullable().describe('The filter, as written; null when members are added by hand only.'),
+    count: z
+      .number()
+      .int()
+      .describe('How many contacts are members of it: added by hand, or matched by its filter (each counted once).'),
   })
   .meta({ id: 'Segment' });
 
@@ -30,11 +35,12 @@ export const segmentName = z
   .max(segments.NAME_MAX_LENGTH)
   .describe(`1-${segments.NAME_MAX_LENGTH} characters, trimmed.`);
 
-/** Filter segments are not built yet: a filter is refused rather than stored and ignored. */
-const filter = z
-  .never({ error: 'segment filters are not built yet: create the segment without one and add its contacts by hand' })
+const filter = segmentFilterField
+  .nullable()
   .optional()
-  .describe('Not built yet: any value is refused with 422 validation_error.');
+  .describe(
+    'Contacts that match it are members, besides those added by hand (the language: this operation’s description and the SegmentFilter schema); null: none.',
+  );
 
 export function presentSegment(row: segments.SegmentRow): z.input<typeof segmentListItem> {
   return { id: row.id, name: row.name, created_at: isoRequired(row.created_at) };
@@ -49,11 +55,11 @@ export const segmentOperations = [
     method: 'post',
     path: '/segments',
     summary: 'Create a segment',
-    description:
-      'Create a segment; its members are added by hand (`POST /contacts/{id_or_email}/segments/{segment_id}`).',
+    description: `Create a segment. Its members are the contacts added to it by hand (\`POST /contacts/{id_or_email}/segments/{segment_id}\`) and, with a \`filter\`, every contact of the team the filter matches, now or later.\n\n${filterDescription}`,
     scope: 'segments:write',
     status: 201,
     body: z.object({ name: segmentName, filter }),
+    examples: filterExamples,
     response: ref('segment').extend({ name: z.string() }).meta({ id: 'SegmentCreated' }),
     handler: async ({ auth, body, deps }) => {
       const row = await segments.createSegment(deps.db, auth.team.id, body);
@@ -79,15 +85,15 @@ export const segmentOperations = [
     method: 'get',
     path: '/segments/{id}',
     summary: 'Retrieve a segment',
-    description: 'Retrieve a segment with the number of its members.',
+    description: 'Retrieve a segment with its filter and the number of its members (hand-added and matched).',
     scope: 'segments:read',
     params: segmentParams,
     response: segment,
     handler: async ({ auth, params, deps }) => {
       const row = await segments.getSegment(deps.db, auth.team.id, params.id);
       if (!row) throw notFound('Segment');
-      const count = await segments.countMembers(deps.db, row.id);
-      return { object: 'segment' as const, ...presentSegment(row), count };
+      const count = await countMembers(deps.db, row);
+      return { object: 'segment' as const, ...presentSegment(row), filter: row.filter, count };
     },
   }),
   defineOperation({
@@ -96,13 +102,19 @@ export const segmentOperations = [
     method: 'patch',
     path: '/segments/{id}',
     summary: 'Update a segment',
-    description: 'Rename a segment.',
+    description:
+      'Rename a segment, replace its filter (the filter language is described under `POST /segments`) or remove it with `filter: null`; a field left out stays as it is. Its hand-added members stay.',
     scope: 'segments:write',
     params: segmentParams,
-    body: z.object({ name: segmentName, filter }),
+    body: z
+      .object({ name: segmentName.optional(), filter })
+      .refine((b) => b.name !== undefined || b.filter !== undefined, {
+        message: 'Required: a new `name`, a `filter`, or both',
+        path: ['name'],
+      }),
     response: ref('segment'),
     handler: async ({ auth, params, body, deps }) => {
-      const row = await segments.renameSegment(deps.db, auth.team.id, params.id, body.name);
+      const row = await segments.updateSegment(deps.db, auth.team.id, params.id, body);
       if (!row) throw notFound('Segment');
       return { object: 'segment' as const, id: row.id };
     },
@@ -129,7 +141,8 @@ export const segmentOperations = [
     method: 'get',
     path: '/segments/{id}/contacts',
     summary: "List a segment's contacts",
-    description: "The segment's contacts, newest first (the SDK's `contacts.list({segmentId})`).",
+    description:
+      "The segment's contacts (added by hand or matched by its filter), newest first (the SDK's `contacts.list({segmentId})`).",
     scope: 'segments:read',
     params: segmentParams,
     query: listQuery,
@@ -137,7 +150,7 @@ export const segmentOperations = [
     handler: async ({ auth, params, query, deps }) => {
       const row = await segments.getSegment(deps.db, auth.team.id, params.id);
       if (!row) throw notFound('Segment');
-      return toList(await listContacts(deps.db, auth.team.id, { ...query, segmentId: row.id }), presentListItem);
+      return toList(await pageMembers(deps.db, row, query), presentListItem);
     },
   }),
 ];

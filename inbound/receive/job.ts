@@ -102,8 +102,9 @@ async function authenticated(deps: ReceiveDeps, row: MessageRow, raw: Buffer): P
  * work.
  */
 async function droppedUpFront(deps: ReceiveDeps, row: MessageRow): Promise<DroppedReason | null> {
-  const team = await deps.db('teams').where({ id: row.team_id }).first('status');
-  if (!team || team.status === 'suspended') return 'team_blocked';
+  const team = await deps.db('teams').where({ id: row.team_id }).first('status', 'deletion_status');
+  // Suspended by the operator, or its deletion scheduled (shared/teams/deletion.ts): receiving is stopped.
+  if (!team || team.status === 'suspended' || team.deletion_status !== 'none') return 'team_blocked';
   if (!(await stillServed(deps, row))) return 'no_mailbox';
   return limitVerdict(deps.db, row);
 }

@@ -14,11 +14,10 @@ import {
 } from './compose.ts';
 import type { SigningKey } from './sign.ts';
 import {
-  notSubscribed,
+  notSentUnder,
   topicAudience,
   topicDeleted,
   topicDeletedSuppressed,
-  topicSuppressed,
 } from '../../shared/topics/subscriptions.ts';
 import type { DeliveryDeps } from './deps.ts';
 import { envelopeSender } from './envelope.ts';
@@ -247,10 +246,10 @@ async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRec
 }
 
 /**
- * A topic send goes only to the topic's subscribers as they are now: whoever opted out since the accept (a
- * scheduled send, a retry) is suppressed without an attempt. A topic deleted since reaches nobody more: its
- * opt-outs were deleted with it, so sending on would mail whoever had opted out. Answers the recipients still
- * to deliver to.
+ * A topic send goes only to the topic's subscribers as they are now: whoever opted out or unsubscribed from
+ * everything since the accept (a scheduled send, a retry) is suppressed without an attempt. A topic deleted since
+ * reaches nobody more: its opt-outs were deleted with it, so sending on would mail whoever had opted out. Answers
+ * the recipients still to deliver to.
  */
 async function subscribersOnly(deps: DeliveryDeps, job: Job, leased: LeasedRecipient[]): Promise<LeasedRecipient[]> {
   const topicId = job.email.topic_id!;
@@ -269,10 +268,9 @@ async function subscribersOnly(deps: DeliveryDeps, job: Job, leased: LeasedRecip
       rule: 'topic',
       code: 0,
       enhanced: null,
-      response: audience ? notSubscribed(audience.topic) : topicDeleted,
-      suppressed: audience
-        ? topicSuppressed(recipient.address, audience.topic)
-        : topicDeletedSuppressed(recipient.address, topicId),
+      ...(audience
+        ? notSentUnder(audience.topic, recipient.address, audience.standing(recipient.address))
+        : { response: topicDeleted, suppressed: topicDeletedSuppressed(recipient.address, topicId) }),
     },
   }));
   await record(deps, job, unconnected(left[0].domain, '', job.now, 0, outcomes));

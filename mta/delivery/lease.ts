@@ -70,7 +70,8 @@ const EMAIL_DATES = ['scheduled_at', 'created_at', 'updated_at'];
  * A job's one statement (a named prepared statement, shared/db/prepared.ts): reads the email (and its submitted
  * message from email_raw, as bytes beside the JSON), unless it is no longer queued or sending, and leases its
  * recipients that are due at `now` and free. (email.sent is recorded by the accept statement, or by the release of
- * a scheduled email.) Null when there is nothing to do: no such email, not sendable, or nobody due and free.
+ * a scheduled email.) Null when there is nothing to do: no such email, not sendable (its team's deletion is
+ * scheduled: its mail waits, shared/teams/deletion.ts), or nobody due and free.
  */
 export async function takeLease(
   db: Knex,
@@ -83,13 +84,14 @@ export async function takeLease(
   let current = token(new Date(now.getTime() + LEASE_MS));
   const [row] = await prepared<{ email: LoadedEmail | null; raw: Buffer | null; recipients: LeasedRecipient[] }>(
     db,
-    'mta_take_lease',
+    'mta_take_lease_v2',
     `with e as (
       select ${EMAIL_COLUMNS}, r.bytes as raw, case when e.raw_blob_key is null and r.email_id is null then (
         select coalesce(json_agg(json_build_object('filename', a.filename, 'content_type', a.content_type, 'content_id', a.content_id,
           'content_disposition', a.content_disposition, 'blob_key', a.blob_key) order by a.position), '[]'::json)
         from email_attachments a where a.email_id = e.id) end as attachments
-      from emails e left join email_raw r on r.email_id = e.id where e.id = $2 and e.status in ('queued', 'sending')),
+      from emails e left join email_raw r on r.email_id = e.id where e.id = $2 and e.status in ('queued', 'sending')
+        and not exists (select 1 from teams t where t.id = e.team_id and t.deletion_status <> 'none')),
     leased as (update email_recipients set leased_until = $1
       where email_id = $2 and exists (select 1 from e) and status in ('queued', 'deferred') and (next_attempt_at is null or next_attempt_at <= $3)
         and (leased_until is null or leased_until < $3)

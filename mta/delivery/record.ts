@@ -1,6 +1,7 @@
 // The record stage: the outcomes of attempts written in one transaction. It moves the recipients (only those
 // their job still holds the lease of), writes the delivery_attempts rows with their transcripts, records the
-// events, adds the suppressions of hard bounces, and recomputes each email's last_event and status. Several
+// events, notes each delivered address's activity (contact_activity, for the segment filters), adds the
+// suppressions of hard bounces, and recomputes each email's last_event and status. Several
 // attempts (of any emails) can share the transaction: group-commit.ts batches the ones that arrive while the
 // previous transaction is committing; a lone attempt at a one-recipient email is one statement instead
 // (recordSole). A crash before the commit leaves the leases to expire and the sweep to try again; after it,
@@ -12,6 +13,7 @@ import { newId } from '../../shared/ids.ts';
 import { emailEventData, type EmailRow } from '../../shared/emails/present.ts';
 import { addSuppression, addressProblem } from '../../shared/suppressions/suppressions.ts';
 import { prepared } from '../../shared/db/prepared.ts';
+import { activityParameter, activityUpsert, type Activity } from '../../shared/contacts/activity.ts';
 import { nextState, type NextState } from './state.ts';
 import {
   emailState,
@@ -212,6 +214,12 @@ function appliedOf(log: Logger, record: PendingRecord, states: NextState[], move
   return applied;
 }
 
+/** The addresses a record delivered to, for contact_activity (the segment filter's `received`). */
+const deliveredActivity = (record: PendingRecord, applied: Applied[]): Activity[] =>
+  applied
+    .filter((a) => a.state.columns.status === 'delivered')
+    .map((a) => ({ teamId: record.ctx.email.team_id, address: a.address, kind: 'delivered', at: record.ctx.now }));
+
 const statesOf = (records: PendingRecord[]) =>
   records.map(({ ctx, attempt }) =>
     attempt.outcomes.map(({ recipient, outcome }) => nextState(recipient, outcome, ctx.now)),
@@ -242,10 +250,12 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
     for (const r of recipients) if (r.moved) moved.add(r.id);
     const attempts = [];
     const events: EventRow[] = [];
+    const activity: Activity[] = [];
     const complained = new Set<string>();
     for (const [i, record] of records.entries()) {
       const { email } = record.ctx;
       const applied = appliedOf(deps.log, record, states[i], (id) => moved.has(id));
+      activity.push(...deliveredActivity(record, applied));
       for (const a of applied) {
         // An address the suppression list cannot hold (no dot in its domain) bounced all the same.
         if (a.state.suppress && addressProblem(a.address) === null) {
@@ -273,9 +283,13 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
       ctes.push(eventsSql());
       bindings.push(JSON.stringify(events));
     }
+    if (activity.length) {
+      ctes.push(`activity as (${activityUpsert()})`);
+      bindings.push(activityParameter(activity));
+    }
     await prepared(
       trx,
-      events.length ? 'mta_record_write_events' : 'mta_record_write',
+      `mta_record_write${events.length ? '_events' : ''}${activity.length ? '_activity' : ''}`,
       `with ${ctes.join(', ')}
       update emails set last_event = v.last_event, status = v.status, updated_at = v.now
       from jsonb_to_recordset(?::jsonb) as v(id uuid, last_event text, status text, now timestamptz)
@@ -328,9 +342,14 @@ async function recordSole(
     ctes.push(eventsSql(' where exists (select 1 from moved)'));
     bindings.push(JSON.stringify(events));
   }
+  const activity = deliveredActivity(record, applied);
+  if (activity.length) {
+    ctes.push(`activity as (${activityUpsert(' where exists (select 1 from moved)')})`);
+    bindings.push(activityParameter(activity));
+  }
   const [{ moved }] = await prepared<{ moved: number }>(
     deps.db,
-    events.length ? 'mta_record_sole_events' : 'mta_record_sole',
+    `mta_record_sole${events.length ? '_events' : ''}${activity.length ? '_activity' : ''}`,
     `with ${ctes.join(', ')},
     refreshed as (update emails set
         last_event = coalesce(?::jsonb ->> last_event, ?), status = case when ?::boolean then status else 'done' end, updated_at = ?

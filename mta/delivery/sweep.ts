@@ -42,6 +42,8 @@ export async function findDue(db: Knex, now: Date, limit = SWEEP_LIMIT): Promise
     .join('emails as e', 'e.id', 'r.email_id')
     .whereIn('e.status', ['queued', 'sending'])
     .whereIn('r.status', ['queued', 'deferred'])
+    // A team whose deletion is scheduled sends nothing (its mail waits; canceling the deletion lets it go).
+    .whereNotExists(db('teams as t').whereRaw('t.id = e.team_id').whereNot('t.deletion_status', 'none'))
     .where((q) =>
       q
         .where('r.leased_until', '<', now)

@@ -5,8 +5,9 @@ import type { Knex } from 'knex';
 import { newId } from '../ids.ts';
 import { paginate, type ListQuery } from '../pagination.ts';
 
-/** Who acted: an API key (its id), the operator's CLI, or the platform itself. */
-export type AuditActor = { type: 'api_key'; id: string | null } | { type: 'operator' } | { type: 'system' };
+/** Who acted: an API key or a signed-in user (their ids), the operator's CLI, or the platform itself. */
+export type AuditActor =
+  { type: 'api_key'; id: string | null } | { type: 'user'; id: string } | { type: 'operator' } | { type: 'system' };
 
 export interface AuditEntry {
   actor: AuditActor;
@@ -37,7 +38,7 @@ export async function recordAudit(db: Knex, teamId: string, entry: AuditEntry): 
     id,
     team_id: teamId,
     actor_type: entry.actor.type,
-    actor_id: entry.actor.type === 'api_key' ? entry.actor.id : null,
+    actor_id: 'id' in entry.actor ? entry.actor.id : null,
     action: entry.action,
     subject_type: entry.subject?.type ?? null,
     subject_id: entry.subject?.id ?? null,

@@ -3,11 +3,12 @@ import type { Knex } from 'knex';
 import type { CliConfig, Command, Flags } from './command.ts';
 import { domainCommands } from './domain-commands.ts';
 import { teamCommands } from './team-commands.ts';
+import { accountCommands } from './account-commands.ts';
 
 export { createTeamWithKey, teamJson } from './team-commands.ts';
 export { parseArgs, UsageError, type CliConfig, type Flags } from './command.ts';
 
-export const cliCommands: Record<string, Command> = { ...teamCommands, ...domainCommands };
+export const cliCommands: Record<string, Command> = { ...teamCommands, ...domainCommands, ...accountCommands };
 
 /** Each command's run, by name (what the tests call directly). */
 export const commands: Record<string, (db: Knex, flags: Flags, config: CliConfig) => Promise<unknown>> =

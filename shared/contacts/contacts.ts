@@ -104,12 +104,9 @@ export async function findContact(
   return (await q) ?? null;
 }
 
-/** A page of the team's contacts, newest first; only the members of `segmentId` when it is given. */
-export function listContacts(db: Knex, teamId: string, page: ListQuery & { segmentId?: string }) {
-  const query = db('contacts').where({ team_id: teamId });
-  if (page.segmentId)
-    query.whereIn('id', db('contact_segments').where({ segment_id: page.segmentId }).select('contact_id'));
-  return paginate<ContactRow>(query, page);
+/** A page of the team's contacts, newest first (a segment's members: shared/segments/membership.ts). */
+export function listContacts(db: Knex, teamId: string, page: ListQuery) {
+  return paginate<ContactRow>(db('contacts').where({ team_id: teamId }), page);
 }
 
 /**

@@ -67,12 +67,6 @@ export async function removeFromSegment(
   });
 }
 
-export async function isMember(db: Knex, segmentId: string, contactId: string): Promise<boolean> {
-  return Boolean(
-    await db('contact_segments').where({ segment_id: segmentId, contact_id: contactId }).first('segment_id'),
-  );
-}
-
 export interface ContactSegmentRow {
   id: string;
   name: string;

@@ -85,6 +85,13 @@ export async function acceptSends<T>(
   items: T[],
   o: AcceptOptions<T>,
 ): Promise<Accepted> {
+  // A team whose deletion is scheduled sends nothing (shared/teams/deletion.ts), by any door.
+  if (caller.team.deletion_status && caller.team.deletion_status !== 'none')
+    throw new ServiceError(
+      'validation_error',
+      'This team is scheduled for deletion: sending is stopped. An admin can cancel the deletion to send again.',
+      { status: 403 },
+    );
   const errors: ItemError[] = [];
   const prepared = await prepareAll(deps, caller, items, o, errors);
   if (prepared.length === 0) {

@@ -10,7 +10,7 @@ import { contentHash } from './rules.ts';
 import { emailEventData, type EmailRow } from './present.ts';
 import type { Caller, PreparedEmail, PreparedRecipient } from './prepare.ts';
 import { answerUpdate, type Reservation } from '../idempotency/store.ts';
-import { topicSuppressed } from '../topics/subscriptions.ts';
+import { contactUnsubscribedSuppressed, topicSuppressed } from '../topics/subscriptions.ts';
 import { emailState } from './last-event.ts';
 import { EMAIL_COLUMNS } from './columns.ts';
 
@@ -54,11 +54,13 @@ const EMAIL_INSERT = `insert into emails (${EMAIL_COLUMNS.map((c) => `"${c}"`).j
 
 /**
  * email.suppressed's `suppressed` for a recipient not sent to: on the team's list (Resend's
- * OnAccountSuppressionList, with the entry's origin as the reason), or not subscribed to the send's topic.
+ * OnAccountSuppressionList, with the entry's origin as the reason), not subscribed to the send's topic, or a contact
+ * unsubscribed from everything (a send under a topic).
  */
 function suppressedData(r: PreparedRecipient, topic: PreparedEmail['topic']) {
   const origin = r.suppression?.origin;
   if (origin === 'topic' && topic) return topicSuppressed(r.address, topic);
+  if (origin === 'contact_unsubscribed' && topic) return contactUnsubscribedSuppressed(r.address, topic);
   const reason =
     origin === 'complaint'
       ? 'previous_complaint'

@@ -24,8 +24,10 @@ import {
 import { checkReach, reachContext, reachIsLimited, senderLookups } from './rules.ts';
 import { findUnusable, type Unusable } from './recipient-checks.ts';
 import { fetchOptions, fetchPathAttachments } from './fetch-attachment.ts';
-import { notSubscribed, topicAudience } from '../topics/subscriptions.ts';
+import { notSentUnder, topicAudience } from '../topics/subscriptions.ts';
 import type { EmailRow } from './present.ts';
+import { withTemplate, type TemplateCache } from '../templates/send.ts';
+import { refuseFailedChecks } from '../checks/run.ts';
 
 export const MAX_RECIPIENTS = 50;
 
@@ -44,6 +46,8 @@ export interface SendInput {
   scheduled_at?: string | null;
   topic_id?: string | null;
   template?: { id: string; variables?: Record<string, unknown> } | null;
+  /** A campaign send (under a topic) goes out even when a pre-send check fails. */
+  acknowledge_checks?: boolean | null;
 }
 
 /** Who asks for a send: the team, its API key (none for a session), and the door it came through. */
@@ -64,7 +68,10 @@ export interface PreparedRecipient {
   kind: 'to' | 'cc' | 'bcc';
   status: 'queued' | 'suppressed' | 'failed';
   reason: string | null;
-  /** Why it is not sent to: a suppression list entry's origin, or `topic` (unsubscribed from the send's topic). */
+  /**
+   * Why it is not sent to: a suppression list entry's origin, `topic` (not subscribed to the send's topic) or
+   * `contact_unsubscribed` (its contact is unsubscribed from everything; only a send under a topic asks).
+   */
   suppression?: { origin: string };
 }
 
@@ -89,6 +96,8 @@ export interface PreparedEmail extends Pick<
 export interface PrepareContext {
   config: Config;
   dns: DnsResolver;
+  /** Compiled template versions (shared/templates/send.ts), one cache per process; without it, none is kept. */
+  templates?: TemplateCache;
 }
 
 const list = (v: string | string[] | null | undefined): string[] => (v == null ? [] : Array.isArray(v) ? v : [v]);
@@ -123,13 +132,8 @@ const causeMessages: Record<Unusable['cause'], string> = {
   dead_address: 'has bounced permanently before',
 };
 
-/** What a send naming a template is told until the templates area exists. */
-export const TEMPLATES_NOT_BUILT =
-  'The templates area is not built yet on this platform: send `html` or `text` instead of a `template`.';
-
-/** The fields every send needs, checked first. The templates area is not built yet: a template send is 501. */
+/** The fields every send needs (a template's from and subject already applied), checked first. */
 function required(input: SendInput): { from: string; subject: string } {
-  if (input.template) throw new ServiceError('not_implemented', TEMPLATES_NOT_BUILT);
   if (!input.from) throw new ServiceError('missing_required_field', 'Missing `from` field.');
   if (input.subject === undefined) throw new ServiceError('missing_required_field', 'Missing `subject` field.');
   return { from: input.from, subject: input.subject };
@@ -304,9 +308,10 @@ export async function prepareEmail(
   db: Knex,
   ctx: PrepareContext,
   caller: Caller,
-  input: SendInput,
+  given: SendInput,
   now: Date,
 ): Promise<PreparedEmail> {
+  const { input, sent: template } = await withTemplate(db, ctx.templates, caller.team.id, given);
   const { from: fromField, subject } = required(input);
   const { from, to, cc, bcc, replyTo } = readAddresses(input, fromField);
   const composed = caller.source !== 'smtp';
@@ -332,6 +337,9 @@ export async function prepareEmail(
     checkReach(caller.team, domain, recipients, await reachContext(db, caller.team.id, ctx.config.SIMULATOR_DOMAIN));
   markSuppressed(recipients, lookups.suppressed);
   const topic = input.topic_id ? await topicOf(db, caller.team.id, input.topic_id, recipients) : null;
+  // A campaign send: the pre-send checks, unless acknowledged (every copy carries our List-Unsubscribe).
+  if (topic && !input.acknowledge_checks)
+    await refuseFailedChecks({ subject, html, text, listUnsubscribe: true, blocks: template?.blocks });
   await markUnusable(db, ctx, recipients, lookups.dead);
 
   return {
@@ -359,8 +367,9 @@ export async function prepareEmail(
 }
 
 /**
- * The send's topic (422 when the team has none of that id), with every recipient who is not subscribed to it
- * marked suppressed: they are not sent to, and email.suppressed says why.
+ * The send's topic (422 when the team has none of that id), with every recipient who is not subscribed to it, or
+ * whose contact is unsubscribed from everything, marked suppressed: they are not sent to, and email.suppressed says
+ * why. The choices and the contacts are read in the topic's own query (topicAudience), one for all the recipients.
  */
 async function topicOf(
   db: Knex,
@@ -380,8 +389,11 @@ async function topicOf(
       errors: [{ path: 'topic_id', message: 'not found' }],
     });
   for (const r of recipients) {
-    if (r.status !== 'queued' || audience.subscribed(r.address)) continue;
-    Object.assign(r, { status: 'suppressed', reason: notSubscribed(audience.topic), suppression: { origin: 'topic' } });
+    const standing = audience.standing(r.address);
+    if (r.status !== 'queued' || standing === 'subscribed') continue;
+    const origin = standing === 'unsubscribed' ? 'contact_unsubscribed' : 'topic';
+    const reason = notSentUnder(audience.topic, r.address, standing).response;
+    Object.assign(r, { status: 'suppressed', reason, suppression: { origin } });
   }
   return { id: audience.topic.id, name: audience.topic.name };
 }

@@ -9,6 +9,7 @@ import type { DomainRow } from '../domains/store.ts';
 import { sendingRecordsVerified, type SendingRecord } from '../domains/status.ts';
 import type { TeamRow } from '../teams/teams.ts';
 import type { ApiKeyRow } from '../api-keys/keys.ts';
+import { identitiesOf } from '../teams/identities.ts';
 
 interface SenderDomain {
   domain: DomainRow;
@@ -119,7 +120,8 @@ export interface ReachContext {
 
 export async function reachContext(db: Knex, teamId: string, simulatorDomain: string): Promise<ReachContext> {
   const [identities, domains] = await Promise.all([
-    db('team_identities').where({ team_id: teamId }).pluck('email'),
+    // The operator's registrations and the members' verified addresses (shared/teams/identities.ts).
+    identitiesOf(db, teamId),
     db('domains').where({ team_id: teamId, status: 'verified', managed: false }).pluck('name'),
   ]);
   return { simulatorDomain, identities: new Set(identities), verifiedDomains: new Set(domains) };

@@ -76,6 +76,8 @@ export async function releaseDueEmails(db: Knex, now: Date, limit = 500): Promis
           .select('id')
           .where({ status: 'scheduled' })
           .where('scheduled_at', '<=', now)
+          // A team whose deletion is scheduled sends nothing; canceling the deletion releases them late.
+          .whereNotIn('team_id', trx('teams').select('id').whereNot({ deletion_status: 'none' }))
           .orderBy('scheduled_at')
           .limit(limit)
           .forUpdate()

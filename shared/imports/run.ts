@@ -141,7 +141,8 @@ async function finish(db: Knex, imp: ImportRow, offset: number, error: string | 
       })
       .returning('*');
     await recordAudit(trx, imp.team_id, {
-      actor: { type: 'api_key', id: imp.api_key_id },
+      actor:
+        imp.user_id && !imp.api_key_id ? { type: 'user', id: imp.user_id } : { type: 'api_key', id: imp.api_key_id },
       action: 'contacts.imported',
       subject: { type: 'contact_import', id: imp.id },
       data: {

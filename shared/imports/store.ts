@@ -13,6 +13,7 @@ export interface ImportRow {
   team_id: string;
   status: ImportStatus;
   api_key_id: string | null;
+  user_id: string | null;
   blob_key: string | null;
   file_bytes: string;
   columns: string[];
@@ -47,6 +48,7 @@ export interface NewImport extends ImportRequest {
   id: string;
   teamId: string;
   apiKeyId: string | null;
+  userId: string | null;
   blobKey: string;
   fileBytes: number;
   columns: string[];
@@ -59,6 +61,7 @@ export async function insertImport(db: Knex, input: NewImport): Promise<ImportRo
       id: input.id,
       team_id: input.teamId,
       api_key_id: input.apiKeyId,
+      user_id: input.userId,
       blob_key: input.blobKey,
       file_bytes: String(input.fileBytes),
       columns: JSON.stringify(input.columns) as never,

@@ -8,7 +8,8 @@ export type FirstTeam = Awaited<ReturnType<typeof createTeamWithKey>>;
 export async function firstRun(db: Knex, teamName: string, managedHost: string): Promise<FirstTeam | null> {
   return db.transaction(async (trx) => {
     await trx.raw('select pg_advisory_xact_lock(7411)');
-    const [{ count }] = await trx('teams').count({ count: '*' });
+    // The platform team (shared/accounts/platform-sender.ts) is not a customer's: it does not make a database used.
+    const [{ count }] = await trx('teams').where({ platform: false }).count({ count: '*' });
     if (Number(count) > 0) return null;
     return createTeamWithKey(trx, teamName, managedHost);
   });

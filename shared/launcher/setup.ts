@@ -9,6 +9,9 @@ import type { Logger } from '../logger.ts';
 import { ensureSecretsKeyFile } from '../secrets.ts';
 import { checkRedis, StartupError } from '../startup.ts';
 import { firstRun, type FirstTeam } from './first-run.ts';
+import { ensurePlatformSender } from '../accounts/platform-sender.ts';
+import { createResolver } from '../dns/resolver.ts';
+import { secretsKey } from '../secrets.ts';
 
 /** Runs the steps; answers the first team with its key when this run made it, null on every later run. */
 export async function setUp(config: Config, log: Logger): Promise<FirstTeam | null> {
@@ -21,7 +24,26 @@ export async function setUp(config: Config, log: Logger): Promise<FirstTeam | nu
   try {
     const applied = await migrateLatest(db);
     log.info({ applied }, 'migrations.applied');
-    return await firstRun(db, config.FIRST_TEAM_NAME, config.MANAGED_DOMAIN_HOST);
+    const first = await firstRun(db, config.FIRST_TEAM_NAME, config.MANAGED_DOMAIN_HOST);
+    // The sender of the account mails (PLATFORM_FROM), made once; its records: `npm run cli -- platform-sender`. A
+    // failure here (DNS unreachable while its return path is chosen) does not stop the start: the first account mail
+    // makes it then.
+    try {
+      const sender = await ensurePlatformSender(db, config, {
+        hosts: config,
+        secrets: secretsKey(config),
+        resolver: createResolver({ servers: config.DNS_SERVERS }),
+        reservedAllowed: config.RESERVED_TLDS_ALLOWED,
+      });
+      if (sender)
+        log.info(
+          { team_id: sender.team.id, domain: sender.domain.name, status: sender.domain.status },
+          'platform_sender.ready',
+        );
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'platform_sender.failed');
+    }
+    return first;
   } finally {
     await db.destroy();
   }

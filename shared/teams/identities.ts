@@ -1,5 +1,6 @@
-// Verified sender identities of a team: addresses of its members that the managed domain and the sandbox
-// may send to. Until the dashboard's accounts exist, the operator CLI registers them.
+// Verified sender identities of a team: addresses the managed domain and the sandbox may send to. They are the
+// verified addresses of the team's members (an account's address is verified when it is made), and the addresses an
+// operator registers with the CLI (`team verify-identity`, the team_identities table).
 import type { Knex } from 'knex';
 import { ServiceError } from '../errors.ts';
 import { getTeam } from './teams.ts';
@@ -24,6 +25,17 @@ export async function verifyIdentity(
   return { team_id: row.team_id, email: row.email, verified_at: new Date(row.verified_at).toISOString() };
 }
 
+/** Every identity of the team: the operator's registrations and the members' verified addresses, lower case. */
+export async function identitiesOf(db: Knex, teamId: string): Promise<string[]> {
+  const { rows } = await db.raw(
+    `select lower(email) as email from team_identities where team_id = :team
+     union select lower(u.email) from team_members m join users u on u.id = m.user_id
+     where m.team_id = :team and u.email_verified_at is not null`,
+    { team: teamId },
+  );
+  return (rows as { email: string }[]).map((r) => r.email);
+}
+
 export async function isVerifiedIdentity(db: Knex, teamId: string, email: string): Promise<boolean> {
-  return Boolean(await db('team_identities').where({ team_id: teamId, email: email.toLowerCase() }).first('email'));
+  return (await identitiesOf(db, teamId)).includes(email.toLowerCase());
 }

@@ -23,6 +23,14 @@ export interface TeamRow {
   suspended_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** The platform's own team (sender of the account mails, shared/accounts/platform-sender.ts). */
+  platform?: boolean;
+  /** A deletion asked for (shared/teams/deletion.ts): `scheduled` stops sending and receiving at once. */
+  deletion_status?: 'none' | 'scheduled' | 'in_progress';
+  deletion_requested_at?: Date | null;
+  deletion_purge_after?: Date | null;
+  deletion_requested_by?: string | null;
+  ai_assist?: boolean;
 }
 
 function slugify(name: string): string {

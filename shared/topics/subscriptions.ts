@@ -1,18 +1,39 @@
 // Who is subscribed to a topic: an address's own choice (topic_subscriptions), else the topic's
-// default_subscription. A send under a topic goes only to subscribed recipients; the unsubscribe page records
-// `opt_out` for the address its link names. Addresses are matched lower case, as suppressions are.
+// default_subscription; and over both, the contact's global `unsubscribed`, which wins over every choice. A send under
+// a topic goes only to subscribed recipients; the preference page records the address's choices and the contact's
+// `unsubscribed`. Addresses are matched lower case, as suppressions and contacts (lower(email)) are.
 import type { Knex } from 'knex';
 import { canonicalAddress } from '../suppressions/suppressions.ts';
 import type { TopicRow, TopicSubscription } from './topics.ts';
 import { isUuid } from '../ids.ts';
 
+/**
+ * Where an address stands for a topic's sends: `subscribed`, `opted_out` (its own choice or the topic's default),
+ * or `unsubscribed` (its contact is unsubscribed from everything, whatever it chose for the topic).
+ */
+export type Standing = 'subscribed' | 'opted_out' | 'unsubscribed';
+
 export interface TopicAudience {
   topic: TopicRow;
-  /** Is this address (any case) subscribed to the topic? */
+  /** Where this address (any case) stands. */
+  standing(address: string): Standing;
+  /** Is this address (any case) sent to under the topic? */
   subscribed(address: string): boolean;
 }
 
-/** The team's topic and what `addresses` chose for it, in one query; null when the team has no such topic. */
+// The send path runs it for every topic send (at the accept and before each delivery), one query for all the
+// recipients. Both lookups are index scans: topic_subscriptions' primary key (topic_id, email) and contacts' unique
+// index (team_id, lower(email)).
+const AUDIENCE_SQL = `select t.*, (select coalesce(json_object_agg(s.email, s.subscription), '{}'::json)
+    from topic_subscriptions s where s.topic_id = t.id and s.email = any(?::text[])) as choices,
+  (select coalesce(json_agg(lower(c.email)), '[]'::json) from contacts c
+    where c.team_id = t.team_id and lower(c.email) = any(?::text[]) and c.unsubscribed) as unsubscribed
+  from topics t where t.team_id = ? and t.id = ?`;
+
+/**
+ * The team's topic, what `addresses` chose for it and which of them are contacts unsubscribed from everything, in one
+ * query; null when the team has no such topic.
+ */
 export async function topicAudience(
   db: Knex,
   teamId: string,
@@ -20,21 +41,23 @@ export async function topicAudience(
   addresses: string[],
 ): Promise<TopicAudience | null> {
   if (!isUuid(topicId)) return null;
+  const canonical = [...new Set(addresses.map(canonicalAddress))];
   const {
     rows: [row],
-  } = await db.raw(
-    `select t.*, (select coalesce(json_object_agg(s.email, s.subscription), '{}'::json)
-    from topic_subscriptions s where s.topic_id = t.id and s.email = any(?::text[])) as choices
-    from topics t where t.team_id = ? and t.id = ?`,
-    [[...new Set(addresses.map(canonicalAddress))], teamId, topicId],
-  );
+  } = await db.raw(AUDIENCE_SQL, [canonical, canonical, teamId, topicId]);
   if (!row) return null;
-  const { choices, ...topic } = row as TopicRow & { choices: Record<string, TopicSubscription> };
-  const chosen = new Map(Object.entries(choices));
-  return {
-    topic,
-    subscribed: (address) => (chosen.get(canonicalAddress(address)) ?? topic.default_subscription) === 'opt_in',
+  const { choices, unsubscribed, ...topic } = row as TopicRow & {
+    choices: Record<string, TopicSubscription>;
+    unsubscribed: string[];
   };
+  const chosen = new Map(Object.entries(choices));
+  const everything = new Set(unsubscribed);
+  const standing = (address: string): Standing => {
+    const key = canonicalAddress(address);
+    if (everything.has(key)) return 'unsubscribed';
+    return (chosen.get(key) ?? topic.default_subscription) === 'opt_in' ? 'subscribed' : 'opted_out';
+  };
+  return { topic, standing, subscribed: (address) => standing(address) === 'subscribed' };
 }
 
 /** Why a recipient of a send under `topic` is not sent to: the recipient's last_response. */
@@ -50,6 +73,26 @@ export function topicSuppressed(address: string, topic: { id: string; name: stri
     message: `${address} is not subscribed to the topic ${topic.name}.`,
     topic_id: topic.id,
   };
+}
+
+/** Why a recipient of a send under a topic is not sent to when its contact is unsubscribed from everything. */
+export const contactUnsubscribed = 'the contact is unsubscribed from everything (its `unsubscribed`)';
+
+/** email.suppressed's `suppressed` for a recipient whose contact is unsubscribed from everything. */
+export function contactUnsubscribedSuppressed(address: string, topic: { id: string; name: string }) {
+  return {
+    type: 'Suppressed',
+    reason: 'contact_unsubscribed',
+    message: `${address} is unsubscribed from everything this team sends under a topic (the contact's \`unsubscribed\`).`,
+    topic_id: topic.id,
+  };
+}
+
+/** The recipient's last_response and email.suppressed `suppressed` for a standing other than `subscribed`. */
+export function notSentUnder(topic: { id: string; name: string }, address: string, standing: Standing) {
+  return standing === 'unsubscribed'
+    ? { response: contactUnsubscribed, suppressed: contactUnsubscribedSuppressed(address, topic) }
+    : { response: notSubscribed(topic), suppressed: topicSuppressed(address, topic) };
 }
 
 /** A recipient of a send whose topic was deleted before it was delivered: its opt-outs went with the topic. */

@@ -1,11 +1,14 @@
-// What a List-Unsubscribe link does (RFC 8058; the MTA writes the link, mta/delivery/compose.ts): its token names
-// one recipient of one email. Under a topic, the address opts out of that topic; mail with no topic (a broadcast),
-// or whose topic has since been deleted, puts the address on the team's suppression list (origin `unsubscribe`):
-// the person asked for no more of this mail, and nothing narrower is left to record it against.
+// What a List-Unsubscribe link and the preference page it opens do (RFC 8058; the MTA writes the link,
+// mta/delivery/compose.ts): its token names one recipient of one email, so one address of one team. The page and a
+// one-click POST write the same rows the contacts API reads: the address's topic_subscriptions and its contact's
+// global `unsubscribed` (shared/contacts/unsubscribed.ts). A one-click under a topic opts the address out of that
+// topic; mail with no topic (a broadcast), or whose topic has since been deleted, unsubscribes the address from
+// everything: nothing narrower is left to record the request against.
 import type { Knex } from 'knex';
 import { readUnsubscribeToken } from '../emails/mail-tokens.ts';
-import { addSuppression } from '../suppressions/suppressions.ts';
+import { setUnsubscribed } from '../contacts/unsubscribed.ts';
 import { setSubscription } from './subscriptions.ts';
+import type { TopicVisibility } from './topics.ts';
 
 export interface UnsubscribeTarget {
   teamId: string;
@@ -14,23 +17,24 @@ export interface UnsubscribeTarget {
   /** The email's From, as the page names the sender. */
   from: string;
   /** The email's topic, when it had one and it still exists. */
-  topic: { id: string; name: string } | null;
-  /** The address's standing: opted out of the topic, or suppressed when there is no topic. */
-  unsubscribed: boolean;
+  topic: { id: string; name: string; visibility: TopicVisibility } | null;
+  /** The address is opted out of the email's topic (its own choice, else the topic's default); false without one. */
+  optedOut: boolean;
+  /** The address's contact is unsubscribed from everything; false when the address is no contact of the team. */
+  unsubscribedAll: boolean;
 }
 
 /** The recipient a token names, or null for a token that is not ours or whose recipient is gone. */
 export async function unsubscribeTarget(db: Knex, secrets: Buffer, token: string): Promise<UnsubscribeTarget | null> {
   const recipientId = readUnsubscribeToken(secrets, token);
   if (!recipientId) return null;
-  // One query: the recipient, its email, the email's topic and what the address chose or suffered already.
+  // One query: the recipient, its email, the email's topic, the address's choice for it and its contact's standing.
   const {
     rows: [row],
   } = await db.raw(
-    `select r.team_id, r.email_id, r.address, e."from", t.id as topic_id, t.name as topic_name,
-      case when t.id is null then exists (select 1 from suppressions s where s.team_id = r.team_id and s.email = lower(r.address))
-        else coalesce((select ts.subscription from topic_subscriptions ts where ts.topic_id = t.id and ts.email = lower(r.address)), t.default_subscription) = 'opt_out'
-      end as unsubscribed
+    `select r.team_id, r.email_id, r.address, e."from", t.id as topic_id, t.name as topic_name, t.visibility as topic_visibility,
+      t.id is not null and coalesce((select ts.subscription from topic_subscriptions ts where ts.topic_id = t.id and ts.email = lower(r.address)), t.default_subscription) = 'opt_out' as opted_out,
+      exists (select 1 from contacts c where c.team_id = r.team_id and lower(c.email) = lower(r.address) and c.unsubscribed) as unsubscribed_all
     from email_recipients r join emails e on e.id = r.email_id and e.team_id = r.team_id
     left join topics t on t.id = e.topic_id and t.team_id = e.team_id
     where r.id = ?`,
@@ -42,13 +46,17 @@ export async function unsubscribeTarget(db: Knex, secrets: Buffer, token: string
     emailId: row.email_id,
     address: row.address,
     from: row.from,
-    topic: row.topic_id ? { id: row.topic_id, name: row.topic_name } : null,
-    unsubscribed: row.unsubscribed,
+    topic: row.topic_id ? { id: row.topic_id, name: row.topic_name, visibility: row.topic_visibility } : null,
+    optedOut: row.opted_out,
+    unsubscribedAll: row.unsubscribed_all,
   };
 }
 
-/** Unsubscribes the target (idempotent): opts out of its topic, or suppresses the address. */
-export async function unsubscribe(db: Knex, target: UnsubscribeTarget): Promise<void> {
+/**
+ * The one-click unsubscribe (idempotent): opts the address out of the email's topic, or, for mail without one (or
+ * whose topic was deleted meanwhile), unsubscribes its contact from everything. Answers what it did.
+ */
+export async function unsubscribe(db: Knex, target: UnsubscribeTarget): Promise<'topic' | 'everything'> {
   if (target.topic) {
     const recorded = await setSubscription(db, {
       teamId: target.teamId,
@@ -57,45 +65,50 @@ export async function unsubscribe(db: Knex, target: UnsubscribeTarget): Promise<
       subscription: 'opt_out',
       sourceEmailId: target.emailId,
     });
-    if (recorded) return;
-    // The topic was deleted since the page was read: as for mail without a topic.
+    if (recorded) return 'topic';
   }
-  await addSuppression(db, target.teamId, { email: target.address, origin: 'unsubscribe', source_id: target.emailId });
+  await db.transaction((trx) => setUnsubscribed(trx, target.teamId, target.address, true));
+  return 'everything';
+}
+
+/** Sets the contact's global `unsubscribed` for the target's address (making the contact to unsubscribe it). */
+export async function setUnsubscribedAll(db: Knex, target: UnsubscribeTarget, unsubscribed: boolean): Promise<void> {
+  await db.transaction((trx) => setUnsubscribed(trx, target.teamId, target.address, unsubscribed));
 }
 
 export interface TopicChoice {
   id: string;
   name: string;
   description: string | null;
+  /** The address's own choice, else the topic's default (as the contacts API shows it). */
   subscribed: boolean;
 }
 
 /**
- * The preference page's list for the target's address: the team's `public` topics and the email's own topic
- * (whatever its visibility), each with whether the address is subscribed. By name.
+ * The preference page's list for the target's address: the team's `public` topics, by name, each with the address's
+ * choice. A private topic is never listed, not even the email's own (the page offers its one-click unsubscribe).
  */
 export async function topicChoices(db: Knex, target: UnsubscribeTarget): Promise<TopicChoice[]> {
   const { rows } = await db.raw(
     `select t.id, t.name, t.description, coalesce(ts.subscription, t.default_subscription) = 'opt_in' as subscribed
     from topics t left join topic_subscriptions ts on ts.topic_id = t.id and ts.email = lower(?)
-    where t.team_id = ? and (t.visibility = 'public' or t.id = ?) order by t.name, t.id`,
-    [target.address, target.teamId, target.topic?.id ?? null],
+    where t.team_id = ? and t.visibility = 'public' order by t.name, t.id`,
+    [target.address, target.teamId],
   );
   return rows;
 }
 
 /**
- * Saves the preference page: every topic it lists (topicChoices) becomes `opt_in` when `subscribed` names it and
- * `opt_out` otherwise; ids it does not list are ignored. One transaction; answers the list as saved.
+ * Saves the preference form: every topic it lists (topicChoices, read again in the transaction) becomes `opt_in`
+ * when `subscribed` names it and `opt_out` otherwise (a row written only where that changes what stands); ids it
+ * does not list are ignored. The contact's `unsubscribed`
+ * is left as it is: subscribing again is a step of its own (setUnsubscribedAll).
  */
-export async function saveTopicChoices(
-  db: Knex,
-  target: UnsubscribeTarget,
-  subscribed: Set<string>,
-): Promise<TopicChoice[]> {
-  return db.transaction(async (trx) => {
-    const listed = await topicChoices(trx, target);
-    for (const topic of listed) {
+export async function saveTopicChoices(db: Knex, target: UnsubscribeTarget, subscribed: Set<string>): Promise<void> {
+  await db.transaction(async (trx) => {
+    for (const topic of await topicChoices(trx, target)) {
+      // A choice already standing is left as it is (a default stays a default).
+      if (topic.subscribed === subscribed.has(topic.id)) continue;
       await setSubscription(trx, {
         teamId: target.teamId,
         topicId: topic.id,
@@ -104,6 +117,5 @@ export async function saveTopicChoices(
         sourceEmailId: target.emailId,
       });
     }
-    return listed.map((topic) => ({ ...topic, subscribed: subscribed.has(topic.id) }));
   });
 }

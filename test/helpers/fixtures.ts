@@ -84,6 +84,11 @@ export const fixtures: Record<string, Fixture> = {
     if (res.status !== 201) throw new Error(`segments fixture: POST /segments answered ${res.status} ${res.text}`);
     return res.body.id;
   },
+  templates: async (p, team) => {
+    const res = await p.request('POST', '/templates', { key: team.key, body: { name: 'fixture', html: '<p>x</p>' } });
+    if (res.status !== 201) throw new Error(`templates fixture: POST /templates answered ${res.status} ${res.text}`);
+    return res.body.id;
+  },
   webhooks: async (p, team) => {
     // An endpoint (never sent to here) and one event of it: a suppression added after it, fanned out.
     const res = await p.request('POST', '/webhooks', {
@@ -126,6 +131,8 @@ export const sampleBodies: Record<string, unknown> = {
   updateSegment: { name: 'renamed by another team' },
   createAudienceContact: { email: 'created-by-another-team@example.com' },
   updateAudienceContact: { first_name: 'Renamed by another team' },
+  updateTemplate: { name: 'renamed by another team' },
+  checkTemplate: {},
 };
 
 export function pathParamNames(path: string): string[] {

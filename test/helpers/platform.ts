@@ -83,7 +83,9 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
   const blobs = createFsBlobStore(blobDir);
   const jobs = contactJobs(config, log);
   const deps: ApiDeps = { config, db, redis, blobs, log, version, dns, enqueueDelivery, contactJobs: jobs };
-  const server: Server = createHttpServer(createApp(deps), config).listen(0, '127.0.0.1');
+  // PORT is 0 (a port the kernel picks) unless a test needs the api at a port it chose, so that PUBLIC_BASE_URL (the
+  // links the mta writes into mail) names it.
+  const server: Server = createHttpServer(createApp(deps), config).listen(config.PORT, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

@@ -1,0 +1,48 @@
+// Password reset: a request stores a `password_reset` token for any address (for one without an account the row
+// names no user and is never mailed, so both answers cost the same), mails the link to an account's owner; using it
+// sets the new password and ends every session of the account.
+import type { Knex } from 'knex';
+import { newId } from '../ids.ts';
+import { normalizeEmail } from './addresses.ts';
+import { checkPasswordLength, hashPassword } from './passwords.ts';
+import { newSecret } from './one-time.ts';
+import { invalidToken, RESET_TOKEN_MINUTES, useToken } from './signup.ts';
+import { findUserByEmail, type UserRow } from './users.ts';
+
+export async function requestReset(db: Knex, emailInput: string, now = new Date()) {
+  const email = normalizeEmail(emailInput);
+  const user = await findUserByEmail(db, email);
+  const { token, hash } = newSecret();
+  await db('account_tokens').insert({
+    id: newId(),
+    kind: 'password_reset',
+    email,
+    user_id: user?.id ?? null,
+    token_hash: hash,
+    expires_at: new Date(now.getTime() + RESET_TOKEN_MINUTES * 60_000),
+  });
+  return { email, user, token };
+}
+
+/** Checks the new password first (a refused password leaves the token usable), then uses the token once. */
+export async function resetPassword(db: Knex, token: string, password: string, now = new Date()): Promise<UserRow> {
+  const normalized = checkPasswordLength(password);
+  const hash = await hashPassword(normalized);
+  return db.transaction(async (trx) => {
+    const row = await useToken(trx, 'password_reset', token, now);
+    if (!row?.user_id) throw invalidToken();
+    const [user] = await trx<UserRow>('users')
+      .where({ id: row.user_id })
+      .update({ password_hash: hash, updated_at: now })
+      .returning('*');
+    if (!user) throw invalidToken();
+    // A reset is the owner taking the account back: every session (a thief's too) ends.
+    await trx('sessions').where({ user_id: user.id }).whereNull('revoked_at').update({ revoked_at: now });
+    // And any other reset link of the account is spent.
+    await trx('account_tokens')
+      .where({ kind: 'password_reset', user_id: user.id })
+      .whereNull('used_at')
+      .update({ used_at: now });
+    return user;
+  });
+}

@@ -1,0 +1,59 @@
+// A real browser for the tests of the api's pages: Debian's headless Chromium (.ci/run installs the `chromium`
+// package; CHROMIUM_PATH names another) driven by playwright-core, which downloads no browser of its own.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Chromium, headless. --no-sandbox: the tests run as root in CI, where Chromium's sandbox refuses to start. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+}
+
+export interface Visit {
+  context: BrowserContext;
+  page: Page;
+  /** Every URL the page requested. */
+  requests: string[];
+  /** Console errors and uncaught exceptions, a CSP violation among them. */
+  errors: string[];
+}
+
+export const DESKTOP = { width: 1280, height: 900 };
+/** A phone's width (an iPhone 12-15's CSS pixels). */
+export const PHONE = { width: 390, height: 844 };
+
+/** A fresh context and page that note every request and every console error; `url` opened when given. */
+export async function openPage(
+  browser: Browser,
+  viewport: { width: number; height: number },
+  url?: string,
+  mobile = viewport.width < 600,
+): Promise<Visit> {
+  const context = await browser.newContext({ viewport, isMobile: mobile, hasTouch: mobile, deviceScaleFactor: 1 });
+  const page = await context.newPage();
+  const requests: string[] = [];
+  const errors: string[] = [];
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  page.on('pageerror', (err) => errors.push(String(err)));
+  if (url) await page.goto(url);
+  return { context, page, requests, errors };
+}
+
+/** How far the page is wider than its viewport (0 when it only scrolls down). */
+export const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+
+/**
+ * test/screenshots/<name>/ (git-ignored), made if missing: where a browser test leaves its screenshots for a person to
+ * look at.
+ */
+export async function screenshotDir(name: string): Promise<string> {
+  const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'screenshots', name);
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
