@@ -7,6 +7,7 @@ import type { DnsResolver } from '../shared/dns/resolver.ts';
 import type { EnqueueDelivery } from '../shared/emails/enqueue.ts';
 import type { RequestLogWriter } from '../shared/logs/writer.ts';
 import type { ApiMetrics } from '../shared/metrics/api.ts';
+import type { ContactJobs } from '../shared/imports/jobs.ts';
 import type { TemplateCache } from '../shared/templates/send.ts';
 import type { AccountMailer } from '../shared/accounts/mail.ts';
 
@@ -21,6 +22,8 @@ export interface ApiDeps {
   dns: DnsResolver;
   /** Puts accepted emails on the deliver queue (after their commit). */
   enqueueDelivery: EnqueueDelivery;
+  /** Contact imports to run and teams whose contacts changed, handed to the worker after their commit. */
+  contactJobs: ContactJobs;
   version: string;
   /**
    * Where request logs go. api/main.ts passes a batching writer (flushed every 50 ms and on shutdown); without

@@ -20,6 +20,7 @@ import { trackingMetrics } from '../shared/metrics/tracking.ts';
 import { engagementRecorder } from '../shared/tracking/recorder.ts';
 import { secretsKey } from '../shared/secrets.ts';
 import { createTrackingServer } from './tracking/server.ts';
+import { contactJobs as contactJobQueues } from '../shared/imports/jobs.ts';
 
 const config = readConfig('api');
 const log = createLogger(config, 'api');
@@ -39,7 +40,20 @@ const requestLogs = requestLogWriter(db, log, { delayMs: 50, maxRows: 100 });
 // Metrics (docs/observability.md): served on METRICS_API_PORT, never on PORT.
 const registry = createRegistry();
 const metrics = apiMetrics(registry);
-const app = createApp({ config, db, redis, blobs, log, version, dns, enqueueDelivery, requestLogs, metrics });
+const contactJobs = contactJobQueues(config, log);
+const app = createApp({
+  config,
+  db,
+  redis,
+  blobs,
+  log,
+  version,
+  dns,
+  enqueueDelivery,
+  contactJobs,
+  requestLogs,
+  metrics,
+});
 
 const server = createHttpServer(app, config);
 // The tracking listener (docs/tracking.md): hits answered at once, recorded in one transaction per 50 ms (or 500 hits).
@@ -73,6 +87,6 @@ log.info({ host: config.TRACKING_HOST, port: (trackingServer.address() as Addres
 shutdown.ready(async () => {
   await Promise.all([server, trackingServer].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   await Promise.allSettled([requestLogs.close(), enqueueDelivery.flush(), recorder.close()]);
-  await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close()]);
+  await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close(), contactJobs.close()]);
   await metricsListener.close();
 });

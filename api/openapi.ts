@@ -122,7 +122,7 @@ function operationObject(op: Operation, components: Json): Json {
   if (body) {
     const media: Json = { schema: convert(body, components, 'input') };
     if (op.examples) media.examples = op.examples;
-    result.requestBody = { required: true, content: { 'application/json': media } };
+    result.requestBody = { required: true, content: { [op.bodyMedia ?? 'application/json']: media } };
   }
   if (op.idempotent) {
     (result.parameters as Json[]).push({

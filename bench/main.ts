@@ -19,6 +19,7 @@ import { runDomainBench } from './domains.ts';
 import { runSendingBench } from './sending.ts';
 import { runInboundBench } from './inbound.ts';
 import { runWebhookBench } from './webhooks.ts';
+import { runImportBench } from './imports.ts';
 import { runSegmentBench } from './segments.ts';
 import { runTemplateBench } from './templates.ts';
 import { runAccountsBench } from './accounts.ts';
@@ -218,7 +219,7 @@ function report(results: Measurement[]): boolean {
 
 const results: Measurement[] = [];
 let exitCode = 1;
-// BENCH_ONLY=sending (or inbound, webhooks, segments, templates, accounts, tracking) runs that suite alone.
+// BENCH_ONLY=sending (or inbound, webhooks, segments, templates, accounts, tracking, imports) runs that suite alone.
 const only = process.env.BENCH_ONLY;
 try {
   exitCode = 0;
@@ -337,6 +338,19 @@ try {
       console.error(`bench: tracking: ${(err as Error).stack ?? err}`);
       exitCode = 1;
     });
+  // The imports suite (bench/imports.ts): a CSV through the real api and worker next to COPY; PASS/FAIL lines.
+  if (!only || only === 'imports') {
+    const importsOk = await runImportBench({
+      rows: envNumber('BENCH_IMPORT_ROWS', 1_000_000, 1),
+      bigBytes: envNumber('BENCH_IMPORT_BIG_BYTES', 50 * 1024 * 1024, 1024),
+      redisUrl,
+      onCleanup: (step) => undo.push(step),
+    }).catch((err) => {
+      console.error(`bench: imports: ${(err as Error).stack ?? err}`);
+      return false;
+    });
+    if (!importsOk) exitCode = 1;
+  }
 } catch (err) {
   console.error(`bench: ${(err as Error).stack ?? err}`);
   if (results.length) report(results);

@@ -189,6 +189,10 @@ export const configSchema = z.object({
   WEBHOOK_ALLOW_HTTP: bool.default(false),
   /** Webhooks may be sent to private, loopback, link-local and metadata addresses (SSRF guard off). */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.default(false),
+  /** Contact imports one worker process runs at once (each streams its file and writes in batches). */
+  CONTACT_IMPORT_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
+  /** Rows of a contact import written in one transaction, with the import's progress. */
+  CONTACT_IMPORT_BATCH_ROWS: z.coerce.number().int().min(1).max(50000).default(5000),
   /** Attachments by `path` may be plain http:// URLs (otherwise https only). */
   ATTACHMENT_FETCH_ALLOW_HTTP: bool.default(false),
   /**

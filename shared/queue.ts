@@ -20,6 +20,13 @@ export const queues = {
   receive: 'receive',
   /** The inbound sweep: re-enqueues received messages a crash left stored but unprocessed. */
   receiveSweep: 'receive-sweep',
+  /** A contact import: job data {importId}, job id = the import's id (shared/imports/jobs.ts). */
+  contactImports: 'contact-imports',
+  /**
+   * Contact housekeeping: a team's billable-contact peak after its contacts changed (job data {teamId}, one job per
+   * team per 10 s) and the sweep that re-enqueues imports whose job was lost.
+   */
+  contacts: 'contacts',
   /** Team exports: job data {exportId}, job id = the team_exports id (shared/teams/export.ts). */
   teams: 'teams',
 } as const;

@@ -181,8 +181,8 @@ test('contacts: create with properties, segments and topics; list, get, update, 
   const typed = await resend.contacts.create({ email: 'x@example.com', properties: { plan: 5 } });
   t.like(typed.error, { name: 'validation_error', statusCode: 422 });
   t.regex((typed.error as { message: string }).message, /properties\.plan/);
-  // Imports are not built yet: 501 naming the area.
-  t.like((await resend.contacts.imports.list()).error, { name: 'not_implemented', statusCode: 501 });
+  // Imports (test/contact-imports.test.ts): a team that imported nothing lists none.
+  t.deepEqual(ok(t, await resend.contacts.imports.list()), { object: 'list', has_more: false, data: [] });
 });
 
 test('contacts with audienceId: the legacy paths, an audience being a segment', async (t) => {

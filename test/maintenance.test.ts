@@ -33,7 +33,13 @@ test('maintenance forgets idempotency keys past 24 h and request logs past 30 da
   await p.db('request_logs').insert([log(oldLog, hoursAgo(31 * 24)), log(newLog, hoursAgo(29 * 24))]);
 
   const removed = await runMaintenance(p.db, p.deps.blobs, now);
-  t.deepEqual(removed, { idempotency_keys: 1, request_logs: 1, dropped_received: 0 });
+  t.deepEqual(removed, {
+    idempotency_keys: 1,
+    request_logs: 1,
+    dropped_received: 0,
+    contact_import_files: 0,
+    contact_peaks_counted: 0,
+  });
   t.deepEqual(await p.db('idempotency_keys').where({ team_id: team.id }).pluck('key'), ['fresh']);
   t.deepEqual(await p.db('request_logs').where({ team_id: team.id }).pluck('id'), [newLog]);
 });

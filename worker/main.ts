@@ -21,6 +21,7 @@ import { createRegistry } from '../shared/metrics/registry.ts';
 import { workerMetrics } from '../shared/metrics/worker.ts';
 import { queueMetrics } from '../shared/metrics/queues.ts';
 import { serveMetrics } from '../shared/metrics/server.ts';
+import { startContactJobs } from './contacts.ts';
 
 const config = readConfig('worker');
 const log = createLogger(config, 'worker');
@@ -48,8 +49,9 @@ const teamsQueue = createQueue(config, queues.teams);
 // The retention job's team purge deletes the team's Redis keys with this client.
 const redis = createRedis(config);
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis.error'));
+const contactJobs = await startContactJobs({ config, db, blobs, log });
 // The queue gauges are read from Redis at each scrape.
-queueMetrics(registry, [maintenanceQueue, domainsQueue, sendingQueue], log);
+queueMetrics(registry, [maintenanceQueue, domainsQueue, sendingQueue, ...contactJobs.queues], log);
 const webhooks = webhookService({
   db,
   secrets,
@@ -129,6 +131,7 @@ const workers = [
       released: metrics.scheduledReleased,
     }),
   })),
+  ...contactJobs.workers,
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
 await webhooks.start();
@@ -136,7 +139,8 @@ rollup.start();
 log.info({ queues: workers.map((w) => w.name) }, 'worker.started');
 
 shutdown.ready(async () => {
-  // Stop claiming, let running jobs finish, then close the clients.
+  // Stop claiming, let running jobs finish (a running import pauses at its next batch), then close the clients.
+  contactJobs.stop();
   await Promise.all(workers.map((w) => w.close()));
   await webhooks.stop();
   await rollup.stop();
@@ -148,6 +152,7 @@ shutdown.ready(async () => {
     teamsQueue.close(),
     redis.quit(),
   ]);
+  await Promise.all(contactJobs.queues.map((q) => q.close()));
   await db.destroy();
   await metricsListener.close();
 });

@@ -1,9 +1,12 @@
 // Housekeeping run on a schedule: forget idempotency keys past 24 h and request logs past the retention window,
-// and remove dropped received records past their team's data retention window (spec, Receiving).
+// remove dropped received records past their team's data retention window (spec, Receiving), delete contact
+// import files seven days after their import finished (spec, Contact imports), and count every team's billable
+// contact peak (shared/contacts/billable.ts).
 import type { Knex } from 'knex';
 import type { BlobStore } from '../shared/blobs.ts';
 import { purgeExpired } from '../shared/idempotency/store.ts';
 import { purgeAgedDropped } from '../shared/receiving/delete.ts';
+import { countAllPeaks, deleteOldUploads } from '../shared/imports/maintenance.ts';
 
 export const LOG_RETENTION_DAYS = 30;
 
@@ -11,6 +14,9 @@ export interface Removed {
   idempotency_keys: number;
   request_logs: number;
   dropped_received: number;
+  contact_import_files: number;
+  /** Teams whose billable peak was counted (nothing removed). */
+  contact_peaks_counted: number;
 }
 
 export async function runMaintenance(db: Knex, blobs: BlobStore, now = new Date()): Promise<Removed> {
@@ -24,5 +30,12 @@ export async function runMaintenance(db: Knex, blobs: BlobStore, now = new Date(
     dropped_received += n;
     if (n === 0) break;
   }
-  return { idempotency_keys, request_logs, dropped_received };
+  let contact_import_files = 0;
+  for (let round = 0; round < 20; round++) {
+    const n = await deleteOldUploads(db, blobs, now);
+    contact_import_files += n;
+    if (n === 0) break;
+  }
+  const contact_peaks_counted = await countAllPeaks(db, now);
+  return { idempotency_keys, request_logs, dropped_received, contact_import_files, contact_peaks_counted };
 }

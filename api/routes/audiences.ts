@@ -133,6 +133,7 @@ export const audienceOperations = [
         ...body,
         segments: [{ id: audience.id, path: 'audience_id' }],
       });
+      await deps.contactJobs.contactsChanged(auth.team.id);
       return { object: 'contact' as const, id: row.id };
     },
   }),
@@ -180,6 +181,7 @@ export const audienceOperations = [
       const member = await memberOf(deps.db, auth.team.id, params.audience_id, params.id_or_email);
       const row = await contacts.updateContact(deps.db, auth.team.id, member.id, body);
       if (!row) throw notFound('Contact');
+      await deps.contactJobs.contactsChanged(auth.team.id);
       return { object: 'contact' as const, id: row.id };
     },
   }),

@@ -73,6 +73,7 @@ export const contactTopicOperations = [
       const contact = await findContact(deps.db, auth.team.id, params.id_or_email);
       if (!contact) throw notFound('Contact');
       const topics = await setContactTopics(deps.db, contact, topicRefs(body.topics));
+      await deps.contactJobs.contactsChanged(auth.team.id);
       return { object: 'contact_topics' as const, contact_id: contact.id, topics };
     },
   }),

@@ -71,6 +71,8 @@ export const contactOperations = [
         segments,
         topics: topicRefs(body.topics),
       });
+      // The period's billable peak is counted again shortly (at once, in the create, on a team with an allowance).
+      await deps.contactJobs.contactsChanged(auth.team.id);
       return { object: 'contact' as const, id: row.id };
     },
   }),
@@ -128,6 +130,7 @@ export const contactOperations = [
     handler: async ({ auth, params, body, deps }) => {
       const row = await contacts.updateContact(deps.db, auth.team.id, params.id_or_email, body);
       if (!row) throw notFound('Contact');
+      await deps.contactJobs.contactsChanged(auth.team.id);
       return { object: 'contact' as const, id: row.id };
     },
   }),

@@ -23,6 +23,7 @@ import { unsubscribeOperations } from './unsubscribe.ts';
 import { topicOperations } from './topics.ts';
 import { contactPropertyOperations } from './contact-properties.ts';
 import { contactOperations } from './contacts.ts';
+import { contactImportOperations } from './contact-imports.ts';
 import { contactSegmentOperations } from './contact-segments.ts';
 import { contactTopicOperations } from './contact-topics.ts';
 import { segmentOperations } from './segments.ts';
@@ -59,6 +60,7 @@ const areaOperations: Operation[] = [
   ...unsubscribeOperations,
   ...contactPropertyOperations,
   ...contactOperations,
+  ...contactImportOperations,
   ...contactSegmentOperations,
   ...contactTopicOperations,
   ...segmentOperations,

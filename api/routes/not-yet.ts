@@ -43,9 +43,6 @@ function inboxRows(): Row[] {
 }
 
 const rows: Row[] = [
-  ['post', '/contacts/imports', 'contacts', 'Import contacts'],
-  ['get', '/contacts/imports', 'contacts', 'List contact imports'],
-  ['get', '/contacts/imports/{id}', 'contacts', 'Retrieve a contact import'],
   ['post', '/broadcasts', 'broadcasts', 'Create a broadcast'],
   ['get', '/broadcasts', 'broadcasts', 'List broadcasts'],
   ['get', '/broadcasts/{id}', 'broadcasts', 'Retrieve a broadcast'],
@@ -90,7 +87,6 @@ const PARAMS: Record<string, string> = {
   draft_id: "The draft's id",
 };
 const ID_OF: Record<string, string> = {
-  '/contacts/imports': 'contact import',
   '/broadcasts': 'broadcast',
   '/automations': 'automation',
   '/events': 'event',

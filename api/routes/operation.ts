@@ -70,6 +70,11 @@ export interface Operation<
    * and checks each item itself, so that a permissive batch can send the valid ones.
    */
   bodyDoc?: z.ZodType;
+  /**
+   * The media type of the documented body when it is not JSON: `multipart/form-data` for an upload, which the
+   * handler reads itself as a stream (no `body` schema, so the router reads nothing).
+   */
+  bodyMedia?: 'multipart/form-data';
   /** Request headers the handler reads itself (the router does not parse them): documented only. */
   headers?: z.ZodObject;
   /** Request body examples for the reference, by name; each must parse as the documented body. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { getTeam, regions } from '../../shared/teams/teams.ts';
+import { contactUsage } from '../../shared/contacts/billable.ts';
 import { isoRequired } from '../../shared/time.ts';
 import { defineOperation } from './operation.ts';
 import { timestamp } from './schemas.ts';
@@ -39,6 +40,33 @@ const team = z
       sandbox_regions: z.array(z.enum(regions)).describe('Regions still in the sending sandbox.'),
       rate_limit: z.object({ requests_per_second: z.number().int() }),
     }),
+    contacts: z
+      .object({
+        contacts_included: z
+          .number()
+          .int()
+          .describe(
+            'The contact allowance: billable contacts the team may have, 0 meaning unlimited. Past it new contacts are refused (403 `validation_error` naming `contacts_included`; an import row fails). Set by the operator (`team set-contacts-included`) until plans exist.',
+          ),
+        billable_contacts: z
+          .number()
+          .int()
+          .describe(
+            'Contacts now billable: not `unsubscribed`, not suppressed, and subscribed to at least one topic (an `opt_in` choice, or no choice for a topic whose default is `opt_in`). Counted when asked.',
+          ),
+        peak_billable_contacts: z
+          .number()
+          .int()
+          .describe(
+            "The period's highest count of billable contacts seen: taken at each new contact of a limited team, each import, within 10 s after contacts change through the API, hourly, and at this request.",
+          ),
+        period_start: z.iso
+          .date()
+          .describe('The first day (UTC) of the period the peak is for: periods are calendar months.'),
+      })
+      .describe(
+        'The contact allowance and its use (until `/billing` is built, where `usage` will carry the same figures).',
+      ),
   })
   .meta({ id: 'Team' });
 
@@ -50,7 +78,7 @@ export const teamOperations = [
     tag: 'team',
     summary: 'Retrieve the team',
     description:
-      "The team the API key (or the session's current team) belongs to: its name, status, risk state, plan, sender identity, AI assist flag, single sign-on summary, members, the regions still in its sending sandbox and its rate limit.",
+      "The team the API key (or the session's current team) belongs to: its name, status, risk state, plan, sender identity, AI assist flag, single sign-on summary, members, the regions still in its sending sandbox, its rate limit, and its contact allowance with the billable contacts and the period's peak (counted in PostgreSQL at each request: about a second for a million contacts).",
     permission: 'full_access',
     scope: 'team:read',
     response: team,
@@ -78,6 +106,7 @@ export const teamOperations = [
           sandbox_regions: row.sandbox_regions as (typeof regions)[number][],
           rate_limit: { requests_per_second: row.rate_limit_rps ?? deps.config.RATE_LIMIT_RPS },
         },
+        contacts: await contactUsage(deps.db, row.id),
       };
     },
   }),

@@ -8,6 +8,7 @@ import {
   liftSandbox,
   setRateLimit,
   setReceiveLimits,
+  setContactsIncluded,
   setRetention,
   setSendLimits,
   suspendTeam,
@@ -157,6 +158,24 @@ export const teamCommands: Record<string, Command> = {
       if (!Number.isInteger(days) || days < 1 || days > 3650)
         throw new UsageError('--days is a whole number of days (1 to 3650)');
       return { team: await setRetention(db, need(f, 'team'), days) };
+    },
+  },
+  'team set-contacts-included': {
+    summary: "the team's contact allowance: billable contacts past it are refused (0 = unlimited)",
+    flags: {
+      ...team,
+      contacts: {
+        help: 'billable contacts the team may have (0 for unlimited, the default)',
+        required: true,
+        value: 'N',
+      },
+    },
+    run: async (db, f) => {
+      const raw = need(f, 'contacts');
+      const n = Number(raw);
+      if (!/^[0-9]+$/.test(raw) || !Number.isSafeInteger(n) || n > 2_147_483_647)
+        throw new UsageError('--contacts is a whole number of contacts (0 for unlimited)');
+      return { team: await setContactsIncluded(db, need(f, 'team'), n) };
     },
   },
   'team suspend': {

@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import { newId } from '../ids.ts';
 import { paginate, type ListQuery } from '../pagination.ts';
 import { contactAddress, contactLookup } from './address.ts';
+import { admitNewContact, lockAllowance } from './allowance.ts';
 import { recordContactEvent, segmentIdsOf } from './events.ts';
 import { fieldError, type PropertyValue } from './property-values.ts';
 import { checkPropertyValues, lockSegments, type Ref, type TopicChoiceRef } from './references.ts';
@@ -45,10 +46,14 @@ function addressOf(value: string): string {
 
 const taken = (email: string) => fieldError('email', `a contact with the address ${email} already exists`);
 
-/** Creates a contact with its memberships and topic choices, all or nothing; records `contact.created`. */
+/**
+ * Creates a contact with its memberships and topic choices, all or nothing; records `contact.created`. On a team with
+ * a contact allowance a new billable contact past it is refused (403, shared/contacts/allowance.ts).
+ */
 export async function createContact(db: Knex, teamId: string, input: CreateContactInput): Promise<ContactRow> {
   const email = addressOf(input.email);
   return db.transaction(async (trx) => {
+    const included = await lockAllowance(trx, teamId);
     const { set } = await checkPropertyValues(trx, teamId, input.properties ?? {});
     const segmentIds = await lockSegments(trx, teamId, input.segments ?? []);
     // No conflict target: the unique index is on (team_id, lower(email)), and no other conflict is possible.
@@ -71,6 +76,7 @@ export async function createContact(db: Knex, teamId: string, input: CreateConta
         segmentIds.map((segment_id) => ({ segment_id, contact_id: row.id, team_id: teamId })),
       );
     await recordTopicChoices(trx, teamId, email, input.topics ?? []);
+    await admitNewContact(trx, teamId, included, email);
     await recordContactEvent(trx, row, 'created', [...segmentIds].sort());
     return row;
   });

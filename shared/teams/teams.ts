@@ -18,6 +18,8 @@ export interface TeamRow {
   /** Send limits set by the operator (null = none). */
   daily_send_limit: number | null;
   monthly_send_limit: number | null;
+  /** Billable contacts the team may have; 0 = unlimited (shared/contacts/allowance.ts). */
+  contacts_included: number;
   suspended_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -116,6 +118,18 @@ export async function setRetention(db: Knex, id: string, days: number) {
     .returning(['id', 'data_retention_days']);
   if (!row) throw notFound('Team');
   return row as { id: string; data_retention_days: number };
+}
+
+/** The team's contact allowance: billable contacts it may have, 0 for unlimited. */
+export async function setContactsIncluded(db: Knex, id: string, included: number) {
+  if (!Number.isSafeInteger(included) || included < 0 || included > 2_147_483_647)
+    throw new ServiceError('validation_error', 'contacts_included is a whole number of contacts (0 for unlimited).');
+  const [row] = await db('teams')
+    .where({ id })
+    .update({ contacts_included: included, updated_at: db.fn.now() })
+    .returning(['id', 'contacts_included']);
+  if (!row) throw notFound('Team');
+  return row as { id: string; contacts_included: number };
 }
 
 export function suspendTeam(db: Knex, id: string): Promise<TeamRow> {

@@ -21,6 +21,7 @@ import { createResolver } from '../../shared/dns/resolver.ts';
 import { createQueue, queues } from '../../shared/queue.ts';
 import { deliveryEnqueuer } from '../../shared/emails/enqueue.ts';
 import type { ApiDeps } from '../../api/deps.ts';
+import { contactJobs } from '../../shared/imports/jobs.ts';
 
 export interface TestTeam {
   id: string;
@@ -81,7 +82,9 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
   const dns = createResolver({ servers: config.DNS_SERVERS, timeoutMs: 1500, tries: 2 });
   const deliverQueue = createQueue(config, queues.deliver);
   const enqueueDelivery = deliveryEnqueuer(deliverQueue, log);
-  const deps: ApiDeps = { config, db, redis, blobs: createFsBlobStore(blobDir), log, version, dns, enqueueDelivery };
+  const blobs = createFsBlobStore(blobDir);
+  const jobs = contactJobs(config, log);
+  const deps: ApiDeps = { config, db, redis, blobs, log, version, dns, enqueueDelivery, contactJobs: jobs };
   // PORT is 0 (a port the kernel picks) unless a test needs the api at a port it chose, so that PUBLIC_BASE_URL (the
   // links the mta writes into mail) names it.
   const server: Server = createHttpServer(createApp(deps), config).listen(config.PORT, '127.0.0.1');
@@ -112,7 +115,7 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
       } catch {
         // Redis unreachable (a test pointed the platform at a dead one): nothing of ours is there to remove.
       }
-      await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close()]);
+      await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close(), jobs.close()]);
       await database.drop();
       await rm(blobDir, { recursive: true, force: true });
     },
