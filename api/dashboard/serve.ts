@@ -10,9 +10,13 @@ import type { Context, Next } from 'koa';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** From the sources (api/dashboard/) or the compiled tree (dist/api/dashboard/): the same dist/web. */
-export const WEB_BUILD = [path.resolve(here, '../../dist/web'), path.resolve(here, '../../web')].find((dir) =>
-  existsSync(path.join(dir, 'index.html')),
-);
+const CANDIDATES = [path.resolve(here, '../../dist/web'), path.resolve(here, '../../web')];
+let found: string | undefined;
+/** Looked for on each request until found (a build made after the api started is served). */
+function webBuild(): string | undefined {
+  found ??= CANDIDATES.find((dir) => existsSync(path.join(dir, 'index.html')) && existsSync(path.join(dir, 'assets')));
+  return found;
+}
 
 /** The page URLs (each page's own address); API routes never start so. */
 const PAGES = /^\/(?:|sign-in|sign-up|verify|reset-password|dashboard(?:\/[A-Za-z0-9._~%-]+)*)\/?$/;
@@ -74,11 +78,12 @@ function send(ctx: Context, file: Loaded) {
   ctx.body = gzip ? file.gzipped : file.body;
 }
 
-export function dashboard(dir: string | undefined = WEB_BUILD) {
+export function dashboard(given?: string) {
   return async function serveDashboard(ctx: Context, next: Next) {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     const asset = ASSET.exec(ctx.path)?.[1];
     if (!PAGES.test(ctx.path) && !asset) return next();
+    const dir = given ?? webBuild();
     if (!dir) {
       ctx.status = 503;
       ctx.type = 'text/plain; charset=utf-8';

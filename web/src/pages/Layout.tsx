@@ -4,6 +4,7 @@ import { Navigate, NavLink, Outlet, useLocation, useNavigate } from 'react-route
 import { api } from '../api/client';
 import { useSession, type SessionInfo } from '../session';
 import { ErrorBox, Loading } from '../ui';
+import { NewTeam } from './NewTeam';
 
 const NAV = [
   ['/dashboard/emails', 'Emails'],
@@ -38,9 +39,7 @@ export function Layout() {
           ))}
         </ul>
       </nav>
-      <main className="content">
-        {load.data.me.current_team_id ? <Outlet /> : <p className="empty">You are not in a team yet.</p>}
-      </main>
+      <main className="content">{load.data.me.current_team_id ? <Outlet /> : <NewTeam />}</main>
     </div>
   );
 }
