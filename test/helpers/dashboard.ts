@@ -58,3 +58,19 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
+
+/**
+ * A page as a person sees it: axe-core's serious and critical violations (none expected), and screenshots at
+ * 1280 and 390 pixels wide in test/screenshots/dashboard/<name>-<width>.png. The viewport is put back to 1280.
+ */
+export async function lookAt(page: Page, dir: string, name: string): Promise<AxeViolation[]> {
+  const violations = await seriousViolations(page);
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: width === 1280 ? 900 : 844 });
+    // One frame for the layout (and a sandboxed frame's content) to settle at the new width.
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+    await page.screenshot({ path: path.join(dir, `${name}-${width}.png`), fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  return violations;
+}

@@ -8,12 +8,15 @@ export function useSubmit<T>(send: (form: FormData) => Promise<Answer<T>>, done:
   const [error, setError] = useState<ApiError | null>(null);
   async function onSubmit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
+    const form = e.currentTarget;
     setBusy(true);
     setError(null);
     try {
-      const r = await send(new FormData(e.currentTarget));
-      if (r.data !== undefined && r.response.ok) done(r.data);
-      else setError(asApiError(r.error, r.response.status));
+      const r = await send(new FormData(form));
+      if (r.data !== undefined && r.response.ok) {
+        form.reset();
+        done(r.data);
+      } else setError(asApiError(r.error, r.response.status));
     } catch (err) {
       setError(asApiError(err));
     } finally {

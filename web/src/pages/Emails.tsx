@@ -45,7 +45,9 @@ export function Emails() {
                     <thead>
                       <tr>
                         <th scope="col">Subject</th>
-                        <th scope="col">To</th>
+                        <th scope="col" className="wide-only">
+                          To
+                        </th>
                         <th scope="col">Status</th>
                         <th scope="col">Sent</th>
                       </tr>
@@ -56,7 +58,7 @@ export function Emails() {
                           <td>
                             <Link to={`/dashboard/emails/${e.id}`}>{e.subject || '(no subject)'}</Link>
                           </td>
-                          <td>{e.to.join(', ')}</td>
+                          <td className="wide-only">{e.to.join(', ')}</td>
                           <td>
                             <span className={`badge ${e.last_event}`}>{e.last_event}</span>
                           </td>
@@ -67,18 +69,20 @@ export function Emails() {
                   </table>
                 </div>
               )}
-              <div className="pager">
-                <button type="button" disabled={after.length === 0} onClick={() => setAfter(after.slice(0, -1))}>
-                  Newer
-                </button>
-                <button
-                  type="button"
-                  disabled={!list.has_more}
-                  onClick={() => setAfter([...after, list.data[list.data.length - 1].id])}
-                >
-                  Older
-                </button>
-              </div>
+              {after.length === 0 && !list.has_more ? null : (
+                <div className="pager">
+                  <button type="button" disabled={after.length === 0} onClick={() => setAfter(after.slice(0, -1))}>
+                    Newer
+                  </button>
+                  <button
+                    type="button"
+                    disabled={!list.has_more}
+                    onClick={() => setAfter([...after, list.data[list.data.length - 1].id])}
+                  >
+                    Older
+                  </button>
+                </div>
+              )}
             </>
           );
         }}

@@ -4,11 +4,11 @@ import { Link } from 'react-router';
 import { api } from '../../api/client';
 import { Field, FormError, Submit, text, useSubmit } from '../../form';
 import { AuthFrame } from './Frame';
-import { fragmentToken } from './Verify';
+import { useFragmentToken } from './Verify';
 
 export function Reset() {
-  const token = fragmentToken('token') ?? fragmentToken('reset');
-  return token ? <SetPassword token={token} /> : <RequestLink />;
+  const token = useFragmentToken('token', 'reset');
+  return token ? <SetPassword key={token} token={token} /> : <RequestLink />;
 }
 
 function RequestLink() {

@@ -1,19 +1,22 @@
 // The verification link's page: /verify#token=… (the token in the fragment, never sent to a server by the browser).
 import { useEffect, useState } from 'react';
-import { Link } from 'react-router';
+import { Link, useLocation } from 'react-router';
 import { api, asApiError, type ApiError } from '../../api/client';
 import { ErrorBox, Loading } from '../../ui';
 import { AuthFrame } from './Frame';
 
-export function fragmentToken(name: string): string | null {
-  const params = new URLSearchParams(window.location.hash.slice(1));
-  return params.get(name);
+/** `token` (or the account page's `verify=`/`reset=`) from the URL's fragment, followed as it changes. */
+export function useFragmentToken(...names: string[]): string | null {
+  const params = new URLSearchParams(useLocation().hash.slice(1));
+  for (const name of names) if (params.get(name)) return params.get(name);
+  return null;
 }
 
 export function Verify() {
   const [state, setState] = useState<'working' | 'done' | ApiError>('working');
+  const token = useFragmentToken('token', 'verify');
   useEffect(() => {
-    const token = fragmentToken('token') ?? fragmentToken('verify');
+    setState('working');
     if (!token) {
       setState({
         name: 'missing_token',
@@ -25,7 +28,7 @@ export function Verify() {
       .POST('/auth/verify-email', { body: { token } })
       .then((r) => setState(r.response.ok ? 'done' : asApiError(r.error, r.response.status)))
       .catch((e) => setState(asApiError(e)));
-  }, []);
+  }, [token]);
   return (
     <AuthFrame title="Confirm your address">
       {state === 'working' ? (
