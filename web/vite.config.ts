@@ -17,5 +17,13 @@ export default defineConfig({
     assetsInlineLimit: 0,
     modulePreload: { polyfill: false },
   },
-  server: { proxy: { '^/(?!src/|@|node_modules/|assets/).+': 'http://127.0.0.1:3000' } },
+  // `npm run web:dev`: pages from Vite (a browser navigation asks for HTML), everything else from the api.
+  server: {
+    proxy: {
+      '^/(?!src/|@|node_modules/).+': {
+        target: 'http://127.0.0.1:3000',
+        bypass: (req) => (req.headers.accept?.includes('text/html') ? '/index.html' : undefined),
+      },
+    },
+  },
 });
