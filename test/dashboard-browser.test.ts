@@ -96,6 +96,7 @@ test.serial('sign up, verify, sign in, make a team, create a key, send, see and 
   const key = await createKey(t, page, url);
   await sendAndOpen(t, page, url, key, email);
   await domains(t, page, url);
+  await suppressions(t, page, url);
   t.deepEqual(unexpected(v), []);
   await v.context.close();
 });
@@ -177,6 +178,23 @@ async function domains(t: ExecutionContext, page: Page, url: string) {
   await look(t, page, 'domain');
 }
 
+async function suppressions(t: ExecutionContext, page: Page, url: string) {
+  await page.goto(`${url}/dashboard/suppressions`);
+  await page.getByText('No suppressed addresses').waitFor();
+  await look(t, page, 'suppressions-empty');
+  await page.locator('#add-suppression-form input[name=email]').fill('<b>not an address</b>');
+  await page.locator('#add-suppression-form button[type=submit]').click();
+  await page.getByRole('alert').waitFor();
+  t.regex((await page.getByRole('alert').textContent()) ?? '', /email/, 'the refused field is named');
+  await look(t, page, 'suppressions-error');
+  await page.locator('#add-suppression-form input[name=email]').fill(`blocked@${PEOPLE}`);
+  await page.locator('#add-suppression-form button[type=submit]').click();
+  await page.getByRole('cell', { name: `blocked@${PEOPLE}`, exact: true }).waitFor();
+  await look(t, page, 'suppressions');
+  await page.getByRole('button', { name: `Remove blocked@${PEOPLE}` }).click();
+  await page.getByText('No suppressed addresses').waitFor();
+}
+
 test.serial('a viewer sees no create or revoke buttons; MFA sign-in; a password reset', async (t) => {
   t.timeout(180_000);
   const url = world.w.p.url;
@@ -216,6 +234,9 @@ test.serial('a viewer sees no create or revoke buttons; MFA sign-in; a password 
   await page.goto(`${url}/dashboard/domains`);
   await page.locator('table').waitFor();
   t.is(await page.locator('#add-domain-form').count(), 0, 'no add form for a viewer');
+  await page.goto(`${url}/dashboard/suppressions`);
+  await page.getByText('No suppressed addresses').waitFor();
+  t.is(await page.locator('#add-suppression-form').count(), 0, 'no add form for a viewer');
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.locator('#sign-in-form').waitFor();
 

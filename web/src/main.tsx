@@ -12,6 +12,7 @@ import { EmailPage } from './pages/EmailPage';
 import { ApiKeys } from './pages/ApiKeys';
 import { Domains } from './pages/Domains';
 import { DomainPage } from './pages/DomainPage';
+import { Suppressions } from './pages/Suppressions';
 import './styles.css';
 
 createRoot(document.getElementById('root')!).render(
@@ -31,6 +32,7 @@ createRoot(document.getElementById('root')!).render(
             <Route path="api-keys" element={<ApiKeys />} />
             <Route path="domains" element={<Domains />} />
             <Route path="domains/:id" element={<DomainPage />} />
+            <Route path="suppressions" element={<Suppressions />} />
           </Route>
           <Route path="*" element={<p className="empty">No page here.</p>} />
         </Routes>

@@ -52,6 +52,11 @@ export function ErrorBox({ error }: { error: ApiError }) {
         <strong>{error.message}</strong>
         {error.name ? <span className="code"> ({error.name})</span> : null}
       </p>
+      {error.statusCode === 401 && error.name === 'missing_api_key' ? (
+        <p>
+          <a href={`/sign-in?next=${encodeURIComponent(window.location.pathname)}`}>Sign in again</a> to go on.
+        </p>
+      ) : null}
       {error.errors?.length ? (
         <ul>
           {error.errors.map((f, i) => (

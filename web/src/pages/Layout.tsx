@@ -9,6 +9,7 @@ import { NewTeam } from './NewTeam';
 const NAV = [
   ['/dashboard/emails', 'Emails'],
   ['/dashboard/domains', 'Domains'],
+  ['/dashboard/suppressions', 'Suppressions'],
   ['/dashboard/api-keys', 'API keys'],
 ] as const;
 
