@@ -36,9 +36,10 @@ test.after.always(async () => {
 
 const PASSWORD = 'a long dashboard password';
 
-/** axe-core finds nothing serious or critical; the screenshots are written. */
+/** axe-core finds nothing serious or critical; nothing wider than the window; the screenshots are written. */
 async function look(t: ExecutionContext, page: Page, name: string) {
-  const violations = await lookAt(page, shots, name);
+  const { violations, overflow } = await lookAt(page, shots, name);
+  t.is(overflow, 0, `${name} is wider than the window`);
   t.deepEqual(
     violations.map((v) => `${v.id}: ${v.help} ${JSON.stringify(v.nodes.map((n) => n.target))}`),
     [],

@@ -61,16 +61,23 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
 
 /**
  * A page as a person sees it: axe-core's serious and critical violations (none expected), and screenshots at
- * 1280 and 390 pixels wide in test/screenshots/dashboard/<name>-<width>.png. The viewport is put back to 1280.
+ * 1280 and 390 pixels wide in test/screenshots/dashboard/<name>-<width>.png, and how far the page is wider than
+ * the viewport at either width (wide tables scroll in their own box). The viewport is put back to 1280.
  */
-export async function lookAt(page: Page, dir: string, name: string): Promise<AxeViolation[]> {
+export async function lookAt(
+  page: Page,
+  dir: string,
+  name: string,
+): Promise<{ violations: AxeViolation[]; overflow: number }> {
   const violations = await seriousViolations(page);
+  let overflow = 0;
   for (const width of [1280, 390]) {
     await page.setViewportSize({ width, height: width === 1280 ? 900 : 844 });
     // One frame for the layout (and a sandboxed frame's content) to settle at the new width.
     await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
     await page.screenshot({ path: path.join(dir, `${name}-${width}.png`), fullPage: true });
+    overflow = Math.max(overflow, await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth));
   }
   await page.setViewportSize({ width: 1280, height: 900 });
-  return violations;
+  return { violations, overflow };
 }
