@@ -116,8 +116,12 @@ function KeyTable({ keys, admin, revoked }: { keys: Schemas['ApiKey'][]; admin: 
               <th scope="col">Name</th>
               <th scope="col">Key</th>
               <th scope="col">Permission</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Created</th>
+              <th scope="col" className="wide-only">
+                Last used
+              </th>
+              <th scope="col" className="wide-only">
+                Created
+              </th>
               {admin ? <th scope="col">Actions</th> : null}
             </tr>
           </thead>
@@ -129,8 +133,8 @@ function KeyTable({ keys, admin, revoked }: { keys: Schemas['ApiKey'][]; admin: 
                   <code>{k.key_prefix}…</code>
                 </td>
                 <td>{k.permission}</td>
-                <td>{formatTime(k.last_used_at)}</td>
-                <td>{formatTime(k.created_at)}</td>
+                <td className="wide-only">{formatTime(k.last_used_at)}</td>
+                <td className="wide-only">{formatTime(k.created_at)}</td>
                 {admin ? (
                   <td>
                     <button type="button" className="small danger" onClick={() => void revoke(k)}>

@@ -43,7 +43,9 @@ export function Suppressions() {
                   <tr>
                     <th scope="col">Address</th>
                     <th scope="col">Origin</th>
-                    <th scope="col">Since</th>
+                    <th scope="col" className="wide-only">
+                      Since
+                    </th>
                     {member ? <th scope="col">Actions</th> : null}
                   </tr>
                 </thead>
@@ -52,7 +54,7 @@ export function Suppressions() {
                     <tr key={s.id}>
                       <td>{s.email}</td>
                       <td>{s.origin}</td>
-                      <td>{formatTime(s.created_at)}</td>
+                      <td className="wide-only">{formatTime(s.created_at)}</td>
                       {member ? (
                         <td>
                           <button
