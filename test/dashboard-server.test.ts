@@ -44,12 +44,13 @@ test('assets: content-hashed names, cached a year, gzip when asked; an unknown o
   const scripts = [...index.text.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]);
   t.true(scripts.some((s) => s.endsWith('.js')) && scripts.some((s) => s.endsWith('.css')), index.text);
   for (const asset of scripts) {
-    t.regex(asset, /-[A-Za-z0-9_-]{8}\.(js|css)$/);
+    t.regex(asset, /-[A-Za-z0-9_-]{8}\.(js|css|svg)$/);
     const res = await fetch(p.url + asset, { headers: { 'user-agent': 'test', 'accept-encoding': 'gzip' } });
     t.is(res.status, 200);
     t.is(res.headers.get('cache-control'), 'public, max-age=31536000, immutable');
     t.is(res.headers.get('content-encoding'), 'gzip');
-    t.regex(res.headers.get('content-type') ?? '', asset.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
+    const type = { js: /^text\/javascript/, css: /^text\/css/, svg: /^image\/svg\+xml/ }[asset.split('.').pop()!];
+    t.regex(res.headers.get('content-type') ?? '', type!);
   }
   const missing = await requestAt(p.url, 'GET', '/assets/nothing-12345678.js');
   t.is(missing.status, 404);
@@ -69,6 +70,9 @@ test('API routes, the reference and the account page are unaffected', async (t) 
   const unknown = await requestAt(p.url, 'GET', '/no-such-page');
   t.is(unknown.status, 404);
   t.is(unknown.body.name, 'not_found');
+  const client = await requestAt(p.url, 'GET', '/', { headers: { authorization: 'Bearer rk_x' } });
+  t.is(client.status, 404, 'an API client asking for / gets the API answer');
+  t.is(client.body.name, 'not_found');
   const post = await requestAt(p.url, 'POST', '/', { body: {} });
   t.true(post.status === 404 || post.status === 405, String(post.status));
 });

@@ -83,6 +83,8 @@ export function dashboard(given?: string) {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     const asset = ASSET.exec(ctx.path)?.[1];
     if (!PAGES.test(ctx.path) && !asset) return next();
+    // A request with an API key is an API client, not a browser: `/` answers it as the API does (404 JSON).
+    if (/^bearer\s/i.test(ctx.get('authorization'))) return next();
     const dir = given ?? webBuild();
     if (!dir) {
       ctx.status = 503;
