@@ -1,5 +1,6 @@
-// One email: its details, a timeline (accepted, scheduled, each delivery attempt), each recipient's state from its
-// latest attempt, and its HTML in a sandboxed frame (no scripts, no same-origin, the page's CSP inherited).
+// One email: its details, a timeline (accepted, scheduled, each delivery attempt with its SMTP transcript), each
+// recipient's state from its latest attempt, and its HTML in a sandboxed frame (no scripts, no same-origin, the page's
+// CSP inherited).
 import { Link, useParams } from 'react-router';
 import { api, type Schemas } from '../api/client';
 import { formatTime } from '../time';
@@ -77,6 +78,14 @@ function Delivery({ email, attempts }: { email: Schemas['Email']; attempts: Atte
             <time dateTime={a.started_at}>{formatTime(a.started_at)}</time>{' '}
             <span className={`badge ${a.outcome}`}>{a.outcome}</span> to {a.domain} via {a.mx_host ?? 'no connection'}
             {a.response ? <span className="response"> — {a.response}</span> : null}
+            {a.transcript ? (
+              <details className="transcript">
+                <summary>
+                  SMTP transcript ({a.duration_ms} ms{a.tls ? ', TLS' : ''})
+                </summary>
+                <pre>{a.transcript}</pre>
+              </details>
+            ) : null}
           </li>
         ))}
         {sorted.length === 0 ? <li>No delivery attempt yet (now: {email.last_event}).</li> : null}
