@@ -154,6 +154,8 @@ async function sendAndOpen(t: ExecutionContext, page: Page, url: string, key: st
       .textContent(),
     'delivered',
   );
+  await page.locator('.transcript summary').first().click();
+  t.regex((await page.locator('.transcript pre').first().textContent()) ?? '', /^C: MAIL FROM:/m, 'the transcript');
   await look(t, page, 'email');
   await page.goto(`${url}/dashboard/emails/00000000-0000-4000-8000-000000000000`);
   await page.getByRole('alert').waitFor();
