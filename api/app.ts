@@ -1,5 +1,6 @@
 // The middleware chain: request id → metrics and request log line → error translator → security headers →
-// User-Agent → the reference page (/docs) → the account page (/account) → routes → 404/405.
+// User-Agent → the reference page (/docs) → the account page (/account) → the dashboard (/, /assets/) → routes →
+// 404/405.
 import Koa from 'koa';
 import { ServiceError } from '../shared/errors.ts';
 import type { ApiDeps } from './deps.ts';
@@ -14,6 +15,7 @@ import { apiMetrics } from '../shared/metrics/api.ts';
 import { observeRequests } from './middleware/observe.ts';
 import { TemplateCache } from '../shared/templates/send.ts';
 import { accountPages } from './account/page.ts';
+import { dashboard } from './dashboard/serve.ts';
 
 /** `ops` defaults to every operation the api serves; tests pass their own list to mount test-only routes. */
 export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
@@ -45,6 +47,8 @@ export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
   app.use(apiReference(deps.config.PUBLIC_BASE_URL));
   // The account page (sign-up, sign-in, MFA) until the dashboard replaces it (docs/accounts.md).
   app.use(accountPages);
+  // The dashboard (web/): its page at / and its page URLs, its files under /assets/ (docs/dashboard.md).
+  app.use(dashboard());
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

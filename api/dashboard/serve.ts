@@ -1,0 +1,108 @@
+// The dashboard (web/, built by `npm run build` into dist/web): its page at `/` and at each of its page URLs (the
+// single-page app routes them in the browser), and its content-hashed files under /assets/, cached for a year. The
+// page's CSP lets it load and reach nothing but this origin: no inline script, no third-party origin.
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import type { Context, Next } from 'koa';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** From the sources (api/dashboard/) or the compiled tree (dist/api/dashboard/): the same dist/web. */
+const CANDIDATES = [path.resolve(here, '../../dist/web'), path.resolve(here, '../../web')];
+let found: string | undefined;
+/** Looked for on each request until found (a build made after the api started is served). */
+function webBuild(): string | undefined {
+  found ??= CANDIDATES.find((dir) => existsSync(path.join(dir, 'index.html')) && existsSync(path.join(dir, 'assets')));
+  return found;
+}
+
+/** The page URLs (each page's own address); API routes never start so. */
+const PAGES = /^\/(?:|sign-in|sign-up|verify|reset-password|dashboard(?:\/[A-Za-z0-9._~%-]+)*)\/?$/;
+const ASSET = /^\/assets\/([A-Za-z0-9._-]+)$/;
+
+export const DASHBOARD_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "frame-src 'self'",
+  "manifest-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "object-src 'none'",
+].join('; ');
+
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.woff2': 'font/woff2',
+};
+
+interface Loaded {
+  body: Buffer;
+  gzipped: Buffer;
+  type: string;
+}
+
+let files: Promise<Map<string, Loaded>> | undefined;
+
+/** Every file of the build, read and compressed once (a few hundred kilobytes). */
+function loadBuild(dir: string): Promise<Map<string, Loaded>> {
+  files ??= (async () => {
+    const out = new Map<string, Loaded>();
+    const index = await readFile(path.join(dir, 'index.html'));
+    out.set('index.html', { body: index, gzipped: gzipSync(index), type: 'text/html; charset=utf-8' });
+    for (const name of await readdir(path.join(dir, 'assets'))) {
+      const body = await readFile(path.join(dir, 'assets', name));
+      const type = TYPES[path.extname(name)] ?? 'application/octet-stream';
+      out.set(`assets/${name}`, { body, gzipped: gzipSync(body), type });
+    }
+    return out;
+  })();
+  files.catch(() => (files = undefined));
+  return files;
+}
+
+function send(ctx: Context, file: Loaded) {
+  const gzip = ctx.acceptsEncodings('gzip', 'identity') === 'gzip';
+  ctx.vary('Accept-Encoding');
+  ctx.type = file.type;
+  if (gzip) ctx.set('Content-Encoding', 'gzip');
+  ctx.body = gzip ? file.gzipped : file.body;
+}
+
+export function dashboard(given?: string) {
+  return async function serveDashboard(ctx: Context, next: Next) {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    const asset = ASSET.exec(ctx.path)?.[1];
+    if (!PAGES.test(ctx.path) && !asset) return next();
+    // A request with an API key is an API client, not a browser: `/` answers it as the API does (404 JSON).
+    if (/^bearer\s/i.test(ctx.get('authorization'))) return next();
+    const dir = given ?? webBuild();
+    if (!dir) {
+      ctx.status = 503;
+      ctx.type = 'text/plain; charset=utf-8';
+      ctx.body = 'The dashboard is not built: run `npm run build` (npm start does).\n';
+      return;
+    }
+    const build = await loadBuild(dir);
+    if (asset) {
+      const file = build.get(`assets/${asset}`);
+      if (!file) return next();
+      // Content-hashed names: a file never changes under its name.
+      ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+      return send(ctx, file);
+    }
+    ctx.set('Content-Security-Policy', DASHBOARD_CSP);
+    ctx.set('Referrer-Policy', 'same-origin');
+    ctx.set('X-Frame-Options', 'DENY');
+    send(ctx, build.get('index.html')!);
+  };
+}

@@ -1,0 +1,42 @@
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
+import { SessionProvider } from './session';
+import { Layout } from './pages/Layout';
+import { SignIn } from './pages/auth/SignIn';
+import { SignUp } from './pages/auth/SignUp';
+import { Verify } from './pages/auth/Verify';
+import { Reset } from './pages/auth/Reset';
+import { Emails } from './pages/Emails';
+import { EmailPage } from './pages/EmailPage';
+import { ApiKeys } from './pages/ApiKeys';
+import { Domains } from './pages/Domains';
+import { DomainPage } from './pages/DomainPage';
+import { Suppressions } from './pages/Suppressions';
+import './styles.css';
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <BrowserRouter>
+      <SessionProvider>
+        <Routes>
+          <Route path="/" element={<Navigate to="/dashboard/emails" replace />} />
+          <Route path="/sign-in" element={<SignIn />} />
+          <Route path="/sign-up" element={<SignUp />} />
+          <Route path="/verify" element={<Verify />} />
+          <Route path="/reset-password" element={<Reset />} />
+          <Route path="/dashboard" element={<Layout />}>
+            <Route index element={<Navigate to="/dashboard/emails" replace />} />
+            <Route path="emails" element={<Emails />} />
+            <Route path="emails/:id" element={<EmailPage />} />
+            <Route path="api-keys" element={<ApiKeys />} />
+            <Route path="domains" element={<Domains />} />
+            <Route path="domains/:id" element={<DomainPage />} />
+            <Route path="suppressions" element={<Suppressions />} />
+          </Route>
+          <Route path="*" element={<p className="empty">No page here.</p>} />
+        </Routes>
+      </SessionProvider>
+    </BrowserRouter>
+  </StrictMode>,
+);

@@ -1,0 +1,97 @@
+// The states every page shows (loading, empty, error) and a loader hook over the generated client's answers.
+import { useCallback, useEffect, useState, type ReactNode } from 'react';
+import { asApiError, type ApiError } from './api/client';
+
+export type Load<T> = { state: 'loading' } | { state: 'error'; error: ApiError } | { state: 'ready'; data: T };
+
+/** An openapi-fetch answer: data, or the api's Error. */
+export interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+export function useLoad<T>(fetcher: () => Promise<Answer<T>>, deps: unknown[]): [Load<T>, () => void] {
+  const [load, setLoad] = useState<Load<T>>({ state: 'loading' });
+  const [tick, setTick] = useState(0);
+  const run = useCallback(fetcher, deps);
+  useEffect(() => {
+    let live = true;
+    setLoad({ state: 'loading' });
+    run()
+      .then((r) => {
+        if (!live) return;
+        if (r.data !== undefined && r.response.ok) setLoad({ state: 'ready', data: r.data });
+        else setLoad({ state: 'error', error: asApiError(r.error, r.response.status) });
+      })
+      .catch((e) => live && setLoad({ state: 'error', error: asApiError(e) }));
+    return () => {
+      live = false;
+    };
+  }, [run, tick]);
+  return [load, () => setTick((t) => t + 1)];
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p className="loading" role="status" aria-live="polite">
+      Loading {what}…
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ReactNode }) {
+  return <div className="empty">{children}</div>;
+}
+
+/** The api's message and, for a refused field, each field's path and what is wrong with it. */
+export function ErrorBox({ error }: { error: ApiError }) {
+  return (
+    <div className="error" role="alert">
+      <p>
+        <strong>{error.message}</strong>
+        {error.name ? <span className="code"> ({error.name})</span> : null}
+      </p>
+      {error.statusCode === 401 && error.name === 'missing_api_key' ? (
+        <p>
+          <a href={`/sign-in?next=${encodeURIComponent(window.location.pathname)}`}>Sign in again</a> to go on.
+        </p>
+      ) : null}
+      {error.errors?.length ? (
+        <ul>
+          {error.errors.map((f, i) => (
+            <li key={i}>
+              <code>{f.path || '(body)'}</code>: {f.message}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}
+
+export function Shown<T>({ load, what, children }: { load: Load<T>; what: string; children: (data: T) => ReactNode }) {
+  if (load.state === 'loading') return <Loading what={what} />;
+  if (load.state === 'error') return <ErrorBox error={load.error} />;
+  return <>{children(load.data)}</>;
+}
+
+/** Copies `text` to the clipboard; says so for a moment. */
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [done, setDone] = useState(false);
+  return (
+    <button
+      type="button"
+      className="small"
+      aria-label={label}
+      onClick={() => {
+        void navigator.clipboard?.writeText(text).then(() => {
+          setDone(true);
+          setTimeout(() => setDone(false), 1500);
+        });
+      }}
+    >
+      {done ? 'Copied' : 'Copy'}
+    </button>
+  );
+}
