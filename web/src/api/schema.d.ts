@@ -101,7 +101,7 @@ export interface paths {
         };
         /**
          * Retrieve the team
-         * @description The team the API key (or the session's current team) belongs to: its name, status, risk state, plan, sender identity, AI assist flag, single sign-on summary, members, the regions still in its sending sandbox and its rate limit.
+         * @description The team the API key (or the session's current team) belongs to: its name, status, risk state, plan, sender identity, AI assist flag, single sign-on summary, members, the regions still in its sending sandbox, its rate limit, and its contact allowance with the billable contacts and the period's peak (counted in PostgreSQL at each request: about a second for a million contacts).
          */
         get: operations["getTeam"];
         put?: never;
@@ -433,7 +433,7 @@ export interface paths {
         };
         /**
          * View a shared email
-         * @description The read-only JSON view of a shared email (no Authorization header; a User-Agent is required). The HTML is a string field, never served as a page. An expired or tampered link is the same 404.
+         * @description What a share link opens (no Authorization header; a User-Agent is required). A browser (`Accept: text/html`) gets a page: the email rendered in a sandboxed frame (no script runs) under a strict Content-Security-Policy, without any of its recipients' tracking (opening it records no open or click); an expired link and a link that is not valid each get a page that says so (410, 404). Any other client gets the JSON view below, where the HTML is a string field; there an expired or tampered link is the same 404.
          */
         get: operations["viewSharedEmail"];
         put?: never;
@@ -476,6 +476,26 @@ export interface paths {
          * @description Retrieve one delivery attempt of a sent email with its SMTP transcript.
          */
         get: operations["getEmailAttempt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Email metrics
+         * @description Counts of the team's sending over a range: totals, and rows by `period`, `domain`, `email` or `broadcast` when `dimensions` asks. Counts are per recipient and come from counters kept as events happen (a second behind at most for delivery events), per quarter hour, so any time zone's hours, days, weeks and months are exact, DST changes included. `opened` and `clicked` count every human open and click (machine ones, such as Apple Mail Privacy Protection and link scanners, are left out), `unique_opened` and `unique_clicked` each recipient's first. Rates are fractions from 0 to 1 (4 decimals): delivery = delivered/sent, bounce = bounced/sent, open, click, complaint and unsubscribe = unique_opened, unique_clicked, complained, unsubscribed over delivered. At most 10000 periods in the range; `email` cannot be combined with `broadcast` (as dimensions or filters). Every refusal is 422 `validation_error` naming the parameter.
+         */
+        get: operations["getEmailMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1282,6 +1302,70 @@ export interface paths {
          * @description Change a contact's address, names, `unsubscribed` or properties (merged: a null removes one); records `contact.updated` when something changed.
          */
         patch: operations["updateContact"];
+        trace?: never;
+    };
+    "/contacts/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List contact imports
+         * @description List the team's imports, newest first; with `status`, only those in it.
+         */
+        get: operations["listContactImports"];
+        put?: never;
+        /**
+         * Import contacts from a CSV
+         * @description Upload a CSV (multipart/form-data) to import contacts in the background; answers once the file is stored and checked. Refused before anything is stored, each with the field or row named: a body not multipart, no `file`, a file past 50 MB (413), not UTF-8, a quoted field never closed, a row over 1 MB, an empty header, a header name empty or given twice, more than 1,000 columns, a `column_map` naming a column the header lacks or a property key the team lacks, a segment or topic that is not the team's. Rows are then read in batches by the worker; a row that cannot be a contact fails alone (`GET /contacts/imports/{id}/failures`). No `contact.*` event is sent per row; one audit entry records the import. On a team with a contact allowance (`contacts_included`), rows that would add a billable contact past it fail. The file is deleted seven days after the import finishes; the import and its counts stay.
+         */
+        post: operations["createContactImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a contact import
+         * @description An import with its status and counts; the counts move while it runs (each batch commits with its own).
+         */
+        get: operations["getContactImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/imports/{id}/failures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a contact import's failed rows
+         * @description The first 1,000 rows that failed, in file order, each with its row number (the header is row 1) and the reason; and, for a `failed` import, why it stopped.
+         */
+        get: operations["listContactImportFailures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/contacts/{id_or_email}/segments": {
@@ -2303,70 +2387,6 @@ export interface paths {
          * @description An admin cancels a scheduled deletion inside the grace window: sending and receiving resume.
          */
         delete: operations["cancelTeamDeletion"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/emails/metrics": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Email metrics (not built yet)
-         * @description Not built yet on this platform: after the usual credential checks it answers 501 `not_implemented`. Declared so that clients, this reference and the README's feature table tell the same story.
-         */
-        get: operations["notImplementedGetEmailsMetrics"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/contacts/imports": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List contact imports (not built yet)
-         * @description Not built yet on this platform: after the usual credential checks it answers 501 `not_implemented`. Declared so that clients, this reference and the README's feature table tell the same story.
-         */
-        get: operations["notImplementedGetContactsImports"];
-        put?: never;
-        /**
-         * Import contacts (not built yet)
-         * @description Not built yet on this platform: after the usual credential checks it answers 501 `not_implemented`. Declared so that clients, this reference and the README's feature table tell the same story.
-         */
-        post: operations["notImplementedPostContactsImports"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/contacts/imports/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Retrieve a contact import (not built yet)
-         * @description Not built yet on this platform: after the usual credential checks it answers 501 `not_implemented`. Declared so that clients, this reference and the README's feature table tell the same story.
-         */
-        get: operations["notImplementedGetContactsImportsId"];
-        put?: never;
-        post?: never;
-        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -3433,6 +3453,20 @@ export interface components {
                     requests_per_second: number;
                 };
             };
+            /** @description The contact allowance and its use (until `/billing` is built, where `usage` will carry the same figures). */
+            contacts: {
+                /** @description The contact allowance: billable contacts the team may have, 0 meaning unlimited. Past it new contacts are refused (403 `validation_error` naming `contacts_included`; an import row fails). Set by the operator (`team set-contacts-included`) until plans exist. */
+                contacts_included: number;
+                /** @description Contacts now billable: not `unsubscribed`, not suppressed, and subscribed to at least one topic (an `opt_in` choice, or no choice for a topic whose default is `opt_in`). Counted when asked. */
+                billable_contacts: number;
+                /** @description The period's highest count of billable contacts seen: taken at each new contact of a limited team, each import, within 10 s after contacts change through the API, hourly, and at this request. */
+                peak_billable_contacts: number;
+                /**
+                 * Format: date
+                 * @description The first day (UTC) of the period the peak is for: periods are calendar months.
+                 */
+                period_start: string;
+            };
         };
         TeamMember: {
             /** @constant */
@@ -3771,6 +3805,85 @@ export interface components {
             duration_ms: number;
             /** @description Every SMTP command (`C: `) and reply (`S: `) of the attempt and what the MTA noted (`* `): connections, STARTTLS, hosts tried; never the message itself */
             transcript: string | null;
+        };
+        EmailMetrics: {
+            /** @constant */
+            object: "metrics";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            start_date: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            end_date: string;
+            metrics: ("received" | "delivered" | "complained" | "suppressed" | "bounced" | "bounced_transient" | "bounced_permanent" | "bounced_undetermined" | "opened" | "clicked" | "unsubscribed" | "delivery_delayed" | "failed" | "sent" | "unique_opened" | "unique_clicked" | "delivery_rate" | "open_rate" | "click_rate" | "bounce_rate" | "complaint_rate" | "unsubscribe_rate")[];
+            dimensions: ("period" | "domain" | "email" | "broadcast")[];
+            /** @enum {string} */
+            granularity: "hourly" | "daily" | "weekly" | "monthly";
+            totals: {
+                received?: number;
+                delivered?: number;
+                complained?: number;
+                suppressed?: number;
+                bounced?: number;
+                bounced_transient?: number;
+                bounced_permanent?: number;
+                bounced_undetermined?: number;
+                opened?: number;
+                clicked?: number;
+                unsubscribed?: number;
+                delivery_delayed?: number;
+                failed?: number;
+                sent?: number;
+                unique_opened?: number;
+                unique_clicked?: number;
+                delivery_rate?: number;
+                open_rate?: number;
+                click_rate?: number;
+                bounce_rate?: number;
+                complaint_rate?: number;
+                unsubscribe_rate?: number;
+            };
+            /** @description Present when `dimensions` is not empty */
+            data?: components["schemas"]["EmailMetricsRow"][];
+        };
+        EmailMetricsRow: {
+            /**
+             * Format: date-time
+             * @description The period's start, as an instant (its local start in `timezone`)
+             */
+            period?: string;
+            domain_id?: string | null;
+            /** @description null when the domain has been deleted since */
+            domain_name?: string | null;
+            /** Format: uuid */
+            email_id?: string;
+            broadcast_id?: string | null;
+            received?: number;
+            delivered?: number;
+            complained?: number;
+            suppressed?: number;
+            bounced?: number;
+            bounced_transient?: number;
+            bounced_permanent?: number;
+            bounced_undetermined?: number;
+            opened?: number;
+            clicked?: number;
+            unsubscribed?: number;
+            delivery_delayed?: number;
+            failed?: number;
+            sent?: number;
+            unique_opened?: number;
+            unique_clicked?: number;
+            delivery_rate?: number;
+            open_rate?: number;
+            click_rate?: number;
+            bounce_rate?: number;
+            complaint_rate?: number;
+            unsubscribe_rate?: number;
         };
         AutoconfigureResponse: {
             /** @constant */
@@ -4277,6 +4390,73 @@ export interface components {
             contact: string;
             /** @constant */
             deleted: true;
+        };
+        ContactImportForm: {
+            /** @description The CSV, up to 52428800 bytes (50 MB; past it 413 naming `file`), UTF-8 (a byte order mark is ignored). Comma-separated; a field may be double-quoted (`""` inside is a quote, line breaks inside are kept); rows end at \n, \r\n or \r, mixed in one file; empty lines are skipped. The first row names the columns: at most 1000, each named, no name twice (without regard to case). A row may have fewer fields than the header (the rest read as empty), not more. Stored as given: a cell that looks like a spreadsheet formula (`=`, `+`, `-`, `@`) is text, never evaluated. */
+            file: string;
+            /** @description JSON object: `email`, `first_name`, `last_name`, `full_name`, `unsubscribed`, `subscription_status` as column names, and `properties`: `{key: column}` or `{key: {column, type}}`. `full_name` is split into first and last name at its first space (`first_name`/`last_name` columns win where not empty). `subscription_status` is `subscribed`, `unsubscribed` or `never_subscribed`; `unsubscribed` is true/false (also yes/no, 1/0); a row is never stored as more subscribed than either says (`never_subscribed` and `unsubscribed` are stored as `unsubscribed: true`, and the import opts them in to no topic). A property key must be a contact property of the team (else 422 naming `column_map.properties.<key>`); a `type` given must be the property's (its values are read as that type; a cell that is not one fails its row). A field the column_map does not name (every field, without one) is read from the column of its own name if the header has one (`email`, ..., `subscription_status`, without regard to case); properties only as it names them. A name that is not a column of the header is 422 naming the field. Columns not mapped are ignored; an empty cell sets nothing. */
+            column_map?: string;
+            /**
+             * @description `skip` (default): an address that is already a contact is skipped. `upsert`: it is updated with the row's values (names and `unsubscribed` where given, properties merged); an address given twice in the file is one contact, its later rows applied over the first.
+             * @enum {string}
+             */
+            on_conflict?: "upsert" | "skip";
+            /** @description JSON array of `{id}` (or ids): every contact the import creates or updates is added to these segments. A segment that is not the team's is 422 naming `segments.<i>.id`. */
+            segments?: string;
+            /** @description JSON array of `{id, subscription}` (`opt_in` or `opt_out`): recorded for every contact the import creates or updates (an `opt_in` is not recorded for a row that says unsubscribed or never_subscribed). A topic that is not the team's is 422 naming `topics.<i>.id`. */
+            topics?: string;
+        };
+        ContactImport: {
+            /** @constant */
+            object: "contact_import";
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description `queued` → `in_progress` → `completed`, or `failed` when the file could not be read to its end (the rows before stay imported).
+             * @enum {string}
+             */
+            status: "queued" | "in_progress" | "completed" | "failed";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            created_at: string;
+            /** @description When the import finished (completed or failed); null until then. */
+            completed_at: string | null;
+            /** @description Read live while the import runs: each batch of rows commits with its counts. */
+            counts: {
+                /** @description Data rows in the file (the header row not counted), known from the upload's check. */
+                total: number;
+                /** @description Rows that created a contact. */
+                created: number;
+                /** @description Rows that updated an existing contact (on_conflict `upsert`). */
+                updated: number;
+                /** @description Rows whose address was already a contact (on_conflict `skip`). */
+                skipped: number;
+                /** @description Rows that could not be imported; the first 1,000 are kept with their reasons. */
+                failed: number;
+            };
+        };
+        ContactImportFailures: {
+            /** @constant */
+            object: "contact_import_failures";
+            /** Format: uuid */
+            import_id: string;
+            /** @enum {string} */
+            status: "queued" | "in_progress" | "completed" | "failed";
+            /** @description Rows that failed so far. */
+            failed: number;
+            /** @description Why the import as a whole failed (status `failed`): the row the file could no longer be read at. */
+            error: string | null;
+            /** @description The first 1000 failed rows, in file order. */
+            data: {
+                /** @description The row's number in the file, the header being row 1 (as a spreadsheet numbers them). */
+                row: number;
+                /** @description The row's address cell as given (null when empty). */
+                email: string | null;
+                /** @description Why, naming the column or property: a missing or unusable address, a value of the wrong type, the allowance. */
+                reason: string;
+            }[];
         };
         ContactSegmentListItem: {
             /** Format: uuid */
@@ -7868,7 +8048,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The file itself */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8034,6 +8214,117 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeliveryAttempt"];
+                };
+            };
+            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_api_key or restricted_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key, suspended_api_key or another refusal */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the operation accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description validation_error with errors[], or missing_required_field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limit_exceeded or a quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description application_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEmailMetrics: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601 date (`2026-07-01`: that day's start in `timezone`) or date-time (without an offset: in `timezone`); default six days before `end_date` */
+                start_date?: string;
+                /** @description ISO 8601 date (that whole day, in `timezone`) or date-time; later than now is now; default now */
+                end_date?: string;
+                /** @description IANA time zone the periods and dates are read in (`America/New_York`); default `UTC` */
+                timezone?: string;
+                /** @description Period length: hourly, daily, weekly, monthly; default `daily`; weeks start on Monday */
+                granularity?: string;
+                /** @description Which of received, delivered, complained, suppressed, bounced, bounced_transient, bounced_permanent, bounced_undetermined, opened, clicked, unsubscribed, delivery_delayed, failed, sent, unique_opened, unique_clicked, delivery_rate, open_rate, click_rate, bounce_rate, complaint_rate, unsubscribe_rate; default every count (16), no rates; a comma-separated list, or the parameter repeated */
+                metrics?: string | string[];
+                /** @description Group by: period, domain, email, broadcast; default none (totals only, no `data`); a comma-separated list, or the parameter repeated */
+                dimensions?: string | string[];
+                /** @description Only these sending domains (at most 100); a comma-separated list, or the parameter repeated */
+                domain_id?: string | string[];
+                /** @description Only these emails (at most 100); a comma-separated list, or the parameter repeated */
+                email_id?: string | string[];
+                /** @description Only these broadcasts (at most 100); a comma-separated list, or the parameter repeated */
+                broadcast_id?: string | string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailMetrics"];
                 };
             };
             /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
@@ -13482,6 +13773,403 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                     };
+                };
+            };
+            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_api_key or restricted_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key, suspended_api_key or another refusal */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the operation accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description validation_error with errors[], or missing_required_field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limit_exceeded or a quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description application_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listContactImports: {
+        parameters: {
+            query?: {
+                /** @description 1-100, default 20 */
+                limit?: string;
+                /** @description An item id: the page that follows it (older items). */
+                after?: string;
+                /** @description An item id: the page that precedes it (newer items). */
+                before?: string;
+                /** @description Only imports in this status. */
+                status?: "queued" | "in_progress" | "completed" | "failed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        has_more: boolean;
+                        data: components["schemas"]["ContactImport"][];
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_api_key or restricted_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key, suspended_api_key or another refusal */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the operation accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description validation_error with errors[], or missing_required_field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limit_exceeded or a quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description application_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createContactImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["ContactImportForm"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "contact_import";
+                        /** Format: uuid */
+                        id: string;
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_api_key or restricted_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key, suspended_api_key or another refusal */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the operation accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description validation_error with errors[], or missing_required_field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limit_exceeded or a quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description application_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getContactImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The contact import's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactImport"];
+                };
+            };
+            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_api_key or restricted_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key, suspended_api_key or another refusal */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the operation accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description validation_error with errors[], or missing_required_field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limit_exceeded or a quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description application_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listContactImportFailures: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The contact import's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactImportFailures"];
                 };
             };
             /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
@@ -19850,413 +20538,6 @@ export interface operations {
             };
             /** @description application_error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    notImplementedGetEmailsMetrics: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": Record<string, never>;
-                };
-            };
-            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description missing_api_key or restricted_api_key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description invalid_api_key, suspended_api_key or another refusal */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description not_found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The body is larger than the operation accepts */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description validation_error with errors[], or missing_required_field */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description rate_limit_exceeded or a quota */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description application_error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description not_implemented: this area is not built yet */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    notImplementedGetContactsImports: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": Record<string, never>;
-                };
-            };
-            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description missing_api_key or restricted_api_key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description invalid_api_key, suspended_api_key or another refusal */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description not_found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The body is larger than the operation accepts */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description validation_error with errors[], or missing_required_field */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description rate_limit_exceeded or a quota */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description application_error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description not_implemented: this area is not built yet */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    notImplementedPostContactsImports: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": Record<string, never>;
-                };
-            };
-            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description missing_api_key or restricted_api_key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description invalid_api_key, suspended_api_key or another refusal */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description not_found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The body is larger than the operation accepts */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description validation_error with errors[], or missing_required_field */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description rate_limit_exceeded or a quota */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description application_error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description not_implemented: this area is not built yet */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    notImplementedGetContactsImportsId: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The contact import's id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": Record<string, never>;
-                };
-            };
-            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description missing_api_key or restricted_api_key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description invalid_api_key, suspended_api_key or another refusal */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description not_found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The body is larger than the operation accepts */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description validation_error with errors[], or missing_required_field */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description rate_limit_exceeded or a quota */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description application_error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description not_implemented: this area is not built yet */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
