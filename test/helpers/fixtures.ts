@@ -10,6 +10,7 @@ import { storeReceivedMessage } from '../../inbound/mx/store.ts';
 import { processReceived } from '../../inbound/receive/job.ts';
 import { processDelivery } from '../../mta/delivery/job.ts';
 import { closeDeliveryDeps, createDeliveryDeps } from '../../mta/delivery/deps.ts';
+import { startImport } from './imports.ts';
 
 /**
  * The id of a new resource of the area, owned by `team`. An area whose paths carry several ids (a webhook's
@@ -268,7 +269,12 @@ const member = async (p: Platform, team: TestTeam) => {
   if (res.status !== 201) throw new Error(`membership fixture: answered ${res.status} ${res.text}`);
   return { id_or_email: contact, segment_id: segment, audience_id: segment };
 };
+/** A contact import of the team (queued is enough: its id is what the paths name). */
+const contactImport: Fixture = (p, team) => startImport(p, team, 'email\nimported@fixture.test\n');
+
 export const operationFixtures: Record<string, Fixture> = {
+  getContactImport: contactImport,
+  listContactImportFailures: contactImport,
   addContactToSegment: member,
   removeContactFromSegment: member,
   getAudienceContact: member,
