@@ -69,7 +69,7 @@ test('the MX reads a 200 MB message at a 1 MB limit without holding it, then ans
     INBOUND_GREETING_DELAY_MS: '0',
   });
   started.push(mx);
-  await mx.logged('mx.listening');
+  await mx.logged('mx.listening', 120_000); // a start on a loaded machine may take a while
   const smtp = await rawSmtp(port, { plain: true });
   t.regex(await smtp.send('EHLO client.test'), new RegExp(`250[- ]SIZE ${LIMIT}`));
   t.regex(await smtp.send('MAIL FROM:<a@sender.test>'), /^250 /);
@@ -93,7 +93,7 @@ test('SMTP submission reads a 200 MB message at a 1 MB limit without holding it,
     MTA_CONCURRENCY: '1',
   });
   started.push(mta);
-  await mta.logged('submission.listening');
+  await mta.logged('submission.listening', 120_000);
   const smtp = await rawSmtp(submissionTls);
   t.regex(await smtp.send('EHLO client.test'), new RegExp(`250[- ]SIZE ${LIMIT}`));
   const plain = Buffer.from(`\0apikey\0${team.key}`).toString('base64');
