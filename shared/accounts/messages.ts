@@ -1,9 +1,14 @@
-// The words of the account mails. Links point at the dashboard's pages (`/account#...`, served by the api until
-// the dashboard replaces them): the token rides in the fragment, which no browser sends to a server or in a Referer.
+// The words of the account mails. Links point at the dashboard's pages (`/verify#token=…`, `/reset-password#token=…`,
+// `/dashboard/invitation#token=…`): the token rides in the fragment, which no browser sends to a server or in a
+// Referer. The old `/account#verify=…` links of mails already sent keep working (api/account/page.ts).
 import type { AccountMail } from './mail.ts';
 import { SIGNUP_TOKEN_HOURS, RESET_TOKEN_MINUTES } from './signup.ts';
 
-const link = (base: string, what: string, token: string) => `${base}/account#${what}=${encodeURIComponent(token)}`;
+/** The dashboard's page of each link. */
+export const LINK_PAGES = { verify: '/verify', reset: '/reset-password', invite: '/dashboard/invitation' } as const;
+
+const link = (base: string, what: keyof typeof LINK_PAGES, token: string) =>
+  `${base}${LINK_PAGES[what]}#token=${encodeURIComponent(token)}`;
 
 export function signupMail(base: string, to: string, token: string): AccountMail {
   return {
@@ -27,7 +32,7 @@ export function signupExistingMail(base: string, to: string): AccountMail {
     paragraphs: [
       'Someone (perhaps you) tried to sign up to Postwerk with this address, which already has an account.',
       'Sign in here:',
-      `${base}/account#login`,
+      `${base}/sign-in`,
       'Forgot your password? Ask for a new one on the same page. If this was not you, you need do nothing.',
     ],
   };
@@ -54,7 +59,7 @@ export function lockedMail(base: string, to: string, minutes: number, what: stri
     paragraphs: [
       `After too many failed ${what}, sign-in to your Postwerk account is paused for up to ${minutes} minutes.`,
       'If this was not you, someone may be guessing your password: choose a new one here once the pause ends,',
-      `${base}/account#login`,
+      `${base}/reset-password`,
       'and turn on two-factor authentication if it is off.',
     ],
   };

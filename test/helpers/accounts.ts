@@ -12,6 +12,7 @@ import { ensurePlatformSender } from '../../shared/accounts/platform-sender.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 import type { Knex } from 'knex';
 import { signUp, verifyEmail } from '../../shared/accounts/signup.ts';
+import { LINK_PAGES } from '../../shared/accounts/messages.ts';
 
 export const PLATFORM_DOMAIN = 'platform-mail.test';
 export const PEOPLE = 'people.test';
@@ -55,9 +56,9 @@ export async function startAccountsWorld(env: Record<string, string> = {}): Prom
   };
 }
 
-/** The token of the `/account#<what>=<token>` link in a mail's text. */
-export function linkToken(text: string, what: string): string {
-  const m = new RegExp(`/account#${what}=([A-Za-z0-9%_-]+)`).exec(text);
+/** The token of the dashboard link of `what` (`/verify#token=<token>`, ...) in a mail's text. */
+export function linkToken(text: string, what: keyof typeof LINK_PAGES): string {
+  const m = new RegExp(`${LINK_PAGES[what]}#token=([A-Za-z0-9%_-]+)`).exec(text);
   if (!m) throw new Error(`no ${what} link in: ${text}`);
   return decodeURIComponent(m[1]);
 }

@@ -13,6 +13,7 @@ import { ApiKeys } from './pages/ApiKeys';
 import { Domains } from './pages/Domains';
 import { DomainPage } from './pages/DomainPage';
 import { Suppressions } from './pages/Suppressions';
+import { invitationRoute, settingsRoutes } from './pages/settings/routes';
 import './styles.css';
 
 createRoot(document.getElementById('root')!).render(
@@ -25,6 +26,7 @@ createRoot(document.getElementById('root')!).render(
           <Route path="/sign-up" element={<SignUp />} />
           <Route path="/verify" element={<Verify />} />
           <Route path="/reset-password" element={<Reset />} />
+          {invitationRoute}
           <Route path="/dashboard" element={<Layout />}>
             <Route index element={<Navigate to="/dashboard/emails" replace />} />
             <Route path="emails" element={<Emails />} />
@@ -33,6 +35,7 @@ createRoot(document.getElementById('root')!).render(
             <Route path="domains" element={<Domains />} />
             <Route path="domains/:id" element={<DomainPage />} />
             <Route path="suppressions" element={<Suppressions />} />
+            {settingsRoutes}
           </Route>
           <Route path="*" element={<p className="empty">No page here.</p>} />
         </Routes>

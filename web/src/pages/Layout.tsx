@@ -5,12 +5,14 @@ import { api } from '../api/client';
 import { useSession, type SessionInfo } from '../session';
 import { ErrorBox, Loading } from '../ui';
 import { NewTeam } from './NewTeam';
+import { SessionExpired } from '../expired';
 
 const NAV = [
   ['/dashboard/emails', 'Emails'],
   ['/dashboard/domains', 'Domains'],
   ['/dashboard/suppressions', 'Suppressions'],
   ['/dashboard/api-keys', 'API keys'],
+  ['/dashboard/settings', 'Settings'],
 ] as const;
 
 export function Layout() {
@@ -41,6 +43,7 @@ export function Layout() {
         </ul>
       </nav>
       <main className="content">{load.data.me.current_team_id ? <Outlet /> : <NewTeam />}</main>
+      <SessionExpired email={load.data.me.email} />
     </div>
   );
 }

@@ -1,0 +1,78 @@
+// A modal dialog (the native <dialog> opened with showModal: the rest of the page is inert). Tab and Shift+Tab stay
+// inside it, Escape closes it, and on closing the focus goes back where it was when it opened.
+import { useEffect, useId, useRef, type KeyboardEvent, type ReactNode } from 'react';
+import './dialog.css';
+
+const FOCUSABLE =
+  'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea, [tabindex]';
+
+export function Dialog(props: { title: string; onClose: () => void; children: ReactNode; id?: string }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  const { onClose } = props;
+  useEffect(() => {
+    const dialog = ref.current!;
+    const before = document.activeElement as HTMLElement | null;
+    if (!dialog.open) dialog.showModal();
+    const first = dialog.querySelector<HTMLElement>('[autofocus], ' + FOCUSABLE);
+    first?.focus();
+    return () => {
+      if (dialog.open) dialog.close();
+      // Back to the button that opened it, if it is still on the page.
+      if (before?.isConnected) before.focus();
+    };
+  }, []);
+  function trap(e: KeyboardEvent<HTMLDialogElement>) {
+    if (e.key !== 'Tab') return;
+    const items = [...ref.current!.querySelectorAll<HTMLElement>(FOCUSABLE)].filter((el) => el.tabIndex >= 0);
+    if (items.length === 0) return;
+    const [first, last] = [items[0], items[items.length - 1]];
+    if (e.shiftKey && document.activeElement === first) {
+      e.preventDefault();
+      last.focus();
+    } else if (!e.shiftKey && document.activeElement === last) {
+      e.preventDefault();
+      first.focus();
+    }
+  }
+  return (
+    <dialog
+      ref={ref}
+      className="dialog"
+      aria-labelledby={titleId}
+      id={props.id}
+      onKeyDown={trap}
+      onCancel={(e) => {
+        e.preventDefault();
+        onClose();
+      }}
+    >
+      <h2 id={titleId}>{props.title}</h2>
+      {props.children}
+    </dialog>
+  );
+}
+
+/** "Are you sure?": the question, a confirm button (danger) and Cancel; busy while the action runs. */
+export function Confirm(props: {
+  title: string;
+  children: ReactNode;
+  action: string;
+  busy?: boolean;
+  onConfirm: () => void;
+  onClose: () => void;
+}) {
+  return (
+    <Dialog title={props.title} onClose={props.onClose}>
+      {props.children}
+      <div className="actions">
+        <button type="button" className="secondary" onClick={props.onClose}>
+          Cancel
+        </button>
+        <button type="button" className="danger-solid" disabled={props.busy} onClick={props.onConfirm}>
+          {props.busy ? 'Working…' : props.action}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
