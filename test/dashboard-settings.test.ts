@@ -91,10 +91,10 @@ async function invitations(t: ExecutionContext, page: Page, url: string) {
   await form.locator('input[name=email]').fill(`someone-else@${PEOPLE}`);
   await form.locator('select[name=role]').selectOption('viewer');
   await form.locator('button[type=submit]').click();
-  await page.getByRole('cell', { name: `someone-else@${PEOPLE}` }).waitFor();
+  await page.getByRole('cell', { name: `someone-else@${PEOPLE}`, exact: true }).waitFor();
   await form.locator('input[name=email]').fill(`newcomer@${PEOPLE}`);
   await form.locator('button[type=submit]').click();
-  await page.getByRole('cell', { name: `newcomer@${PEOPLE}` }).waitFor();
+  await page.getByRole('cell', { name: `newcomer@${PEOPLE}`, exact: true }).waitFor();
   t.is(await page.getByRole('status').textContent(), `Invitation mailed to newcomer@${PEOPLE}.`);
   await look(t, page, 'settings-invitations');
 
@@ -103,7 +103,8 @@ async function invitations(t: ExecutionContext, page: Page, url: string) {
   await dialog.waitFor();
   await look(t, page, 'settings-invitation-revoke');
   await dialog.getByRole('button', { name: 'Revoke' }).click();
-  await page.getByRole('cell', { name: `someone-else@${PEOPLE}` }).waitFor({ state: 'detached' });
+  await page.getByRole('cell', { name: `someone-else@${PEOPLE}`, exact: true }).waitFor({ state: 'detached' });
+  await page.getByRole('cell', { name: `newcomer@${PEOPLE}`, exact: true }).waitFor();
   t.is(await page.getByRole('row').count(), 2, 'the header and the one pending invitation');
 }
 
@@ -149,13 +150,13 @@ async function forcedRefusal(t: ExecutionContext, admin: Page, member: Page, url
   await field.fill(`typed-before@${PEOPLE}`);
 
   await admin.goto(`${url}/dashboard/settings/members`);
-  await admin.getByRole('cell', { name: new RegExp(email) }).waitFor();
+  await admin.getByLabel(`Role of ${email}`, { exact: true }).waitFor();
   await look(t, admin, 'settings-members');
-  await admin.getByLabel(`Role of ${email}`).selectOption('viewer');
+  await admin.getByLabel(`Role of ${email}`, { exact: true }).selectOption('viewer');
   await admin.getByRole('button', { name: `Save the role of ${email}` }).click();
   // Saved: the list reloaded from the api shows the new role (its Save button disabled again).
   await admin.locator(`button[aria-label="Save the role of ${email}"]:disabled`).waitFor();
-  t.is(await admin.getByLabel(`Role of ${email}`).inputValue(), 'viewer');
+  t.is(await admin.getByLabel(`Role of ${email}`, { exact: true }).inputValue(), 'viewer');
 
   await member.locator('#add-suppression-form button[type=submit]').click();
   await member.getByRole('alert').waitFor();

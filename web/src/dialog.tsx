@@ -6,13 +6,24 @@ import './dialog.css';
 const FOCUSABLE =
   'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea, [tabindex]';
 
+/**
+ * The last element focused outside a dialog: where the focus goes back when the one focused at opening was lost (a
+ * submit button disabled while its request ran leaves the focus on the body).
+ */
+let lastFocus: HTMLElement | null = null;
+document.addEventListener('focusin', (e) => {
+  const el = e.target as HTMLElement;
+  if (el !== document.body && !el.closest('dialog')) lastFocus = el;
+});
+
 export function Dialog(props: { title: string; onClose: () => void; children: ReactNode; id?: string }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const { onClose } = props;
   useEffect(() => {
     const dialog = ref.current!;
-    const before = document.activeElement as HTMLElement | null;
+    const active = document.activeElement as HTMLElement | null;
+    const before = active && active !== document.body ? active : lastFocus;
     if (!dialog.open) dialog.showModal();
     const first = dialog.querySelector<HTMLElement>('[autofocus], ' + FOCUSABLE);
     first?.focus();

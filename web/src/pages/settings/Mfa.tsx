@@ -4,10 +4,9 @@ import { useState } from 'react';
 import { api, type Schemas } from '../../api/client';
 import { Field, FormError, Submit, text, useSubmit } from '../../form';
 import { formatTime } from '../../time';
-import { CopyButton, Shown, useLoad } from '../../ui';
+import { CopyButton, ErrorBox, Shown, useLoad } from '../../ui';
 import { useAction } from './common';
 import { QrCode } from './Qr';
-import { ErrorBox } from '../../ui';
 
 export function Mfa() {
   const [status, reload] = useLoad(() => api.GET('/auth/mfa'), []);
@@ -77,7 +76,7 @@ function Enrol(props: {
         <li>
           Or type the key by hand:{' '}
           <span className="secret">
-            <code id="mfa-secret">{secret}</code> <CopyButton text={secret} label="Copy the key" />
+            <code id="mfa-secret">{secret.replace(/(.{4})(?=.)/g, '$1 ')}</code> <CopyButton text={secret} label="Copy the key" />
           </span>
         </li>
         <li>Enter the 6-digit code the app shows, and your password.</li>

@@ -74,7 +74,7 @@ function SessionTable(props: { sessions: UserSession[]; busy: boolean; revoke: (
             <tr key={s.id}>
               <td className="agent">
                 {s.user_agent ?? 'Unknown browser'}
-                {s.current ? <span className="badge verified"> this browser</span> : null}
+                {s.current ? <span className="badge verified">this browser</span> : null}
               </td>
               <td className="wide-only">{s.ip ?? '—'}</td>
               <td>{formatTime(s.last_seen_at)}</td>
