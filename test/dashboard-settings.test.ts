@@ -63,6 +63,13 @@ test.serial('team, invitations by mail, joining by the link, roles, a forced ref
   t.regex((await page.getByRole('dialog').getByRole('alert').textContent()) ?? '', /admin/);
   await page.keyboard.press('Escape');
   await page.getByRole('dialog').waitFor({ state: 'detached' });
+  // Nor can it leave.
+  await page.goto(`${url}/dashboard/settings/team`);
+  await page.getByRole('button', { name: 'Leave the team' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Leave' }).click();
+  await page.getByRole('alert').waitFor();
+  t.regex(await alertText(page), /admin/);
+  t.is(await page.locator('.team option:checked').textContent(), 'Acme <b>Ops</b>', 'still in the team');
   t.deepEqual(unexpected(v), []);
   t.deepEqual(unexpected(joined), []);
   await joined.context.close();

@@ -78,7 +78,7 @@ function AdminExport({ teamId }: { teamId: string }) {
 function ExportTable({ exports }: { exports: TeamExport[] }) {
   return (
     <div className="table-wrap">
-      <table>
+      <table className="stack">
         <thead>
           <tr>
             <th scope="col">Requested</th>

@@ -77,7 +77,7 @@ function PendingTable({ pending, teamId, revoked }: { pending: Pending[]; teamId
   return (
     <>
       <div className="table-wrap">
-        <table>
+        <table className="stack">
           <thead>
             <tr>
               <th scope="col">Address</th>

@@ -42,7 +42,7 @@ function MemberTable(props: { members: Member[]; admin: boolean; me: string; cha
     <>
       {action.error && !removing ? <ErrorBox error={action.error} /> : null}
       <div className="table-wrap">
-        <table>
+        <table className="stack">
           <thead>
             <tr>
               <th scope="col">Member</th>

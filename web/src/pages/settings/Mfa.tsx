@@ -76,7 +76,8 @@ function Enrol(props: {
         <li>
           Or type the key by hand:{' '}
           <span className="secret">
-            <code id="mfa-secret">{secret.replace(/(.{4})(?=.)/g, '$1 ')}</code> <CopyButton text={secret} label="Copy the key" />
+            <code id="mfa-secret">{secret.replace(/(.{4})(?=.)/g, '$1 ')}</code>{' '}
+            <CopyButton text={secret} label="Copy the key" />
           </span>
         </li>
         <li>Enter the 6-digit code the app shows, and your password.</li>

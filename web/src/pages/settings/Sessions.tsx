@@ -55,7 +55,7 @@ export function Sessions() {
 function SessionTable(props: { sessions: UserSession[]; busy: boolean; revoke: (id: string) => void }) {
   return (
     <div className="table-wrap">
-      <table>
+      <table className="stack">
         <thead>
           <tr>
             <th scope="col">Browser</th>
@@ -80,9 +80,7 @@ function SessionTable(props: { sessions: UserSession[]; busy: boolean; revoke: (
               <td>{formatTime(s.last_seen_at)}</td>
               <td className="wide-only">{formatTime(s.created_at)}</td>
               <td>
-                {s.current ? (
-                  '—'
-                ) : (
+                {s.current ? null : (
                   <button
                     type="button"
                     className="small danger"
