@@ -38,6 +38,8 @@ test.serial('team, invitations by mail, joining by the link, roles, a forced ref
   await signInOnPage(page, url, owner);
   await page.waitForURL(`${url}/dashboard/settings/team`);
   t.is(await page.locator('#team-name').textContent(), 'Settings <i>team</i>', 'the name as text');
+  await page.locator('#sending-facts').waitFor();
+  t.regex((await page.locator('#sending-facts').textContent()) ?? '', new RegExp(`Identities${owner}`), 'GET /team');
   await look(t, page, 'settings-team');
   await rename(t, page);
   await invitations(t, page, url);

@@ -6,7 +6,7 @@ import { Confirm } from '../../dialog';
 import { Field, FormError, Submit, text, useSubmit } from '../../form';
 import { useSession } from '../../session';
 import { formatTime } from '../../time';
-import { ErrorBox } from '../../ui';
+import { ErrorBox, Shown, useLoad } from '../../ui';
 import { AdminsOnly, isAdmin, useAction, useCurrent } from './common';
 
 export function TeamSettings() {
@@ -32,6 +32,7 @@ export function TeamSettings() {
           <dd>{team.risk_state === 'deletion_scheduled' ? 'deletion scheduled' : team.risk_state}</dd>
         </dl>
       ) : null}
+      <Sending />
       {isAdmin(current) ? (
         <Rename name={current.teamName} />
       ) : (
@@ -39,6 +40,36 @@ export function TeamSettings() {
       )}
       <Leave />
     </>
+  );
+}
+
+/** What the team sends from and to (GET /team): its plan, managed domain, the sandbox and its identities. */
+function Sending() {
+  const [team] = useLoad(() => api.GET('/team'), []);
+  return (
+    <section aria-labelledby="sending-title">
+      <h2 id="sending-title">Sending</h2>
+      <Shown load={team} what="the team's sending facts">
+        {(t) => (
+          <dl className="facts" id="sending-facts">
+            <dt>Plan</dt>
+            <dd>{t.plan.name}</dd>
+            <dt>Managed domain</dt>
+            <dd>{t.sender_identity.managed_domain ? <code>{t.sender_identity.managed_domain}</code> : '—'}</dd>
+            <dt>Sandbox</dt>
+            <dd>
+              {t.sending.sandbox_regions.length === 0
+                ? 'out of the sandbox'
+                : `in the sandbox (${t.sending.sandbox_regions.join(', ')}): it sends only to its identities`}
+            </dd>
+            <dt>Identities</dt>
+            <dd>{t.sender_identity.verified_identities.join(', ') || '—'}</dd>
+            <dt>Rate limit</dt>
+            <dd>{t.sending.rate_limit.requests_per_second} requests a second</dd>
+          </dl>
+        )}
+      </Shown>
+    </section>
   );
 }
 
