@@ -105,8 +105,25 @@ export async function findContact(
 }
 
 /** A page of the team's contacts, newest first (a segment's members: shared/segments/membership.ts). */
-export function listContacts(db: Knex, teamId: string, page: ListQuery) {
-  return paginate<ContactRow>(db('contacts').where({ team_id: teamId }), page);
+/** Up to this many characters of search text (GET /contacts `search`). */
+export const SEARCH_MAX_LENGTH = 200;
+
+/**
+ * A page of the team's contacts, newest first; with `search`, only those whose address, first or last name
+ * contains it without regard to case (ILIKE with its metacharacters escaped: the text is data, never a pattern).
+ */
+export function listContacts(db: Knex, teamId: string, page: ListQuery & { search?: string }) {
+  const q = db('contacts').where({ team_id: teamId });
+  if (page.search !== undefined) {
+    const pattern = `%${page.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    q.where((w) =>
+      w
+        .whereRaw(`email ilike ? escape '\\'`, [pattern])
+        .orWhereRaw(`first_name ilike ? escape '\\'`, [pattern])
+        .orWhereRaw(`last_name ilike ? escape '\\'`, [pattern]),
+    );
+  }
+  return paginate<ContactRow>(q, page);
 }
 
 /**

@@ -13,6 +13,7 @@ import { ApiKeys } from './pages/ApiKeys';
 import { Domains } from './pages/Domains';
 import { DomainPage } from './pages/DomainPage';
 import { Suppressions } from './pages/Suppressions';
+import { audienceRoutes } from './pages/audience/routes';
 import './styles.css';
 
 createRoot(document.getElementById('root')!).render(
@@ -33,6 +34,7 @@ createRoot(document.getElementById('root')!).render(
             <Route path="domains" element={<Domains />} />
             <Route path="domains/:id" element={<DomainPage />} />
             <Route path="suppressions" element={<Suppressions />} />
+            {audienceRoutes}
           </Route>
           <Route path="*" element={<p className="empty">No page here.</p>} />
         </Routes>
