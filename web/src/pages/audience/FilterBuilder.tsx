@@ -51,13 +51,15 @@ function ownErrors(errors: Props['errors'], n: Node, path: string) {
 function NodeErrors({ list }: { list: Props['errors'] }) {
   if (list.length === 0) return null;
   return (
-    <ul className="node-errors" role="alert">
-      {list.map((e, i) => (
-        <li key={i}>
-          <code>{e.path}</code>: {e.message}
-        </li>
-      ))}
-    </ul>
+    <div className="node-errors" role="alert">
+      <ul>
+        {list.map((e, i) => (
+          <li key={i}>
+            <code>{e.path}</code>: {e.message}
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
 
@@ -102,7 +104,7 @@ function GroupBox(props: Props & { node: Group }) {
             type="button"
             className="small danger"
             onClick={props.onRemove}
-            aria-label={`Remove the group at ${path}`}
+            aria-label={`Remove group at ${path}`}
           >
             Remove group
           </button>
@@ -215,7 +217,7 @@ function ConditionRow(props: Props & { node: Condition }) {
             type="button"
             className="small danger"
             onClick={props.onRemove}
-            aria-label={`Remove the condition at ${path}`}
+            aria-label={`Remove condition at ${path}`}
           >
             Remove
           </button>

@@ -96,7 +96,7 @@ function PropertyRow({ p, member, reload }: { p: Property; member: boolean; relo
       <td>{p.type}</td>
       <td>
         {editing ? (
-          <form className="inline" onSubmit={save.onSubmit} aria-label={`Fallback of ${p.key}`}>
+          <form className="inline" onSubmit={save.onSubmit} aria-label={`Change the fallback of ${p.key}`}>
             <Field label={`Fallback of ${p.key}`} name="fallback_value" defaultValue={String(p.fallback_value ?? '')} />
             <Submit busy={save.busy}>Save</Submit>
             <FormError error={save.error} />
