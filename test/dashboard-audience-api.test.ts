@@ -11,7 +11,9 @@ import { createKey } from '../shared/api-keys/keys.ts';
 let world: AudienceWorld;
 let team: TestTeam;
 let other: TestTeam;
-test.before(async () => {
+test.before(async (t) => {
+  // Building the dashboard and starting the platform (and its worker) take long on a loaded machine.
+  t.timeout(300_000);
   world = await startAudienceWorld(false);
   team = { id: world.teamId, key: (await createKey(world.p.db, world.teamId, { name: 'k' })).token };
   other = await world.p.createTeam('Other');

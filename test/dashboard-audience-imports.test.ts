@@ -21,7 +21,9 @@ let browser: Browser;
 let shots: string;
 let url: string;
 let dir: string;
-test.before(async () => {
+test.before(async (t) => {
+  // Building the dashboard and starting the platform (and its worker) take long on a loaded machine.
+  t.timeout(300_000);
   await buildDashboard();
   world = await startAudienceWorld(true);
   browser = await launchChromium();

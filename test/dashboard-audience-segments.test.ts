@@ -13,7 +13,9 @@ let world: AudienceWorld;
 let browser: Browser;
 let shots: string;
 let url: string;
-test.before(async () => {
+test.before(async (t) => {
+  // Building the dashboard and starting the platform (and its worker) take long on a loaded machine.
+  t.timeout(300_000);
   await buildDashboard();
   world = await startAudienceWorld(false);
   await seedAudience(world.p.db, world.teamId, CONTACTS);
@@ -136,7 +138,7 @@ test.serial('a filter built, counted live, refused at its path, saved, reopened,
   });
 
   await page.goto(`${url}/dashboard/segments`);
-  await page.getByRole('link', { name: 'Trials <b>engaged</b>' }).click();
+  await page.getByRole('link', { name: 'Trials <b>engaged</b>', exact: true }).click();
   await page.getByRole('button', { name: 'Delete Trials <b>engaged</b>' }).click();
   await page.getByRole('button', { name: 'Yes, delete' }).click();
   await page.waitForURL(`${url}/dashboard/segments`);

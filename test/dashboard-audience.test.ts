@@ -22,7 +22,9 @@ let world: AudienceWorld;
 let browser: Browser;
 let shots: string;
 let url: string;
-test.before(async () => {
+test.before(async (t) => {
+  // Building the dashboard and starting the platform (and its worker) take long on a loaded machine.
+  t.timeout(300_000);
   await buildDashboard();
   world = await startAudienceWorld(false);
   browser = await launchChromium();
@@ -196,6 +198,14 @@ test.serial("a contact's page: fields, properties, topics; edited (a refusal at 
   await page.reload();
   await page.getByLabel('Subscription to News').waitFor();
   t.is(await page.getByLabel('Subscription to News').inputValue(), 'opt_out', 'the choice is stored');
+
+  await page.getByLabel('Add to a segment').selectOption({ label: 'VIPs' });
+  await page.getByRole('button', { name: 'Add', exact: true }).click();
+  await page.locator('.chips').getByRole('link', { name: 'VIPs' }).waitFor();
+  t.is((await world.p.db('contact_segments').where({ contact_id: row.id })).length, 1, 'added by hand');
+  await page.getByRole('button', { name: 'Remove from VIPs' }).click();
+  await page.getByText('Not in any segment by hand').waitFor();
+  t.is((await world.p.db('contact_segments').where({ contact_id: row.id })).length, 0, 'removed');
 
   await page.getByRole('button', { name: `Delete ${email}` }).click();
   await page.getByRole('button', { name: 'Yes, delete' }).click();

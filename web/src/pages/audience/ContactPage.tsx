@@ -58,7 +58,7 @@ export default function ContactPage() {
             ) : (
               <Facts c={c} />
             )}
-            <Segments id={c.id} />
+            <Segments id={c.id} member={member} />
             <Topics id={c.id} member={member} />
           </>
         )}
@@ -95,15 +95,22 @@ function Facts({ c }: { c: Contact }) {
   );
 }
 
-function Segments({ id }: { id: string }) {
-  const [list] = useLoad(
-    () =>
-      api.GET('/contacts/{id_or_email}/segments', { params: { path: { id_or_email: id }, query: { limit: '100' } } }),
+function Segments({ id, member }: { id: string; member: boolean }) {
+  const path = { id_or_email: id };
+  const [list, reload] = useLoad(
+    () => api.GET('/contacts/{id_or_email}/segments', { params: { path, query: { limit: '100' } } }),
     [id],
   );
+  const change = useAction();
+  const remove = (segment_id: string) =>
+    void change.run(
+      () => api.DELETE('/contacts/{id_or_email}/segments/{segment_id}', { params: { path: { ...path, segment_id } } }),
+      reload,
+    );
   return (
     <section className="panel" aria-labelledby="segments-h">
-      <h2 id="segments-h">Segments</h2>
+      <h2 id="segments-h">Segments (added by hand)</h2>
+      {change.error ? <ErrorBox error={change.error} /> : null}
       <Shown load={list} what="segments">
         {(l) =>
           l.data.length === 0 ? (
@@ -113,13 +120,61 @@ function Segments({ id }: { id: string }) {
               {l.data.map((s) => (
                 <li key={s.id}>
                   <Link to={`/dashboard/segments/${s.id}`}>{s.name}</Link>
+                  {member ? (
+                    <button
+                      type="button"
+                      className="link"
+                      aria-label={`Remove from ${s.name}`}
+                      onClick={() => remove(s.id)}
+                    >
+                      Remove
+                    </button>
+                  ) : null}
                 </li>
               ))}
             </ul>
           )
         }
       </Shown>
+      {member ? <AddToSegment id={id} done={reload} run={change.run} /> : null}
     </section>
+  );
+}
+
+function AddToSegment(props: { id: string; done: () => void; run: ReturnType<typeof useAction>['run'] }) {
+  const [segments] = useLoad(() => api.GET('/segments', { params: { query: { limit: '100' } } }), []);
+  const [chosen, setChosen] = useState('');
+  if (segments.state !== 'ready' || segments.data.data.length === 0) return null;
+  return (
+    <form
+      className="inline add-segment"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (!chosen) return;
+        void props.run(
+          () =>
+            api.POST('/contacts/{id_or_email}/segments/{segment_id}', {
+              params: { path: { id_or_email: props.id, segment_id: chosen } },
+            }),
+          props.done,
+        );
+      }}
+    >
+      <label className="field">
+        <span>Add to a segment</span>
+        <select value={chosen} onChange={(e) => setChosen(e.target.value)}>
+          <option value="">(choose)</option>
+          {segments.data.data.map((s) => (
+            <option key={s.id} value={s.id}>
+              {s.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" disabled={!chosen}>
+        Add
+      </button>
+    </form>
   );
 }
 
