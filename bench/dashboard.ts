@@ -165,12 +165,18 @@ async function paging(page: Page, base: string, pages: number) {
   for (let i = 0; i < pages; i++) next.push(await turn('Next page'));
   for (let i = 0; i < pages; i++) previous.push(await turn('Previous page'));
   const rowsOnPage = await page.locator('#contacts-table tbody tr').count();
+  // A search as a person makes one on the page: typed, Search pressed, until the one match is the first row.
   const search: number[] = [];
   for (let i = 0; i < 5; i++) {
     const q = `user${12345 + i * 1111}@`;
+    await page.getByLabel('Search contacts').fill(q);
     const started = Date.now();
-    await page.goto(`${base}/dashboard/contacts?search=${encodeURIComponent(q)}`);
-    await page.locator('#contacts-table tbody tr').first().waitFor();
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.waitForFunction(
+      (text) => document.querySelector('#contacts-table tbody td.address')?.textContent?.startsWith(text) ?? false,
+      q,
+      { polling: 'raf' },
+    );
     search.push(Date.now() - started);
   }
   return { next, previous, search, rowsOnPage };
@@ -221,7 +227,7 @@ export async function runDashboardBench(o: DashboardBenchOptions): Promise<boole
       [
         ['next page', turns.next.length, median(turns.next), max(turns.next)],
         ['previous page', turns.previous.length, median(turns.previous), max(turns.previous)],
-        ['search (a page load)', turns.search.length, median(turns.search), max(turns.search)],
+        ['search (few matches)', turns.search.length, median(turns.search), max(turns.search)],
       ],
     ),
   );

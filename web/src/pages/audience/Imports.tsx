@@ -85,7 +85,8 @@ function Upload() {
       </label>
       {file ? (
         <p className="hint" id="file-size">
-          {file.name}: {(file.size / 1_048_576).toFixed(1)} MB
+          {file.name}:{' '}
+          {file.size < 1_048_576 ? `${Math.ceil(file.size / 1024)} KB` : `${(file.size / 1_048_576).toFixed(1)} MB`}
         </p>
       ) : null}
       {tooBig ? (
