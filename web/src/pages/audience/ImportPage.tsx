@@ -4,7 +4,7 @@ import { useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, type Schemas } from '../../api/client';
 import { formatTime } from '../../time';
-import { Empty, Shown, useLoad } from '../../ui';
+import { Empty, ErrorBox, Shown, useLoad } from '../../ui';
 
 const POLL_MS = 1000;
 const done = (s: Schemas['ContactImport']['status']) => s === 'completed' || s === 'failed';
@@ -37,6 +37,7 @@ export default function ImportPage() {
           {() => null}
         </Shown>
       )}
+      {imp.state === 'error' && shown ? <ErrorBox error={imp.error} /> : null}
       {status && done(status) ? <Failures id={id} /> : null}
     </>
   );

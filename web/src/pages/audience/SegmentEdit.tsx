@@ -10,7 +10,7 @@ import { fromFilter, toFilter, type Group, type Node, type PropertyType } from '
 
 export default function SegmentEdit() {
   const { id } = useParams();
-  const [segment] = useLoad(
+  const [segment, reload] = useLoad(
     async () =>
       id ? api.GET('/segments/{id}', { params: { path: { id } } }) : { data: null, response: new Response() },
     [id],
@@ -27,7 +27,14 @@ export default function SegmentEdit() {
           <Shown load={properties} what="contact properties">
             {(p) => (
               <Shown load={topics} what="topics">
-                {(t) => <Editor key={id ?? 'new'} segment={s} choices={{ properties: p.data, topics: t.data }} />}
+                {(t) => (
+                  <Editor
+                    key={id ?? 'new'}
+                    segment={s}
+                    choices={{ properties: p.data, topics: t.data }}
+                    saved={reload}
+                  />
+                )}
               </Shown>
             )}
           </Shown>
@@ -37,7 +44,8 @@ export default function SegmentEdit() {
   );
 }
 
-function Editor({ segment, choices }: { segment: Schemas['Segment'] | null; choices: Choices }) {
+function Editor(props: { segment: Schemas['Segment'] | null; choices: Choices; saved: () => void }) {
+  const { segment, choices } = props;
   const member = useMember();
   const navigate = useNavigate();
   const [name, setName] = useState(segment?.name ?? '');
@@ -58,8 +66,11 @@ function Editor({ segment, choices }: { segment: Schemas['Segment'] | null; choi
         })
       : await api.POST('/segments', { body: { name, filter: filter as never } });
     setBusy(false);
-    if (r.response.ok && r.data) navigate(`/dashboard/segments/${r.data.id}`, { state: { saved: true } });
-    else setRefusal(asApiError(r.error, r.response.status));
+    // A new segment gets its own URL; a saved one is read again (its count as saved, its filter as stored).
+    if (r.response.ok && r.data) {
+      if (segment) props.saved();
+      else navigate(`/dashboard/segments/${r.data.id}`);
+    } else setRefusal(asApiError(r.error, r.response.status));
   }
   return (
     <form id="segment-form" onSubmit={(e) => void save(e)}>
