@@ -73,7 +73,7 @@ export const segmentOperations = [
     path: '/segments/count',
     summary: 'Count the contacts a filter matches',
     description:
-      'How many of the team\'s contacts a filter matches now, without saving a segment (the dashboard\'s live count as a filter is built). The filter is checked as `POST /segments` checks it: a refusal is a 422 naming its place (`filter.all.1.value`). Changes nothing.',
+      "How many of the team's contacts a filter matches now, without saving a segment (the dashboard's live count as a filter is built). The filter is checked as `POST /segments` checks it: a refusal is a 422 naming its place (`filter.all.1.value`). Changes nothing.",
     scope: 'segments:read',
     role: 'viewer',
     body: z.object({ filter: segmentFilterField.describe('The filter to count (the language: `POST /segments`).') }),
