@@ -24,6 +24,7 @@ import { runSegmentBench } from './segments.ts';
 import { runTemplateBench } from './templates.ts';
 import { runAccountsBench } from './accounts.ts';
 import { runTrackingBench } from './tracking.ts';
+import { runDashboardBench } from './dashboard.ts';
 
 function envNumber(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -319,6 +320,18 @@ try {
       onCleanup: (step) => undo.push(step),
     }).catch((err) => {
       console.error(`bench: accounts: ${(err as Error).stack ?? err}`);
+      exitCode = 1;
+    });
+  // The dashboard suite (bench/dashboard.ts): Chromium on the built dashboard over 100,000 contacts; PASS/FAIL lines.
+  if (!only || only === 'dashboard')
+    await runDashboardBench({
+      contacts: envNumber('BENCH_DASHBOARD_CONTACTS', 100_000, 1000),
+      runs: envNumber('BENCH_DASHBOARD_RUNS', 5, 1),
+      pages: envNumber('BENCH_DASHBOARD_PAGES', 20, 1),
+      redisUrl,
+      onCleanup: (step) => undo.push(step),
+    }).catch((err) => {
+      console.error(`bench: dashboard: ${(err as Error).stack ?? err}`);
       exitCode = 1;
     });
   // The tracking suite (bench/tracking.ts): the mta's CPU with tracking on and off, the tracking listener, POST /emails

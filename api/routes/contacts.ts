@@ -83,17 +83,26 @@ export const contactOperations = [
     path: '/contacts',
     summary: 'List contacts',
     description:
-      "List the team's contacts, newest first; with `segment_id`, only that segment's members (added by hand or matched by its filter).",
+      "List the team's contacts, newest first; with `segment_id`, only that segment's members (added by hand or matched by its filter); with `search`, only those whose address or name contains the text.",
     scope: 'contacts:read',
     query: listQuery.safeExtend({
       segment_id: z.string().max(100).optional().describe("Only this segment's contacts."),
       audience_id: z.string().max(100).optional().describe('Legacy name of `segment_id` (an audience is a segment).'),
+      search: z
+        .string()
+        .min(1)
+        .max(contacts.SEARCH_MAX_LENGTH)
+        .optional()
+        .describe(
+          `1-${contacts.SEARCH_MAX_LENGTH} characters: a case-insensitive substring of the address, first or last name; \`%\` and \`_\` match literally. Not with \`segment_id\`.`,
+        ),
     }),
     response: listEnvelope(contactListItem),
     handler: async ({ auth, query, deps }) => {
       const [field, id] =
         query.segment_id !== undefined ? ['segment_id', query.segment_id] : ['audience_id', query.audience_id];
       if (id === undefined) return toList(await contacts.listContacts(deps.db, auth.team.id, query), presentListItem);
+      if (query.search !== undefined) throw fieldError('search', `cannot be used together with \`${field}\``);
       const segment = await getSegment(deps.db, auth.team.id, id);
       if (!segment) throw fieldError(field, `no segment of this team has the id ${id}`);
       return toList(await pageMembers(deps.db, segment, query), presentListItem);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import * as segments from '../../shared/segments/segments.ts';
-import { countMembers, pageMembers } from '../../shared/segments/membership.ts';
+import { countMatches, countMembers, pageMembers } from '../../shared/segments/membership.ts';
 import { notFound } from '../../shared/errors.ts';
 import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { isoRequired } from '../../shared/time.ts';
@@ -65,6 +65,25 @@ export const segmentOperations = [
       const row = await segments.createSegment(deps.db, auth.team.id, body);
       return { object: 'segment' as const, id: row.id, name: row.name };
     },
+  }),
+  defineOperation({
+    ...base,
+    operationId: 'countSegmentFilter',
+    method: 'post',
+    path: '/segments/count',
+    summary: 'Count the contacts a filter matches',
+    description:
+      "How many of the team's contacts a filter matches now, without saving a segment (the dashboard's live count as a filter is built). The filter is checked as `POST /segments` checks it: a refusal is a 422 naming its place (`filter.all.1.value`). Changes nothing.",
+    scope: 'segments:read',
+    role: 'viewer',
+    body: z.object({ filter: segmentFilterField.describe('The filter to count (the language: `POST /segments`).') }),
+    response: z
+      .object({ object: z.literal('segment_count'), count: z.number().int().describe('Contacts matched now.') })
+      .meta({ id: 'SegmentFilterCount' }),
+    handler: async ({ auth, body, deps }) => ({
+      object: 'segment_count' as const,
+      count: await countMatches(deps.db, auth.team.id, body.filter),
+    }),
   }),
   defineOperation({
     ...base,

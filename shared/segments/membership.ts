@@ -7,6 +7,7 @@ import type { ListQuery } from '../pagination.ts';
 import type { ContactRow } from '../contacts/rows.ts';
 import type { FilterNode } from './filter-schema.ts';
 import { compileFilter, filterContext, type Sql } from './filter-sql.ts';
+import { checkFilterReferences } from './filter-check.ts';
 
 /** What membership needs of a segment row. */
 export interface SegmentScope {
@@ -46,6 +47,22 @@ export async function countMembers(db: Knex, segment: SegmentScope): Promise<num
            where m.segment_id = ? and not (${f.sql})) as count`,
       [segment.team_id, ...f.bindings, segment.id, ...f.bindings],
     );
+    return Number(rows[0].count);
+  });
+}
+
+/**
+ * How many of the team's contacts `filter` matches now (an unsaved filter: the dashboard's live count), checked
+ * against the team's properties and topics first, as a segment's filter is when saved.
+ */
+export async function countMatches(db: Knex, teamId: string, filter: FilterNode): Promise<number> {
+  return withPlanSettings(db, async (trx) => {
+    await checkFilterReferences(trx, teamId, filter);
+    const f = compileFilter(filter, await filterContext(trx, teamId, filter));
+    const { rows } = await trx.raw(`select count(*) as count from contacts c where c.team_id = ? and ${f.sql}`, [
+      teamId,
+      ...f.bindings,
+    ]);
     return Number(rows[0].count);
   });
 }

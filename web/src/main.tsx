@@ -14,6 +14,7 @@ import { Domains } from './pages/Domains';
 import { DomainPage } from './pages/DomainPage';
 import { Suppressions } from './pages/Suppressions';
 import { invitationRoute, settingsRoutes } from './pages/settings/routes';
+import { audienceRoutes } from './pages/audience/routes';
 import './styles.css';
 
 createRoot(document.getElementById('root')!).render(
@@ -36,6 +37,7 @@ createRoot(document.getElementById('root')!).render(
             <Route path="domains/:id" element={<DomainPage />} />
             <Route path="suppressions" element={<Suppressions />} />
             {settingsRoutes}
+            {audienceRoutes}
           </Route>
           <Route path="*" element={<p className="empty">No page here.</p>} />
         </Routes>

@@ -1261,7 +1261,7 @@ export interface paths {
         };
         /**
          * List contacts
-         * @description List the team's contacts, newest first; with `segment_id`, only that segment's members (added by hand or matched by its filter).
+         * @description List the team's contacts, newest first; with `segment_id`, only that segment's members (added by hand or matched by its filter); with `search`, only those whose address or name contains the text.
          */
         get: operations["listContacts"];
         put?: never;
@@ -1480,6 +1480,26 @@ export interface paths {
          *     too deep or with too many conditions.
          */
         post: operations["createSegment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/segments/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Count the contacts a filter matches
+         * @description How many of the team's contacts a filter matches now, without saving a segment (the dashboard's live count as a filter is built). The filter is checked as `POST /segments` checks it: a refusal is a 422 naming its place (`filter.all.1.value`). Changes nothing.
+         */
+        post: operations["countSegmentFilter"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4689,6 +4709,12 @@ export interface components {
             /** @description A whole number of days, 1-3650, counted back from the moment of the query. */
             days: number;
         });
+        SegmentFilterCount: {
+            /** @constant */
+            object: "segment_count";
+            /** @description Contacts matched now. */
+            count: number;
+        };
         SegmentListItem: {
             /** Format: uuid */
             id: string;
@@ -13316,6 +13342,8 @@ export interface operations {
                 segment_id?: string;
                 /** @description Legacy name of `segment_id` (an audience is a segment). */
                 audience_id?: string;
+                /** @description 1-200 characters: a case-insensitive substring of the address, first or last name; `%` and `_` match literally. Not with `segment_id`. */
+                search?: string;
             };
             header?: never;
             path?: never;
@@ -14901,6 +14929,105 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SegmentCreated"];
+                };
+            };
+            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_api_key or restricted_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key, suspended_api_key or another refusal */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the operation accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description validation_error with errors[], or missing_required_field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limit_exceeded or a quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description application_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    countSegmentFilter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The filter to count (the language: `POST /segments`). */
+                    filter: components["schemas"]["SegmentFilter"];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SegmentFilterCount"];
                 };
             };
             /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */

@@ -11,6 +11,10 @@ const NAV = [
   ['/dashboard/emails', 'Emails'],
   ['/dashboard/domains', 'Domains'],
   ['/dashboard/suppressions', 'Suppressions'],
+  ['/dashboard/contacts', 'Contacts'],
+  ['/dashboard/segments', 'Segments'],
+  ['/dashboard/topics', 'Topics'],
+  ['/dashboard/contact-properties', 'Properties'],
   ['/dashboard/api-keys', 'API keys'],
   ['/dashboard/settings', 'Settings'],
 ] as const;
