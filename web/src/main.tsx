@@ -13,6 +13,8 @@ import { ApiKeys } from './pages/ApiKeys';
 import { Domains } from './pages/Domains';
 import { DomainPage } from './pages/DomainPage';
 import { Suppressions } from './pages/Suppressions';
+import { Templates } from './pages/templates/Templates';
+import { TemplatePage } from './pages/templates/TemplatePage';
 import './styles.css';
 
 createRoot(document.getElementById('root')!).render(
@@ -33,6 +35,8 @@ createRoot(document.getElementById('root')!).render(
             <Route path="domains" element={<Domains />} />
             <Route path="domains/:id" element={<DomainPage />} />
             <Route path="suppressions" element={<Suppressions />} />
+            <Route path="templates" element={<Templates />} />
+            <Route path="templates/:id" element={<TemplatePage />} />
           </Route>
           <Route path="*" element={<p className="empty">No page here.</p>} />
         </Routes>

@@ -10,6 +10,7 @@ const NAV = [
   ['/dashboard/emails', 'Emails'],
   ['/dashboard/domains', 'Domains'],
   ['/dashboard/suppressions', 'Suppressions'],
+  ['/dashboard/templates', 'Templates'],
   ['/dashboard/api-keys', 'API keys'],
 ] as const;
 
