@@ -5,7 +5,8 @@
 // publish, and the HTML mode. Every page is checked by axe-core and photographed at 1280 and 390 pixels.
 import test from 'ava';
 import type { Page } from 'playwright-core';
-import { DESKTOP, openPage } from './helpers/browser.ts';
+import path from 'node:path';
+import { DESKTOP, PHONE, openPage } from './helpers/browser.ts';
 import {
   frameText,
   look,
@@ -100,6 +101,13 @@ test.serial('the list, a new block template, every kind of block, preview, check
   await page.getByRole('button', { name: 'Mobile (390 px)' }).click();
   t.is(Math.round((await page.locator('iframe.email-frame').boundingBox())!.width), 390);
   await look(t, page, world.shots, 'template-editor-mobile-preview');
+  // On a phone: the frame scrolled into view shows the email (a full-page screenshot leaves a framed document that
+  // is out of view unpainted, so this one is of the window).
+  await page.setViewportSize(PHONE);
+  await page.locator('iframe.email-frame').scrollIntoViewIfNeeded();
+  t.regex(await frameText(page), /The weather in Berlin is fine\./);
+  await page.screenshot({ path: path.join(world.shots, 'template-preview-on-a-phone-390.png') });
+  await page.setViewportSize(DESKTOP);
   await page.getByRole('button', { name: 'Desktop (600 px)' }).click();
   t.is(Math.round((await page.locator('iframe.email-frame').boundingBox())!.width), 600);
 

@@ -11,7 +11,7 @@ import { focusBlock } from '../../editor/BlockList';
 import { ChecksPanel } from '../../editor/checks';
 import { PreviewPanel, usePreview } from '../../editor/preview';
 import { VariablesPanel } from '../../editor/variables';
-import { fromTemplate, previewBody, sameDraft, updateBody, type Draft } from './draft';
+import { fromTemplate, previewBody, sameDraft, stashDraft, takeStash, updateBody, type Draft } from './draft';
 import { DetailsPanel, HtmlPanel } from './parts';
 import '../../editor/editor.css';
 
@@ -39,7 +39,8 @@ function TemplateEditor({ initial }: { initial: Template }) {
   const readOnly = !(session.state === 'ready' && can(session.data.role, 'member'));
   const [saved, setSaved] = useState(initial);
   const [base, setBase] = useState(() => fromTemplate(initial));
-  const [draft, setDraft] = useState<Draft>(base);
+  const [stashed] = useState(() => takeStash(initial.id));
+  const [draft, setDraft] = useState<Draft>(stashed ?? base);
   const [selected, select] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState<'save' | 'publish' | null>(null);
@@ -79,6 +80,7 @@ function TemplateEditor({ initial }: { initial: Template }) {
     } catch (e) {
       const failed = asApiError(e);
       setError(failed);
+      if (failed.statusCode === 401) stashDraft(saved.id, draft);
       const block = blockOf(failed);
       if (typeof block === 'string') goTo(block);
     } finally {
@@ -90,7 +92,7 @@ function TemplateEditor({ initial }: { initial: Template }) {
     <>
       <TopBar saved={saved} readOnly={readOnly} dirty={dirty} busy={busy} run={(what) => void run(what)} />
       <p role="status" aria-live="polite" className="said">
-        {said}
+        {said || (stashed && dirty ? 'Your unsaved edits from before you signed in again are back: save them.' : '')}
       </p>
       {error ? (
         <div id="save-error">

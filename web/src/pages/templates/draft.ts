@@ -57,3 +57,28 @@ export function previewBody(d: Draft): PreviewRequest {
 }
 
 export const sameDraft = (a: Draft, b: Draft) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * Edits kept across a sign-in: a save refused because the session ended stashes the draft in this tab's
+ * sessionStorage, and the template's page takes it back after the person signed in again.
+ */
+const stashKey = (id: string) => `postwerk.template-draft.${id}`;
+
+export function stashDraft(id: string, d: Draft) {
+  try {
+    sessionStorage.setItem(stashKey(id), JSON.stringify(d));
+  } catch {
+    // Storage full or off: the edits stay in the page, as long as it is open.
+  }
+}
+
+export function takeStash(id: string): Draft | null {
+  const s = sessionStorage.getItem(stashKey(id));
+  sessionStorage.removeItem(stashKey(id));
+  if (!s) return null;
+  try {
+    return JSON.parse(s) as Draft;
+  } catch {
+    return null;
+  }
+}
