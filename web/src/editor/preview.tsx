@@ -44,7 +44,8 @@ export function usePreview(body: PreviewRequest): PreviewState {
 const lastOf = (s: PreviewState) => (s.state === 'ready' ? s.data : s.last);
 
 export function PreviewPanel({ preview }: { preview: PreviewState }) {
-  const [width, setWidth] = useState<'desktop' | 'mobile'>('desktop');
+  // On a phone the phone's width first (the desktop one scrolls sideways there).
+  const [width, setWidth] = useState<'desktop' | 'mobile'>(() => (window.innerWidth < 700 ? 'mobile' : 'desktop'));
   const shown = preview.state === 'ready' ? preview.data : preview.last;
   return (
     <section className="panel editor-panel preview-panel" aria-labelledby="preview-title">

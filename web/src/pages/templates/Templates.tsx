@@ -8,6 +8,7 @@ import { can, useSession } from '../../session';
 import { formatTime } from '../../time';
 import { Empty, ErrorBox, Shown, useLoad } from '../../ui';
 import { STARTER_HTML, starterDocument } from '../../editor/model';
+import '../../editor/editor.css';
 
 type Item = Schemas['TemplateListItem'];
 const PAGE = '100';
@@ -146,23 +147,25 @@ function TemplateTable(p: {
               <td className="wide-only">{t.alias ? <code>{t.alias}</code> : '—'}</td>
               <td className="wide-only">{formatTime(t.updated_at)}</td>
               {p.member ? (
-                <td className="actions">
-                  <button
-                    type="button"
-                    className="small"
-                    aria-label={`Duplicate ${t.name}`}
-                    onClick={() => void act(t, 'duplicate')}
-                  >
-                    Duplicate
-                  </button>{' '}
-                  <button
-                    type="button"
-                    className="small danger"
-                    aria-label={`Delete ${t.name}`}
-                    onClick={() => void act(t, 'delete')}
-                  >
-                    Delete
-                  </button>
+                <td>
+                  <div className="actions">
+                    <button
+                      type="button"
+                      className="small"
+                      aria-label={`Duplicate ${t.name}`}
+                      onClick={() => void act(t, 'duplicate')}
+                    >
+                      Duplicate
+                    </button>
+                    <button
+                      type="button"
+                      className="small danger"
+                      aria-label={`Delete ${t.name}`}
+                      onClick={() => void act(t, 'delete')}
+                    >
+                      Delete
+                    </button>
+                  </div>
                 </td>
               ) : null}
             </tr>
