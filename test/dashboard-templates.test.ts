@@ -86,6 +86,14 @@ test.serial('the list, a new block template, every kind of block, preview, check
   await page.locator('[data-block-select="text-1"]').click();
   await page.getByLabel('Text', { exact: true }).fill('The weather in {{{CITY}}} is fine.');
   await until(async () => (await frameText(page)).includes('The weather in Berlin is fine.'), { what: 'the fallback' });
+  // A sample value for the preview only: shown, never saved.
+  await page.getByText('Sample values').click();
+  await page.getByLabel('Sample CITY').fill('Paris <b>');
+  await until(async () => (await frameText(page)).includes('The weather in Paris <b> is fine.'), {
+    what: 'the sample',
+  });
+  await page.getByLabel('Sample CITY').fill('');
+  await until(async () => (await frameText(page)).includes('The weather in Berlin is fine.'), { what: 'the fallback' });
 
   // A check finding about a block points at it: an http: link warns, and its button opens and focuses the block.
   await page.locator('[data-block-select="button-1"]').click();

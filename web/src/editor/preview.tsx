@@ -3,7 +3,7 @@
 // (600 px). The frame opens the preview's own page (GET /template-previews/{id}), whose policy lets the email's
 // inline styles apply; an `srcdoc` frame would inherit this page's strict policy and show the email unstyled. The
 // frame has no script and an opaque origin (`sandbox` without allow-scripts or allow-same-origin).
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { api, asApiError, type ApiError, type Schemas } from '../api/client';
 import { ErrorBox } from '../ui';
 
@@ -43,7 +43,8 @@ export function usePreview(body: PreviewRequest): PreviewState {
 
 const lastOf = (s: PreviewState) => (s.state === 'ready' ? s.data : s.last);
 
-export function PreviewPanel({ preview }: { preview: PreviewState }) {
+/** `children`: controls shown under the heading (the template page's sample values). */
+export function PreviewPanel({ preview, children }: { preview: PreviewState; children?: ReactNode }) {
   // On a phone the phone's width first (the desktop one scrolls sideways there).
   const [width, setWidth] = useState<'desktop' | 'mobile'>(() => (window.innerWidth < 700 ? 'mobile' : 'desktop'));
   const shown = preview.state === 'ready' ? preview.data : preview.last;
@@ -59,6 +60,7 @@ export function PreviewPanel({ preview }: { preview: PreviewState }) {
           ))}
         </div>
       </div>
+      {children}
       <p role="status" aria-live="polite" className="hint">
         {preview.state === 'loading' ? 'Rendering…' : preview.state === 'error' ? 'Not rendered.' : 'Up to date.'}
       </p>

@@ -22,15 +22,17 @@ export function fromApi(v: Schemas['TemplateVariable']): VariableDraft {
   };
 }
 
-function fallbackValue(v: VariableDraft): unknown {
-  if (v.fallback === '') return null;
-  if (v.type === 'string') return v.fallback;
+/** Text typed for a value of `type`: a string as typed, any other type as JSON (as typed when it is not JSON). */
+export function readValue(type: VariableType, typed: string): unknown {
+  if (type === 'string') return typed;
   try {
-    return JSON.parse(v.fallback);
+    return JSON.parse(typed);
   } catch {
-    return v.fallback;
+    return typed;
   }
 }
+
+const fallbackValue = (v: VariableDraft): unknown => (v.fallback === '' ? null : readValue(v.type, v.fallback));
 
 export const toApi = (vs: VariableDraft[]) =>
   vs.map((v) => ({ key: v.key, type: v.type, fallback_value: fallbackValue(v) })) as {

@@ -11,6 +11,7 @@ import { focusBlock } from '../../editor/BlockList';
 import { ChecksPanel } from '../../editor/checks';
 import { PreviewPanel, usePreview } from '../../editor/preview';
 import { VariablesPanel } from '../../editor/variables';
+import { SampleValues, sampleValues } from '../../editor/samples';
 import { fromTemplate, previewBody, sameDraft, stashDraft, takeStash, updateBody, type Draft } from './draft';
 import { DetailsPanel, HtmlPanel } from './parts';
 import '../../editor/editor.css';
@@ -46,7 +47,8 @@ function TemplateEditor({ initial }: { initial: Template }) {
   const [busy, setBusy] = useState<'save' | 'publish' | null>(null);
   const [said, setSaid] = useState('');
   const dirty = !sameDraft(draft, base);
-  const preview = usePreview(previewBody(draft));
+  const [samples, setSamples] = useState<Record<string, string>>({});
+  const preview = usePreview({ ...previewBody(draft), values: sampleValues(draft.variables, samples) });
   useUnsavedWarning(dirty);
 
   const goTo = (blockId: string) => {
@@ -121,7 +123,9 @@ function TemplateEditor({ initial }: { initial: Template }) {
           />
         </div>
         <div className="editor-side">
-          <PreviewPanel preview={preview} />
+          <PreviewPanel preview={preview}>
+            <SampleValues variables={draft.variables} samples={samples} set={setSamples} />
+          </PreviewPanel>
           <ChecksPanel preview={preview} goTo={goTo} />
         </div>
       </div>
