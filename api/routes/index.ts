@@ -30,6 +30,7 @@ import { segmentOperations } from './segments.ts';
 import { audienceOperations } from './audiences.ts';
 import { templateOperations } from './templates.ts';
 import { checkOperations } from './checks.ts';
+import { templatePreviewOperations } from './template-previews.ts';
 import { authOperations } from './auth.ts';
 import { mfaOperations } from './auth-mfa.ts';
 import { meOperations } from './me.ts';
@@ -67,6 +68,7 @@ const areaOperations: Operation[] = [
   ...audienceOperations,
   ...templateOperations,
   ...checkOperations,
+  ...templatePreviewOperations,
   ...authOperations,
   ...mfaOperations,
   ...meOperations,

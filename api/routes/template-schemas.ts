@@ -31,7 +31,7 @@ const variableInput = z.object({
     ),
 });
 
-const fields = {
+export const fields = {
   alias: z
     .string()
     .regex(

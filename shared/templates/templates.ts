@@ -67,7 +67,11 @@ async function body(previous: TemplateRow | null, input: TemplateInput) {
 }
 
 /** The draft's content after `input`, checked whole; throws a 422 naming the first problem. */
-async function draft(previous: TemplateRow | null, input: TemplateInput, now: Date): Promise<TemplateContentRow> {
+export async function draft(
+  previous: TemplateRow | null,
+  input: TemplateInput,
+  now: Date,
+): Promise<TemplateContentRow> {
   checkAlias(input.alias);
   checkSubject(input.subject);
   const from = checkFrom(input.from);

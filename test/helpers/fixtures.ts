@@ -290,6 +290,11 @@ export const operationFixtures: Record<string, Fixture> = {
   getDomainBrandLogo: domainWithLogo,
   uploadDomainBrandLogo: domainWithLogo,
   deleteDomainBrandLogo: domainWithLogo,
+  getTemplatePreviewPage: async (p, team) => {
+    const res = await p.request('POST', '/template-previews', { key: team.key, body: { html: '<p>x</p>' } });
+    if (res.status !== 201) throw new Error(`template preview fixture: answered ${res.status} ${res.text}`);
+    return res.body.id;
+  },
 };
 
 export function fixtureFor(op: Pick<Operation, 'tag' | 'operationId'>): Fixture | undefined {

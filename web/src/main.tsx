@@ -15,6 +15,8 @@ import { DomainPage } from './pages/DomainPage';
 import { Suppressions } from './pages/Suppressions';
 import { invitationRoute, settingsRoutes } from './pages/settings/routes';
 import { audienceRoutes } from './pages/audience/routes';
+import { Templates } from './pages/templates/Templates';
+import { TemplatePage } from './pages/templates/TemplatePage';
 import './styles.css';
 
 createRoot(document.getElementById('root')!).render(
@@ -38,6 +40,8 @@ createRoot(document.getElementById('root')!).render(
             <Route path="suppressions" element={<Suppressions />} />
             {settingsRoutes}
             {audienceRoutes}
+            <Route path="templates" element={<Templates />} />
+            <Route path="templates/:id" element={<TemplatePage />} />
           </Route>
           <Route path="*" element={<p className="empty">No page here.</p>} />
         </Routes>

@@ -1788,6 +1788,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/template-previews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview template content
+         * @description Render template content that is not saved (the body of a create, without its name) as a send would: checked as a write is (a mistake is 422 naming the field, `details.block_id` in a document), filled with the sample `values` and the fallbacks, and read by every pre-send check (without the network). Nothing is written.
+         *
+         *     The rendered HTML is kept for 1800 s as a page of its own, `GET /template-previews/{id}`, which a dashboard shows in a sandboxed frame. A viewer may preview.
+         */
+        post: operations["previewTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/template-previews/{preview_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open a template preview's page
+         * @description The rendered HTML of a preview of the team as a document (`text/html`), for a sandboxed frame: its policy lets the email's inline styles apply and runs no script (`default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox`). 404 once it expired.
+         */
+        get: operations["getTemplatePreviewPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/signup": {
         parameters: {
             query?: never;
@@ -5111,6 +5153,62 @@ export interface components {
             message: string;
             /** @description The block the finding is about (a block document) */
             block_id?: string;
+        };
+        TemplatePreview: {
+            /** @constant */
+            object: "template_preview";
+            /** @description The preview's id: its page is GET /template-previews/{id} for 1800 s */
+            id: string;
+            /** @description The subject as rendered */
+            subject: string | null;
+            /** @description The HTML as rendered */
+            html: string;
+            /** @description The text part as rendered (made from the html when the content has none) */
+            text: string;
+            /**
+             * @description The worst status among the checks
+             * @enum {string}
+             */
+            status: "fail" | "warn" | "pass";
+            /** @description Every pre-send check on the rendered message (without the network) */
+            checks: components["schemas"]["EmailCheck"][];
+        };
+        TemplatePreviewRequest: {
+            /** @description The subject a send uses when it gives none; may hold variables */
+            subject?: string | null;
+            /** @description The sender a send uses when it gives no `from` */
+            from?: string | null;
+            /** @description Where replies go when a send gives no `reply_to` (up to 50 addresses) */
+            reply_to?: (string | string[]) | null;
+            /** @description The HTML body, with variables (`{{{NAME}}}`, `{{{NAME|fallback}}}`, `{{{raw NAME}}}`, `{{#if}}`, `{{#each}}`); required unless `document` is given. Giving it replaces a `document` */
+            html?: string;
+            /** @description The text part, with variables; null or absent: made from the html at each send. Not with a `document` */
+            text?: string | null;
+            /** @description The body as a document of blocks (instead of `html`): its html and text are rendered from it when written */
+            document?: components["schemas"]["TemplateBlockDocument"] | null;
+            /** @description The variables the template uses, up to 50; every variable printed must be declared */
+            variables?: {
+                /** @description The name the template uses (`{{{KEY}}}`): a letter, then up to 49 letters, digits or underscores; unique in the template; not a reserved name (`raw`, `if`, `each`, `FIRST_NAME`, `EMAIL`, `UNSUBSCRIBE_URL`, `contact`, ...) */
+                key: string;
+                /**
+                 * @description `string`, `number`, `boolean`, `object` or `list`: what a send must give
+                 * @enum {string}
+                 */
+                type: "string" | "number" | "boolean" | "object" | "list";
+                /** @description What a send that gives no value gets, of the variable's type; null for none (the value is then required when printed) */
+                fallback_value?: (string | number | boolean | {
+                    [key: string]: unknown;
+                } | unknown[]) | null;
+            }[];
+            /** @description Sample values of the variables, as a send gives them; a variable without one takes its fallback */
+            values?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Check it as sent with a List-Unsubscribe header (under a topic): the unsubscribe check
+             * @default false
+             */
+            list_unsubscribe: boolean;
         };
         SignupRequested: {
             /** @constant */
@@ -17305,6 +17403,197 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EmailChecks"];
+                };
+            };
+            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_api_key or restricted_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key, suspended_api_key or another refusal */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the operation accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description validation_error with errors[], or missing_required_field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limit_exceeded or a quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description application_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    previewTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplatePreviewRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplatePreview"];
+                };
+            };
+            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_api_key or restricted_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key, suspended_api_key or another refusal */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the operation accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description validation_error with errors[], or missing_required_field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limit_exceeded or a quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description application_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTemplatePreviewPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The preview's id */
+                preview_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file itself */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
                 };
             };
             /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */

@@ -15,6 +15,7 @@ const NAV = [
   ['/dashboard/segments', 'Segments'],
   ['/dashboard/topics', 'Topics'],
   ['/dashboard/contact-properties', 'Properties'],
+  ['/dashboard/templates', 'Templates'],
   ['/dashboard/api-keys', 'API keys'],
   ['/dashboard/settings', 'Settings'],
 ] as const;

@@ -1,0 +1,104 @@
+// The world of the dashboard's template tests: the real api (no mta: these pages send nothing), a team with a member
+// who owns it (admin), a viewer of it, headless Chromium, and the screenshot folder. People are made by the sign-up
+// code itself (makeUser); they sign in through the dashboard's own sign-in page.
+import type { ExecutionContext } from 'ava';
+import type { Browser, Page } from 'playwright-core';
+import { newId } from '../../shared/ids.ts';
+import path from 'node:path';
+import { DESKTOP, launchChromium, PHONE, screenshotDir, type Visit } from './browser.ts';
+import { buildDashboard, lookAt } from './dashboard.ts';
+import { makeUser, signIn as cookieSignIn, type CookieClient } from './accounts.ts';
+import { startPlatform, type Platform } from './platform.ts';
+
+export const PASSWORD = 'a long dashboard password';
+
+export interface TemplatesWorld {
+  p: Platform;
+  browser: Browser;
+  shots: string;
+  teamId: string;
+  owner: { email: string; c: CookieClient };
+  viewer: { email: string };
+  close(): Promise<void>;
+}
+
+export async function startTemplatesWorld(): Promise<TemplatesWorld> {
+  await buildDashboard();
+  const p = await startPlatform();
+  const tag = newId().slice(0, 8);
+  const owner = `owner-${tag}@people.test`;
+  const viewer = `viewer-${tag}@people.test`;
+  await makeUser(p.db, owner, PASSWORD, 'Owner');
+  const viewerUser = await makeUser(p.db, viewer, PASSWORD, 'Viewer');
+  const c = await cookieSignIn(p.url, owner, PASSWORD);
+  const team = await c.request('POST', '/teams', { body: { name: 'Templates team' } });
+  if (team.status !== 201) throw new Error(`team answered ${team.status} ${team.text}`);
+  const teamId: string = team.body.id;
+  const switched = await c.request('POST', `/teams/${teamId}/switch`, { body: {} });
+  if (switched.status !== 200) throw new Error(`switch answered ${switched.status} ${switched.text}`);
+  await p.db('team_members').insert({ id: newId(), team_id: teamId, user_id: viewerUser.id, role: 'viewer' });
+  const browser = await launchChromium();
+  const shots = await screenshotDir('dashboard-templates');
+  return {
+    p,
+    browser,
+    shots,
+    teamId,
+    owner: { email: owner, c },
+    viewer: { email: viewer },
+    async close() {
+      await browser.close();
+      await p.close();
+    },
+  };
+}
+
+export async function signInPage(page: Page, url: string, email: string) {
+  await page.goto(`${url}/sign-in`);
+  await page.locator('#sign-in-form input[name=email]').fill(email);
+  await page.locator('#sign-in-form input[name=password]').fill(PASSWORD);
+  await page.locator('#sign-in-form button[type=submit]').click();
+  await page.locator('#who').waitFor();
+}
+
+/**
+ * axe-core finds nothing serious or critical; nothing wider than the window; the screenshots are written. The phone's
+ * is taken again with a window as tall as the page: Chromium does not paint a cross-origin frame (the preview) that is
+ * out of the window, so lookAt's full-page capture shows it blank below the first screenful, while a person
+ * scrolling to it sees the email (test/dashboard-templates.test.ts checks the frame's text at 390 pixels).
+ */
+export async function look(t: ExecutionContext, page: Page, shots: string, name: string) {
+  const { violations, overflow } = await lookAt(page, shots, name);
+  if ((await page.locator('iframe.email-frame').count()) > 0) {
+    const height = await page.evaluate(() => document.documentElement.scrollHeight);
+    await page.setViewportSize({ width: PHONE.width, height: Math.max(PHONE.height, height) });
+    const tall = await page.evaluate(() => document.documentElement.scrollHeight);
+    await page.setViewportSize({ width: PHONE.width, height: Math.max(PHONE.height, tall) });
+    await page
+      .locator('iframe.email-frame')
+      .evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+    // A moment for the frame's own process to paint (nothing is asserted on it).
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: path.join(shots, `${name}-390.png`) });
+    await page.setViewportSize(DESKTOP);
+  }
+  t.is(overflow, 0, `${name} is wider than the window`);
+  t.deepEqual(
+    violations.map((v) => `${v.id}: ${v.help} ${JSON.stringify(v.nodes.map((n) => n.target))}`),
+    [],
+    `axe on ${name}`,
+  );
+}
+
+/**
+ * Console errors but the expected refusals (a refused save or preview, a 404) and the images an email names on hosts
+ * this machine cannot resolve (the preview loads an email's https images, as a mail client does).
+ */
+export const unexpected = (v: Visit) =>
+  v.errors.filter((e) => !/status of (401|403|404|413|422)|net::ERR_NAME_NOT_RESOLVED/.test(e));
+
+/** The text inside the preview frame's document (the frame has its own origin: read through Playwright's frame). */
+export async function frameText(page: Page): Promise<string> {
+  const frame = page.frameLocator('iframe.email-frame');
+  return (await frame.locator('body').innerText({ timeout: 15_000 })).trim();
+}
