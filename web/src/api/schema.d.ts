@@ -101,7 +101,7 @@ export interface paths {
         };
         /**
          * Retrieve the team
-         * @description The team the API key (or the session's current team) belongs to: its name, status, risk state, plan, sender identity, AI assist flag, single sign-on summary, members, the regions still in its sending sandbox, its rate limit, and its contact allowance with the billable contacts and the period's peak (counted in PostgreSQL at each request: about a second for a million contacts).
+         * @description The team the API key (or the session's current team) belongs to: its name, status, risk state, plan, sender identity, AI assist flag, single sign-on summary, members (so it needs a `full_access` key or a session: no OAuth scope reaches member listing), the regions still in its sending sandbox, its rate limit, and its contact allowance with the billable contacts and the period's peak (counted in PostgreSQL at each request: about a second for a million contacts).
          */
         get: operations["getTeam"];
         put?: never;
