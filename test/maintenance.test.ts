@@ -2,6 +2,11 @@ import test from 'ava';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { runMaintenance } from '../worker/maintenance.ts';
 import { newId } from '../shared/ids.ts';
+import http from 'node:http';
+import { startEntry } from './helpers/processes.ts';
+import { freePort } from './helpers/ports.ts';
+import { until } from './helpers/wait.ts';
+import { importBlobKey } from '../shared/imports/store.ts';
 
 let p: Platform;
 test.before(async () => {
@@ -38,8 +43,73 @@ test('maintenance forgets idempotency keys past 24 h and request logs past 30 da
     request_logs: 1,
     dropped_received: 0,
     contact_import_files: 0,
+    orphan_upload_files: 0,
     contact_peaks_counted: 0,
   });
   t.deepEqual(await p.db('idempotency_keys').where({ team_id: team.id }).pluck('key'), ['fresh']);
   t.deepEqual(await p.db('request_logs').where({ team_id: team.id }).pluck('id'), [newLog]);
+});
+
+/** Starts a multipart upload of a CSV to `url` and keeps it open (a file still arriving). */
+function openUpload(url: string, key: string) {
+  const boundary = 'x-postwerk-boundary';
+  const req = http.request(`${url}/contacts/imports`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'user-agent': 'maintenance-test',
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+    },
+  });
+  req.on('error', () => {});
+  req.write(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="c.csv"\r\n\r\nemail\n`);
+  for (let i = 0; i < 2000; i++) req.write(`someone${i}@example.com\n`);
+  return req;
+}
+
+test('an upload the api was killed in the middle of leaves a file no import names: the maintenance deletes it after a day', async (t) => {
+  t.timeout(180_000);
+  const team = await p.createTeam('Orphans');
+  const port = await freePort();
+  const api = startEntry('api/main.ts', p.config, { PORT: String(port), METRICS_API_PORT: '0' });
+  t.teardown(() => api.stop());
+  await api.logged('api.listening', 120_000);
+  const upload = openUpload(`http://127.0.0.1:${port}`, team.key);
+  const folder = `imports/${team.id}`;
+  const partial = await until(async () => (await p.deps.blobs.list(folder))[0], {
+    timeoutMs: 60_000,
+    intervalMs: 20,
+    what: 'the upload being written',
+  });
+  process.kill(api.pid, 'SIGKILL');
+  await api.exit();
+  upload.destroy();
+  t.regex(partial.key, /\.csv\.[0-9a-f]+\.tmp$/, 'the unfinished write of the file');
+
+  // A whole file whose import was never committed (killed between the two), and a file an import names.
+  const stray = importBlobKey(team.id, newId());
+  await p.deps.blobs.put(stray, Buffer.from('email\nx@example.com\n'));
+  const namedId = newId();
+  const named = importBlobKey(team.id, namedId);
+  await p.deps.blobs.put(named, Buffer.from('email\ny@example.com\n'));
+  await p.db('contact_imports').insert({
+    id: namedId,
+    team_id: team.id,
+    status: 'completed',
+    on_conflict: 'skip',
+    blob_key: named,
+    file_bytes: 21,
+    columns: JSON.stringify(['email']),
+    column_map: JSON.stringify({ email: 0, properties: [] }),
+    completed_at: new Date(),
+  });
+  const keys = async () => (await p.deps.blobs.list(folder)).map((b) => b.key).sort();
+  t.deepEqual(await keys(), [partial.key, named, stray].sort());
+
+  // Younger than a day: kept (an upload may still be arriving).
+  t.is((await runMaintenance(p.db, p.deps.blobs, new Date(Date.now() + 23 * 3600_000))).orphan_upload_files, 0);
+  t.is((await keys()).length, 3);
+  const later = await runMaintenance(p.db, p.deps.blobs, new Date(Date.now() + 25 * 3600_000));
+  t.true(later.orphan_upload_files >= 2);
+  t.deepEqual(await keys(), [named], 'only the file an import names is left');
 });

@@ -1,12 +1,13 @@
 // Housekeeping run on a schedule: forget idempotency keys past 24 h and request logs past the retention window,
 // remove dropped received records past their team's data retention window (spec, Receiving), delete contact
-// import files seven days after their import finished (spec, Contact imports), and count every team's billable
+// import files seven days after their import finished (spec, Contact imports) and upload files no import names a day
+// after they were written, and count every team's billable
 // contact peak (shared/contacts/billable.ts).
 import type { Knex } from 'knex';
 import type { BlobStore } from '../shared/blobs.ts';
 import { purgeExpired } from '../shared/idempotency/store.ts';
 import { purgeAgedDropped } from '../shared/receiving/delete.ts';
-import { countAllPeaks, deleteOldUploads } from '../shared/imports/maintenance.ts';
+import { countAllPeaks, deleteOldUploads, deleteOrphanUploads } from '../shared/imports/maintenance.ts';
 
 export const LOG_RETENTION_DAYS = 30;
 
@@ -15,6 +16,8 @@ export interface Removed {
   request_logs: number;
   dropped_received: number;
   contact_import_files: number;
+  /** Upload files no import names, a day old (an api that crashed mid-upload). */
+  orphan_upload_files: number;
   /** Teams whose billable peak was counted (nothing removed). */
   contact_peaks_counted: number;
 }
@@ -36,6 +39,14 @@ export async function runMaintenance(db: Knex, blobs: BlobStore, now = new Date(
     contact_import_files += n;
     if (n === 0) break;
   }
+  const orphan_upload_files = await deleteOrphanUploads(db, blobs, now);
   const contact_peaks_counted = await countAllPeaks(db, now);
-  return { idempotency_keys, request_logs, dropped_received, contact_import_files, contact_peaks_counted };
+  return {
+    idempotency_keys,
+    request_logs,
+    dropped_received,
+    contact_import_files,
+    orphan_upload_files,
+    contact_peaks_counted,
+  };
 }

@@ -119,7 +119,7 @@ export function accountMailer(deps: MailDeps) {
   return {
     /** An Outbox for one account change's transaction. */
     outbox,
-    /** Starts a mail with no account change of ours and returns at once; a failure is logged (`account_mail.failed`). */
+    /** Starts a mail with no account change of ours, returns at once; a failure is logged (`account_mail.failed`). */
     send(mail: AccountMail): void {
       const running = sendNow(mail)
         .catch((err) => deps.log.warn({ kind: mail.kind, err: (err as Error).message }, 'account_mail.failed'))
