@@ -7,6 +7,8 @@ import { startEntry } from './helpers/processes.ts';
 import { freePort } from './helpers/ports.ts';
 import { until } from './helpers/wait.ts';
 import { importBlobKey } from '../shared/imports/store.ts';
+import { v7 } from 'uuid';
+import { idBefore } from '../shared/email-metrics/retention.ts';
 
 let p: Platform;
 test.before(async () => {
@@ -44,6 +46,8 @@ test('maintenance forgets idempotency keys past 24 h and request logs past 30 da
     dropped_received: 0,
     contact_import_files: 0,
     orphan_upload_files: 0,
+    email_engagements: 0,
+    email_metric_rows: 0,
     contact_peaks_counted: 0,
   });
   t.deepEqual(await p.db('idempotency_keys').where({ team_id: team.id }).pluck('key'), ['fresh']);
@@ -112,4 +116,58 @@ test('an upload the api was killed in the middle of leaves a file no import name
   const later = await runMaintenance(p.db, p.deps.blobs, new Date(Date.now() + 25 * 3600_000));
   t.true(later.orphan_upload_files >= 2);
   t.deepEqual(await keys(), [named], 'only the file an import names is left');
+});
+
+test('open and click hits and metrics counters past their retention windows are deleted; younger ones stay', async (t) => {
+  const team = await p.createTeam('Retention');
+  const now = new Date();
+  const daysAgo = (d: number) => new Date(now.getTime() - d * 86_400_000);
+  const hit = (at: Date) => ({
+    id: v7({ msecs: at.getTime() }),
+    team_id: team.id,
+    email_id: newId(),
+    recipient_id: newId(),
+    domain_id: newId(),
+    kind: 'open',
+    created_at: at,
+  });
+  const [oldHit, youngHit] = [hit(daysAgo(21)), hit(daysAgo(19))];
+  await p.db('email_engagements').insert([oldHit, youngHit]);
+  const bucket = (at: Date) => ({ team_id: team.id, bucket: at, domain_id: null, broadcast_id: null, sent: 1 });
+  await p.db('email_metric_buckets').insert([bucket(daysAgo(31)), bucket(daysAgo(29))]);
+  const perEmail = (at: Date) => ({ email_id: newId(), team_id: team.id, bucket: at, sent: 1 });
+  await p.db('email_metric_emails').insert([perEmail(daysAgo(31)), perEmail(daysAgo(29))]);
+
+  const retention = { ENGAGEMENT_RETENTION_DAYS: 20, METRICS_RETENTION_DAYS: 30 };
+  const removed = await runMaintenance(p.db, p.deps.blobs, now, retention);
+  t.true(removed.email_engagements >= 1);
+  t.true(removed.email_metric_rows >= 2);
+  t.deepEqual(await p.db('email_engagements').where({ team_id: team.id }).pluck('id'), [youngHit.id]);
+  for (const table of ['email_metric_buckets', 'email_metric_emails']) {
+    const left = await p.db(table).where({ team_id: team.id }).pluck('bucket');
+    t.deepEqual(
+      left.map((b: Date) => b.getTime()),
+      [daysAgo(29).getTime()],
+      table,
+    );
+  }
+  // Again: nothing more goes.
+  const again = await runMaintenance(p.db, p.deps.blobs, now, retention);
+  t.is(
+    await p
+      .db('email_engagements')
+      .where({ team_id: team.id })
+      .count({ n: '*' })
+      .first()
+      .then((r) => Number(r!.n)),
+    1,
+  );
+  t.is(again.email_metric_rows, 0);
+});
+
+test('idBefore: the smallest UUID v7 of its millisecond, above every id made before it', (t) => {
+  const at = new Date('2026-11-25T12:00:00.000Z');
+  t.true(v7({ msecs: at.getTime() - 1 }) < idBefore(at));
+  t.true(v7({ msecs: at.getTime() }) >= idBefore(at));
+  t.regex(idBefore(at), /^[0-9a-f]{8}-[0-9a-f]{4}-7000-8000-0{12}$/);
 });
