@@ -141,6 +141,21 @@ test('a never_subscribed contact: no topic default reaches it (nor an earlier op
   t.deepEqual(await standing(chosen), ['opted_out', 'opted_out', 'opted_out'], 'the earlier opt_in is undone');
   t.deepEqual(await standing(after), ['opted_out', 'opted_out', 'subscribed'], 'a topic made after the import');
   t.is(await billableCount(p.db, owner.id), 1, 'only yes@ is billable');
+  // A filter segment and the contact's topics say the same.
+  const segment = await p.request('POST', '/segments', {
+    key: owner.key,
+    body: { name: 'After', filter: { all: [{ field: 'topic', topic_id: after, operator: 'subscribed' }] } },
+  });
+  t.is(segment.status, 201, segment.text);
+  const counted = async () =>
+    (await p.request('GET', `/segments/${segment.body.id}`, { key: owner.key })).body.count as number;
+  t.is(await counted(), 1);
+  const topicsOf = async (address: string) =>
+    (await p.request('GET', `/contacts/${address}/topics`, { key: owner.key })).body.data.find(
+      (x: { id: string }) => x.id === after,
+    ).subscription;
+  t.is(await topicsOf('new@example.com'), 'opt_out');
+  t.is(await topicsOf('yes@example.com'), 'opt_in');
   // Its own choice (the preference page, the API) opts it in.
   const res = await p.request('PATCH', '/contacts/new@example.com/topics', {
     key: owner.key,
@@ -148,6 +163,8 @@ test('a never_subscribed contact: no topic default reaches it (nor an earlier op
   });
   t.is(res.status, 200, res.text);
   t.deepEqual(await standing(after), ['opted_out', 'subscribed', 'subscribed']);
+  t.is(await counted(), 2);
+  t.is(await topicsOf('new@example.com'), 'opt_in');
 });
 
 test('without a column_map: the columns of the fields own names, subscription_status read too', async (t) => {
