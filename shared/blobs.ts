@@ -1,7 +1,7 @@
 // The blob store: raw messages, attachments, uploads. Filesystem by default; a write is durable (fsync of the
 // file, of its directory, and of the parent of every directory the put had to create) before put() resolves, so
 // "stored" means it survives a crash.
-import { mkdir, open, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -20,6 +20,11 @@ export interface BlobStore {
   getStream(key: string): Promise<Readable | null>;
   size(key: string): Promise<number | null>;
   delete(key: string): Promise<void>;
+  /**
+   * The objects under the folder `prefix` (at any depth) with their last change, unfinished writes' temporary
+   * files (`<key>.<hex>.tmp`) included: for sweeps of what no row names. Empty when the folder does not exist.
+   */
+  list(prefix: string): Promise<{ key: string; modified: Date }[]>;
   /** Writes, reads back and removes a probe object: the readiness check. */
   check(): Promise<void>;
 }
@@ -149,6 +154,22 @@ export function createFsBlobStore(root: string): BlobStore {
     },
     async delete(key) {
       await rm(file(key), { force: true });
+    },
+    async list(prefix) {
+      const dir = file(prefix);
+      let names: string[];
+      try {
+        names = await readdir(dir, { recursive: true });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+        throw err;
+      }
+      const found: { key: string; modified: Date }[] = [];
+      for (const name of names) {
+        const info = await stat(path.join(dir, name)).catch(() => null);
+        if (info?.isFile()) found.push({ key: `${prefix}/${name.split(path.sep).join('/')}`, modified: info.mtime });
+      }
+      return found;
     },
     async check() {
       // Writable and readable, without the fsyncs of put(): readiness must stay cheap on a busy disk.

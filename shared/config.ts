@@ -217,6 +217,10 @@ export const configSchema = z.object({
       'expected `Name <address>` or an address',
     )
     .optional(),
+  /** Days every open and click hit (email_engagements) is kept; the hourly maintenance deletes older ones. */
+  ENGAGEMENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  /** Days the metrics counters (GET /emails/metrics) are kept; older quarter hours count nothing. */
+  METRICS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(400),
   /** A dashboard session ends after this many minutes without a request (idle expiry). */
   SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(525_600).default(1440),
   /** ... and this many days after sign-in, however busy (absolute expiry). */

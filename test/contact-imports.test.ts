@@ -9,6 +9,8 @@ import { startEntry, type EntryProcess } from './helpers/processes.ts';
 import { contactEvents, createContact, createSegment, createTopic, created } from './helpers/contacts.ts';
 import { contactsOf, finished, imported } from './helpers/imports.ts';
 import { runMaintenance } from '../worker/maintenance.ts';
+import { topicAudience } from '../shared/topics/subscriptions.ts';
+import { billableCount } from '../shared/contacts/billable.ts';
 
 let p: Platform;
 let worker: EntryProcess;
@@ -93,12 +95,76 @@ test('column_map: full_name split at the first space, subscription_status never 
   const c = await contactsOf(p, owner.id);
   t.like(c.get('a@example.com'), { first_name: 'Ann', last_name: 'Marie Lee', unsubscribed: false });
   t.like(c.get('b@example.com'), { first_name: 'Bo', last_name: null, unsubscribed: true }, 'status wins over false');
-  t.like(c.get('c@example.com'), { first_name: 'Cy', last_name: 'Dee', unsubscribed: true }, 'never_subscribed');
+  t.like(
+    c.get('c@example.com'),
+    { first_name: 'Cy', last_name: 'Dee', unsubscribed: false, never_subscribed: true },
+    'never_subscribed is stored as such, not as unsubscribed',
+  );
+  t.false(c.get('b@example.com')!.never_subscribed);
   t.like(c.get('d@example.com'), { unsubscribed: true }, 'unsubscribed=true wins over subscribed');
   t.like(c.get('e@example.com'), { first_name: null, last_name: null, unsubscribed: false });
   // The import's opt_in reaches only the rows that may be subscribed.
-  const opted = await p.db('topic_subscriptions').where({ topic_id: news }).orderBy('email').pluck('email');
+  const opted = await p
+    .db('topic_subscriptions')
+    .where({ topic_id: news, subscription: 'opt_in' })
+    .orderBy('email')
+    .pluck('email');
   t.deepEqual(opted, ['a@example.com', 'e@example.com']);
+});
+
+test('a never_subscribed contact: no topic default reaches it (nor an earlier opt_in), its own later choice does', async (t) => {
+  const owner = await team();
+  const before = await createTopic(p, owner, { name: 'Before', default_subscription: 'opt_in' });
+  const chosen = await createTopic(p, owner, { name: 'Chosen', default_subscription: 'opt_out' });
+  await imported(p, owner, 'email\nold@example.com\n');
+  await p
+    .db('topic_subscriptions')
+    .insert({ topic_id: chosen, team_id: owner.id, email: 'old@example.com', subscription: 'opt_in' });
+  const { result } = await imported(
+    p,
+    owner,
+    'email,subscription_status\nold@example.com,never_subscribed\nnew@example.com,never_subscribed\nyes@example.com,\n',
+    { on_conflict: 'upsert' },
+  );
+  t.deepEqual(result.counts, { total: 3, created: 2, updated: 1, skipped: 0, failed: 0 });
+  const c = await contactsOf(p, owner.id);
+  for (const address of ['old@example.com', 'new@example.com'])
+    t.like(c.get(address), { unsubscribed: false, never_subscribed: true }, address);
+  t.like(c.get('yes@example.com'), { unsubscribed: false, never_subscribed: false });
+  const after = await createTopic(p, owner, { name: 'After', default_subscription: 'opt_in' });
+  const addresses = ['old@example.com', 'new@example.com', 'yes@example.com'];
+  const standing = async (topic: string) => {
+    const audience = (await topicAudience(p.db, owner.id, topic, addresses))!;
+    return addresses.map((a) => audience.standing(a));
+  };
+  t.deepEqual(await standing(before), ['opted_out', 'opted_out', 'subscribed'], 'a default opt_in topic');
+  t.deepEqual(await standing(chosen), ['opted_out', 'opted_out', 'opted_out'], 'the earlier opt_in is undone');
+  t.deepEqual(await standing(after), ['opted_out', 'opted_out', 'subscribed'], 'a topic made after the import');
+  t.is(await billableCount(p.db, owner.id), 1, 'only yes@ is billable');
+  // A filter segment and the contact's topics say the same.
+  const segment = await p.request('POST', '/segments', {
+    key: owner.key,
+    body: { name: 'After', filter: { all: [{ field: 'topic', topic_id: after, operator: 'subscribed' }] } },
+  });
+  t.is(segment.status, 201, segment.text);
+  const counted = async () =>
+    (await p.request('GET', `/segments/${segment.body.id}`, { key: owner.key })).body.count as number;
+  t.is(await counted(), 1);
+  const topicsOf = async (address: string) =>
+    (await p.request('GET', `/contacts/${address}/topics`, { key: owner.key })).body.data.find(
+      (x: { id: string }) => x.id === after,
+    ).subscription;
+  t.is(await topicsOf('new@example.com'), 'opt_out');
+  t.is(await topicsOf('yes@example.com'), 'opt_in');
+  // Its own choice (the preference page, the API) opts it in.
+  const res = await p.request('PATCH', '/contacts/new@example.com/topics', {
+    key: owner.key,
+    body: { topics: [{ id: after, subscription: 'opt_in' }] },
+  });
+  t.is(res.status, 200, res.text);
+  t.deepEqual(await standing(after), ['opted_out', 'subscribed', 'subscribed']);
+  t.is(await counted(), 2);
+  t.is(await topicsOf('new@example.com'), 'opt_in');
 });
 
 test('without a column_map: the columns of the fields own names, subscription_status read too', async (t) => {

@@ -106,7 +106,7 @@ const workers = [
       log.info(done, 'retention.done');
       return done;
     }
-    const removed = await runMaintenance(db, blobs);
+    const removed = await runMaintenance(db, blobs, new Date(), config);
     log.info({ removed }, 'maintenance.done');
     return removed;
   }),

@@ -51,11 +51,12 @@ export const authOperations = [
       await guard(ctx, deps);
       const wait = await countMail(throttleDeps(deps), normalizeEmail(body.email));
       if (wait !== null) throttled(ctx, wait);
-      const outcome = await signUp(deps.db, body);
       const base = deps.config.PUBLIC_BASE_URL;
-      mailer(deps).send(
-        outcome.existing ? signupExistingMail(base, outcome.email) : signupMail(base, outcome.email, outcome.token),
+      const outbox = await mailer(deps).outbox();
+      await signUp(deps.db, body, new Date(), (trx, o) =>
+        outbox.write(trx, o.existing ? signupExistingMail(base, o.email) : signupMail(base, o.email, o.token)),
       );
+      await outbox.enqueue();
       return { object: 'signup' as const, requested: true as const };
     },
   }),
@@ -149,8 +150,13 @@ export const authOperations = [
       await guard(ctx, deps);
       const wait = await countMail(throttleDeps(deps), normalizeEmail(body.email));
       if (wait !== null) throttled(ctx, wait);
-      const { user, token } = await requestReset(deps.db, body.email);
-      if (user) mailer(deps).send(resetMail(deps.config.PUBLIC_BASE_URL, user.email, token));
+      const outbox = await mailer(deps).outbox();
+      // An unknown address gets no mail, but its request does a mail's checks: both answers cost the same.
+      await requestReset(deps.db, body.email, new Date(), (trx, o) => {
+        const mail = resetMail(deps.config.PUBLIC_BASE_URL, o.user?.email ?? o.email, o.token);
+        return o.user ? outbox.write(trx, mail) : outbox.rehearse(trx, mail);
+      });
+      await outbox.enqueue();
       return { object: 'password_reset' as const, requested: true as const };
     },
   }),

@@ -32,15 +32,25 @@ export const invitationOperations = [
     response: s.teamInvitation,
     handler: async ({ session, params, body, deps }) => {
       const { team } = await teamAccess(deps.db, session.user.id, params.team_id, 'admin');
-      const { invitation, token } = await invitations.createInvitation(deps.db, team.id, session.user.id, body);
-      mailer(deps).send(
-        invitationMail(deps.config.PUBLIC_BASE_URL, invitation.email, token, {
-          team: team.name,
-          inviter: session.user.name ?? session.user.email,
-          role: invitation.role,
-          days: invitations.INVITATION_DAYS,
-        }),
+      const outbox = await mailer(deps).outbox();
+      const { invitation } = await invitations.createInvitation(
+        deps.db,
+        team.id,
+        session.user.id,
+        body,
+        new Date(),
+        (trx, made) =>
+          outbox.write(
+            trx,
+            invitationMail(deps.config.PUBLIC_BASE_URL, made.invitation.email, made.token, {
+              team: team.name,
+              inviter: session.user.name ?? session.user.email,
+              role: made.invitation.role,
+              days: invitations.INVITATION_DAYS,
+            }),
+          ),
       );
+      await outbox.enqueue();
       return invitations.presentInvitation(invitation);
     },
   }),

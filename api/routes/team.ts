@@ -78,9 +78,11 @@ export const teamOperations = [
     tag: 'team',
     summary: 'Retrieve the team',
     description:
-      "The team the API key (or the session's current team) belongs to: its name, status, risk state, plan, sender identity, AI assist flag, single sign-on summary, members, the regions still in its sending sandbox, its rate limit, and its contact allowance with the billable contacts and the period's peak (counted in PostgreSQL at each request: about a second for a million contacts).",
+      "The team the API key (or the session's current team) belongs to: its name, status, risk state, plan, sender identity, AI assist flag, single sign-on summary, members (so it needs a `full_access` key or a session: no OAuth scope reaches member listing), the regions still in its sending sandbox, its rate limit, and its contact allowance with the billable contacts and the period's peak (counted in PostgreSQL at each request: about a second for a million contacts).",
+    // It lists the team's members: no OAuth scope reaches member listing, only a full_access key or a session
+    // (spec, Authentication 5).
     permission: 'full_access',
-    scope: 'team:read',
+    scope: null,
     response: team,
     handler: async ({ auth, deps }) => {
       const row = await getTeam(deps.db, auth.team.id);

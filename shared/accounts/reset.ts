@@ -6,22 +6,38 @@ import { newId } from '../ids.ts';
 import { normalizeEmail } from './addresses.ts';
 import { checkPasswordLength, hashPassword } from './passwords.ts';
 import { newSecret } from './one-time.ts';
-import { invalidToken, RESET_TOKEN_MINUTES, useToken } from './signup.ts';
+import { invalidToken, RESET_TOKEN_MINUTES, useToken, type InCommit } from './signup.ts';
 import { findUserByEmail, type UserRow } from './users.ts';
 
-export async function requestReset(db: Knex, emailInput: string, now = new Date()) {
+export interface ResetRequested {
+  email: string;
+  user: UserRow | undefined;
+  token: string;
+}
+
+/** Stores a reset token; `inCommit` (the mail) commits with it. */
+export async function requestReset(
+  db: Knex,
+  emailInput: string,
+  now = new Date(),
+  inCommit?: InCommit<ResetRequested>,
+): Promise<ResetRequested> {
   const email = normalizeEmail(emailInput);
-  const user = await findUserByEmail(db, email);
   const { token, hash } = newSecret();
-  await db('account_tokens').insert({
-    id: newId(),
-    kind: 'password_reset',
-    email,
-    user_id: user?.id ?? null,
-    token_hash: hash,
-    expires_at: new Date(now.getTime() + RESET_TOKEN_MINUTES * 60_000),
+  return db.transaction(async (trx) => {
+    const user = await findUserByEmail(trx, email);
+    await trx('account_tokens').insert({
+      id: newId(),
+      kind: 'password_reset',
+      email,
+      user_id: user?.id ?? null,
+      token_hash: hash,
+      expires_at: new Date(now.getTime() + RESET_TOKEN_MINUTES * 60_000),
+    });
+    const outcome = { email, user, token };
+    await inCommit?.(trx, outcome);
+    return outcome;
   });
-  return { email, user, token };
 }
 
 /** Checks the new password first (a refused password leaves the token usable), then uses the token once. */

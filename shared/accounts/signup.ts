@@ -23,12 +23,39 @@ export interface SignupInput {
 /** What the caller mails: a verification link (`token`) for a new address, a notice for a known one. */
 export type SignupOutcome = { email: string; token: string; existing: UserRow | undefined };
 
-export async function signUp(db: Knex, input: SignupInput, now = new Date()): Promise<SignupOutcome> {
+/**
+ * Work that commits with an account change or not at all (its mail, shared/accounts/mail.ts), run in the change's
+ * transaction with what the change made.
+ */
+export type InCommit<T> = (trx: Knex, outcome: T) => Promise<void>;
+
+export async function signUp(
+  db: Knex,
+  input: SignupInput,
+  now = new Date(),
+  inCommit?: InCommit<SignupOutcome>,
+): Promise<SignupOutcome> {
   const email = normalizeEmail(input.email);
   const password = checkPasswordLength(input.password);
   const passwordHash = await hashPassword(password);
-  const existing = await findUserByEmail(db, email);
   const { token, hash } = newSecret();
+  return db.transaction(async (trx) => {
+    const existing = await findUserByEmail(trx, email);
+    await insertSignup(trx, email, input, passwordHash, hash, now);
+    const outcome = { email, token, existing };
+    await inCommit?.(trx, outcome);
+    return outcome;
+  });
+}
+
+async function insertSignup(
+  db: Knex,
+  email: string,
+  input: SignupInput,
+  passwordHash: string,
+  hash: string,
+  now: Date,
+) {
   await db('account_tokens').insert({
     id: newId(),
     kind: 'signup',
@@ -37,7 +64,6 @@ export async function signUp(db: Knex, input: SignupInput, now = new Date()): Pr
     token_hash: hash,
     expires_at: new Date(now.getTime() + SIGNUP_TOKEN_HOURS * 3600_000),
   });
-  return { email, token, existing };
 }
 
 export function invalidToken(what = 'link'): ServiceError {

@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 /**
  * The statement, for the whole team or only the addresses in `?::text[]` (lower case). Per address: any opt_in
  * choice, and how many opt_in-default topics it opted out of; subscribed when it has an opt_in or fewer opt-outs
- * than the team has opt_in-default topics.
+ * than the team has opt_in-default topics (a contact that never subscribed: only by an opt_in of its own).
  */
 function billableSql(among: boolean): string {
   const only = (column: string) => (among ? `and ${column} = any(:emails::text[])` : '');
@@ -18,10 +18,11 @@ function billableSql(among: boolean): string {
         count(*) filter (where s.subscription = 'opt_out' and t.default_subscription = 'opt_in') as outs
       from topic_subscriptions s join t on t.id = s.topic_id
       where s.team_id = :team ${only('s.email')} group by s.email),
-    c as (select lower(email) as email from contacts where team_id = :team and not unsubscribed ${only('lower(email)')})
+    c as (select lower(email) as email, never_subscribed from contacts
+      where team_id = :team and not unsubscribed ${only('lower(email)')})
     select c.email from c left join ch on ch.email = c.email
     where not exists (select 1 from suppressions s where s.team_id = :team and s.email = c.email)
-    and (coalesce(ch.any_in, false) or coalesce(ch.outs, 0) < (select n from d))`;
+    and (coalesce(ch.any_in, false) or (not c.never_subscribed and coalesce(ch.outs, 0) < (select n from d)))`;
 }
 
 /** How many billable contacts the team has now. */

@@ -9,6 +9,8 @@ export interface ContactRow {
   first_name: string | null;
   last_name: string | null;
   unsubscribed: boolean;
+  /** An import said never_subscribed: no topic's opt_in default reaches it, only its own choices. */
+  never_subscribed?: boolean;
   /** Values of the team's contact properties, by key. */
   properties: Record<string, PropertyValue>;
   created_at: Date;

@@ -12,7 +12,7 @@ export interface ContactTopicRow {
   id: string;
   name: string;
   description: string | null;
-  /** The address's own choice, else the topic's default_subscription. */
+  /** The address's own choice, else the topic's default_subscription (opt_out for a never_subscribed contact). */
   subscription: TopicSubscription;
 }
 
@@ -27,7 +27,9 @@ export function listContactTopics(db: Knex, contact: ContactRow, page: ListQuery
       't.id',
       't.name',
       't.description',
-      db.raw('coalesce(s.subscription, t.default_subscription) as subscription'),
+      db.raw("coalesce(s.subscription, case when ? then 'opt_out' else t.default_subscription end) as subscription", [
+        contact.never_subscribed === true,
+      ]),
     );
   return paginate<ContactTopicRow>(query, page, 't.id');
 }

@@ -27,7 +27,7 @@ export async function newContactsBillable(
     order by x.n`,
     [
       addresses.map((a) => a.key),
-      addresses.map((a) => a.contact.unsubscribed) as never,
+      addresses.map((a) => a.contact.unsubscribed === true || a.contact.never_subscribed === true) as never,
       imp.team_id,
       imp.team_id,
       imp.topics.map((t) => t.id),

@@ -54,6 +54,7 @@ function merge(a: ImportedContact, b: ImportedContact): ImportedContact {
     first_name: b.first_name ?? a.first_name,
     last_name: b.last_name ?? a.last_name,
     unsubscribed: b.unsubscribed ?? a.unsubscribed,
+    never_subscribed: b.never_subscribed ?? a.never_subscribed,
     properties: { ...a.properties, ...b.properties },
   };
 }
@@ -98,6 +99,7 @@ function columns(list: Address[]): Knex.RawBinding[] {
     column(list, (c) => c.first_name),
     column(list, (c) => c.last_name),
     column(list, (c) => c.unsubscribed),
+    column(list, (c) => c.never_subscribed ?? null),
     column(list, (c) => json(c.properties)),
   ] as never[];
 }
@@ -112,8 +114,8 @@ function newIds(n: number): string[] {
   return Array.from({ length: n }, (_, i) => uuidv7({ msecs, random: random.subarray(16 * i, 16 * i + 16) }));
 }
 
-const INPUT = `unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[])
-  as i(id, email, first_name, last_name, unsubscribed, properties)`;
+const INPUT = `unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::boolean[], ?::boolean[], ?::text[])
+  as i(id, email, first_name, last_name, unsubscribed, never_subscribed, properties)`;
 
 /**
  * The new addresses of `list`. COPY first when the last batch needed no fallback (an import of new contacts, the
@@ -139,8 +141,9 @@ async function insertNew(trx: Knex, conn: pg.ClientBase, teamId: string, list: A
     }
   }
   const inserted = await trx.raw(
-    `insert into contacts (id, team_id, email, first_name, last_name, unsubscribed, properties)
-    select i.id, ?, i.email, i.first_name, i.last_name, coalesce(i.unsubscribed, false), i.properties::jsonb
+    `insert into contacts (id, team_id, email, first_name, last_name, unsubscribed, never_subscribed, properties)
+    select i.id, ?, i.email, i.first_name, i.last_name, coalesce(i.unsubscribed, false),
+      coalesce(i.never_subscribed, false), i.properties::jsonb
     from ${INPUT} on conflict (team_id, lower(email)) do nothing returning id, lower(email) as l`,
     [teamId, ...columns(list)],
   );
@@ -159,7 +162,8 @@ async function updateExisting(trx: Knex, teamId: string, list: Address[]) {
   const { rows } = await trx.raw(
     `update contacts c set
       first_name = coalesce(i.first_name, c.first_name), last_name = coalesce(i.last_name, c.last_name),
-      unsubscribed = coalesce(i.unsubscribed, c.unsubscribed), properties = c.properties || i.properties::jsonb,
+      unsubscribed = coalesce(i.unsubscribed, c.unsubscribed),
+      never_subscribed = coalesce(i.never_subscribed, c.never_subscribed), properties = c.properties || i.properties::jsonb,
       updated_at = now()
     from ${INPUT} where c.team_id = ? and lower(c.email) = lower(i.email) returning c.id, lower(c.email) as l`,
     [...columns(list), teamId],
@@ -199,13 +203,26 @@ async function applyChoices(trx: Knex, imp: ImportRow, written: Address[], ids: 
         set subscription = excluded.subscription, source_email_id = null, updated_at = now()`,
       [
         written.map((a) => a.key),
-        written.map((a) => a.contact.unsubscribed !== true) as never,
+        written.map((a) => a.contact.unsubscribed !== true && a.contact.never_subscribed !== true) as never,
         imp.topics.map((t) => t.id),
         imp.topics.map((t) => t.subscription),
         imp.team_id,
       ],
     );
   }
+  // A never_subscribed row opts out of every topic that would otherwise reach it by its opt_in default (or by an
+  // earlier opt_in choice): never stored as more subscribed than it says. A later choice of its own opts it in.
+  const never = written.filter((a) => a.contact.never_subscribed === true).map((a) => a.key);
+  if (never.length)
+    await trx.raw(
+      `insert into topic_subscriptions (topic_id, team_id, email, subscription, updated_at)
+      select t.id, t.team_id, x.email, 'opt_out', now() from unnest(?::text[]) as x(email)
+      cross join topics t where t.team_id = ?
+        and (t.default_subscription = 'opt_in' or t.id = any(?::uuid[]) or exists (select 1 from topic_subscriptions s
+          where s.topic_id = t.id and s.email = x.email and s.subscription = 'opt_in'))
+      on conflict (topic_id, email) do update set subscription = 'opt_out', source_email_id = null, updated_at = now()`,
+      [never, imp.team_id, imp.topics.map((t) => t.id)],
+    );
   if (imp.segment_ids.length && ids.length) {
     await trx.raw(
       `insert into contact_segments (segment_id, contact_id, team_id)

@@ -40,14 +40,16 @@ export async function copyContacts(
   let text = '';
   for (let i = 0; i < contacts.length; i++) {
     const c = contacts[i];
-    text += `${ids[i]}\t${teamId}\t${copyField(c.email)}\t${copyField(c.first_name)}\t${copyField(c.last_name)}\t${c.unsubscribed ? 't' : 'f'}\t${properties(c.properties)}\n`;
+    text += `${ids[i]}\t${teamId}\t${copyField(c.email)}\t${copyField(c.first_name)}\t${copyField(c.last_name)}\t${c.unsubscribed ? 't' : 'f'}\t${c.never_subscribed ? 't' : 'f'}\t${properties(c.properties)}\n`;
   }
   await trx.raw('savepoint import_copy');
   try {
     await pipeline(
       Readable.from([text]),
       conn.query(
-        copyFrom('copy contacts (id, team_id, email, first_name, last_name, unsubscribed, properties) from stdin'),
+        copyFrom(
+          'copy contacts (id, team_id, email, first_name, last_name, unsubscribed, never_subscribed, properties) from stdin',
+        ),
       ),
     );
   } catch (err) {

@@ -13,6 +13,8 @@ export interface ImportedContact {
   last_name: string | null;
   /** null: the row does not say (a new contact is subscribed, an existing one keeps its flag). */
   unsubscribed: boolean | null;
+  /** true: the row says never_subscribed (stored so); false: it says subscribed; null: it does not say. */
+  never_subscribed?: boolean | null;
   /** Values the row gives, by key. */
   properties: Record<string, PropertyValue>;
 }
@@ -89,8 +91,11 @@ function readNames(record: string[], map: ColumnMap, columns: string[]) {
   return { first: first ?? split.first, last: last ?? split.last };
 }
 
-/** The row's `unsubscribed` from its two columns: never more subscribed than either says; null when neither does. */
-function readSubscription(record: string[], map: ColumnMap, columns: string[]): boolean | null | string {
+/**
+ * The row's `unsubscribed` and `never_subscribed` from its two columns: never more subscribed than either says (each
+ * null when the row does not say); a string: why the row fails.
+ */
+function readSubscription(record: string[], map: ColumnMap, columns: string[]): Subscription | string {
   const unsubscribedCell = cellOf(record, map.unsubscribed);
   const unsubscribed = flag(unsubscribedCell);
   if (unsubscribed === undefined)
@@ -99,10 +104,14 @@ function readSubscription(record: string[], map: ColumnMap, columns: string[]): 
   const status = statusCell.toLowerCase();
   if (status !== '' && !(STATUSES as readonly string[]).includes(status))
     return `has ${shown(statusCell)} in \`${columns[map.subscription_status!]}\` (subscribed, unsubscribed or never_subscribed)`;
-  if (unsubscribed === true || status === 'unsubscribed' || status === 'never_subscribed') return true;
-  if (unsubscribed === false || status === 'subscribed') return false;
-  return null;
+  if (unsubscribed === true || status === 'unsubscribed') return { unsubscribed: true, never_subscribed: null };
+  // Never subscribed is not unsubscribed from everything: the contact keeps its flag (false when new).
+  if (status === 'never_subscribed') return { unsubscribed: null, never_subscribed: true };
+  if (unsubscribed === false || status === 'subscribed') return { unsubscribed: false, never_subscribed: false };
+  return { unsubscribed: null, never_subscribed: null };
 }
+
+type Subscription = Pick<ImportedContact, 'unsubscribed' | 'never_subscribed'>;
 
 /**
  * The row's contact, or why it fails. `columns` names the header's columns (for the reasons). `subscription_status`
@@ -117,8 +126,8 @@ export function readRow(record: string[], map: ColumnMap, columns: string[]): Ro
   if ('problem' in parsed) return failure(raw, `has an address that is not usable: it ${parsed.problem}`);
   const names = readNames(record, map, columns);
   if (typeof names === 'string') return failure(raw, names);
-  const unsubscribed = readSubscription(record, map, columns);
-  if (typeof unsubscribed === 'string') return failure(raw, unsubscribed);
+  const subscription = readSubscription(record, map, columns);
+  if (typeof subscription === 'string') return failure(raw, subscription);
   const properties: Record<string, PropertyValue> = {};
   for (const p of map.properties) {
     const v = propertyValue(cellOf(record, p.column), p.type);
@@ -127,6 +136,6 @@ export function readRow(record: string[], map: ColumnMap, columns: string[]): Ro
     properties[p.key] = v;
   }
   return {
-    contact: { email: parsed.address, first_name: names.first, last_name: names.last, unsubscribed, properties },
+    contact: { email: parsed.address, first_name: names.first, last_name: names.last, ...subscription, properties },
   };
 }

@@ -100,7 +100,18 @@ function topicSql(topicId: string, subscribed: boolean, ctx: FilterContext): Sql
     topicId,
     against,
   );
-  return (byDefault === 'opt_in') === subscribed ? not(chose) : chose;
+  if (byDefault === 'opt_out') return subscribed ? chose : not(chose);
+  // An opt_in default does not reach a contact that never subscribed (an import said so): only its own opt_in does.
+  const own = sql(
+    `exists (select 1 from topic_subscriptions s where s.topic_id = ?::uuid and s.email = lower(c.email) and s.subscription = 'opt_in')`,
+    topicId,
+  );
+  const reached = sql(
+    `(${own.sql} or (not c.never_subscribed and ${not(chose).sql}))`,
+    ...own.bindings,
+    ...not(chose).bindings,
+  );
+  return subscribed ? reached : not(reached);
 }
 
 function engagementSql(field: EngagementField, days: number): Sql {

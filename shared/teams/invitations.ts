@@ -8,6 +8,7 @@ import { isoRequired } from '../time.ts';
 import { normalizeEmail } from '../accounts/addresses.ts';
 import { hashSecret, newSecret } from '../accounts/one-time.ts';
 import type { UserRow } from '../accounts/users.ts';
+import type { InCommit } from '../accounts/signup.ts';
 import type { Role } from './members.ts';
 
 export const INVITATION_DAYS = 7;
@@ -54,6 +55,7 @@ export async function createInvitation(
   inviterId: string,
   input: { email: string; role: Role },
   now = new Date(),
+  inCommit?: InCommit<{ invitation: InvitationRow; token: string }>,
 ): Promise<{ invitation: InvitationRow; token: string }> {
   const email = normalizeEmail(input.email);
   const member = await db('team_members as m')
@@ -81,8 +83,9 @@ export async function createInvitation(
       expires_at: new Date(now.getTime() + INVITATION_DAYS * 86_400_000),
       created_at: now,
     });
-    const invitation = await pending(trx, now).where({ 'i.token_hash': hash }).first();
-    return { invitation: invitation as InvitationRow, token };
+    const invitation = (await pending(trx, now).where({ 'i.token_hash': hash }).first()) as InvitationRow;
+    await inCommit?.(trx, { invitation, token });
+    return { invitation, token };
   });
 }
 

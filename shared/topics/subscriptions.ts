@@ -27,7 +27,9 @@ export interface TopicAudience {
 const AUDIENCE_SQL = `select t.*, (select coalesce(json_object_agg(s.email, s.subscription), '{}'::json)
     from topic_subscriptions s where s.topic_id = t.id and s.email = any(?::text[])) as choices,
   (select coalesce(json_agg(lower(c.email)), '[]'::json) from contacts c
-    where c.team_id = t.team_id and lower(c.email) = any(?::text[]) and c.unsubscribed) as unsubscribed
+    where c.team_id = t.team_id and lower(c.email) = any(?::text[]) and c.unsubscribed) as unsubscribed,
+  (select coalesce(json_agg(lower(c.email)), '[]'::json) from contacts c
+    where c.team_id = t.team_id and lower(c.email) = any(?::text[]) and c.never_subscribed) as never
   from topics t where t.team_id = ? and t.id = ?`;
 
 /**
@@ -44,18 +46,22 @@ export async function topicAudience(
   const canonical = [...new Set(addresses.map(canonicalAddress))];
   const {
     rows: [row],
-  } = await db.raw(AUDIENCE_SQL, [canonical, canonical, teamId, topicId]);
+  } = await db.raw(AUDIENCE_SQL, [canonical, canonical, canonical, teamId, topicId]);
   if (!row) return null;
-  const { choices, unsubscribed, ...topic } = row as TopicRow & {
+  const { choices, unsubscribed, never, ...topic } = row as TopicRow & {
     choices: Record<string, TopicSubscription>;
     unsubscribed: string[];
+    never: string[];
   };
+  const neverSubscribed = new Set(never);
   const chosen = new Map(Object.entries(choices));
   const everything = new Set(unsubscribed);
   const standing = (address: string): Standing => {
     const key = canonicalAddress(address);
     if (everything.has(key)) return 'unsubscribed';
-    return (chosen.get(key) ?? topic.default_subscription) === 'opt_in' ? 'subscribed' : 'opted_out';
+    // A contact that never subscribed is reached only by a choice of its own, never by a topic's default.
+    const fallback = neverSubscribed.has(key) ? 'opt_out' : topic.default_subscription;
+    return (chosen.get(key) ?? fallback) === 'opt_in' ? 'subscribed' : 'opted_out';
   };
   return { topic, standing, subscribed: (address) => standing(address) === 'subscribed' };
 }

@@ -96,10 +96,12 @@ export interface TopicChoice {
  */
 export async function topicChoices(db: Knex, target: UnsubscribeTarget): Promise<TopicChoice[]> {
   const { rows } = await db.raw(
-    `select t.id, t.name, t.description, coalesce(ts.subscription, t.default_subscription) = 'opt_in' as subscribed
+    `select t.id, t.name, t.description, coalesce(ts.subscription, case when exists (select 1 from contacts c
+        where c.team_id = t.team_id and lower(c.email) = lower(?) and c.never_subscribed)
+      then 'opt_out' else t.default_subscription end) = 'opt_in' as subscribed
     from topics t left join topic_subscriptions ts on ts.topic_id = t.id and ts.email = lower(?)
     where t.team_id = ? and t.visibility = 'public' order by t.name, t.id`,
-    [target.address, target.teamId],
+    [target.address, target.address, target.teamId],
   );
   return rows;
 }

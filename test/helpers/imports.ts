@@ -70,10 +70,11 @@ export async function contactsOf(p: Platform, teamId: string) {
     first_name: string | null;
     last_name: string | null;
     unsubscribed: boolean;
+    never_subscribed: boolean;
     properties: Record<string, unknown>;
   }[] = await p
     .db('contacts')
     .where({ team_id: teamId })
-    .select('email', 'first_name', 'last_name', 'unsubscribed', 'properties');
+    .select('email', 'first_name', 'last_name', 'unsubscribed', 'never_subscribed', 'properties');
   return new Map(rows.map((r) => [r.email.toLowerCase(), r]));
 }
