@@ -18,8 +18,9 @@ function webBuild(): string | undefined {
   return found;
 }
 
-/** The page URLs (each page's own address); API routes never start so. */
-const PAGES = /^\/(?:|sign-in|sign-up|verify|reset-password|dashboard(?:\/[A-Za-z0-9._~%-]+)*)\/?$/;
+/** The page URLs (each page's own address); API routes never start so (the consent page's calls add a segment). */
+const PAGES =
+  /^\/(?:|sign-in|sign-up|verify|reset-password|dashboard(?:\/[A-Za-z0-9._~%-]+)*|oauth\/consent\/[A-Za-z0-9_-]+)\/?$/;
 const ASSET = /^\/assets\/([A-Za-z0-9._-]+)$/;
 
 export const DASHBOARD_CSP = [
