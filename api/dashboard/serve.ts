@@ -38,6 +38,8 @@ export const DASHBOARD_CSP = [
   "object-src 'none'",
 ].join('; ');
 
+const CONSENT_CSP = DASHBOARD_CSP.replace("img-src 'self' data:", "img-src 'self' data: https:");
+
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
@@ -101,7 +103,8 @@ export function dashboard(given?: string) {
       ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
       return send(ctx, file);
     }
-    ctx.set('Content-Security-Policy', DASHBOARD_CSP);
+    // The consent page shows the client's registered logo (an https URL of its own).
+    ctx.set('Content-Security-Policy', ctx.path.startsWith('/oauth/consent/') ? CONSENT_CSP : DASHBOARD_CSP);
     ctx.set('Referrer-Policy', 'same-origin');
     ctx.set('X-Frame-Options', 'DENY');
     send(ctx, build.get('index.html')!);

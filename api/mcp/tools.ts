@@ -68,6 +68,18 @@ function answer(value: Record<string, unknown>, isError = false): ToolAnswer {
   return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value, isError };
 }
 
+/** The path parameters given; one missing is the caller's mistake to name (over HTTP it would be another route). */
+function pathOf(op: Operation, given: unknown): unknown {
+  const names = [...op.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]);
+  const path = (given ?? {}) as Record<string, unknown>;
+  const missing = names.filter((n) => typeof path[n] !== 'string');
+  if (missing.length)
+    throw new ServiceError('validation_error', `Missing path parameter(s): ${missing.join(', ')}.`, {
+      errors: missing.map((n) => ({ path: `path.${n}`, message: 'Required string' })),
+    });
+  return path;
+}
+
 /** Runs the tool's operation as the router would: permission and scope, rate limit, its schemas, its handler. */
 export async function callTool(
   tool: McpTool,
@@ -81,7 +93,7 @@ export async function callTool(
     checkPermission(op, auth);
     await rateLimit(ctx, deps, auth);
     const input = (args ?? {}) as Record<string, unknown>;
-    const params = op.params ? parseParams(op.params, input.path ?? {}, 'Resource') : undefined;
+    const params = op.params ? parseParams(op.params, pathOf(op, input.path), 'Resource') : undefined;
     const query = op.query ? parseQuery(op.query, input.query ?? {}) : undefined;
     const body = op.body ? parseBody(op.body, input.body ?? {}) : undefined;
     ctx.state.statusOverride = undefined;

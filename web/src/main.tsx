@@ -13,6 +13,8 @@ import { ApiKeys } from './pages/ApiKeys';
 import { Domains } from './pages/Domains';
 import { DomainPage } from './pages/DomainPage';
 import { Suppressions } from './pages/Suppressions';
+import { Consent } from './pages/oauth/Consent';
+import { Grants } from './pages/oauth/Grants';
 import './styles.css';
 
 createRoot(document.getElementById('root')!).render(
@@ -33,7 +35,9 @@ createRoot(document.getElementById('root')!).render(
             <Route path="domains" element={<Domains />} />
             <Route path="domains/:id" element={<DomainPage />} />
             <Route path="suppressions" element={<Suppressions />} />
+            <Route path="settings/oauth-grants" element={<Grants />} />
           </Route>
+          <Route path="/oauth/consent/:uid" element={<Consent />} />
           <Route path="*" element={<p className="empty">No page here.</p>} />
         </Routes>
       </SessionProvider>

@@ -11,6 +11,7 @@ const NAV = [
   ['/dashboard/domains', 'Domains'],
   ['/dashboard/suppressions', 'Suppressions'],
   ['/dashboard/api-keys', 'API keys'],
+  ['/dashboard/settings/oauth-grants', 'OAuth grants'],
 ] as const;
 
 export function Layout() {
