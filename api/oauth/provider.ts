@@ -35,9 +35,11 @@ export interface OAuthServerOptions {
   db: Knex;
   /** Every scope a client may ask for (shared/oauth/scopes.ts scopeList). */
   scopes: string[];
+  /** Hears every grant the provider revokes and every access token it destroys (the token cache forgets them). */
+  forget?: { grant(providerGrantId: string): void; token(token: string): void };
 }
 
-export async function createProvider({ config, db, scopes }: OAuthServerOptions): Promise<Provider> {
+export async function createProvider({ config, db, scopes, forget }: OAuthServerOptions): Promise<Provider> {
   const secrets = secretsKey(config);
   const targets = resources(config);
   const cookieKey = createHmac('sha256', secrets).update('oauth-cookies').digest('base64url');
@@ -71,7 +73,15 @@ export async function createProvider({ config, db, scopes }: OAuthServerOptions)
       devInteractions: { enabled: false },
       userinfo: { enabled: false },
       registration: { enabled: true, initialAccessToken: false },
-      revocation: { enabled: true },
+      revocation: {
+        enabled: true,
+        // A client revokes only its own tokens; a public client asking for another's hears success (no guessing).
+        allowedPolicy: async (_ctx, client, token) => {
+          if (token.clientId === client.clientId) return true;
+          if (client.clientAuthMethod === 'none') return false;
+          throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
+        },
+      },
       resourceIndicators: {
         enabled: true,
         defaultResource: async (_ctx, _client, oneOf) => oneOf ?? targets.api,
@@ -95,7 +105,9 @@ export async function createProvider({ config, db, scopes }: OAuthServerOptions)
   const provider = new Provider(config.PUBLIC_BASE_URL, configuration);
   provider.proxy = config.TRUST_PROXY;
   provider.on('grant.revoked', (ctx: KoaContextWithOIDC, grantId: string) => {
+    forget?.grant(grantId);
     void markGrantRevoked(db, grantId, revokedReason(ctx)).catch(() => undefined);
   });
+  provider.on('access_token.destroyed', (token: { jti: string }) => forget?.token(token.jti));
   return provider;
 }

@@ -42,8 +42,10 @@ async function registrationsExceeded(deps: Deps, ip: string): Promise<number | n
 
 export function createOAuthServer(deps: Deps, scopes: string[]): OAuthServer {
   let made: Promise<Provider> | undefined;
-  const provider = () => {
-    made ??= createProvider({ config: deps.config, db: deps.db, scopes }).then((p) => {
+  const cache = new TokenCache(deps, () => provider());
+  const forget = { grant: (id: string) => cache.forgetGrant(id), token: (t: string) => cache.forgetToken(t) };
+  const provider = (): Promise<Provider> => {
+    made ??= createProvider({ config: deps.config, db: deps.db, scopes, forget }).then((p) => {
       p.on('server_error', (_ctx, err) => deps.log.error({ err }, 'oauth.server_error'));
       (p as unknown as { silent: boolean }).silent = true;
       return p;
@@ -52,7 +54,6 @@ export function createOAuthServer(deps: Deps, scopes: string[]): OAuthServer {
     return made;
   };
   let callback: ((req: Context['req'], res: Context['res']) => Promise<void>) | undefined;
-  const cache = new TokenCache(deps, provider);
 
   async function middleware(ctx: Context, next: Next) {
     const path = ctx.path;

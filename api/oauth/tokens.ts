@@ -47,6 +47,10 @@ export class TokenCache {
     return caller;
   }
 
+  forgetToken(token: string): void {
+    this.entries.delete(token);
+  }
+
   forgetGrant(providerGrantId: string): void {
     for (const [token, entry] of this.entries)
       if (entry.caller?.providerGrantId === providerGrantId) this.entries.delete(token);

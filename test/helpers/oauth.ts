@@ -145,3 +145,27 @@ export async function authorizeCode(agent: Agent, i: AuthorizeInput, approve = t
 export function tokenRequest(base: string, form: Record<string, string>): Promise<Answer> {
   return new Agent(base).go('POST', '/oauth/token', { form });
 }
+
+/**
+ * A person with a team of their own grants a fresh client `scope` for `resource` (the API's by default): the
+ * client, the flow's answers and the token endpoint's answer.
+ */
+export async function grantedToken(db: Knex, base: string, email: string, scope: string, resource = `${base}/`) {
+  const agent = new Agent(base);
+  const who = await signedInWithTeam(db, agent, email);
+  const reg = await registerClient(base, { scope: `${scope} offline_access` });
+  if (reg.status !== 201) throw new Error(`registration: ${reg.status} ${reg.text}`);
+  const { verifier, challenge } = pkce();
+  const asked = `${scope} offline_access`;
+  const flow = await authorizeCode(agent, { clientId: reg.body.client_id, scope: asked, resource, challenge });
+  if (!flow.code) throw new Error(`no code: ${JSON.stringify(flow)}`);
+  const tokens = await tokenRequest(base, {
+    grant_type: 'authorization_code',
+    code: flow.code,
+    redirect_uri: REDIRECT,
+    client_id: reg.body.client_id,
+    code_verifier: verifier,
+    resource,
+  });
+  return { agent, who, client: reg.body, flow, tokens, verifier };
+}
