@@ -20,7 +20,7 @@ export interface McpTool {
   op: Operation;
 }
 
-/** The operations a tool can stand for: built, reached by an API key permission and by an OAuth scope, JSON in and out. */
+/** What a tool can stand for: a built operation an API key permission and an OAuth scope reach, JSON in and out. */
 export function toolOperations(ops: Operation[]): Operation[] {
   return ops.filter(
     (op) =>

@@ -3,7 +3,10 @@
 // per client address. docs/oauth.md.
 import type { Context, Next } from 'koa';
 import type Provider from 'oidc-provider';
-import type { ApiDeps } from '../deps.ts';
+import type { Knex } from 'knex';
+import type { Config } from '../../shared/config.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { Redis } from '../../shared/redis.ts';
 import { createProvider } from './provider.ts';
 import { redisKey } from '../../shared/redis.ts';
 import { TokenCache, type OAuthCaller } from './tokens.ts';
@@ -23,7 +26,13 @@ export interface OAuthServer {
   forgetGrant(providerGrantId: string): void;
 }
 
-type Deps = Pick<ApiDeps, 'config' | 'db' | 'redis' | 'log'>;
+/** What it needs of the api's deps (not ApiDeps itself, which names this file's type). */
+interface Deps {
+  config: Config;
+  db: Knex;
+  redis: Redis;
+  log: Logger;
+}
 
 /** One registration counted for the address in its hour; true when over the limit. */
 async function registrationsExceeded(deps: Deps, ip: string): Promise<number | null> {

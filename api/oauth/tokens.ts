@@ -3,7 +3,7 @@
 // process for at most a second, so a token costs a map lookup on a busy client and a revocation (of the token, its
 // grant or the person's membership) is effective everywhere within a second.
 import type Provider from 'oidc-provider';
-import type { ApiDeps } from '../deps.ts';
+import type { Knex } from 'knex';
 import type { TeamRow } from '../../shared/teams/teams.ts';
 import type { Role } from '../../shared/accounts/sessions.ts';
 import { grantHolder } from '../../shared/oauth/grants.ts';
@@ -33,7 +33,7 @@ export class TokenCache {
   private readonly entries = new Map<string, Entry>();
 
   constructor(
-    private readonly deps: Pick<ApiDeps, 'db'>,
+    private readonly deps: { db: Knex },
     private readonly provider: () => Promise<Provider>,
   ) {}
 
