@@ -80,7 +80,8 @@ export const teamOperations = [
     description:
       "The team the API key (or the session's current team) belongs to: its name, status, risk state, plan, sender identity, AI assist flag, single sign-on summary, members, the regions still in its sending sandbox, its rate limit, and its contact allowance with the billable contacts and the period's peak (counted in PostgreSQL at each request: about a second for a million contacts).",
     permission: 'full_access',
-    scope: 'team:read',
+    // It lists the members: no OAuth scope reaches team member listing (spec, Authentication 5).
+    scope: null,
     response: team,
     handler: async ({ auth, deps }) => {
       const row = await getTeam(deps.db, auth.team.id);

@@ -11,7 +11,6 @@ const SPECIAL: Record<string, string> = {
   'ai:use': "Use AI assist, spending the team's AI credits",
   'inbox:read': 'Read your support inboxes',
   'inbox:write': 'Reply, add notes and update conversations in your support inboxes',
-  'team:read': 'See your team: its name, plan and limits',
 };
 
 /** `contact-properties` → `contact properties`, `api-keys` → `API keys`. */
