@@ -16,6 +16,9 @@ import { observeRequests } from './middleware/observe.ts';
 import { TemplateCache } from '../shared/templates/send.ts';
 import { accountPages } from './account/page.ts';
 import { dashboard } from './dashboard/serve.ts';
+import { createOAuthServer } from './oauth/server.ts';
+import { scopeList } from '../shared/oauth/scopes.ts';
+import { mcpEndpoint } from './mcp/endpoint.ts';
 
 /** `ops` defaults to every operation the api serves; tests pass their own list to mount test-only routes. */
 export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
@@ -26,6 +29,7 @@ export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
     metrics,
     templates: given.templates ?? new TemplateCache(),
   };
+  deps.oauth ??= createOAuthServer(deps, scopeList(ops.map((op) => op.scope)));
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true;
   const router = buildRouter(ops, deps);
@@ -45,6 +49,9 @@ export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
     if (ctx.status === 404) throw new ServiceError('not_found', 'Route not found.');
   });
   app.use(apiReference(deps.config.PUBLIC_BASE_URL));
+  // The OAuth authorization server under /oauth and its metadata (docs/oauth.md); the MCP server at /mcp (docs/mcp.md).
+  app.use(deps.oauth.middleware);
+  app.use(mcpEndpoint(deps, ops));
   // The account page (sign-up, sign-in, MFA) until the dashboard replaces it (docs/accounts.md).
   app.use(accountPages);
   // The dashboard (web/): its page at / and its page URLs, its files under /assets/ (docs/dashboard.md).

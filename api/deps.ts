@@ -10,6 +10,7 @@ import type { ApiMetrics } from '../shared/metrics/api.ts';
 import type { ContactJobs } from '../shared/imports/jobs.ts';
 import type { TemplateCache } from '../shared/templates/send.ts';
 import type { AccountMailer } from '../shared/accounts/mail.ts';
+import type { OAuthServer } from './oauth/server.ts';
 
 /** Everything a route or middleware may use; created once in api/main.ts (or by a test) and passed down. */
 export interface ApiDeps {
@@ -38,4 +39,6 @@ export interface ApiDeps {
   templates?: TemplateCache;
   /** Sends the account mails (shared/accounts/mail.ts); made on first use when not given. */
   accountMail?: AccountMailer;
+  /** The OAuth authorization server and token checks (api/oauth/server.ts); createApp makes it when not given. */
+  oauth?: OAuthServer;
 }

@@ -42,7 +42,8 @@ const TAGS: Record<string, string> = {
   events: 'Not built yet: every operation answers 501',
   billing: 'Not built yet: every operation answers 501',
   inbox: 'Not built yet: every operation answers 501 (support inboxes: threads, labels, drafts)',
-  oauth: 'Not built yet: every operation answers 501',
+  oauth:
+    'Access granted to OAuth clients (an MCP client, an app) and the consent page; the authorization server is at /oauth (docs/oauth.md)',
 };
 
 /** JSON Schema of `schema`, its named parts hoisted into `components`. */

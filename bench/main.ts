@@ -25,6 +25,7 @@ import { runTemplateBench } from './templates.ts';
 import { runAccountsBench } from './accounts.ts';
 import { runTrackingBench } from './tracking.ts';
 import { runDashboardBench } from './dashboard.ts';
+import { runOAuthBench } from './oauth.ts';
 
 function envNumber(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -334,6 +335,14 @@ try {
       console.error(`bench: dashboard: ${(err as Error).stack ?? err}`);
       exitCode = 1;
     });
+  // The oauth suite (bench/oauth.ts): an OAuth token's check over an API key's, an MCP tool call over REST.
+  if (!only || only === 'oauth')
+    await runOAuthBench({ requests: envNumber('BENCH_OAUTH_REQUESTS', 1000, 10) })
+      .then((ok) => ok || (exitCode = 1))
+      .catch((err) => {
+        console.error(`bench: oauth: ${(err as Error).stack ?? err}`);
+        exitCode = 1;
+      });
   // The tracking suite (bench/tracking.ts): the mta's CPU with tracking on and off, the tracking listener, POST /emails
   // beside its hits, GET /emails/metrics over 90 days of 10 million events; PASS/FAIL lines.
   if (!only || only === 'tracking')

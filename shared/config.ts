@@ -92,6 +92,8 @@ export const configSchema = z.object({
   /** Receive jobs one inbound process runs at once. */
   INBOUND_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(10),
   RATE_LIMIT_RPS: z.coerce.number().int().min(1).max(100000).default(10),
+  /** OAuth dynamic client registrations (POST /oauth/reg) one client address may make in an hour (docs/oauth.md). */
+  OAUTH_REGISTRATIONS_PER_HOUR: z.coerce.number().int().min(1).max(100000).default(20),
   /** Slow-client defence: a request's headers must arrive within this (else 408, connection closed). */
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** ... and the whole request, body included, within this (a body shorter than its Content-Length: 408). */

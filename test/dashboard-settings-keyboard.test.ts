@@ -65,6 +65,7 @@ const SECTIONS = [
   ['Two-factor', 'Two-factor authentication'],
   ['Sessions', 'Sessions'],
   ['Export', 'Export'],
+  ['OAuth grants', 'OAuth grants'],
   ['Delete team', 'Delete the team'],
   ['Team', 'Team'],
 ] as const;

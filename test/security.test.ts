@@ -10,6 +10,8 @@ import { createApp } from '../api/app.ts';
 import { createKey } from '../shared/api-keys/keys.ts';
 import { startPlatform, type Platform, type TestTeam, type TestResponse } from './helpers/platform.ts';
 import { fillPath, fixtureFor, pathParamNames, sampleBodies } from './helpers/fixtures.ts';
+import { grantedToken } from './helpers/oauth.ts';
+import { scopeList } from '../shared/oauth/scopes.ts';
 
 const V1 = '/api/v1';
 const keyOps = operations.filter((op) => keyPermissions.includes(op.permission));
@@ -173,6 +175,27 @@ test('operations declared notImplemented answer 501 not_implemented after the ke
     'not_implemented',
     name(sample, V1),
   );
+});
+
+test('an OAuth access token reaches an operation only with its x-service-scope: else 403 invalid_permission', async (t) => {
+  // Tokens of a person's own team (admin), bound to this API: one holding every scope, one holding domains:read.
+  const resource = `${p.config.PUBLIC_BASE_URL}/`;
+  const all = scopeList(operations.map((op) => op.scope)).join(' ');
+  const [every, one] = await Promise.all([
+    grantedToken(p.db, p.url, 'security-all@people.test', all, resource),
+    grantedToken(p.db, p.url, 'security-one@people.test', 'domains:read', resource),
+  ]);
+  t.is(every.tokens.status, 200, every.tokens.text);
+  await eachOp(keyOps, async (op) => {
+    const path = anyPath(op);
+    const byEvery = await p.request(verb(op), path, { key: every.tokens.body.access_token });
+    if (op.scope === null) isRefusal(t, byEvery, 403, 'invalid_permission', `${name(op)}: no scope reaches it`);
+    else t.false(authRefusals.includes(byEvery.body?.name), `${name(op)} refused its scope (${byEvery.text})`);
+    const byOne = await p.request(verb(op), path, { key: one.tokens.body.access_token });
+    if (op.scope === 'domains:read')
+      t.false(authRefusals.includes(byOne.body?.name), `${name(op)} refused domains:read (${byOne.text})`);
+    else isRefusal(t, byOne, 403, 'invalid_permission', `${name(op)} with a domains:read token`);
+  });
 });
 
 test('implemented operations are reached by a full_access key', async (t) => {

@@ -18,8 +18,9 @@ function webBuild(): string | undefined {
   return found;
 }
 
-/** The page URLs (each page's own address); API routes never start so. */
-const PAGES = /^\/(?:|sign-in|sign-up|verify|reset-password|dashboard(?:\/[A-Za-z0-9._~%-]+)*)\/?$/;
+/** The page URLs (each page's own address); API routes never start so (the consent page's calls add a segment). */
+const PAGES =
+  /^\/(?:|sign-in|sign-up|verify|reset-password|dashboard(?:\/[A-Za-z0-9._~%-]+)*|oauth\/consent\/[A-Za-z0-9_-]+)\/?$/;
 const ASSET = /^\/assets\/([A-Za-z0-9._-]+)$/;
 
 export const DASHBOARD_CSP = [
@@ -36,6 +37,8 @@ export const DASHBOARD_CSP = [
   "frame-ancestors 'none'",
   "object-src 'none'",
 ].join('; ');
+
+const CONSENT_CSP = DASHBOARD_CSP.replace("img-src 'self' data:", "img-src 'self' data: https:");
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -100,7 +103,8 @@ export function dashboard(given?: string) {
       ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
       return send(ctx, file);
     }
-    ctx.set('Content-Security-Policy', DASHBOARD_CSP);
+    // The consent page shows the client's registered logo (an https URL of its own).
+    ctx.set('Content-Security-Policy', ctx.path.startsWith('/oauth/consent/') ? CONSENT_CSP : DASHBOARD_CSP);
     ctx.set('Referrer-Policy', 'same-origin');
     ctx.set('X-Frame-Options', 'DENY');
     send(ctx, build.get('index.html')!);

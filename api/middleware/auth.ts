@@ -6,6 +6,7 @@ import type { ApiDeps } from '../deps.ts';
 import { sessionRole, type Auth, type Operation } from '../routes/operation.ts';
 import { roleRank } from '../../shared/accounts/sessions.ts';
 import { checkCsrf, identifySession, sessionCookie } from './session.ts';
+import { resources } from '../oauth/provider.ts';
 
 const messages = {
   invalid_api_key: 'API key is invalid.',
@@ -21,9 +22,49 @@ export async function identify(ctx: Context, deps: ApiDeps): Promise<Auth> {
     );
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) throw new ServiceError('invalid_api_key', messages.invalid_api_key);
+  if (!match[1].startsWith('rk_') && deps.oauth) return identifyToken(deps, match[1]);
   const result = await authenticate(deps.db, match[1]);
   if (!result.ok) throw new ServiceError(result.error, messages[result.error]);
   return { key: result.key, team: result.team };
+}
+
+/** An OAuth access token (docs/oauth.md): bound to this API (RFC 8707), of a live grant, of an active team. */
+async function identifyToken(deps: ApiDeps, token: string): Promise<Auth> {
+  const caller = await deps.oauth!.verify(token);
+  if (!caller)
+    throw new ServiceError('invalid_api_key', 'API key or OAuth access token is invalid (or expired, or revoked).');
+  const api = resources(deps.config).api;
+  if (caller.audience !== api)
+    throw new ServiceError(
+      'invalid_api_key',
+      `This OAuth access token was issued for another resource (${caller.audience}); this API takes tokens for ${api}.`,
+    );
+  if (caller.team.status === 'suspended') throw new ServiceError('suspended_api_key', messages.suspended_api_key);
+  return { key: null, team: caller.team, oauth: caller };
+}
+
+/** An OAuth token reaches an operation whose x-service-scope it holds, within the granting member's role. */
+function checkScope(op: Operation, auth: Auth): void {
+  const oauth = auth.oauth!;
+  if (op.scope === null)
+    throw new ServiceError(
+      'invalid_permission',
+      'No OAuth scope reaches this operation: it needs a full_access API key.',
+      {
+        status: 403,
+      },
+    );
+  if (!oauth.scopes.has(op.scope))
+    throw new ServiceError('invalid_permission', `This OAuth access token lacks the scope \`${op.scope}\`.`, {
+      status: 403,
+    });
+  const need = sessionRole(op);
+  if (roleRank[oauth.role] < roleRank[need])
+    throw new ServiceError(
+      'invalid_permission',
+      `This needs the ${need} role in the team; the person who granted this token is ${oauth.role}.`,
+      { status: 403 },
+    );
 }
 
 /**
@@ -61,6 +102,7 @@ export function checkPermission(op: Operation, auth: Auth): void {
   if (op.permission === 'session' || op.permission === null) {
     throw new ServiceError('restricted_api_key', 'This operation cannot be called with an API key.');
   }
+  if (auth.oauth) return checkScope(op, auth);
   // A session's role was checked when it was identified (identifySessionCaller).
   if (!auth.key) return;
   if (auth.key.permission === 'full_access' || auth.key.permission === op.permission) return;

@@ -37,6 +37,7 @@ import { meOperations } from './me.ts';
 import { teamsOperations } from './teams.ts';
 import { invitationOperations } from './team-invitations.ts';
 import { lifecycleOperations } from './team-lifecycle.ts';
+import { oauthOperations } from './oauth.ts';
 import { buildOpenApi } from '../openapi.ts';
 import { eventDocs } from './event-docs.ts';
 
@@ -75,6 +76,7 @@ const areaOperations: Operation[] = [
   ...teamsOperations,
   ...invitationOperations,
   ...lifecycleOperations,
+  ...oauthOperations,
   ...notYetOperations,
 ];
 

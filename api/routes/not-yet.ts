@@ -73,8 +73,6 @@ const rows: Row[] = [
   ['post', '/billing/checkout', 'billing', 'Start a checkout'],
   ['post', '/billing/addons', 'billing', 'Add a billing add-on'],
   ...inboxRows(),
-  ['get', '/oauth/grants', 'oauth', 'List OAuth grants'],
-  ['delete', '/oauth/grants/{id}', 'oauth', 'Revoke an OAuth grant'],
 ];
 
 /** The path parameters of these areas, described once; `{id}` by what the path before it lists. */
@@ -90,7 +88,6 @@ const ID_OF: Record<string, string> = {
   '/broadcasts': 'broadcast',
   '/automations': 'automation',
   '/events': 'event',
-  '/oauth/grants': 'OAuth grant',
 };
 const describeParam = (name: string, path: string): string | undefined =>
   name === 'id' ? `The ${ID_OF[path.slice(0, path.indexOf('/{id}'))]}'s id` : PARAMS[name];

@@ -7,6 +7,7 @@ import type { ApiKeyRow } from '../../shared/api-keys/keys.ts';
 import type { TeamRow } from '../../shared/teams/teams.ts';
 import type { Reservation } from '../../shared/idempotency/store.ts';
 import type { ActiveSession, Role } from '../../shared/accounts/sessions.ts';
+import type { OAuthCaller } from '../oauth/tokens.ts';
 
 /** The least credential that reaches an operation (spec, Authentication 2). */
 export type Permission = 'none' | 'session' | 'full_access' | 'sending_access' | 'store_access' | null;
@@ -15,12 +16,13 @@ export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /**
  * Who calls an API route: an API key of the team, or (key null) a dashboard session acting on its current team
- * with its member's role (docs/accounts.md).
+ * with its member's role (docs/accounts.md), or (key null) an OAuth access token with its scopes (docs/oauth.md).
  */
 export interface Auth {
   key: ApiKeyRow | null;
   team: TeamRow;
   session?: ActiveSession;
+  oauth?: OAuthCaller;
 }
 
 export interface HandlerInput<P, Q, B> {

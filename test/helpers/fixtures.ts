@@ -11,6 +11,9 @@ import { processReceived } from '../../inbound/receive/job.ts';
 import { processDelivery } from '../../mta/delivery/job.ts';
 import { closeDeliveryDeps, createDeliveryDeps } from '../../mta/delivery/deps.ts';
 import { startImport } from './imports.ts';
+import { randomUUID } from 'node:crypto';
+import { signUp, verifyEmail } from '../../shared/accounts/signup.ts';
+import { recordGrant } from '../../shared/oauth/grants.ts';
 
 /**
  * The id of a new resource of the area, owned by `team`. An area whose paths carry several ids (a webhook's
@@ -105,6 +108,24 @@ export const fixtures: Record<string, Fixture> = {
     return { webhook_id, event_id: delivery.id };
   },
   receiving: (p, team) => receivedEmail(p, team),
+  oauth: async (p, team) => {
+    // A grant as the consent step records it, by a person of the team (the grant's storage is oidc-provider's).
+    const { token } = await signUp(p.db, {
+      email: `fixture-${randomUUID()}@people.test`,
+      password: 'correct horse battery',
+      name: 'Fixture',
+    });
+    const user = await verifyEmail(p.db, token);
+    const row = await recordGrant(p.db, {
+      provider_grant_id: randomUUID(),
+      team_id: team.id,
+      user_id: user.id,
+      client_id: 'fixture-client',
+      scopes: ['domains:read'],
+      resources: [`${p.config.PUBLIC_BASE_URL}/`],
+    });
+    return row.id;
+  },
   logs: async (p, team) => {
     const res = await p.request('GET', '/team', { key: team.key });
     const id = res.headers.get('x-request-log-id');

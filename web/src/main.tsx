@@ -17,6 +17,7 @@ import { invitationRoute, settingsRoutes } from './pages/settings/routes';
 import { audienceRoutes } from './pages/audience/routes';
 import { Templates } from './pages/templates/Templates';
 import { TemplatePage } from './pages/templates/TemplatePage';
+import { Consent } from './pages/oauth/Consent';
 import './styles.css';
 
 createRoot(document.getElementById('root')!).render(
@@ -43,6 +44,7 @@ createRoot(document.getElementById('root')!).render(
             <Route path="templates" element={<Templates />} />
             <Route path="templates/:id" element={<TemplatePage />} />
           </Route>
+          <Route path="/oauth/consent/:uid" element={<Consent />} />
           <Route path="*" element={<p className="empty">No page here.</p>} />
         </Routes>
       </SessionProvider>

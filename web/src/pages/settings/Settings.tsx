@@ -9,6 +9,7 @@ export const SECTIONS = [
   ['mfa', 'Two-factor'],
   ['sessions', 'Sessions'],
   ['export', 'Export'],
+  ['oauth-grants', 'OAuth grants'],
   ['deletion', 'Delete team'],
 ] as const;
 

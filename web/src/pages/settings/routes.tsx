@@ -10,6 +10,7 @@ import { Sessions } from './Sessions';
 import { Export } from './Export';
 import { Deletion } from './Deletion';
 import { Invitation } from './Invitation';
+import { Grants } from '../oauth/Grants';
 
 export const settingsRoutes = (
   <Route path="settings" element={<Settings />}>
@@ -20,6 +21,7 @@ export const settingsRoutes = (
     <Route path="mfa" element={<Mfa />} />
     <Route path="sessions" element={<Sessions />} />
     <Route path="export" element={<Export />} />
+    <Route path="oauth-grants" element={<Grants />} />
     <Route path="deletion" element={<Deletion />} />
   </Route>
 );
