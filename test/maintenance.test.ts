@@ -48,6 +48,7 @@ test('maintenance forgets idempotency keys past 24 h and request logs past 30 da
     orphan_upload_files: 0,
     email_engagements: 0,
     email_metric_rows: 0,
+    oauth_rows: 0,
     contact_peaks_counted: 0,
   });
   t.deepEqual(await p.db('idempotency_keys').where({ team_id: team.id }).pluck('key'), ['fresh']);
@@ -163,6 +164,26 @@ test('open and click hits and metrics counters past their retention windows are 
     1,
   );
   t.is(again.email_metric_rows, 0);
+});
+
+test("the OAuth server's rows past their expiry are deleted; live ones and those without an expiry stay", async (t) => {
+  const now = new Date();
+  const row = (id: string, expires_at: Date | null) => ({
+    model: 'AccessToken',
+    id,
+    payload: JSON.stringify({ jti: id }),
+    expires_at,
+  });
+  await p
+    .db('oauth_models')
+    .insert([
+      row('expired', new Date(now.getTime() - 1000)),
+      row('live', new Date(now.getTime() + 3600_000)),
+      row('forever', null),
+    ]);
+  const removed = await runMaintenance(p.db, p.deps.blobs, now);
+  t.is(removed.oauth_rows, 1);
+  t.deepEqual((await p.db('oauth_models').orderBy('id').pluck('id')).sort(), ['forever', 'live']);
 });
 
 test('idBefore: the smallest UUID v7 of its millisecond, above every id made before it', (t) => {

@@ -2,7 +2,8 @@
 // remove dropped received records past their team's data retention window (spec, Receiving), delete contact
 // import files seven days after their import finished (spec, Contact imports) and upload files no import names a day
 // after they were written, delete open and click hits and metrics counters past their retention windows
-// (shared/email-metrics/retention.ts), and count every team's billable
+// (shared/email-metrics/retention.ts), delete the OAuth server's expired rows (codes, tokens, sessions,
+// interactions past their expiry: shared/oauth/adapter.ts), and count every team's billable
 // contact peak (shared/contacts/billable.ts).
 import type { Knex } from 'knex';
 import type { BlobStore } from '../shared/blobs.ts';
@@ -10,6 +11,7 @@ import { purgeExpired } from '../shared/idempotency/store.ts';
 import { purgeAgedDropped } from '../shared/receiving/delete.ts';
 import { countAllPeaks, deleteOldUploads, deleteOrphanUploads } from '../shared/imports/maintenance.ts';
 import { pruneTracking, type RetentionSettings } from '../shared/email-metrics/retention.ts';
+import { deleteExpiredOAuthRows } from '../shared/oauth/adapter.ts';
 
 export const LOG_RETENTION_DAYS = 30;
 
@@ -24,6 +26,8 @@ export interface Removed {
   email_engagements: number;
   /** Metrics counter rows past METRICS_RETENTION_DAYS. */
   email_metric_rows: number;
+  /** The OAuth server's rows (codes, tokens, sessions, interactions) past their expiry. */
+  oauth_rows: number;
   /** Teams whose billable peak was counted (nothing removed). */
   contact_peaks_counted: number;
 }
@@ -55,8 +59,10 @@ export async function runMaintenance(
   }
   const orphan_upload_files = await deleteOrphanUploads(db, blobs, now);
   const { email_engagements, email_metric_rows } = await pruneTracking(db, retention, now);
+  const oauth_rows = await deleteExpiredOAuthRows(db, now);
   const contact_peaks_counted = await countAllPeaks(db, now);
   return {
+    oauth_rows,
     email_engagements,
     email_metric_rows,
     idempotency_keys,

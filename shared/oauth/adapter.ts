@@ -68,6 +68,6 @@ export function postgresAdapter(db: Knex) {
 }
 
 /** Rows past their expiry: nothing reads them any more. */
-export function deleteExpiredOAuthRows(db: Knex): Promise<number> {
-  return db(TABLE).where('expires_at', '<', db.fn.now()).delete();
+export function deleteExpiredOAuthRows(db: Knex, now = new Date()): Promise<number> {
+  return db(TABLE).where('expires_at', '<', now).delete();
 }
