@@ -29,6 +29,7 @@ import { contactTopicOperations } from './contact-topics.ts';
 import { segmentOperations } from './segments.ts';
 import { audienceOperations } from './audiences.ts';
 import { templateOperations } from './templates.ts';
+import { broadcastOperations } from './broadcasts.ts';
 import { checkOperations } from './checks.ts';
 import { authOperations } from './auth.ts';
 import { mfaOperations } from './auth-mfa.ts';
@@ -65,6 +66,7 @@ const areaOperations: Operation[] = [
   ...contactTopicOperations,
   ...segmentOperations,
   ...audienceOperations,
+  ...broadcastOperations,
   ...templateOperations,
   ...checkOperations,
   ...authOperations,
