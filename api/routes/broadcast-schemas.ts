@@ -24,7 +24,7 @@ export const contentFields = {
     ),
   from: z.string().optional().describe('Sender, `Name <address>` at a verified domain of the team.'),
   reply_to: replyTo.optional().describe('One address or a list.'),
-  subject: z.string().optional(),
+  subject: z.string().optional().describe('May carry merge tags, as html.'),
   preview_text: z.string().nullable().optional().describe('Shown by inboxes after the subject (a hidden preheader).'),
   html: z
     .string()
@@ -33,7 +33,7 @@ export const contentFields = {
     .describe(
       'May carry merge tags: `{{{FIRST_NAME|there}}}`, `{{{LAST_NAME}}}`, `{{{EMAIL}}}`, a contact property `{{{KEY|fallback}}}`, `{{{RESEND_UNSUBSCRIBE_URL}}}` (docs/broadcasts.md).',
     ),
-  text: z.string().nullable().optional(),
+  text: z.string().nullable().optional().describe('The plain-text part; merge tags as html (values not escaped).'),
 };
 
 const acknowledge = z
@@ -44,7 +44,7 @@ const acknowledge = z
 export const createBody = z.object({
   ...contentFields,
   from: z.string().describe('Sender, `Name <address>` at a verified domain of the team.'),
-  subject: z.string(),
+  subject: z.string().describe('May carry merge tags, as html.'),
   send: z.boolean().optional().describe('Send at once (or at `scheduled_at`) instead of keeping a draft.'),
   scheduled_at: z
     .string()
