@@ -90,13 +90,21 @@ test('a failing pre-send check refuses with details.checks unless acknowledged; 
 
 test('the monthly marketing allowance refuses with 429 marketing_quota_exceeded', async (t) => {
   const b = await audience(w, 'gate-quota.test', [{ email: 'q1@gate-inbox.test' }, { email: 'q2@gate-inbox.test' }]);
-  await teamCommands['team set-marketing-allowance'].run(w.p.db, { team: b.team.id, recipients: '1' } as never);
+  await teamCommands['team set-marketing-allowance'].run(
+    w.p.db,
+    { team: b.team.id, recipients: '1' } as never,
+    w.p.config as never,
+  );
   const id = await created(w, b.team, '/broadcasts', { ...body(), segment_id: b.segment, from: b.from });
   const res = await w.p.request('POST', `/broadcasts/${id}/send`, { key: b.team.key, body: {} });
   t.is(res.status, 429);
   t.is(res.body.name, 'marketing_quota_exceeded');
   t.like(res.body.details, { limit: 1, audience: 2 });
-  await teamCommands['team set-marketing-allowance'].run(w.p.db, { team: b.team.id, recipients: '0' } as never);
+  await teamCommands['team set-marketing-allowance'].run(
+    w.p.db,
+    { team: b.team.id, recipients: '0' } as never,
+    w.p.config as never,
+  );
   t.is((await w.p.request('POST', `/broadcasts/${id}/send`, { key: b.team.key, body: {} })).status, 200);
 });
 
