@@ -143,7 +143,7 @@ export function presentBroadcast(b: BroadcastRow, c: BroadcastCounts): z.input<t
 export const recipientsQuery = z
   .object({
     ...listQuery.shape,
-    type: z.enum(recipientTypes).describe('What happened to the copies listed'),
+    type: z.enum(recipientTypes).default('sent').describe('What happened to the copies listed (default `sent`)'),
     email: z.string().optional().describe('Only this address'),
     bounce_type: z.enum(bounceTypes).optional().describe('With `type=bounced`: only bounces of this type'),
   })
