@@ -50,6 +50,8 @@ export interface Ours {
   dns: DnsServer;
   /** email_recipients by status. */
   recipients(): Promise<Record<string, number>>;
+  /** The environment the api and mta run with (bench/broadcasts.ts starts a worker with it). */
+  env: Record<string, string>;
 }
 
 /** A 10 KB text body (76-character lines, as a mail client wraps them), different per message by its first line. */
@@ -135,6 +137,7 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
     submissionPort,
     dns,
     databaseUrl: database.url,
+    env,
     async recipients() {
       const rows = (await db('email_recipients').select('status').count({ n: '*' }).groupBy('status')) as {
         status: string;
