@@ -7,6 +7,7 @@ import { oneClick, tokenOf, unsubscribeUrl } from './helpers/topic-sends.ts';
 import { readUnsubscribeToken } from '../shared/emails/mail-tokens.ts';
 import { newId } from '../shared/ids.ts';
 import { simpleParser } from 'mailparser';
+import { rollUpSettled } from '../shared/email-metrics/rollup.ts';
 
 let w: MtaWorld;
 test.before(async () => {
@@ -111,6 +112,18 @@ test('a broadcast reaches each member once with its merge values and its own one
   t.is(res.status, 200);
   t.true((await w.p.db('contacts').where({ team_id: a.team.id, email: 'Bob@bc-inbox.test' }).first()).unsubscribed);
   t.deepEqual(await report('unsubscribed'), ['bob@bc-inbox.test']);
+
+  // GET /emails/metrics by the broadcast: its sent, delivered and unsubscribed copies, none of another send's.
+  await rollUpSettled(w.p.db);
+  const day = new Date().toISOString().slice(0, 10);
+  const metrics = await w.p.request(
+    'GET',
+    `/emails/metrics?start_date=${day}&end_date=${day}&dimensions=broadcast&broadcast_id=${id}&metrics=sent,delivered,unsubscribed`,
+    { key: a.team.key },
+  );
+  t.is(metrics.status, 200, metrics.text);
+  t.like(metrics.body.totals, { sent: 2, delivered: 2, unsubscribed: 1 });
+  t.is(metrics.body.data[0].broadcast_id, id);
 
   const wrong = await w.p.request('GET', `/broadcasts/${id}/recipients?type=opened&bounce_type=permanent`, {
     key: a.team.key,
