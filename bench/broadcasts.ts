@@ -7,7 +7,9 @@
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
-import { startSink } from './sending-peers.ts';
+import { startSink, type Sink } from './sending-peers.ts';
+import { startSmtpSink } from '../test/helpers/smtp-sink.ts';
+import { existsSync } from 'node:fs';
 import { apiAccept, apiPaced, RECIPIENT_DOMAIN, SENDER_DOMAIN, startOurs, type Ours } from './sending-ours.ts';
 import { METRICS_ON_FREE_PORTS, repoRoot } from './servers.ts';
 import { startWindow, type WindowStats } from './proc.ts';
@@ -76,8 +78,40 @@ async function send(ours: Ours, segment: string): Promise<string> {
 
 const mb = (s: WindowStats) => fixed(s.peakRssMb ?? NaN, 0);
 
+/**
+ * Postfix's smtp-sink when installed (as the sending suite uses); else the tests' loopback sink in this process,
+ * counting messages and dropping their bytes as they come (a sink in the bench's own process costs it some CPU).
+ */
+async function anySink(): Promise<Sink> {
+  if (existsSync('/usr/sbin/smtp-sink')) return startSink();
+  const sink = await startSmtpSink();
+  let count = 0;
+  const drain = setInterval(() => {
+    count += sink.messages.length;
+    sink.messages.length = 0;
+  }, 10);
+  const counted = () => count + sink.messages.length;
+  return {
+    port: sink.port,
+    pid: process.pid,
+    count: counted,
+    async waitFor(n, ms) {
+      const deadline = performance.now() + ms;
+      while (counted() < n) {
+        if (performance.now() > deadline) return undefined;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      return performance.now();
+    },
+    async close() {
+      clearInterval(drain);
+      await sink.close();
+    },
+  };
+}
+
 export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void> {
-  const sink = await startSink();
+  const sink = await anySink();
   o.onCleanup(() => sink.close());
   const ours = await startOurs({
     sinkPort: sink.port,

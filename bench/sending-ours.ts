@@ -127,7 +127,8 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
     },
   };
   o.onCleanup(() => mta.stop());
-  await listening(submissionPort, 30_000, () => child.exitCode === null && child.signalCode === null);
+  // 120 s: on a loaded machine the start (tsx) alone can take tens of seconds.
+  await listening(submissionPort, 120_000, () => child.exitCode === null && child.signalCode === null);
 
   return {
     api,

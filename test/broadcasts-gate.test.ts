@@ -82,6 +82,19 @@ test('a failing pre-send check refuses with details.checks unless acknowledged; 
   const copy = w.sink.deliveredTo('one@gate-inbox.test').at(-1)!;
   t.notRegex(copy.raw.toString(), /NO_SUCH_PROPERTY/, 'an unknown name prints nothing');
 
+  const sandboxed = await w.p.createTeam();
+  const domain = await w.sendingDomain(sandboxed, 'gate-sandbox.test');
+  const segment = await created(w, sandboxed, '/segments', { name: 'S' });
+  await created(w, sandboxed, '/contacts', { email: 'x@gate-inbox.test', audience_id: segment });
+  const fromSandbox = await created(w, sandboxed, '/broadcasts', {
+    ...body(),
+    segment_id: segment,
+    from: `S <s@${domain.name}>`,
+  });
+  const inSandbox = await w.p.request('POST', `/broadcasts/${fromSandbox}/send`, { key: sandboxed.key, body: {} });
+  t.is(inSandbox.status, 403);
+  t.regex(inSandbox.body.message, /sandbox/);
+
   const unverified = await draft({ from: 'Someone <x@not-ours.test>' });
   const res = await post(`/broadcasts/${unverified}/send`);
   t.is(res.status, 403);

@@ -2,12 +2,12 @@
 // all under the broadcast's row lock, then one conditional move out of `draft` — so of two sends at once exactly one
 // starts and the other is told the broadcast is no longer a draft. Refusals, in order: a schedule the grammar does not
 // cover, in the past or beyond 30 days; a deleted segment or topic, an empty segment, no body (422 validation_error);
-// an unverified sender domain (403, as for any send); a failing pre-send check without `acknowledge_checks` (422 with
+// an unverified sender domain, a region still in the sandbox or a managed domain (403, as for any send); a failing pre-send check without `acknowledge_checks` (422 with
 // `details.checks`); the team's monthly marketing allowance (429 marketing_quota_exceeded).
 import type { Knex } from 'knex';
 import { ServiceError } from '../errors.ts';
 import { parseScheduledAt, ScheduleError } from '../emails/schedule-phrase.ts';
-import { senderDomain } from '../emails/rules.ts';
+import { reachIsLimited, senderDomain } from '../emails/rules.ts';
 import { campaignRefusal, runChecks } from '../checks/run.ts';
 import { countMembers } from '../segments/membership.ts';
 import type { SegmentRow } from '../segments/segments.ts';
@@ -73,7 +73,7 @@ async function checkAllowance(trx: Knex, team: Pick<TeamRow, 'id'>, audience: nu
  */
 export async function sendBroadcast(
   trx: Knex.Transaction,
-  team: Pick<TeamRow, 'id'>,
+  team: Pick<TeamRow, 'id' | 'sandbox_regions'>,
   id: string,
   options: SendOptions,
   now: Date,
@@ -89,7 +89,17 @@ export async function sendBroadcast(
   const segment: SegmentRow = await trx('segments').where({ id: row.segment_id }).first();
   const audience = await countMembers(trx, segment);
   if (audience === 0) throw fieldError('segment_id', 'the segment has no members: there is nobody to send to.');
-  await senderDomain(trx, team, null, fromDomain(row.from));
+  const domain = await senderDomain(trx, team, null, fromDomain(row.from));
+  // A broadcast reaches whoever its segment holds: not from the sandbox or a managed domain (which reach only the
+  // team's own addresses), where a segment is no audience to send to.
+  if (reachIsLimited(team, domain))
+    throw new ServiceError(
+      'validation_error',
+      domain.managed
+        ? `The managed domain ${domain.name} cannot send broadcasts: send from a domain of your own.`
+        : `The ${domain.region} region of this team is still in the sending sandbox: broadcasts are sent once it is lifted.`,
+      { status: 403, details: { region: domain.region } },
+    );
   const ctx = await mergeContext(trx, team.id);
   if (!options.acknowledge_checks) {
     const refusal = campaignRefusal(await runChecks(sample(row, ctx), null));
