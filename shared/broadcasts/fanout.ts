@@ -62,16 +62,13 @@ async function claim(deps: FanoutDeps, id: string, token: string): Promise<Broad
 }
 
 async function fail(deps: FanoutDeps, b: BroadcastRow, token: string, reason: string): Promise<FanoutOutcome> {
-  await deps
-    .db('broadcasts')
-    .where({ id: b.id, status: 'sending', lease_token: token })
-    .update({
-      status: 'failed',
-      failure_reason: reason,
-      lease_token: null,
-      leased_until: null,
-      updated_at: new Date(),
-    });
+  await deps.db('broadcasts').where({ id: b.id, status: 'sending', lease_token: token }).update({
+    status: 'failed',
+    failure_reason: reason,
+    lease_token: null,
+    leased_until: null,
+    updated_at: new Date(),
+  });
   deps.log.warn({ broadcastId: b.id, reason }, 'broadcast.failed');
   return 'failed';
 }
