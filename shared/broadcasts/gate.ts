@@ -2,8 +2,9 @@
 // all under the broadcast's row lock, then one conditional move out of `draft` — so of two sends at once exactly one
 // starts and the other is told the broadcast is no longer a draft. Refusals, in order: a schedule the grammar does not
 // cover, in the past or beyond 30 days; a deleted segment or topic, an empty segment, no body (422 validation_error);
-// an unverified sender domain, a region still in the sandbox or a managed domain (403, as for any send); a failing pre-send check without `acknowledge_checks` (422 with
-// `details.checks`); the team's monthly marketing allowance (429 marketing_quota_exceeded).
+// an unverified sender domain, a region still in the sandbox or a managed domain (403, as for any send); a failing
+// pre-send check without `acknowledge_checks` (422 with `details.checks`); the team's monthly marketing allowance
+// (429 marketing_quota_exceeded).
 import type { Knex } from 'knex';
 import { ServiceError } from '../errors.ts';
 import { parseScheduledAt, ScheduleError } from '../emails/schedule-phrase.ts';
