@@ -37,7 +37,7 @@ const TAGS: Record<string, string> = {
   operations: 'Health, readiness and this document (no API key)',
   templates:
     'Versioned content with typed variables, by id or alias (HTML or a document of blocks), and the pre-send checks',
-  broadcasts: 'Not built yet: every operation answers 501',
+  broadcasts: 'One message to a segment: drafts, the send gate, the fan-out, reports (docs/broadcasts.md)',
   automations: 'Not built yet: every operation answers 501',
   events: 'Not built yet: every operation answers 501',
   billing: 'Not built yet: every operation answers 501',

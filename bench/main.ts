@@ -26,6 +26,7 @@ import { runAccountsBench } from './accounts.ts';
 import { runTrackingBench } from './tracking.ts';
 import { runDashboardBench } from './dashboard.ts';
 import { runOAuthBench } from './oauth.ts';
+import { runBroadcastBench } from './broadcasts.ts';
 
 function envNumber(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -221,7 +222,8 @@ function report(results: Measurement[]): boolean {
 
 const results: Measurement[] = [];
 let exitCode = 1;
-// BENCH_ONLY=sending (or inbound, webhooks, segments, templates, accounts, tracking, imports) runs that suite alone.
+// BENCH_ONLY=sending (or inbound, webhooks, segments, templates, accounts, tracking, broadcasts, imports) runs that
+// suite alone.
 const only = process.env.BENCH_ONLY;
 try {
   exitCode = 0;
@@ -358,6 +360,18 @@ try {
       onCleanup: (step) => undo.push(step),
     }).catch((err) => {
       console.error(`bench: tracking: ${(err as Error).stack ?? err}`);
+      exitCode = 1;
+    });
+  // The broadcasts suite (bench/broadcasts.ts): a broadcast through the real api, worker and mta; PASS/FAIL lines.
+  if (!only || only === 'broadcasts')
+    await runBroadcastBench({
+      size: envNumber('BENCH_BROADCAST_SIZE', 100_000, 1),
+      singles: envNumber('BENCH_BROADCAST_SINGLES', 2000, 1),
+      pacedSeconds: envNumber('BENCH_BROADCAST_PACED_SECONDS', 10, 1),
+      redisUrl,
+      onCleanup: (step) => undo.push(step),
+    }).catch((err) => {
+      console.error(`bench: broadcasts: ${(err as Error).stack ?? err}`);
       exitCode = 1;
     });
   // The imports suite (bench/imports.ts): a CSV through the real api and worker next to COPY; PASS/FAIL lines.

@@ -50,6 +50,8 @@ export interface Ours {
   dns: DnsServer;
   /** email_recipients by status. */
   recipients(): Promise<Record<string, number>>;
+  /** The environment the api and mta run with (bench/broadcasts.ts starts a worker with it). */
+  env: Record<string, string>;
 }
 
 /** A 10 KB text body (76-character lines, as a mail client wraps them), different per message by its first line. */
@@ -125,7 +127,8 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
     },
   };
   o.onCleanup(() => mta.stop());
-  await listening(submissionPort, 30_000, () => child.exitCode === null && child.signalCode === null);
+  // 120 s: on a loaded machine the start (tsx) alone can take tens of seconds.
+  await listening(submissionPort, 120_000, () => child.exitCode === null && child.signalCode === null);
 
   return {
     api,
@@ -135,6 +138,7 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
     submissionPort,
     dns,
     databaseUrl: database.url,
+    env,
     async recipients() {
       const rows = (await db('email_recipients').select('status').count({ n: '*' }).groupBy('status')) as {
         status: string;

@@ -6,7 +6,7 @@ import { createDb } from '../shared/db/knex.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
 import { trapShutdown } from '../shared/shutdown.ts';
-import { closeDeliveryDeps, createDeliveryDeps } from './delivery/deps.ts';
+import { closeDeliveryDeps, createDeliveryDeps, retryOn } from './delivery/deps.ts';
 import { processDelivery } from './delivery/job.ts';
 import { sweepDeliveries, SWEEP_EVERY_MS } from './delivery/sweep.ts';
 import { createSubmissionServer } from './submission/server.ts';
@@ -47,9 +47,13 @@ const blobs = createFsBlobStore(config.BLOB_DIR);
 
 const deliverQueue = createQueue(config, queues.deliver);
 const sweepQueue = createQueue(config, queues.deliverySweep);
+const bulkQueue = createQueue(config, queues.deliverBulk);
 // The queue gauges are read from Redis at each scrape.
-queueMetrics(registry, [deliverQueue, sweepQueue], log);
+queueMetrics(registry, [deliverQueue, sweepQueue, bulkQueue], log);
 const delivery = createDeliveryDeps(config, { db, blobs, log }, { queue: deliverQueue, metrics });
+// Broadcasts' emails: the same pipeline (sessions, per-destination limits, signing, memory budget), their retries on
+// their own queue, worked by MTA_BULK_CONCURRENCY slots of their own (docs/broadcasts.md, fairness).
+const bulkDelivery = { ...delivery, scheduleRetry: retryOn(bulkQueue) };
 // The record the operator publishes for the managed domains' signatures (also `npm run cli -- managed-dkim`).
 const managedDkim = platformDkimRecord(await ensurePlatformKey(db, delivery.secrets, config));
 log.info({ name: managedDkim.name, type: managedDkim.type, value: managedDkim.value }, 'mta.managed_dkim_record');
@@ -64,7 +68,12 @@ const workers = [
   createWorker(config, queues.deliver, async (job) => processDelivery(delivery, String(job.data.emailId)), {
     concurrency: config.MTA_CONCURRENCY,
   }),
-  createWorker(config, queues.deliverySweep, async () => ({ enqueued: await sweepDeliveries(db, deliverQueue) })),
+  createWorker(config, queues.deliverBulk, async (job) => processDelivery(bulkDelivery, String(job.data.emailId)), {
+    concurrency: config.MTA_BULK_CONCURRENCY,
+  }),
+  createWorker(config, queues.deliverySweep, async () => ({
+    enqueued: await sweepDeliveries(db, deliverQueue, new Date(), bulkQueue),
+  })),
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
 
@@ -108,6 +117,7 @@ log.info(
   {
     nice: config.MTA_NICE,
     concurrency: config.MTA_CONCURRENCY,
+    bulkConcurrency: config.MTA_BULK_CONCURRENCY,
     perDestination: config.MTA_MAX_PER_DESTINATION,
     port: config.SMTP_DELIVERY_PORT,
   },
@@ -120,7 +130,7 @@ shutdown.ready(async () => {
   await Promise.all(listeners.map(({ server }) => new Promise<void>((resolve) => server.close(() => resolve()))));
   await Promise.all(workers.map((w) => w.close()));
   await closeDeliveryDeps(delivery);
-  await Promise.all([deliverQueue.close(), sweepQueue.close(), redis.quit()]);
+  await Promise.all([deliverQueue.close(), sweepQueue.close(), bulkQueue.close(), redis.quit()]);
   await db.destroy();
   // Last: what the drain did is still there to scrape until the end.
   await metricsListener.close();

@@ -153,6 +153,13 @@ export const configSchema = z.object({
    */
   MTA_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(100),
   /**
+   * Deliver jobs of broadcasts (queues.deliverBulk) one mta process runs at once, next to MTA_CONCURRENCY for the
+   * rest: a broadcast's share of delivery is bounded, and transactional mail never queues behind it.
+   */
+  MTA_BULK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(40),
+  /** Contacts one broadcast fan-out batch walks (one transaction: its recipients, their emails, the cursor). */
+  BROADCAST_BATCH_SIZE: z.coerce.number().int().min(1).max(10000).default(500),
+  /**
    * Message bytes (emails.size_bytes) one mta process holds at once across its deliver jobs (mta/delivery/memory.ts);
    * a single larger message runs alone.
    */

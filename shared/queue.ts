@@ -10,6 +10,13 @@ export const queues = {
   domains: 'domains',
   /** Delivery of an accepted email: job data {emailId}, job id = the email id (a re-enqueue is harmless). */
   deliver: 'deliver',
+  /**
+   * Delivery of a broadcast's emails: the same job as `deliver`, on a queue of its own that the mta works with fewer
+   * slots (MTA_BULK_CONCURRENCY), so a broadcast's backlog never stands in front of transactional mail.
+   */
+  deliverBulk: 'deliver-bulk',
+  /** Broadcast fan-outs: job data {broadcastId} (shared/broadcasts/fanout.ts), and the sweep that starts them. */
+  broadcasts: 'broadcasts',
   /** Releasing scheduled emails and re-enqueueing what a crash left queued. */
   sending: 'sending',
   /** The mta's delivery sweep: deferred recipients come due, and what a crash left queued or leased. */

@@ -393,7 +393,7 @@ test('real responses of implemented routes match the document (the router also c
   matchesDocument(t, 'get', '/templates/{id_or_alias}', template);
   const checks = await p.request('POST', `/templates/${made.body.id}/checks`, { key, body: {} });
   matchesDocument(t, 'post', '/templates/{id_or_alias}/checks', checks);
-  const pending = await p.request('GET', '/broadcasts', { key });
+  const pending = await p.request('GET', '/automations', { key });
   t.is(pending.status, 501);
-  matchesDocument(t, 'get', '/broadcasts', pending);
+  matchesDocument(t, 'get', '/automations', pending);
 });

@@ -22,6 +22,7 @@ import { workerMetrics } from '../shared/metrics/worker.ts';
 import { queueMetrics } from '../shared/metrics/queues.ts';
 import { serveMetrics } from '../shared/metrics/server.ts';
 import { startContactJobs } from './contacts.ts';
+import { startBroadcastJobs } from './broadcasts.ts';
 
 const config = readConfig('worker');
 const log = createLogger(config, 'worker');
@@ -50,6 +51,7 @@ const teamsQueue = createQueue(config, queues.teams);
 const redis = createRedis(config);
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis.error'));
 const contactJobs = await startContactJobs({ config, db, blobs, log });
+const broadcastJobs = await startBroadcastJobs({ config, db, log, secrets });
 // The queue gauges are read from Redis at each scrape.
 queueMetrics(registry, [maintenanceQueue, domainsQueue, sendingQueue, ...contactJobs.queues], log);
 const webhooks = webhookService({
@@ -132,6 +134,7 @@ const workers = [
     }),
   })),
   ...contactJobs.workers,
+  ...broadcastJobs.workers,
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
 await webhooks.start();
@@ -141,6 +144,7 @@ log.info({ queues: workers.map((w) => w.name) }, 'worker.started');
 shutdown.ready(async () => {
   // Stop claiming, let running jobs finish (a running import pauses at its next batch), then close the clients.
   contactJobs.stop();
+  await broadcastJobs.stop();
   await Promise.all(workers.map((w) => w.close()));
   await webhooks.stop();
   await rollup.stop();
@@ -152,7 +156,8 @@ shutdown.ready(async () => {
     teamsQueue.close(),
     redis.quit(),
   ]);
-  await Promise.all(contactJobs.queues.map((q) => q.close()));
+  await broadcastJobs.flush();
+  await Promise.all([...contactJobs.queues, ...broadcastJobs.queues].map((q) => q.close()));
   await db.destroy();
   await metricsListener.close();
 });

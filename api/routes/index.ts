@@ -29,6 +29,7 @@ import { contactTopicOperations } from './contact-topics.ts';
 import { segmentOperations } from './segments.ts';
 import { audienceOperations } from './audiences.ts';
 import { templateOperations } from './templates.ts';
+import { broadcastOperations } from './broadcasts.ts';
 import { checkOperations } from './checks.ts';
 import { templatePreviewOperations } from './template-previews.ts';
 import { authOperations } from './auth.ts';
@@ -67,6 +68,7 @@ const areaOperations: Operation[] = [
   ...contactTopicOperations,
   ...segmentOperations,
   ...audienceOperations,
+  ...broadcastOperations,
   ...templateOperations,
   ...checkOperations,
   ...templatePreviewOperations,

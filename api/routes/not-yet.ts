@@ -43,16 +43,6 @@ function inboxRows(): Row[] {
 }
 
 const rows: Row[] = [
-  ['post', '/broadcasts', 'broadcasts', 'Create a broadcast'],
-  ['get', '/broadcasts', 'broadcasts', 'List broadcasts'],
-  ['get', '/broadcasts/{id}', 'broadcasts', 'Retrieve a broadcast'],
-  ['patch', '/broadcasts/{id}', 'broadcasts', 'Update a broadcast'],
-  ['delete', '/broadcasts/{id}', 'broadcasts', 'Delete a broadcast'],
-  ['post', '/broadcasts/{id}/send', 'broadcasts', 'Send a broadcast'],
-  ['post', '/broadcasts/{id}/cancel', 'broadcasts', 'Cancel a broadcast'],
-  ['post', '/broadcasts/{id}/duplicate', 'broadcasts', 'Duplicate a broadcast'],
-  ['get', '/broadcasts/{id}/recipients', 'broadcasts', "List a broadcast's recipients"],
-  ['get', '/broadcasts/{id}/clicked-links', 'broadcasts', "List a broadcast's clicked links"],
   ['post', '/automations', 'automations', 'Create an automation'],
   ['get', '/automations', 'automations', 'List automations'],
   ['get', '/automations/{id}', 'automations', 'Retrieve an automation'],
@@ -85,7 +75,6 @@ const PARAMS: Record<string, string> = {
   draft_id: "The draft's id",
 };
 const ID_OF: Record<string, string> = {
-  '/broadcasts': 'broadcast',
   '/automations': 'automation',
   '/events': 'event',
 };

@@ -91,15 +91,18 @@ export function createDeliveryDeps(
     record: createGroupCommit(clients),
     port: config.SMTP_DELIVERY_PORT,
     metrics,
-    scheduleRetry: queue
-      ? async (emailId, at) => {
-          await queue.add(
-            'deliver',
-            { emailId },
-            { jobId: retryJobId(emailId, at), delay: Math.max(0, at.getTime() - Date.now()) },
-          );
-        }
-      : undefined,
+    scheduleRetry: queue ? retryOn(queue) : undefined,
+  };
+}
+
+/** The delayed job that tries a deferred email again at `at`, on `queue`. */
+export function retryOn(queue: Queue): NonNullable<DeliveryDeps['scheduleRetry']> {
+  return async (emailId, at) => {
+    await queue.add(
+      'deliver',
+      { emailId },
+      { jobId: retryJobId(emailId, at), delay: Math.max(0, at.getTime() - Date.now()) },
+    );
   };
 }
 

@@ -26,6 +26,8 @@ export interface DueEmail {
   due: Date;
   /** The job that should be handling it already, if the recipient is not left over from a lost lease. */
   expectedJobId: string | null;
+  /** A broadcast's email: its jobs are on the bulk queue. */
+  bulk: boolean;
 }
 
 interface Row {
@@ -34,6 +36,7 @@ interface Row {
   next_attempt_at: Date | null;
   leased_until: Date | null;
   created_at: Date;
+  source: string;
 }
 
 export async function findDue(db: Knex, now: Date, limit = SWEEP_LIMIT): Promise<DueEmail[]> {
@@ -59,22 +62,26 @@ export async function findDue(db: Knex, now: Date, limit = SWEEP_LIMIT): Promise
     )
     .orderByRaw('coalesce(r.leased_until, r.next_attempt_at, e.created_at)')
     .limit(limit * 4)
-    .select('r.email_id', 'r.status', 'r.next_attempt_at', 'r.leased_until', 'e.created_at');
+    .select('r.email_id', 'r.status', 'r.next_attempt_at', 'r.leased_until', 'e.created_at', 'e.source');
   const byEmail = new Map<string, DueEmail>();
   for (const r of rows) {
     if (byEmail.has(r.email_id) || byEmail.size >= limit) continue;
-    if (r.leased_until) byEmail.set(r.email_id, { emailId: r.email_id, due: r.leased_until, expectedJobId: null });
+    const bulk = r.source === 'broadcast';
+    if (r.leased_until)
+      byEmail.set(r.email_id, { emailId: r.email_id, due: r.leased_until, expectedJobId: null, bulk });
     else if (r.status === 'deferred')
       byEmail.set(r.email_id, {
         emailId: r.email_id,
         due: r.next_attempt_at!,
         expectedJobId: retryJobId(r.email_id, r.next_attempt_at!),
+        bulk,
       });
     else
       byEmail.set(r.email_id, {
         emailId: r.email_id,
         due: r.next_attempt_at ?? r.created_at,
         expectedJobId: r.email_id,
+        bulk,
       });
   }
   return [...byEmail.values()];
@@ -93,17 +100,21 @@ async function inHand(queue: Queue, jobId: string, now: Date): Promise<boolean> 
   return WAITING.has(state);
 }
 
-/** Answers how many deliver jobs it added. */
-export async function sweepDeliveries(db: Knex, queue: Queue, now = new Date()): Promise<number> {
+/**
+ * Answers how many deliver jobs it added. A broadcast's email (`bulkQueue` given) is looked for and re-enqueued on
+ * the bulk queue: a backlog there is not a crash, and must not spill onto the transactional queue.
+ */
+export async function sweepDeliveries(db: Knex, queue: Queue, now = new Date(), bulkQueue?: Queue): Promise<number> {
   const due = await findDue(db, now);
-  const jobs = [];
+  const jobs = new Map<Queue, { name: string; data: { emailId: string }; opts: { jobId: string } }[]>();
   for (const d of due) {
-    if (d.expectedJobId && (await inHand(queue, d.expectedJobId, now))) continue;
+    const q = d.bulk && bulkQueue ? bulkQueue : queue;
+    if (d.expectedJobId && (await inHand(q, d.expectedJobId, now))) continue;
     const jobId = sweepJobId(d.emailId, d.due);
     // Already added by an earlier sweep (waiting, running, or done and kept): BullMQ would ignore it anyway.
-    if ((await queue.getJobState(jobId)) !== 'unknown') continue;
-    jobs.push({ name: 'deliver', data: { emailId: d.emailId }, opts: { jobId } });
+    if ((await q.getJobState(jobId)) !== 'unknown') continue;
+    jobs.set(q, [...(jobs.get(q) ?? []), { name: 'deliver', data: { emailId: d.emailId }, opts: { jobId } }]);
   }
-  if (jobs.length) await queue.addBulk(jobs);
-  return jobs.length;
+  for (const [q, list] of jobs) await q.addBulk(list);
+  return [...jobs.values()].reduce((n, list) => n + list.length, 0);
 }

@@ -178,6 +178,25 @@ export const teamCommands: Record<string, Command> = {
       return { team: await setContactsIncluded(db, need(f, 'team'), n) };
     },
   },
+  'team set-marketing-allowance': {
+    summary: "the team's monthly marketing allowance: broadcast recipients per calendar month (0 = unlimited)",
+    flags: {
+      ...team,
+      recipients: { help: 'broadcast recipients a month (0 for unlimited, the default)', required: true, value: 'N' },
+    },
+    run: async (db, f) => {
+      const raw = need(f, 'recipients');
+      const n = Number(raw);
+      if (!/^[0-9]+$/.test(raw) || !Number.isSafeInteger(n) || n > 2_147_483_647)
+        throw new UsageError('--recipients is a whole number of recipients (0 for unlimited)');
+      const [row] = await db('teams')
+        .where({ id: need(f, 'team') })
+        .update({ marketing_monthly_limit: n === 0 ? null : n, updated_at: db.fn.now() })
+        .returning(['id', 'marketing_monthly_limit']);
+      if (!row) throw new UsageError('no such team');
+      return { team: row };
+    },
+  },
   'team suspend': {
     summary: 'suspends the team: its keys answer 403 suspended_api_key',
     flags: team,

@@ -233,13 +233,11 @@ export async function checkOwned(db: Knex, teamId: string, q: MetricsQuery): Pro
   for (const [path, table, values] of [
     ['domain_id', 'domains', q.domainIds],
     ['email_id', 'emails', q.emailIds],
+    ['broadcast_id', 'broadcasts', q.broadcastIds],
   ] as const) {
     if (values.length === 0) continue;
     const found = new Set(await db(table).where({ team_id: teamId }).whereIn('id', values).pluck('id'));
     const missing = values.find((v) => !found.has(v));
     if (missing) throw invalid(path, `\`${missing}\` is not one of this team's ${table}.`);
   }
-  // Broadcasts are not built yet: no id names one.
-  if (q.broadcastIds.length)
-    throw invalid('broadcast_id', `\`${q.broadcastIds[0]}\` is not one of this team's broadcasts.`);
 }

@@ -62,14 +62,15 @@ const EVENTS_SQL = `select id, team_id, type, created_at, xid::text as xid,
 
 /** Per sent email: its domain, and the recipients handed to delivery (not suppressed, not refused at acceptance). */
 async function sentEmails(trx: Knex, ids: string[]) {
-  if (ids.length === 0) return new Map<string, { domain_id: string | null; sent: number }>();
+  type Sent = { domain_id: string | null; broadcast_id: string | null; sent: number };
+  if (ids.length === 0) return new Map<string, Sent>();
   const { rows } = await trx.raw(
-    `select e.id, e.domain_id, (select count(*) from email_recipients r where r.email_id = e.id
+    `select e.id, e.domain_id, e.broadcast_id, (select count(*) from email_recipients r where r.email_id = e.id
        and r.status <> 'suppressed' and not (r.status = 'failed' and r.attempts = 0))::int as sent
      from emails e where e.id = any(?::uuid[])`,
     [ids],
   );
-  return new Map<string, { domain_id: string | null; sent: number }>(rows.map((r: { id: string }) => [r.id, r]));
+  return new Map<string, Sent>(rows.map((r: { id: string } & Sent) => [r.id, r]));
 }
 
 async function receivedDomains(trx: Knex, ids: string[]) {
@@ -117,8 +118,7 @@ export async function rollUp(db: Knex, batch = BATCH): Promise<RollUpResult> {
         team_id: e.team_id,
         at: e.created_at,
         domain_id: isReceived ? (received.get(e.email_id ?? '') ?? null) : (email?.domain_id ?? null),
-        // Broadcasts are not built yet: their emails will name theirs here.
-        broadcast_id: null,
+        broadcast_id: email?.broadcast_id ?? null,
         email_id: isReceived ? null : email ? e.email_id : null,
         counts: countsOf(e, email?.sent),
       };

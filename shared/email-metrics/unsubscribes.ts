@@ -5,16 +5,16 @@ import type { Knex } from 'knex';
 import { addCounts } from './counters.ts';
 
 export async function countUnsubscribe(db: Knex, teamId: string, emailId: string, at: Date): Promise<void> {
-  const email: { domain_id: string | null } | undefined = await db('emails')
+  const email: { domain_id: string | null; broadcast_id: string | null } | undefined = await db('emails')
     .where({ id: emailId, team_id: teamId })
-    .first('domain_id');
+    .first('domain_id', 'broadcast_id');
   if (!email) return;
   await addCounts(db, [
     {
       team_id: teamId,
       at,
       domain_id: email.domain_id,
-      broadcast_id: null,
+      broadcast_id: email.broadcast_id,
       email_id: emailId,
       counts: { unsubscribed: 1 },
     },

@@ -70,7 +70,8 @@ const INSERT_SQL = `with h as (
   from h join email_recipients r on r.id = h.recipient_id and r.team_id = h.team_id
     join emails e on e.id = r.email_id and e.team_id = h.team_id and e.domain_id = h.domain_id
   returning id, email_id, recipient_id, machine)
-  select w.id, w.email_id, w.machine, r.address from written w join email_recipients r on r.id = w.recipient_id`;
+  select w.id, w.email_id, w.machine, r.address, (select e.broadcast_id from emails e where e.id = w.email_id) as broadcast_id
+  from written w join email_recipients r on r.id = w.recipient_id`;
 
 /** The first human open (or click) of each recipient, taken by one conditional write: the ids it was first for. */
 const firstSql = (column: 'first_opened_at' | 'first_clicked_at') => `insert into email_recipient_engagement as x
@@ -174,15 +175,16 @@ export async function recordEngagement(
     created_at: h.at,
   }));
   const { rows: written } = (await trx.raw(INSERT_SQL, [JSON.stringify(rows), options.machineWindowSeconds])) as {
-    rows: (Pick<Engagement, 'id' | 'email_id' | 'machine'> & { address: string })[];
+    rows: (Pick<Engagement, 'id' | 'email_id' | 'machine'> & { address: string; broadcast_id: string | null })[];
   };
   // What was written is what was given, with the recipient's email and the machine verdict the statement added.
   const given = new Map(rows.map((r) => [r.id, r]));
-  const recorded: (Engagement & { address: string })[] = written.map((w) => ({
+  const recorded: (Engagement & { address: string; broadcast_id: string | null })[] = written.map((w) => ({
     ...given.get(w.id)!,
     email_id: w.email_id,
     machine: w.machine,
     address: w.address,
+    broadcast_id: w.broadcast_id,
   }));
   const human = recorded.filter((r) => r.machine === null);
   const opens = await firsts(trx, 'open', human);
@@ -198,7 +200,7 @@ export async function recordEngagement(
       team_id: r.team_id,
       at: r.created_at,
       domain_id: r.domain_id,
-      broadcast_id: null,
+      broadcast_id: r.broadcast_id,
       email_id: r.email_id,
       counts: r.kind === 'open' ? { opened: 1 } : { clicked: 1 },
     })),

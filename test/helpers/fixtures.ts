@@ -93,6 +93,17 @@ export const fixtures: Record<string, Fixture> = {
     if (res.status !== 201) throw new Error(`templates fixture: POST /templates answered ${res.status} ${res.text}`);
     return res.body.id;
   },
+  broadcasts: async (p, team) => {
+    // A draft to a segment of the team, from its managed domain (a draft is never checked against its sender).
+    const segment = (await fixtures.segments(p, team)) as string;
+    const from = `news@${(await managedDomain(p, team)).name}`;
+    const res = await p.request('POST', '/broadcasts', {
+      key: team.key,
+      body: { segment_id: segment, from, subject: 'fixture', html: '<p>x</p>' },
+    });
+    if (res.status !== 201) throw new Error(`broadcasts fixture: POST /broadcasts answered ${res.status} ${res.text}`);
+    return res.body.id;
+  },
   webhooks: async (p, team) => {
     // An endpoint (never sent to here) and one event of it: a suppression added after it, fanned out.
     const res = await p.request('POST', '/webhooks', {
@@ -155,6 +166,8 @@ export const sampleBodies: Record<string, unknown> = {
   updateAudienceContact: { first_name: 'Renamed by another team' },
   updateTemplate: { name: 'renamed by another team' },
   checkTemplate: {},
+  updateBroadcast: { name: 'renamed by another team' },
+  sendBroadcast: {},
 };
 
 export function pathParamNames(path: string): string[] {

@@ -1,0 +1,171 @@
+// BENCH_ONLY=broadcasts: a broadcast to BENCH_BROADCAST_SIZE contacts (100,000 by default) through the real api,
+// worker and mta, each its own process, to Postfix's smtp-sink, from `send` to the last message the sink accepted:
+// messages/s, time to first delivery, and the ratio to the single-send delivered rate measured in the same run
+// (POST /emails as fast as it goes, first request to last message at the sink). Then POST /emails at 100/s for
+// BENCH_BROADCAST_PACED_SECONDS, alone and again while a second broadcast is delivering: p99 of both. Peak RSS of
+// every process over the broadcast. The targets of issue #20 print PASS/FAIL; they never fail the run.
+import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import path from 'node:path';
+import { startSink, type Sink } from './sending-peers.ts';
+import { startSmtpSink } from '../test/helpers/smtp-sink.ts';
+import { existsSync } from 'node:fs';
+import { apiAccept, apiPaced, RECIPIENT_DOMAIN, SENDER_DOMAIN, startOurs, type Ours } from './sending-ours.ts';
+import { METRICS_ON_FREE_PORTS, repoRoot } from './servers.ts';
+import { startWindow, type WindowStats } from './proc.ts';
+import { USER_AGENT } from './load.ts';
+import { fixed, renderTable } from './table.ts';
+import { newId } from '../shared/ids.ts';
+
+export interface BroadcastBenchOptions {
+  size: number;
+  singles: number;
+  pacedSeconds: number;
+  redisUrl: string;
+  onCleanup(step: () => Promise<unknown>): void;
+}
+
+function startWorker(ours: Ours, o: BroadcastBenchOptions) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'worker/main.ts')], {
+    cwd: repoRoot,
+    env: { ...process.env, ...METRICS_ON_FREE_PORTS, ...ours.env, PUBLIC_BASE_URL: ours.api.url },
+    stdio: ['ignore', 2, 2],
+  });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  };
+  o.onCleanup(stop);
+  return { pid: child.pid ?? -1, stop };
+}
+
+/** A segment of `n` contacts of the bench team at the sink's domain, written with one statement each. */
+async function seed(ours: Ours, n: number): Promise<{ teamId: string; segment: string }> {
+  const team = await ours.db('teams').where({ name: 'Bench sending' }).first('id');
+  const segment = newId();
+  await ours.db('segments').insert({ id: segment, team_id: team.id, name: 'Everyone' });
+  // UUIDs in id order as v7 would be (a prefix per row): the fan-out walks by id.
+  await ours.db.raw(
+    `insert into contacts (id, team_id, email, first_name)
+     select (lpad(to_hex(i), 12, '0') || '7000800000000000' || lpad(to_hex(i), 4, '0'))::uuid, ?, 'reader' || i || '@' || ?, 'Reader' || i
+     from generate_series(1, ?) i`,
+    [team.id, RECIPIENT_DOMAIN, n],
+  );
+  await ours.db.raw(
+    `insert into contact_segments (segment_id, contact_id, team_id) select ?, id, team_id from contacts where team_id = ?`,
+    [segment, team.id],
+  );
+  return { teamId: team.id, segment };
+}
+
+async function send(ours: Ours, segment: string): Promise<string> {
+  const res = await fetch(`${ours.api.url}/broadcasts`, {
+    method: 'POST',
+    headers: { 'user-agent': USER_AGENT, authorization: `Bearer ${ours.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      segment_id: segment,
+      from: `Bench <news@${SENDER_DOMAIN}>`,
+      subject: 'News for {{{FIRST_NAME|you}}}',
+      html: '<p>Hello {{{FIRST_NAME|there}}},</p><p>The news.</p><p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>',
+      send: true,
+    }),
+  });
+  const body = (await res.json()) as { id: string };
+  if (res.status !== 201) throw new Error(`POST /broadcasts answered ${res.status}: ${JSON.stringify(body)}`);
+  return body.id;
+}
+
+const mb = (s: WindowStats) => fixed(s.peakRssMb ?? NaN, 0);
+
+/**
+ * Postfix's smtp-sink when installed (as the sending suite uses); else the tests' loopback sink in this process,
+ * counting messages and dropping their bytes as they come (a sink in the bench's own process costs it some CPU).
+ */
+async function anySink(): Promise<Sink> {
+  if (existsSync('/usr/sbin/smtp-sink')) return startSink();
+  const sink = await startSmtpSink();
+  let count = 0;
+  const drain = setInterval(() => {
+    count += sink.messages.length;
+    sink.messages.length = 0;
+  }, 10);
+  const counted = () => count + sink.messages.length;
+  return {
+    port: sink.port,
+    pid: process.pid,
+    count: counted,
+    async waitFor(n, ms) {
+      const deadline = performance.now() + ms;
+      while (counted() < n) {
+        if (performance.now() > deadline) return undefined;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      return performance.now();
+    },
+    async close() {
+      clearInterval(drain);
+      await sink.close();
+    },
+  };
+}
+
+export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void> {
+  const sink = await anySink();
+  o.onCleanup(() => sink.close());
+  const ours = await startOurs({
+    sinkPort: sink.port,
+    redisUrl: o.redisUrl,
+    mtaConcurrency: 100,
+    maxPerDestination: 20,
+    onCleanup: o.onCleanup,
+  });
+  const worker = startWorker(ours, o);
+  const { segment } = await seed(ours, o.size);
+  console.error(`bench: broadcasts: ${o.size} contacts seeded`);
+
+  // Single sends: POST /emails as fast as the api takes them, first request to the last message at the sink.
+  const before = sink.count();
+  const singles = await apiAccept(ours, o.singles, 32, 1024);
+  const singlesDone = await sink.waitFor(before + singles.ok, 300_000);
+  const singleRate = singlesDone ? singles.ok / ((singlesDone - singles.startedAt) / 1000) : NaN;
+
+  const pacedAlone = await apiPaced(ours, 100 * o.pacedSeconds, 100, 1024);
+
+  // The broadcast: send → first message at the sink → last.
+  const base = sink.count();
+  const windows = { api: startWindow(ours.api.pid), mta: startWindow(ours.mta.pid), worker: startWindow(worker.pid) };
+  const started = performance.now();
+  await send(ours, segment);
+  const first = await sink.waitFor(base + 1, 120_000);
+  const pacedDuring = await apiPaced(ours, 100 * o.pacedSeconds, 100, 1024);
+  const last = await sink.waitFor(base + o.size + pacedDuring.ok, 3_600_000);
+  const stats = { api: windows.api.end(), mta: windows.mta.end(), worker: windows.worker.end() };
+  const seconds = last ? (last - started) / 1000 : NaN;
+  const rate = o.size / seconds;
+
+  console.log('');
+  console.log(
+    `broadcasts: ${o.size} recipients${o.size < 100_000 ? ' (BENCH_BROADCAST_SIZE: smaller than the 100,000 of the target)' : ''}`,
+  );
+  console.log(
+    renderTable(
+      ['measure', 'value'],
+      [
+        ['send → last message accepted (s)', fixed(seconds, 1)],
+        ['broadcast messages/s', fixed(rate, 0)],
+        ['time to first delivery (s)', fixed(first ? (first - started) / 1000 : NaN, 2)],
+        [`single sends delivered/s (${singles.ok})`, fixed(singleRate, 0)],
+        ['ratio broadcast / single', fixed(rate / singleRate, 2)],
+        ['POST /emails p99 at 100/s alone (ms)', fixed(pacedAlone.p99, 0)],
+        ['POST /emails p99 at 100/s during the broadcast (ms)', fixed(pacedDuring.p99, 0)],
+        ['peak RSS api / worker / mta (MB)', `${mb(stats.api)} / ${mb(stats.worker)} / ${mb(stats.mta)}`],
+      ],
+    ),
+  );
+  const verdict = (ok: boolean, what: string) => console.log(`${ok ? 'PASS' : 'FAIL'} ${what}`);
+  verdict(first !== undefined && (first - started) / 1000 < 5, 'time to first delivery under 5 s');
+  verdict(rate / singleRate >= 0.8, 'broadcast rate at least 0.8x the single-send delivered rate');
+  verdict(pacedDuring.p99 <= 1.5 * pacedAlone.p99, 'POST /emails p99 during the broadcast within 1.5x of alone');
+  await worker.stop();
+}
