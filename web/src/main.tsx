@@ -13,6 +13,13 @@ import { ApiKeys } from './pages/ApiKeys';
 import { Domains } from './pages/Domains';
 import { DomainPage } from './pages/DomainPage';
 import { Suppressions } from './pages/Suppressions';
+import { Overview } from './pages/ops/Overview';
+import { Webhooks } from './pages/ops/Webhooks';
+import { WebhookPage } from './pages/ops/WebhookPage';
+import { WebhookEventPage } from './pages/ops/WebhookEvents';
+import { LogPage, Logs } from './pages/ops/Logs';
+import { Received } from './pages/ops/Received';
+import { ReceivedPage } from './pages/ops/ReceivedPage';
 import './styles.css';
 
 createRoot(document.getElementById('root')!).render(
@@ -20,19 +27,27 @@ createRoot(document.getElementById('root')!).render(
     <BrowserRouter>
       <SessionProvider>
         <Routes>
-          <Route path="/" element={<Navigate to="/dashboard/emails" replace />} />
+          <Route path="/" element={<Navigate to="/dashboard/overview" replace />} />
           <Route path="/sign-in" element={<SignIn />} />
           <Route path="/sign-up" element={<SignUp />} />
           <Route path="/verify" element={<Verify />} />
           <Route path="/reset-password" element={<Reset />} />
           <Route path="/dashboard" element={<Layout />}>
-            <Route index element={<Navigate to="/dashboard/emails" replace />} />
+            <Route index element={<Navigate to="/dashboard/overview" replace />} />
             <Route path="emails" element={<Emails />} />
             <Route path="emails/:id" element={<EmailPage />} />
             <Route path="api-keys" element={<ApiKeys />} />
             <Route path="domains" element={<Domains />} />
             <Route path="domains/:id" element={<DomainPage />} />
             <Route path="suppressions" element={<Suppressions />} />
+            <Route path="overview" element={<Overview />} />
+            <Route path="webhooks" element={<Webhooks />} />
+            <Route path="webhooks/:id" element={<WebhookPage />} />
+            <Route path="webhooks/:id/events/:eventId" element={<WebhookEventPage />} />
+            <Route path="logs" element={<Logs />} />
+            <Route path="logs/:id" element={<LogPage />} />
+            <Route path="received" element={<Received />} />
+            <Route path="received/:id" element={<ReceivedPage />} />
           </Route>
           <Route path="*" element={<p className="empty">No page here.</p>} />
         </Routes>

@@ -7,10 +7,14 @@ import { ErrorBox, Loading } from '../ui';
 import { NewTeam } from './NewTeam';
 
 const NAV = [
+  ['/dashboard/overview', 'Overview'],
   ['/dashboard/emails', 'Emails'],
+  ['/dashboard/received', 'Received mail'],
   ['/dashboard/domains', 'Domains'],
   ['/dashboard/suppressions', 'Suppressions'],
   ['/dashboard/api-keys', 'API keys'],
+  ['/dashboard/webhooks', 'Webhooks'],
+  ['/dashboard/logs', 'Logs'],
 ] as const;
 
 export function Layout() {
@@ -25,7 +29,7 @@ export function Layout() {
   return (
     <div className="shell">
       <header className="top">
-        <a className="brand" href="/dashboard/emails">
+        <a className="brand" href="/dashboard/overview">
           Postwerk
         </a>
         <TeamSwitcher info={load.data} />
