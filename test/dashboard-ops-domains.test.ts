@@ -74,11 +74,7 @@ test.serial('add, auto-configure, verify live, rotate DKIM, brand logo', async (
   await form.getByRole('button', { name: 'Publish the records' }).click();
   await page.locator('#auto-configure-result').waitFor();
   t.regex((await page.locator('#auto-configure-result').textContent()) ?? '', /Done: [1-9]\d* created/);
-  t.true(
-    (await world.texts(DOMAIN)).some((s) => s.startsWith('v=spf1')),
-    'named holds the SPF record',
-  );
-
+  // The worker reads the records back from named: each turning verified below shows they were published.
   // No reload: the polling page shows each record turn verified once the worker found them in named.
   await page.locator('table.records .badge.pending').first().waitFor({ state: 'detached', timeout: 60_000 });
   await page.getByText('Records are being checked').waitFor({ state: 'detached' });

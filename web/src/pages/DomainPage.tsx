@@ -105,8 +105,9 @@ export function DomainPage() {
 
 type Loaded = Load<Schemas['Domain']>;
 
+/** A new domain's records are checked at once (not_started, then pending): asked again until each has a verdict. */
 const polling = (d: Schemas['Domain']) =>
-  !d.managed && (d.status === 'pending' || d.records.some((r) => r.status === 'pending'));
+  !d.managed && d.records.some((r) => r.status === 'pending' || r.status === 'not_started');
 
 /** The domain as loaded, then asked again quietly (no loading state) every few seconds while a record is pending. */
 function usePolled(id: string, load: Loaded): [Loaded, () => void] {

@@ -32,33 +32,15 @@ export function Received() {
   return (
     <>
       <h1>Received mail</h1>
-      <form
-        className="toolbar"
-        role="search"
-        id="received-search"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const f = new FormData(e.currentTarget);
-          const next = new URLSearchParams();
-          for (const k of ['q', 'from', 'to']) if (String(f.get(k) ?? '')) next.set(k, String(f.get(k)));
+      <SearchForm
+        search={search}
+        from={from}
+        to={to}
+        go={(next) => {
           setAfter([]);
           setParams(next);
         }}
-      >
-        <label className="field">
-          <span>Search</span>
-          <input name="q" type="search" defaultValue={search} placeholder="Subject, sender or recipient" />
-        </label>
-        <label className="field">
-          <span>From date</span>
-          <input name="from" type="date" defaultValue={from} />
-        </label>
-        <label className="field">
-          <span>To date</span>
-          <input name="to" type="date" defaultValue={to} />
-        </label>
-        <button type="submit">Search</button>
-      </form>
+      />
       <Shown load={load} what="received mail">
         {(list) =>
           list.data.length === 0 ? (
@@ -117,5 +99,37 @@ export function Received() {
         }
       </Shown>
     </>
+  );
+}
+
+function SearchForm(props: { search: string; from: string; to: string; go: (next: URLSearchParams) => void }) {
+  const { search, from, to, go } = props;
+  return (
+    <form
+      className="toolbar"
+      role="search"
+      id="received-search"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const f = new FormData(e.currentTarget);
+        const next = new URLSearchParams();
+        for (const k of ['q', 'from', 'to']) if (String(f.get(k) ?? '')) next.set(k, String(f.get(k)));
+        go(next);
+      }}
+    >
+      <label className="field">
+        <span>Search</span>
+        <input name="q" type="search" defaultValue={search} placeholder="Subject, sender or recipient" />
+      </label>
+      <label className="field">
+        <span>From date</span>
+        <input name="from" type="date" defaultValue={from} />
+      </label>
+      <label className="field">
+        <span>To date</span>
+        <input name="to" type="date" defaultValue={to} />
+      </label>
+      <button type="submit">Search</button>
+    </form>
   );
 }

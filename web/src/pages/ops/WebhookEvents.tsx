@@ -97,9 +97,9 @@ function EventTable(props: {
   );
 }
 
-export function Parked(props: { webhook: Schemas['WebhookDetail']; member: boolean; changed: () => void }) {
+export function Parked(props: { webhook: Schemas['WebhookDetail']; member: boolean }) {
   const path = { params: { path: { webhook_id: props.webhook.id } } };
-  const [load] = useLoad(
+  const [load, reload] = useLoad(
     () => api.GET('/webhooks/{webhook_id}/parked', { params: { ...path.params, query: { limit: '100' } } }),
     [props.webhook.id],
   );
@@ -110,7 +110,7 @@ export function Parked(props: { webhook: Schemas['WebhookDetail']; member: boole
     const r = await api.POST('/webhooks/{webhook_id}/parked/deliver', path);
     if (!r.data) return setError(asApiError(r.error, r.response.status));
     setNote(`${r.data.delivered} handed back to delivery; ${r.data.remaining} still parked.`);
-    props.changed();
+    reload();
   }
   return (
     <section aria-labelledby="parked-title">

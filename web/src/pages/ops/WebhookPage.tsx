@@ -21,6 +21,8 @@ export function WebhookPage() {
     [id],
   );
   const [tick, setTick] = useState(0);
+  // Outside the loaded part, so a message outlives the reload its action causes.
+  const said = useSaid();
   const changed = () => {
     reload();
     setTick((t) => t + 1);
@@ -30,6 +32,9 @@ export function WebhookPage() {
       <p>
         <Link to="/dashboard/webhooks">← Webhooks</Link>
       </p>
+      {said.note ? <p role="status">{said.note}</p> : null}
+      {said.error ? <ErrorBox error={said.error} /> : null}
+      {said.secret ? <SecretOnce secret={said.secret} close={() => said.setSecret(null)} /> : null}
       <Shown load={hook} what="the endpoint">
         {(w) => (
           <>
@@ -48,9 +53,9 @@ export function WebhookPage() {
               <dt>Created</dt>
               <dd>{formatTime(w.created_at)}</dd>
             </dl>
-            {member ? <Actions w={w} changed={changed} /> : null}
+            {member ? <Actions w={w} changed={changed} said={said} /> : null}
             <EventList webhookId={w.id} key={`e${tick}`} />
-            <Parked webhook={w} member={member} key={`p${tick}`} changed={changed} />
+            <Parked webhook={w} member={member} key={`p${tick}`} />
           </>
         )}
       </Shown>
@@ -58,13 +63,18 @@ export function WebhookPage() {
   );
 }
 
-function Actions({ w, changed }: { w: Detail; changed: () => void }) {
-  const navigate = useNavigate();
-  const path = { params: { path: { webhook_id: w.id } } };
-  const [editing, setEditing] = useState(false);
+function useSaid() {
   const [secret, setSecret] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [note, setNote] = useState<string | null>(null);
+  return { secret, setSecret, error, setError, note, setNote };
+}
+
+function Actions({ w, changed, said }: { w: Detail; changed: () => void; said: ReturnType<typeof useSaid> }) {
+  const navigate = useNavigate();
+  const path = { params: { path: { webhook_id: w.id } } };
+  const [editing, setEditing] = useState(false);
+  const { setSecret, setError, setNote } = said;
   async function run<T>(answer: Promise<{ data?: T; error?: unknown; response: Response }>, said: string) {
     setError(null);
     setNote(null);
@@ -117,9 +127,6 @@ function Actions({ w, changed }: { w: Detail; changed: () => void }) {
           Delete
         </button>
       </p>
-      {note ? <p role="status">{note}</p> : null}
-      {error ? <ErrorBox error={error} /> : null}
-      {secret ? <SecretOnce secret={secret} close={() => setSecret(null)} /> : null}
       {editing ? (
         <EndpointForm
           id="edit-webhook-form"
