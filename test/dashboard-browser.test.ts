@@ -89,6 +89,8 @@ test.serial('sign up, verify, sign in, make a team, create a key, send, see and 
   await look(t, page, 'new-team');
   await page.locator('#new-team-form input[name=name]').fill('Acme <script>alert(1)</script>');
   await page.locator('#new-team-form button[type=submit]').click();
+  await page.getByText('Nothing sent in this range yet').waitFor();
+  await page.goto(`${url}/dashboard/emails`);
   await page.getByText('No emails yet').waitFor();
   t.is(await page.locator('#who').textContent(), email);
   t.is(await page.locator('.team option:checked').textContent(), 'Acme <script>alert(1)</script>', 'shown as text');

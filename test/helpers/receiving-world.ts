@@ -30,8 +30,9 @@ export interface ReceivingWorld {
   close(): Promise<void>;
 }
 
-export async function startReceivingWorld(): Promise<ReceivingWorld> {
-  const p = await startPlatform({ PUBLIC_BASE_URL: BASE });
+/** `env`: more settings of the platform (a test may name another PUBLIC_BASE_URL). */
+export async function startReceivingWorld(env: Record<string, string> = {}): Promise<ReceivingWorld> {
+  const p = await startPlatform({ PUBLIC_BASE_URL: BASE, ...env });
   const deps: ReceiveDeps = { db: p.db, blobs: p.deps.blobs, log: p.deps.log, secrets: secretsKey(p.config) };
   /** Every message id the MX stored, keyed by the first (the one its 250 names). */
   const stored = new Map<string, string[]>();

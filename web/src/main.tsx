@@ -18,6 +18,13 @@ import { audienceRoutes } from './pages/audience/routes';
 import { Templates } from './pages/templates/Templates';
 import { TemplatePage } from './pages/templates/TemplatePage';
 import { Consent } from './pages/oauth/Consent';
+import { Overview } from './pages/ops/Overview';
+import { Webhooks } from './pages/ops/Webhooks';
+import { WebhookPage } from './pages/ops/WebhookPage';
+import { WebhookEventPage } from './pages/ops/WebhookEvents';
+import { LogPage, Logs } from './pages/ops/Logs';
+import { Received } from './pages/ops/Received';
+import { ReceivedPage } from './pages/ops/ReceivedPage';
 import './styles.css';
 
 createRoot(document.getElementById('root')!).render(
@@ -25,14 +32,14 @@ createRoot(document.getElementById('root')!).render(
     <BrowserRouter>
       <SessionProvider>
         <Routes>
-          <Route path="/" element={<Navigate to="/dashboard/emails" replace />} />
+          <Route path="/" element={<Navigate to="/dashboard/overview" replace />} />
           <Route path="/sign-in" element={<SignIn />} />
           <Route path="/sign-up" element={<SignUp />} />
           <Route path="/verify" element={<Verify />} />
           <Route path="/reset-password" element={<Reset />} />
           {invitationRoute}
           <Route path="/dashboard" element={<Layout />}>
-            <Route index element={<Navigate to="/dashboard/emails" replace />} />
+            <Route index element={<Navigate to="/dashboard/overview" replace />} />
             <Route path="emails" element={<Emails />} />
             <Route path="emails/:id" element={<EmailPage />} />
             <Route path="api-keys" element={<ApiKeys />} />
@@ -43,6 +50,14 @@ createRoot(document.getElementById('root')!).render(
             {audienceRoutes}
             <Route path="templates" element={<Templates />} />
             <Route path="templates/:id" element={<TemplatePage />} />
+            <Route path="overview" element={<Overview />} />
+            <Route path="webhooks" element={<Webhooks />} />
+            <Route path="webhooks/:id" element={<WebhookPage />} />
+            <Route path="webhooks/:id/events/:eventId" element={<WebhookEventPage />} />
+            <Route path="logs" element={<Logs />} />
+            <Route path="logs/:id" element={<LogPage />} />
+            <Route path="received" element={<Received />} />
+            <Route path="received/:id" element={<ReceivedPage />} />
           </Route>
           <Route path="/oauth/consent/:uid" element={<Consent />} />
           <Route path="*" element={<p className="empty">No page here.</p>} />

@@ -1,35 +1,37 @@
 // A domain: the DNS records to publish, each with copy buttons and its own status, and verifying it.
-import { useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { api, asApiError, type ApiError } from '../api/client';
+import { api, asApiError, type ApiError, type Schemas } from '../api/client';
 import { can, useSession } from '../session';
 import { formatTime } from '../time';
-import { CopyButton, Empty, ErrorBox, Shown, useLoad } from '../ui';
+import { CopyButton, Empty, ErrorBox, Shown, useLoad, type Load } from '../ui';
+import { AutoConfigure, BrandLogo, RotateDkim } from './ops/DomainExtras';
+
+/** How often the page asks again while a record is pending (the worker checks pending records on its own). */
+const POLL_MS = 5000;
 
 export function DomainPage() {
   const { id = '' } = useParams();
   const { load: session } = useSession();
   const member = session.state === 'ready' && can(session.data.role, 'member');
-  const [domain, reload] = useLoad(
-    () => api.GET('/domains/{domain_id}', { params: { path: { domain_id: id } } }),
-    [id],
-  );
+  const [domain] = useLoad(() => api.GET('/domains/{domain_id}', { params: { path: { domain_id: id } } }), [id]);
   const [note, setNote] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
+  const [shown, refresh] = usePolled(id, domain);
   async function verify() {
     setError(null);
     setNote(null);
     const r = await api.POST('/domains/{domain_id}/verify', { params: { path: { domain_id: id } } });
     if (!r.response.ok) return setError(asApiError(r.error, r.response.status));
     setNote('Verification started: the records are checked now and their status updates below.');
-    reload();
+    refresh();
   }
   return (
     <>
       <p>
         <Link to="/dashboard/domains">← Domains</Link>
       </p>
-      <Shown load={domain} what="the domain">
+      <Shown load={shown} what="the domain">
         {(d) => (
           <>
             <h1>{d.name}</h1>
@@ -41,7 +43,7 @@ export function DomainPage() {
                 <button type="button" onClick={() => void verify()}>
                   Verify DNS records
                 </button>{' '}
-                <button type="button" className="secondary" onClick={reload}>
+                <button type="button" className="secondary" onClick={refresh}>
                   Refresh status
                 </button>
               </p>
@@ -49,6 +51,11 @@ export function DomainPage() {
             {note ? <p role="status">{note}</p> : null}
             {error ? <ErrorBox error={error} /> : null}
             <h2>DNS records</h2>
+            {polling(d) ? (
+              <p className="muted" role="status">
+                Records are being checked: their status updates here every few seconds.
+              </p>
+            ) : null}
             {d.records.length === 0 ? (
               <Empty>This domain has no records to publish.</Empty>
             ) : (
@@ -65,19 +72,19 @@ export function DomainPage() {
                   <tbody>
                     {d.records.map((r, i) => (
                       <tr key={i}>
-                        <td>
+                        <td data-label="Type">
                           {r.type}
                           {r.priority !== undefined ? ` ${r.priority}` : ''}
                         </td>
-                        <td>
+                        <td data-label="Name">
                           <code>{r.name}</code>{' '}
                           <CopyButton text={r.name} label={`Copy the ${r.record} record's name`} />
                         </td>
-                        <td className="value">
+                        <td className="value" data-label="Value">
                           <code>{r.value}</code>{' '}
                           <CopyButton text={r.value} label={`Copy the ${r.record} record's value`} />
                         </td>
-                        <td>
+                        <td data-label="Status">
                           <span className={`badge ${r.status}`}>{r.status}</span>
                         </td>
                       </tr>
@@ -86,9 +93,37 @@ export function DomainPage() {
                 </table>
               </div>
             )}
+            {member && !d.managed ? <RotateDkim domain={d} changed={refresh} /> : null}
+            {member && !d.managed ? <AutoConfigure domain={d} changed={refresh} /> : null}
+            {!d.managed ? <BrandLogo domain={d} member={member} changed={refresh} /> : null}
           </>
         )}
       </Shown>
     </>
   );
+}
+
+type Loaded = Load<Schemas['Domain']>;
+
+/** A new domain's records are checked at once (not_started, then pending): asked again until each has a verdict. */
+const polling = (d: Schemas['Domain']) =>
+  !d.managed && d.records.some((r) => r.status === 'pending' || r.status === 'not_started');
+
+/** The domain as loaded, then asked again quietly (no loading state) every few seconds while a record is pending. */
+function usePolled(id: string, load: Loaded): [Loaded, () => void] {
+  const [latest, setLatest] = useState<Schemas['Domain'] | null>(null);
+  useEffect(() => setLatest(null), [load]);
+  const current = latest ?? (load.state === 'ready' ? load.data : null);
+  const active = current !== null && polling(current);
+  const refresh = useCallback(() => {
+    void api.GET('/domains/{domain_id}', { params: { path: { domain_id: id } } }).then((r) => {
+      if (r.data) setLatest(r.data);
+    });
+  }, [id]);
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(refresh, POLL_MS);
+    return () => clearInterval(timer);
+  }, [refresh, active]);
+  return [current ? { state: 'ready', data: current } : load, refresh];
 }

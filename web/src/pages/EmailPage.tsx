@@ -5,6 +5,7 @@ import { Link, useParams } from 'react-router';
 import { api, type Schemas } from '../api/client';
 import { formatTime } from '../time';
 import { Empty, Shown, useLoad } from '../ui';
+import { HtmlFrame } from './ops/HtmlFrame';
 
 type Attempt = Schemas['DeliveryAttempt'];
 
@@ -43,7 +44,7 @@ export function EmailPage() {
             </Shown>
             <h2>Content</h2>
             {e.html ? (
-              <iframe className="preview" title="The email's HTML" sandbox="" srcDoc={e.html} />
+              <HtmlFrame html={e.html} title="The email's HTML" />
             ) : e.text ? (
               <pre className="text-body">{e.text}</pre>
             ) : (

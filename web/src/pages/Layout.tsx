@@ -8,7 +8,9 @@ import { NewTeam } from './NewTeam';
 import { SessionExpired } from '../expired';
 
 const NAV = [
+  ['/dashboard/overview', 'Overview'],
   ['/dashboard/emails', 'Emails'],
+  ['/dashboard/received', 'Received mail'],
   ['/dashboard/domains', 'Domains'],
   ['/dashboard/suppressions', 'Suppressions'],
   ['/dashboard/contacts', 'Contacts'],
@@ -17,6 +19,8 @@ const NAV = [
   ['/dashboard/contact-properties', 'Properties'],
   ['/dashboard/templates', 'Templates'],
   ['/dashboard/api-keys', 'API keys'],
+  ['/dashboard/webhooks', 'Webhooks'],
+  ['/dashboard/logs', 'Logs'],
   ['/dashboard/settings', 'Settings'],
 ] as const;
 
@@ -32,7 +36,7 @@ export function Layout() {
   return (
     <div className="shell">
       <header className="top">
-        <a className="brand" href="/dashboard/emails">
+        <a className="brand" href="/dashboard/overview">
           Postwerk
         </a>
         <TeamSwitcher info={load.data} />

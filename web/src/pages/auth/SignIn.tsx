@@ -13,7 +13,7 @@ export function SignIn() {
   const navigate = useNavigate();
   const [params] = useSearchParams();
   const { reload } = useSession();
-  const next = params.get('next')?.startsWith('/') ? params.get('next')! : '/dashboard/emails';
+  const next = params.get('next')?.startsWith('/') ? params.get('next')! : '/dashboard/overview';
   const signedIn = () => {
     reload();
     navigate(next);

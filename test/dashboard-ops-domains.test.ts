@@ -1,0 +1,120 @@
+// A domain's page in a real browser against the real api and worker, with BIND's named as the customer's DNS server:
+// add a domain, publish its records through the auto-configure form (RFC 2136 with named's TSIG key), verify, and
+// watch each record's status turn verified without reloading (the page polls while one is pending); rotate the DKIM
+// key (a new pending record appears); upload a brand logo (shown from the api under the page's CSP; a bad SVG
+// refused with the api's message) and remove it; a viewer is offered none of it. Screenshots at 1280 and 390 px.
+import test from 'ava';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from './helpers/browser.ts';
+import { buildDashboard } from './helpers/dashboard.ts';
+import { startAutoconfigureWorld, type AutoconfigureWorld } from './helpers/autoconfigure.ts';
+import { startEntry, type EntryProcess } from './helpers/processes.ts';
+import { browse, look, person, unexpected, type Person } from './helpers/dashboard-ops.ts';
+
+const DOMAIN = 'dash-auto.test';
+const LOGO = `<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" version="1.2" baseProfile="tiny-ps" viewBox="0 0 64 64">
+<title>Acme</title>
+<rect width="64" height="64" fill="#0a5"/>
+</svg>
+`;
+
+let world: AutoconfigureWorld;
+let worker: EntryProcess;
+let browser: Browser;
+let owner: Person;
+
+test.before(async () => {
+  await buildDashboard();
+  world = await startAutoconfigureWorld({ [DOMAIN]: [] });
+  worker = startEntry('worker/main.ts', world.p.config);
+  await worker.logged('worker.started', 120_000);
+  browser = await launchChromium();
+  owner = await person(world.p, 'domains-owner@people.test');
+});
+test.after.always(async () => {
+  await browser?.close();
+  await worker?.stop();
+  await world?.close();
+});
+
+test.serial('add, auto-configure, verify live, rotate DKIM, brand logo', async (t) => {
+  t.timeout(300_000);
+  const url = world.p.url;
+  const v = await browse(browser, owner);
+  const { page } = v;
+  await page.goto(`${url}/dashboard/domains`);
+  await page.locator('#add-domain-form input[name=name]').fill(DOMAIN);
+  await page.locator('#add-domain-form button[type=submit]').click();
+  await page.getByRole('heading', { name: DOMAIN }).waitFor();
+  // Nothing published yet: the records stay pending, and the page says it keeps checking.
+  await page.getByRole('button', { name: 'Verify DNS records' }).click();
+  await page.getByText('Records are being checked').waitFor();
+  await look(t, page, 'domain-pending');
+  // On a phone each record is a block: the DKIM value gets the width of the page, not a one-word column.
+  await page.setViewportSize({ width: 390, height: 844 });
+  const dkim = page.locator('table.records tr', { hasText: '_domainkey' }).locator('td.value code');
+  t.true((await dkim.boundingBox())!.width > 250, 'the DKIM value is readable on a phone');
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  await page.getByText('Publish the records by DNS update').click();
+  const form = page.locator('#auto-configure-form');
+  await form.getByLabel('DNS server').fill('127.0.0.1');
+  await form.getByLabel('Port').fill(String(world.named.port));
+  await form.getByLabel('TSIG key name').fill(world.named.key.name);
+  await form.getByLabel('TSIG secret').fill('bm90IHRoZSBrZXk=');
+  await form.getByRole('button', { name: 'Publish the records' }).click();
+  await form.getByRole('alert').waitFor();
+  t.regex((await form.getByRole('alert').textContent()) ?? '', /\S/, 'a wrong key: the api message');
+  await look(t, page, 'domain-autoconfigure-error');
+  await form.getByLabel('TSIG key name').fill(world.named.key.name);
+  await form.getByLabel('TSIG secret').fill(world.named.key.secret);
+  await form.getByLabel('DNS server').fill('127.0.0.1');
+  await form.getByLabel('Port').fill(String(world.named.port));
+  await form.getByRole('button', { name: 'Publish the records' }).click();
+  await page.locator('#auto-configure-result').waitFor();
+  t.regex((await page.locator('#auto-configure-result').textContent()) ?? '', /Done: [1-9]\d* created/);
+  // The worker reads the records back from named: each turning verified below shows they were published.
+  // No reload: the polling page shows each record turn verified once the worker found them in named.
+  await page.locator('table.records .badge.pending').first().waitFor({ state: 'detached', timeout: 60_000 });
+  await page.getByText('Records are being checked').waitFor({ state: 'detached' });
+  const statuses = await page.locator('table.records td[data-label=Status] .badge').allTextContents();
+  t.true(statuses.length >= 2);
+  t.deepEqual([...new Set(statuses)], ['verified']);
+  t.is(await page.locator('h1 + p .badge').textContent(), 'verified');
+  await look(t, page, 'domain-verified');
+
+  await page.getByRole('button', { name: 'Rotate the DKIM key' }).click();
+  await page.getByText(/New DKIM selector/).waitFor();
+  await page.locator('table.records .badge.pending').first().waitFor();
+  t.is(await page.locator('table.records tr', { hasText: '_domainkey' }).count(), 2, 'old and new DKIM records');
+  await page.getByText('Records are being checked').waitFor();
+
+  await page
+    .locator('#logo-file')
+    .setInputFiles({ name: 'bad.svg', mimeType: 'image/svg+xml', buffer: Buffer.from('<svg') });
+  await page.locator('section[aria-labelledby=brand-title] [role=alert]').waitFor();
+  await page
+    .locator('#logo-file')
+    .setInputFiles({ name: 'logo.svg', mimeType: 'image/svg+xml', buffer: Buffer.from(LOGO) });
+  const img = page.getByRole('img', { name: `The brand logo of ${DOMAIN}` });
+  await img.waitFor();
+  await page.waitForFunction(() => (document.querySelector('.logo img') as HTMLImageElement | null)?.naturalWidth);
+  t.true(await img.evaluate((i: HTMLImageElement) => i.naturalWidth > 0), 'the logo loads from the api');
+  await page.locator('table.records tr', { hasText: '_bimi' }).waitFor();
+  await look(t, page, 'domain-brand');
+  await page.getByRole('button', { name: 'Remove the logo' }).click();
+  await page.getByText('No logo yet.').waitFor();
+  t.deepEqual(unexpected(v.errors), []);
+  await v.context.close();
+
+  const viewer = await person(world.p, 'domains-viewer@people.test', { teamId: owner.teamId, role: 'viewer' });
+  const vv = await browse(browser, viewer);
+  await vv.page.goto(page.url());
+  await vv.page.getByRole('heading', { name: DOMAIN }).waitFor();
+  await vv.page.getByText('No logo yet.').waitFor();
+  for (const action of ['Verify DNS records', 'Rotate the DKIM key', 'Remove the logo'])
+    t.is(await vv.page.getByRole('button', { name: action }).count(), 0, `no ${action} for a viewer`);
+  t.is(await vv.page.locator('#auto-configure-form, #logo-file').count(), 0);
+  await vv.context.close();
+});

@@ -1,0 +1,115 @@
+// Received mail in a real browser against the real api, with mail arriving over SMTP at the real MX and stored by the
+// real receive job: the empty list, a message in the list, the api's search, the message's page (facts, the HTML in a
+// sandboxed frame that renders under the page's CSP, headers, an attachment and the raw message downloaded through
+// their signed links), a 404, deleting (members) and a viewer offered no delete. Screenshots at 1280 and 390 px.
+import test from 'ava';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from './helpers/browser.ts';
+import { buildDashboard } from './helpers/dashboard.ts';
+import { PDF, startReceivingWorld, type ReceivingWorld } from './helpers/receiving-world.ts';
+import { browse, look, person, unexpected, type Person } from './helpers/dashboard-ops.ts';
+import { newId } from '../shared/ids.ts';
+
+let world: ReceivingWorld;
+let browser: Browser;
+let owner: Person;
+let domain: string;
+
+test.before(async () => {
+  await buildDashboard();
+  // An http public address (cookies without the __Host- prefix, as on loopback); its links name another host,
+  // which the dashboard turns into paths of the api it came from.
+  world = await startReceivingWorld({ PUBLIC_BASE_URL: 'http://mail.example-platform.test' });
+  browser = await launchChromium();
+  owner = await person(world.p, 'received-owner@people.test');
+  domain = 'rx-dashboard.test';
+  await world.p.db('domains').insert({
+    id: newId(),
+    team_id: owner.teamId,
+    name: domain,
+    status: 'verified',
+    receiving: 'enabled',
+  });
+});
+test.after.always(async () => {
+  await browser?.close();
+  await world?.close();
+});
+
+test.serial('the inbox: list, search, a message with its frame, attachment and raw download, delete', async (t) => {
+  t.timeout(180_000);
+  const url = world.p.url;
+  const v = await browse(browser, owner);
+  const { page } = v;
+  await page.goto(`${url}/dashboard/received`);
+  await page.getByText('No mail received yet').waitFor();
+  await look(t, page, 'received-empty');
+
+  const id = await world.deliverOne(`orders@${domain}`, {
+    from: 'Alice <alice@sender.test>',
+    to: `orders@${domain}`,
+    subject: 'Order <b>42</b>',
+    text: 'Plain words',
+    html: '<h1 id="inside">Hello from the inbox</h1><p style="color:red">Styled</p><img src="https://tracker.example/p.gif">',
+    attachments: [{ filename: 'invoice.pdf', content: PDF, contentType: 'application/pdf' }],
+  });
+  await world.deliverOne(`orders@${domain}`, { to: `orders@${domain}`, subject: 'Another one', text: 'x' });
+  await page.reload();
+  await page.getByRole('link', { name: 'Order <b>42</b>' }).waitFor();
+  await look(t, page, 'received');
+  await page.getByLabel('Search').fill('another');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.waitForURL(/q=another/);
+  await page.getByRole('link', { name: 'Another one' }).waitFor();
+  t.is(await page.getByRole('link', { name: 'Order <b>42</b>' }).count(), 0, 'the api searched');
+  await page.getByLabel('Search').fill('nothing like it');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByText('No received message matches').waitFor();
+
+  await page.goto(`${url}/dashboard/received/${id}`);
+  t.is(await page.locator('h1').first().textContent(), 'Order <b>42</b>', 'the subject as text');
+  const frame = page.frameLocator('iframe[title="The message\'s HTML"]');
+  t.is(await frame.locator('#inside').textContent(), 'Hello from the inbox');
+  t.is(await page.locator('iframe').getAttribute('sandbox'), '');
+  t.true(await frame.locator('#inside').isVisible(), 'the frame renders');
+  await page.getByText('header fields').click();
+  await page.getByRole('rowheader', { name: 'subject' }).waitFor();
+  const attachment = page.getByRole('link', { name: 'invoice.pdf' });
+  await attachment.waitFor();
+  await look(t, page, 'received-message');
+
+  const [file] = await Promise.all([page.waitForEvent('download'), attachment.click()]);
+  t.deepEqual(await readAll(await file.createReadStream()), PDF);
+  const [raw] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('link', { name: 'Download the raw message' }).click(),
+  ]);
+  t.regex((await readAll(await raw.createReadStream())).toString('latin1'), /^Subject: Order <b>42<\/b>/m);
+  t.false(
+    v.requests.some((r) => r.startsWith('https://tracker.example')),
+    'the frame loads nothing remote',
+  );
+
+  const viewer = await person(world.p, 'received-viewer@people.test', { teamId: owner.teamId, role: 'viewer' });
+  const vv = await browse(browser, viewer);
+  await vv.page.goto(`${url}/dashboard/received/${id}`);
+  await vv.page.getByRole('link', { name: 'Download the raw message' }).waitFor();
+  t.is(await vv.page.getByRole('button', { name: 'Delete' }).count(), 0, 'no delete for a viewer');
+  await vv.context.close();
+
+  await page.getByRole('button', { name: 'Delete' }).click();
+  await page.waitForURL(`${url}/dashboard/received`);
+  await page.getByRole('link', { name: 'Another one' }).waitFor();
+  t.is(await page.getByRole('link', { name: 'Order <b>42</b>' }).count(), 0);
+  await page.goto(`${url}/dashboard/received/${id}`);
+  await page.getByRole('alert').waitFor();
+  await look(t, page, 'received-not-found');
+  t.deepEqual(unexpected(v.errors.filter((e) => !/Content Security Policy|tracker\.example/.test(e))), []);
+  await v.context.close();
+});
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(Buffer.from(c as Buffer));
+  return Buffer.concat(chunks);
+}

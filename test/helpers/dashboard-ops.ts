@@ -1,0 +1,75 @@
+// What the dashboard's operations tests share: a person signed in (cookie client, the same cookies given to a
+// browser context, in a timezone of the test's choosing), a team made through the api, axe and screenshots.
+import type { ExecutionContext } from 'ava';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CookieClient, makeUser } from './accounts.ts';
+import { DESKTOP, screenshotDir } from './browser.ts';
+import { lookAt } from './dashboard.ts';
+import type { Platform } from './platform.ts';
+
+export const PASSWORD = 'a long dashboard password';
+
+export interface Person {
+  client: CookieClient;
+  teamId: string;
+}
+
+/** An account (made without a mail), signed in, with a team of its own (its admin) or `join`ed as `role`. */
+export async function person(
+  p: Platform,
+  email: string,
+  join?: { teamId: string; role: 'viewer' | 'member' | 'admin' },
+): Promise<Person> {
+  const user = await makeUser(p.db, email, PASSWORD);
+  const client = new CookieClient(p.url);
+  const login = await client.request('POST', '/auth/login', { body: { email, password: PASSWORD } });
+  if (login.status !== 200) throw new Error(`login: ${login.status} ${login.text}`);
+  const team = join
+    ? (await p
+        .db('team_members')
+        .insert({ id: crypto.randomUUID(), team_id: join.teamId, user_id: user.id, role: join.role }),
+      join.teamId)
+    : (await client.request('POST', '/teams', { body: { name: `Team of ${email}` } })).body.id;
+  const switched = await client.request('POST', `/teams/${team}/switch`, { body: {} });
+  if (switched.status !== 200) throw new Error(`switch: ${switched.status} ${switched.text}`);
+  return { client, teamId: team };
+}
+
+/** A browser context carrying the person's session cookies; console errors noted. */
+export async function browse(
+  browser: Browser,
+  who: Person,
+  timezoneId = 'UTC',
+): Promise<{ context: BrowserContext; page: Page; errors: string[]; requests: string[] }> {
+  const context = await browser.newContext({ viewport: DESKTOP, timezoneId, deviceScaleFactor: 1 });
+  await context.addCookies(
+    [...who.client.jar].map(([name, value]) => ({ name, value, url: who.client.url, sameSite: 'Lax' as const })),
+  );
+  const page = await context.newPage();
+  const errors: string[] = [];
+  const requests: string[] = [];
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  page.on('pageerror', (err) => errors.push(String(err)));
+  page.on('dialog', (d) => void d.accept());
+  return { context, page, errors, requests };
+}
+
+/** Console errors but the expected refusals (a 404 asked on purpose, a refused form). */
+export const unexpected = (errors: string[]) => errors.filter((e) => !/status of (404|422)/.test(e));
+
+let shots: Promise<string> | undefined;
+
+/** axe-core finds nothing serious or critical; nothing wider than the window; the screenshots are written. */
+export async function look(t: ExecutionContext, page: Page, name: string) {
+  shots ??= screenshotDir('dashboard');
+  const { violations, overflow } = await lookAt(page, await shots, name);
+  t.is(overflow, 0, `${name} is wider than the window`);
+  t.deepEqual(
+    violations.map((v) => `${v.id}: ${v.help} ${JSON.stringify(v.nodes.map((n) => n.target))}`),
+    [],
+    `axe on ${name}`,
+  );
+}
