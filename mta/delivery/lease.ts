@@ -59,9 +59,10 @@ export interface LeasedWork {
 
 // The email columns takeLease reads (those a send writes). Named, not e.*: a prepared statement whose result columns
 // change (a migration adding one) fails until the connection closes, while one that names its columns is simply
-// planned again.
-const EMAIL_COLUMNS = EMAIL_NAMES.map((c) => `e."${c}"`).join(', ');
-const EMAIL_FIELDS = EMAIL_NAMES.map((c) => `"${c}"`).join(', ');
+// planned again. Also `broadcast_id`, which only a broadcast's fan-out writes (shared/broadcasts/fanout-rows.ts).
+const LEASED_NAMES = [...EMAIL_NAMES, 'broadcast_id'];
+const EMAIL_COLUMNS = LEASED_NAMES.map((c) => `e."${c}"`).join(', ');
+const EMAIL_FIELDS = LEASED_NAMES.map((c) => `"${c}"`).join(', ');
 
 /** Rows through json: timestamps come back as strings. */
 const EMAIL_DATES = ['scheduled_at', 'created_at', 'updated_at'];
