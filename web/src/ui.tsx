@@ -95,3 +95,26 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
     </button>
   );
 }
+
+/** Newer and Older over a cursor-paged list: `after` is the stack of cursors that led to this page. */
+export function Pager(props: {
+  after: string[];
+  setAfter: (after: string[]) => void;
+  list: { has_more: boolean; data: { id: string }[] };
+}) {
+  const { after, setAfter, list } = props;
+  return (
+    <div className="pager">
+      <button type="button" disabled={after.length === 0} onClick={() => setAfter(after.slice(0, -1))}>
+        Newer
+      </button>
+      <button
+        type="button"
+        disabled={!list.has_more}
+        onClick={() => setAfter([...after, list.data[list.data.length - 1].id])}
+      >
+        Older
+      </button>
+    </div>
+  );
+}

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { api } from '../api/client';
 import { formatTime } from '../time';
-import { Empty, Shown, useLoad } from '../ui';
+import { Empty, Shown, useLoad, Pager } from '../ui';
 
 const PAGE = 50;
 
@@ -69,20 +69,7 @@ export function Emails() {
                   </table>
                 </div>
               )}
-              {after.length === 0 && !list.has_more ? null : (
-                <div className="pager">
-                  <button type="button" disabled={after.length === 0} onClick={() => setAfter(after.slice(0, -1))}>
-                    Newer
-                  </button>
-                  <button
-                    type="button"
-                    disabled={!list.has_more}
-                    onClick={() => setAfter([...after, list.data[list.data.length - 1].id])}
-                  >
-                    Older
-                  </button>
-                </div>
-              )}
+              {after.length === 0 && !list.has_more ? null : <Pager after={after} setAfter={setAfter} list={list} />}
             </>
           );
         }}

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
 import { api, type Schemas } from '../../api/client';
 import { formatTime } from '../../time';
-import { Empty, Shown, useLoad } from '../../ui';
+import { Empty, Shown, useLoad, Pager } from '../../ui';
 
 const PAGE = 100;
 const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'];
@@ -76,18 +76,7 @@ export function Logs() {
               ) : (
                 <LogTable rows={rows} />
               )}
-              <div className="pager">
-                <button type="button" disabled={after.length === 0} onClick={() => setAfter(after.slice(0, -1))}>
-                  Newer
-                </button>
-                <button
-                  type="button"
-                  disabled={!list.has_more}
-                  onClick={() => setAfter([...after, list.data[list.data.length - 1].id])}
-                >
-                  Older
-                </button>
-              </div>
+              <Pager after={after} setAfter={setAfter} list={list} />
             </>
           );
         }}

@@ -5,7 +5,7 @@ import { Link, useParams } from 'react-router';
 import { api, asApiError, type ApiError, type Schemas } from '../../api/client';
 import { can, useSession } from '../../session';
 import { formatTime } from '../../time';
-import { Empty, ErrorBox, Shown, useLoad } from '../../ui';
+import { Empty, ErrorBox, Shown, useLoad, Pager } from '../../ui';
 
 const PAGE = 25;
 
@@ -37,18 +37,7 @@ export function EventList({ webhookId }: { webhookId: string }) {
           ) : (
             <>
               <EventTable webhookId={webhookId} rows={l.data} />
-              <div className="pager">
-                <button type="button" disabled={after.length === 0} onClick={() => setAfter(after.slice(0, -1))}>
-                  Newer
-                </button>
-                <button
-                  type="button"
-                  disabled={!l.has_more}
-                  onClick={() => setAfter([...after, l.data[l.data.length - 1].id])}
-                >
-                  Older
-                </button>
-              </div>
+              <Pager after={after} setAfter={setAfter} list={l} />
             </>
           )
         }
