@@ -208,7 +208,51 @@ const NOT_TEAM_DATA = new Set([
   'sessions',
   'mfa_challenges',
   'mfa_recovery_codes',
+  // The OAuth server's signing keys (the platform's), and oidc-provider's store: clients, a person's sessions and
+  // interactions are not a team's; the codes and tokens of a team's grants are erased with it (shared/teams/deletion.ts,
+  // tested below).
+  'oauth_signing_keys',
+  'oauth_models',
 ]);
+
+test("erasing a team removes its OAuth grants' codes and tokens, and leaves another team's", async (t) => {
+  const doomed = await teamWithAdmin();
+  const kept = await teamWithAdmin();
+  const user = await p.db('users').where({ email: doomed.email }).first();
+  const grant = async (teamId: string, providerId: string) => {
+    await p.db('oauth_grants').insert({
+      id: randomUUID(),
+      provider_grant_id: providerId,
+      team_id: teamId,
+      user_id: user.id,
+      client_id: 'client',
+      scopes: ['emails:read'],
+      resources: ['http://localhost/'],
+    });
+    await p.db('oauth_models').insert({
+      model: 'AccessToken',
+      id: `token-${providerId}`,
+      payload: JSON.stringify({ grantId: providerId }),
+      grant_id: providerId,
+      expires_at: new Date(Date.now() + 3600_000),
+    });
+  };
+  await grant(doomed.team.id, `g-doomed-${n}`);
+  await grant(kept.team.id, `g-kept-${n}`);
+  const scheduled = await doomed.c.request('POST', `/teams/${doomed.team.id}/deletion`, {
+    body: { confirm: doomed.name },
+  });
+  t.is(scheduled.body.status, 'scheduled', scheduled.text);
+  await retention(new Date(Date.now() + 31 * DAY));
+  t.deepEqual(
+    await p
+      .db('oauth_models')
+      .whereIn('id', [`token-g-doomed-${n}`, `token-g-kept-${n}`])
+      .pluck('id'),
+    [`token-g-kept-${n}`],
+  );
+  t.is((await p.db('oauth_grants').where({ team_id: doomed.team.id })).length, 0);
+});
 
 test('every table is covered: it has a team_id, cascades from a table that has one, or holds no team data', async (t) => {
   const { rows } = await p.db.raw(

@@ -103,6 +103,11 @@ export async function purgeTeam(deps: PurgeDeps, teamId: string): Promise<{ rows
   const blobs = new Map<string, { table: string; column: string }>();
   let rows = 0;
   await deps.db.transaction(async (trx) => {
+    // The OAuth server's codes and tokens of the team's grants: oidc-provider's store (oauth_models) has no team_id;
+    // its rows name their grant, and the grants (oauth_grants) are the team's.
+    rows += await trx('oauth_models')
+      .whereIn('grant_id', trx('oauth_grants').where({ team_id: teamId }).select('provider_grant_id'))
+      .delete();
     for (const table of tables) {
       for (const column of await blobColumns(trx, table)) {
         const keys: string[] = await trx(table).where({ team_id: teamId }).whereNotNull(column).pluck(column);
