@@ -209,8 +209,8 @@ const NOT_TEAM_DATA = new Set([
   'mfa_challenges',
   'mfa_recovery_codes',
   // The OAuth server's signing keys (the platform's), and oidc-provider's store: clients, a person's sessions and
-  // interactions are not a team's; the codes and tokens of a team's grants are erased with it (shared/teams/deletion.ts,
-  // tested below).
+  // interactions are not a team's; the codes and tokens of a team's grants are erased with it
+  // (shared/teams/deletion.ts, tested below).
   'oauth_signing_keys',
   'oauth_models',
 ]);
