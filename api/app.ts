@@ -1,6 +1,6 @@
 // The middleware chain: request id → metrics and request log line → error translator → security headers →
-// User-Agent → the reference page (/docs) → the account page (/account) → the dashboard (/, /assets/) → routes →
-// 404/405.
+// User-Agent → the reference page (/docs) → the OAuth authorization server (/oauth) → the account page (/account) →
+// the dashboard (/, /assets/) → routes (the MCP server's among them) → 404/405.
 import Koa from 'koa';
 import { ServiceError } from '../shared/errors.ts';
 import type { ApiDeps } from './deps.ts';
@@ -23,13 +23,16 @@ import { mcpEndpoint } from './mcp/endpoint.ts';
 /** `ops` defaults to every operation the api serves; tests pass their own list to mount test-only routes. */
 export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
   const metrics = given.metrics ?? apiMetrics();
+  // Made on the caller's deps, so whoever made the app can close it (its revocation channel, api/oauth/server.ts).
+  const oauth = (given.oauth ??= createOAuthServer(given, scopeList(ops.map((op) => op.scope))));
   const deps: ApiDeps = {
     ...given,
     requestLogs: given.requestLogs ?? requestLogWriter(given.db, given.log),
     metrics,
     templates: given.templates ?? new TemplateCache(),
+    oauth,
   };
-  deps.oauth ??= createOAuthServer(deps, scopeList(ops.map((op) => op.scope)));
+  deps.mcp = mcpEndpoint(deps, ops);
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true;
   const router = buildRouter(ops, deps);
@@ -49,9 +52,9 @@ export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
     if (ctx.status === 404) throw new ServiceError('not_found', 'Route not found.');
   });
   app.use(apiReference(deps.config.PUBLIC_BASE_URL));
-  // The OAuth authorization server under /oauth and its metadata (docs/oauth.md); the MCP server at /mcp (docs/mcp.md).
-  app.use(deps.oauth.middleware);
-  app.use(mcpEndpoint(deps, ops));
+  // The OAuth authorization server under /oauth and its metadata (docs/oauth.md). The MCP server at /mcp and the
+  // protected resource metadata are routes (api/routes/mcp.ts, docs/mcp.md).
+  app.use(oauth.middleware);
   // The account page (sign-up, sign-in, MFA) until the dashboard replaces it (docs/accounts.md).
   app.use(accountPages);
   // The dashboard (web/): its page at / and its page URLs, its files under /assets/ (docs/dashboard.md).

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Context } from 'koa';
 import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -11,6 +12,12 @@ import type { ContactJobs } from '../shared/imports/jobs.ts';
 import type { TemplateCache } from '../shared/templates/send.ts';
 import type { AccountMailer } from '../shared/accounts/mail.ts';
 import type { OAuthServer } from './oauth/server.ts';
+
+/**
+ * Answers one request to /mcp (api/routes/mcp.ts declares it; the router runs it with no caller of its own); made by
+ * api/mcp/endpoint.ts, declared here so that this file imports nothing of the MCP server's.
+ */
+export type McpEndpoint = (ctx: Context) => Promise<void>;
 
 /** Everything a route or middleware may use; created once in api/main.ts (or by a test) and passed down. */
 export interface ApiDeps {
@@ -41,4 +48,6 @@ export interface ApiDeps {
   accountMail?: AccountMailer;
   /** The OAuth authorization server and token checks (api/oauth/server.ts); createApp makes it when not given. */
   oauth?: OAuthServer;
+  /** The MCP server (api/mcp/endpoint.ts) whose tools are the app's operations; createApp makes it. */
+  mcp?: McpEndpoint;
 }

@@ -7,6 +7,7 @@ import { createFsBlobStore } from '../shared/blobs.ts';
 import { trapShutdown } from '../shared/shutdown.ts';
 import { version } from '../shared/version.ts';
 import { createApp } from './app.ts';
+import type { ApiDeps } from './deps.ts';
 import { createHttpServer } from './server.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
 import { createQueue, queues } from '../shared/queue.ts';
@@ -41,7 +42,7 @@ const requestLogs = requestLogWriter(db, log, { delayMs: 50, maxRows: 100 });
 const registry = createRegistry();
 const metrics = apiMetrics(registry);
 const contactJobs = contactJobQueues(config, log);
-const app = createApp({
+const apiDeps: ApiDeps = {
   config,
   db,
   redis,
@@ -53,7 +54,8 @@ const app = createApp({
   contactJobs,
   requestLogs,
   metrics,
-});
+};
+const app = createApp(apiDeps);
 
 const server = createHttpServer(app, config);
 // The tracking listener (docs/tracking.md): hits answered at once, recorded in one transaction per 50 ms (or 500 hits).
@@ -87,6 +89,7 @@ log.info({ host: config.TRACKING_HOST, port: (trackingServer.address() as Addres
 shutdown.ready(async () => {
   await Promise.all([server, trackingServer].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   await Promise.allSettled([requestLogs.close(), enqueueDelivery.flush(), recorder.close()]);
+  await Promise.allSettled([apiDeps.oauth?.close()]);
   await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close(), contactJobs.close()]);
   await metricsListener.close();
 });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Operation } from './routes/operation.ts';
 import { errorSchema, timestamp } from './routes/schemas.ts';
 import type { EventType } from '../shared/events.ts';
+import { describeScope, scopeList } from '../shared/oauth/scopes.ts';
 
 type Json = Record<string, unknown>;
 
@@ -43,8 +44,18 @@ const TAGS: Record<string, string> = {
   billing: 'Not built yet: every operation answers 501',
   inbox: 'Not built yet: every operation answers 501 (support inboxes: threads, labels, drafts)',
   oauth:
-    'Access granted to OAuth clients (an MCP client, an app) and the consent page; the authorization server is at /oauth (docs/oauth.md)',
+    'Access granted to OAuth clients (an MCP client, an app), the consent page, and the API as a protected resource; the authorization server is at /oauth, its metadata at /.well-known/oauth-authorization-server (docs/oauth.md)',
+  mcp: 'The remote MCP server, whose tools are the operations an OAuth scope reaches: an OAuth access token only (docs/mcp.md)',
 };
+
+/** The scopes a client may ask for (those the operations declare and the spec's), each in plain words. */
+function oauthScopes(operations: Operation[]): Record<string, string> {
+  const scopes: Record<string, string> = {
+    offline_access: 'A refresh token: stay connected (30 days, rotated on each use) until the grant is revoked',
+  };
+  for (const scope of scopeList(operations.map((op) => op.scope))) scopes[scope] = describeScope(scope);
+  return scopes;
+}
 
 /** JSON Schema of `schema`, its named parts hoisted into `components`. */
 function convert(schema: z.ZodType, components: Json, io: 'input' | 'output'): Json {
@@ -97,7 +108,11 @@ function parameters(op: Operation, components: Json): Json[] {
 function operationObject(op: Operation, components: Json): Json {
   const status = String(op.status ?? 200);
   const success = {
-    description: op.raw ? 'The file itself' : 'Success',
+    description: op.oauthOnly
+      ? 'The JSON-RPC answer (a notification is answered 202, without a body)'
+      : op.raw
+        ? 'The file itself'
+        : 'Success',
     content: { 'application/json': { schema: convert(op.response, components, 'output') } },
   };
   const responses: Json = { [status]: success };
@@ -119,6 +134,20 @@ function operationObject(op: Operation, components: Json): Json {
   };
   if (op.permission === 'none') result.security = [];
   if (op.permission === 'session') result.security = [{ sessionCookie: [] }];
+  // `null`: no API key or session; /mcp takes an OAuth access token for itself (the scopes are its tools').
+  if (op.permission === null) result.security = [{ oauth2: [] }];
+  if (op.oauthOnly)
+    responses['401'] = {
+      ...(responses['401'] as Json),
+      description:
+        'No OAuth access token for this resource (none, an API key, a token for another resource, expired or revoked)',
+      headers: {
+        'WWW-Authenticate': {
+          description: 'Bearer, with `resource_metadata` naming the protected resource metadata (RFC 9728)',
+          schema: { type: 'string' },
+        },
+      },
+    };
   const body = op.bodyDoc ?? op.body;
   if (body) {
     const media: Json = { schema: convert(body, components, 'input') };
@@ -182,6 +211,7 @@ export function buildOpenApi(
   info: { version: string; serverUrl: string },
   events: EventDoc[] = [],
 ): Json {
+  const root = info.serverUrl.replace(/\/$/, '');
   const components: Json = {};
   convert(errorSchema, components, 'output');
   const paths: Record<string, Json> = {};
@@ -213,7 +243,25 @@ export function buildOpenApi(
     components: {
       schemas: components,
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, `rk_...`' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            "An API key, `rk_...`, or an OAuth access token (the `oauth2` scheme) for this API: a token reaches an operation whose `x-service-scope` it holds, within its granting person's role; none reaches an operation whose `x-service-scope` is null (docs/oauth.md).",
+        },
+        oauth2: {
+          type: 'oauth2',
+          description:
+            'OAuth 2.1: authorization code with PKCE (`S256`, required), dynamic client registration at /oauth/reg, metadata at /.well-known/oauth-authorization-server. A token is bound to one resource (RFC 8707 `resource`): this API (`/`, sent as the bearer token) or the MCP server (`/mcp`).',
+          flows: {
+            authorizationCode: {
+              authorizationUrl: `${root}/oauth/auth`,
+              tokenUrl: `${root}/oauth/token`,
+              refreshUrl: `${root}/oauth/token`,
+              scopes: oauthScopes(operations),
+            },
+          },
+        },
         sessionCookie: {
           type: 'apiKey',
           in: 'cookie',

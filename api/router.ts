@@ -97,9 +97,10 @@ function sessionHandler(op: Operation, deps: ApiDeps) {
 }
 
 function handlerFor(op: Operation, deps: ApiDeps) {
-  // Only `none` runs without a credential; `session` needs the session cookie; `null` operations fail closed: no
-  // OAuth layer exists yet, so they are refused (missing_api_key, or restricted_api_key from checkPermission).
-  if (op.permission === 'none') {
+  // `none` runs without a credential, and so does a `null` operation that checks its own OAuth token (oauthOnly:
+  // /mcp); `session` needs the session cookie; any other `null` operation fails closed: no API key or session
+  // reaches it (missing_api_key, or restricted_api_key from checkPermission), and an OAuth token is refused too.
+  if (op.permission === 'none' || (op.permission === null && op.oauthOnly)) {
     return (ctx: Context) => {
       ctx.state.route = op.path;
       return runOperation(op, ctx, deps, undefined);
@@ -127,6 +128,7 @@ function handlerFor(op: Operation, deps: ApiDeps) {
       id: logId,
       team_id: auth.team.id,
       api_key_id: auth.key?.id ?? null,
+      oauth_grant_id: auth.oauth?.grantId ?? null,
       method: ctx.method,
       endpoint: ctx.path,
       response_status: ctx.status,

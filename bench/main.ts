@@ -1,7 +1,7 @@
 // `npm run bench`: our api under load next to a bare Koa server, on this machine, in one run (see bench/README.md).
 // Setup mirrors test/helpers/platform.ts (a fresh migrated database, a unique Redis prefix, a team and key made
 // by the operator command), but the api is the real entry point api/main.ts in its own process.
-import './env.ts'; // first: the configuration, before any helper reads it
+import { envNumber } from './env.ts'; // first: the configuration, before any helper reads it
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import { measure, type LoadOptions, type Measurement, type Target } from './load
 import { fixed, renderTable } from './table.ts';
 import { runDomainBench } from './domains.ts';
 import { runSendingBench } from './sending.ts';
+import { runScaleoutBench, scaleoutOptions } from './scaleout.ts';
 import { runInboundBench } from './inbound.ts';
 import { runWebhookBench } from './webhooks.ts';
 import { runImportBench } from './imports.ts';
@@ -27,14 +28,6 @@ import { runTrackingBench } from './tracking.ts';
 import { runDashboardBench } from './dashboard.ts';
 import { runOAuthBench } from './oauth.ts';
 import { runBroadcastBench } from './broadcasts.ts';
-
-function envNumber(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number >= ${min}, got "${raw}"`);
-  return n;
-}
 
 const load: LoadOptions = {
   seconds: envNumber('BENCH_SECONDS', 8, 1),
@@ -222,8 +215,8 @@ function report(results: Measurement[]): boolean {
 
 const results: Measurement[] = [];
 let exitCode = 1;
-// BENCH_ONLY=sending (or inbound, webhooks, segments, templates, accounts, tracking, broadcasts, imports) runs that
-// suite alone.
+// BENCH_ONLY=sending (or inbound, webhooks, segments, templates, accounts, tracking, broadcasts, imports, scaleout)
+// runs that suite alone.
 const only = process.env.BENCH_ONLY;
 try {
   exitCode = 0;
@@ -261,6 +254,8 @@ try {
       console.error(`bench: sending: ${(err as Error).stack ?? err}`);
       exitCode = 1;
     });
+  // The scale-out suite (bench/scaleout.ts): one, then two mta copies on one database; only when asked for.
+  if (only === 'scaleout' && !(await runScaleoutBench(scaleoutOptions(envNumber, redisUrl, undo)))) exitCode = 1;
   // The inbound suite (bench/inbound.ts): Postfix and our MX accepting the same smtp-source streams; PASS/FAIL lines.
   if (!only || only === 'inbound')
     await runInboundBench({
@@ -368,6 +363,7 @@ try {
       size: envNumber('BENCH_BROADCAST_SIZE', 100_000, 1),
       singles: envNumber('BENCH_BROADCAST_SINGLES', 2000, 1),
       pacedSeconds: envNumber('BENCH_BROADCAST_PACED_SECONDS', 10, 1),
+      rounds: envNumber('BENCH_BROADCAST_ROUNDS', 3, 1),
       redisUrl,
       onCleanup: (step) => undo.push(step),
     }).catch((err) => {

@@ -75,6 +75,8 @@ export async function runOAuthBench(o: { requests: number }): Promise<boolean> {
     const mcpOk = ratio <= MCP_RATIO;
     console.log(`${tokenOk ? 'PASS' : 'FAIL'} token check adds ${fixed(overhead, 2)} ms at p99 over an API key (< 1)`);
     console.log(`${mcpOk ? 'PASS' : 'FAIL'} MCP listEmails is ${fixed(ratio, 2)}x the REST call at p50 (<= 1.5)`);
+    // Reported, not judged: the budget is read at p50 (bench/README.md, the oauth suite, says why).
+    console.log(`     MCP listEmails is ${fixed(pct(tool, 99) / pct(rest, 99), 2)}x the REST call at p99`);
     return tokenOk && mcpOk;
   } finally {
     await p.close();

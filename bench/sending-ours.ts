@@ -2,7 +2,6 @@
 // each its own process, on a fresh database and Redis prefix, resolving through a loopback DNS server in the
 // bench process (the sending domain's records, the recipient domain's MX → 127.0.0.1) and delivering to the
 // sink's port. The accept loads: autocannon POSTing to /emails, and nodemailer submitting over SMTP.
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,9 +19,9 @@ import { checkDomain } from '../shared/domains/verify.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
 import { createTestDatabase } from '../test/helpers/db.ts';
 import { startDnsServer, type DnsServer } from '../test/helpers/dns-server.ts';
-import { METRICS_ON_FREE_PORTS, repoRoot, startServer, type ChildServer } from './servers.ts';
+import { spawnMta, startServer, type ChildServer } from './servers.ts';
 import { USER_AGENT } from './load.ts';
-import { exited, freePort, listening } from './sending-peers.ts';
+import { freePort } from './sending-peers.ts';
 
 // Under .test (RFC 2606), which the bench's platform takes as an ordinary TLD (RESERVED_TLDS_ALLOWED below).
 export const SENDER_DOMAIN = 'bench-sender.test';
@@ -110,25 +109,7 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
   o.onCleanup(() => api.stop());
   const key = await readySender({ db, config, dns, apiUrl: api.url, teamName: 'Bench sending' });
 
-  // The mta has no HTTP listener: it is up once its submission port accepts connections.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'mta/main.ts')], {
-    cwd: repoRoot,
-    env: { ...process.env, ...METRICS_ON_FREE_PORTS, ...env },
-    stdio: ['ignore', 2, 2],
-  });
-  const mta = {
-    pid: child.pid ?? -1,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited(child);
-      clearTimeout(timer);
-    },
-  };
-  o.onCleanup(() => mta.stop());
-  // 120 s: on a loaded machine the start (tsx) alone can take tens of seconds.
-  await listening(submissionPort, 120_000, () => child.exitCode === null && child.signalCode === null);
+  const mta = await spawnMta(env, submissionPort, o.onCleanup);
 
   return {
     api,

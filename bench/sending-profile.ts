@@ -66,6 +66,14 @@ try {
 
   const database = new URL(ours.databaseUrl).pathname.slice(1);
   if (pgss) await ours.db.raw('create extension if not exists pg_stat_statements');
+  // Transactions committed and rows written in our database (pg_stat_database: PostgreSQL's own counts).
+  const pgCounts = async () => {
+    const r = await ours.db.raw(
+      `select xact_commit, tup_inserted + tup_updated + tup_deleted as writes from pg_stat_database where datname = ?`,
+      [database],
+    );
+    return { xacts: Number(r.rows[0].xact_commit), writes: Number(r.rows[0].writes) };
+  };
   const snapshot = () => ({
     api: cpuOf(ours.api.pid),
     mta: cpuOf(ours.mta.pid),
@@ -85,17 +93,22 @@ try {
     if (!ways.includes(label)) continue;
     const base = sink.count();
     if (pgss) await ours.db.raw('select pg_stat_statements_reset()');
+    const pgA = await pgCounts();
     const a = snapshot();
     const r = await go();
     await sink.waitFor(base + r.ok, 300_000);
     const b = snapshot();
+    // The mta records each delivery just after the sink's 250, and the statistics follow within a second.
+    await new Promise((res) => setTimeout(res, 1500));
+    const pgB = await pgCounts();
     const per = (x: number) => ((x * 1000) / r.ok).toFixed(2);
     const client = (b.client.user + b.client.system - a.client.user - a.client.system) / 1e6;
     const wall = (b.at - a.at) / 1000;
     rows.push(
       `${label.padEnd(5)} n=${r.ok} accept ${r.rate.toFixed(0)}/s p50 ${r.p50.toFixed(0)} p99 ${r.p99.toFixed(0)} delivered ${(r.ok / wall).toFixed(0)}/s | ms CPU/msg: ` +
         `api ${per(b.api - a.api)} mta ${per(b.mta - a.mta)} postgres ${per(b.postgres - a.postgres)} redis* ${per(b.redis - a.redis)} ` +
-        `sink ${per(b.sink - a.sink)} client ${per(client)} | total ${per(b.api - a.api + b.mta - a.mta + b.postgres - a.postgres + b.redis - a.redis)} (ours+pg+redis) | context switches/msg: api ${((b.switches.api - a.switches.api) / r.ok).toFixed(1)} mta ${((b.switches.mta - a.switches.mta) / r.ok).toFixed(1)}`,
+        `sink ${per(b.sink - a.sink)} client ${per(client)} | total ${per(b.api - a.api + b.mta - a.mta + b.postgres - a.postgres + b.redis - a.redis)} (ours+pg+redis) | context switches/msg: api ${((b.switches.api - a.switches.api) / r.ok).toFixed(1)} mta ${((b.switches.mta - a.switches.mta) / r.ok).toFixed(1)}` +
+        ` | pg/msg: ${((pgB.xacts - pgA.xacts) / r.ok).toFixed(2)} transactions, ${((pgB.writes - pgA.writes) / r.ok).toFixed(2)} rows written`,
     );
     if (pgss) {
       // Which statements our database ran per message, and their execution time (PostgreSQL's own measure).

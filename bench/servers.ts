@@ -1,10 +1,11 @@
 // Starts a server in its own node process (node --import tsx, as the tests and `npm run api` load TypeScript),
 // on a port picked here, and waits until it answers HTTP. A separate process keeps the load generator off the
 // server's event loop and lets RSS and CPU be read per server.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/helpers/ports.ts';
+import { exited, listening } from './sending-peers.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -31,11 +32,6 @@ const running = new Set<ChildServer>();
 
 export async function stopAllServers(): Promise<void> {
   await Promise.allSettled([...running].map((s) => s.stop()));
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
 /**
@@ -82,4 +78,40 @@ export async function startServer(name: string, file: string, env: Record<string
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+}
+
+export interface MtaProcess {
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * The mta as a process of its own on `env` (over this process's environment, metrics on free ports), stopped at
+ * cleanup. It has no HTTP listener: it is up once its submission port accepts connections.
+ */
+export async function spawnMta(
+  env: Record<string, string>,
+  submissionPort: number,
+  onCleanup: (step: () => Promise<unknown>) => void,
+): Promise<MtaProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'mta/main.ts')], {
+    cwd: repoRoot,
+    env: { ...process.env, ...METRICS_ON_FREE_PORTS, ...env },
+    stdio: ['ignore', 2, 2],
+  });
+  const mta = {
+    pid: child.pid ?? -1,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      // Ten seconds for the deliveries in hand to record their outcome, as a real stop gives them.
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited(child);
+      clearTimeout(timer);
+    },
+  };
+  onCleanup(() => mta.stop());
+  // 120 s: on a loaded machine the start (tsx) alone can take tens of seconds.
+  await listening(submissionPort, 120_000, () => child.exitCode === null && child.signalCode === null);
+  return mta;
 }

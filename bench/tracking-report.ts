@@ -3,11 +3,13 @@ import { fixed, renderTable } from './table.ts';
 import type { AcceptResult } from './sending-ours.ts';
 import type { CpuRun, HitRun } from './tracking-load.ts';
 import { EVENTS, type QueryRun } from './tracking-metrics.ts';
+import type { Stalls } from './tracking-stalls.ts';
 
 export interface SendRun {
   hits: boolean;
   sends: AcceptResult;
   load?: HitRun;
+  stalls: Stalls;
 }
 
 export interface TrackingResults {
@@ -105,6 +107,7 @@ export function report(o: Asked, r: TrackingResults): void {
       ]),
     ),
   );
+  stallsTable(sends);
   const p99Without = median(sends.filter((s) => !s.hits).map((s) => s.sends.p99));
   const p99With = median(sends.filter((s) => s.hits).map((s) => s.sends.p99));
   console.log(
@@ -125,5 +128,24 @@ export function report(o: Asked, r: TrackingResults): void {
   const target = Math.max(...queries.slice(0, 2).map((q) => q.p99));
   console.log(
     `${verdict(target < 200)} 90 days, totals and daily periods: p99 ${fixed(target, 1)} ms (target < 200 ms); the slowest shape's p99 ${fixed(Math.max(...queries.map((q) => q.p99)), 1)} ms`,
+  );
+}
+
+/** What the api and PostgreSQL did during each POST /emails round (bench/tracking-stalls.ts). */
+function stallsTable(sends: SendRun[]): void {
+  console.log('');
+  console.log("What the api and PostgreSQL did during each round (the api's metrics; pg_stat_activity every 10 ms):");
+  const gc = (s: Stalls, kind: string) => (s.gc[kind] ? `${s.gc[kind].count} / ${fixed(s.gc[kind].ms, 0)}` : '-');
+  console.log(
+    renderTable(
+      ['hits', 'loop delay p99 / max ms', 'scavenges (n / ms)', 'mark-sweeps (n / ms)', 'PostgreSQL active, by wait'],
+      sends.map(({ hits, stalls: s }) => [
+        hits ? 'beside' : 'without',
+        `${fixed(s.loopP99Ms, 0)} / ${fixed(s.loopMaxMs, 0)}`,
+        gc(s, 'minor'),
+        gc(s, 'major'),
+        s.waits.map((w) => `${w.wait} ${fixed(w.share, 2)}`).join(', ') || 'idle',
+      ]),
+    ),
   );
 }

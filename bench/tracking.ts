@@ -19,6 +19,7 @@ import { apiPaced, startOurs } from './sending-ours.ts';
 import { deliverRound, hitPaths, hits, trackedDomain, type CpuRun } from './tracking-load.ts';
 import { queryMetrics, seedMetrics, EVENTS } from './tracking-metrics.ts';
 import { report, type SendRun } from './tracking-report.ts';
+import { watchStalls } from './tracking-stalls.ts';
 
 export interface TrackingBenchOptions {
   /** Messages per CPU round and mode. */
@@ -54,10 +55,12 @@ async function start(o: TrackingBenchOptions) {
   const sink = await startSink();
   o.onCleanup(() => sink.close());
   const trackingPort = await freePort();
+  const metricsPort = await freePort();
   const secrets = randomBytes(32).toString('base64');
   const env = {
     SECRETS_KEY: secrets,
     TRACKING_PORT: String(trackingPort),
+    METRICS_API_PORT: String(metricsPort),
     TRACKING_LINK_SCHEME: 'http',
     TRACKING_LINK_PORT: String(trackingPort),
     // The bench's hits come right after delivery: no scanner window, so every hit is a person's, recorded in full.
@@ -72,7 +75,7 @@ async function start(o: TrackingBenchOptions) {
     extraEnv: env,
   });
   const domainId = await trackedDomain(ours, env);
-  return { sink, ours, trackingPort, secrets, domainId };
+  return { sink, ours, trackingPort, secrets, domainId, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` };
 }
 
 async function sendsBesideHits(o: TrackingBenchOptions, ctx: Awaited<ReturnType<typeof start>>, paths: string) {
@@ -80,12 +83,15 @@ async function sendsBesideHits(o: TrackingBenchOptions, ctx: Awaited<ReturnType<
   await ctx.ours.mta.stop();
   const n = o.sendRate * o.sendSeconds;
   const rows: SendRun[] = [];
+  const database = new URL(ctx.ours.databaseUrl).pathname.slice(1);
   for (const withHits of Array.from({ length: o.rounds }, () => [false, true]).flat()) {
     console.error(`bench: tracking: POST /emails at ${o.sendRate}/s ${withHits ? 'beside' : 'without'} hits`);
     const load = withHits ? hits(ctx.trackingPort, paths, o.hitRate, o.sendSeconds + 2) : undefined;
     if (load) await new Promise((r) => setTimeout(r, 1000));
+    const watched = await watchStalls(ctx.ours.db, database, ctx.metricsUrl);
     const sends = await apiPaced(ctx.ours, n, o.sendRate, 2048);
-    rows.push({ hits: withHits, sends, load: load ? await load : undefined });
+    const stalls = await watched();
+    rows.push({ hits: withHits, sends, load: load ? await load : undefined, stalls });
   }
   return rows;
 }

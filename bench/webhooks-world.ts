@@ -15,8 +15,8 @@ import { createRedis } from '../shared/redis.ts';
 import { createTestDatabase } from '../test/helpers/db.ts';
 import { startDnsServer, type DnsServer } from '../test/helpers/dns-server.ts';
 import { startSmtpSink, type SmtpSink } from '../test/helpers/smtp-sink.ts';
-import { METRICS_ON_FREE_PORTS, repoRoot, startServer, type ChildServer } from './servers.ts';
-import { exited, freePort, listening } from './sending-peers.ts';
+import { METRICS_ON_FREE_PORTS, repoRoot, spawnMta, startServer, type ChildServer } from './servers.ts';
+import { exited, freePort } from './sending-peers.ts';
 
 export interface Arrival {
   /** Date.now() when the body was complete. */
@@ -182,30 +182,8 @@ export async function startWorld(redisUrl: string, onCleanup: (step: () => Promi
   onCleanup(() => db.destroy());
   const api = await startServer('api (webhooks)', 'api/main.ts', env);
   onCleanup(() => api.stop());
-  const mta = await spawnMta(env);
-  onCleanup(() => mta.stop());
+  const mta = await spawnMta(env, Number(env.SMTP_SUBMISSION_PORT), onCleanup);
   const worker = await spawnEntry('worker/main.ts', env, 'worker.started');
   onCleanup(() => worker.stop());
   return { db, env, api, mta, worker, dns, sink, receiver };
-}
-
-/** The mta has no HTTP listener: it is up once its submission port accepts connections. */
-async function spawnMta(env: Record<string, string>): Promise<ChildProc> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'mta/main.ts')], {
-    cwd: repoRoot,
-    env: { ...process.env, ...METRICS_ON_FREE_PORTS, ...env },
-    stdio: ['ignore', 2, 2],
-  });
-  const mta = {
-    pid: child.pid ?? -1,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited(child);
-      clearTimeout(timer);
-    },
-  };
-  await listening(Number(env.SMTP_SUBMISSION_PORT), 30_000, () => child.exitCode === null && child.signalCode === null);
-  return mta;
 }

@@ -173,6 +173,16 @@ export const configSchema = z.object({
    * one when both want the CPU (delivery catches up when the api is idle). 0: the same priority as the api.
    */
   MTA_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  /**
+   * Nice value (0-19) the worker runs at: its jobs (broadcast fan-outs, imports, webhooks, rollups) are background work
+   * that gives way to the api's answers when both want the CPU. 0: the same priority as the api.
+   */
+  WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  /**
+   * Broadcast deliveries waiting in the mta's bulk queue above which a fan-out waits before its next batch: the
+   * audience is written as fast as delivery drains it, not all at once (PostgreSQL's work spread over the send).
+   */
+  BROADCAST_MAX_BACKLOG: z.coerce.number().int().min(1).max(1_000_000).default(2000),
   /** The same message without an unsubscribe link may reach this many people a day (then 422). */
   BULK_DAILY_LIMIT: z.coerce.number().int().min(1).default(1000),
   /** Where the bulk refusal points (details.docs_url). */

@@ -29,10 +29,29 @@ export async function countRequest(
   team: { id: string; rate_limit_rps?: number | null },
   now = Date.now(),
 ): Promise<RateWindow> {
+  return windowOf(config, team, await countIn(redis, config, team.id, now), now);
+}
+
+/** Counts one request of team `teamId` in the window of `now`; answers the window's count, this one included. */
+export async function countIn(
+  redis: Redis,
+  config: Pick<Config, 'REDIS_PREFIX'>,
+  teamId: string,
+  now: number,
+): Promise<number> {
+  const key = redisKey(config, 'rl', teamId, String(Math.floor(now / 1000)));
+  return Number(await redis.eval(COUNT_SCRIPT, 1, key));
+}
+
+/** The window of `now` holding `count` requests, judged by the team's limit. */
+export function windowOf(
+  config: Pick<Config, 'RATE_LIMIT_RPS'>,
+  team: { rate_limit_rps?: number | null },
+  count: number,
+  now: number,
+): RateWindow {
   const limit = team.rate_limit_rps ?? config.RATE_LIMIT_RPS;
   const second = Math.floor(now / 1000);
-  const key = redisKey(config, 'rl', team.id, String(second));
-  const count = Number(await redis.eval(COUNT_SCRIPT, 1, key));
   const reset = Math.max(1, Math.ceil(((second + 1) * 1000 - now) / 1000));
   return { limit, count, remaining: Math.max(0, limit - count), reset, exceeded: count > limit };
 }

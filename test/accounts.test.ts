@@ -1,6 +1,8 @@
 // Sign-up, e-mail verification, sign-in, sign-out and password reset through the api, with the account mails sent
 // by the platform team from PLATFORM_FROM, delivered by the real mta to the loopback sink and read from there.
 import test from 'ava';
+import { createHash } from 'node:crypto';
+import { generate } from 'otplib';
 import {
   CookieClient,
   linkToken,
@@ -171,4 +173,87 @@ test('unicode: an address and a password typed in another normal form are the sa
   });
   t.is(res.status, 200, res.text);
   t.is(res.body.user.email, email);
+});
+
+test('a wrong password for a known address and any password for an unknown one get the same 401, byte for byte', async (t) => {
+  const email = `gil@${PEOPLE}`;
+  await signUpAndVerify(world, email);
+  const c = client();
+  const known = await c.request('POST', '/auth/login', { body: { email, password: 'not the password' } });
+  const unknown = await c.request('POST', '/auth/login', {
+    body: { email: `nobody-here@${PEOPLE}`, password: 'not the password' },
+  });
+  t.is(known.status, 401, known.text);
+  t.is(unknown.status, 401, unknown.text);
+  t.is(known.text, unknown.text, 'the same body');
+  for (const header of ['content-type', 'content-length', 'set-cookie', 'retry-after', 'www-authenticate'])
+    t.is(known.headers.get(header), unknown.headers.get(header), header);
+  t.is(c.jar.size, 0, 'no cookie either way');
+});
+
+/** The rows of `table` as text, to look for a secret in any column. */
+const rowsText = async (table: string) => JSON.stringify(await world.w.p.db(table).select('*'));
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+test('secrets at rest: mailed verification, reset and invitation tokens, challenges and recovery codes only as hashes', async (t) => {
+  const email = `hal@${PEOPLE}`;
+  const c = client();
+  let before = world.w.sink.deliveredTo(email).length;
+  await c.request('POST', '/auth/signup', { body: { email, password: PASSWORD, name: 'Hal' } });
+  const verify = linkToken((await world.mailTo(email, before + 1)).text, 'verify');
+  const signupRow = await world.w.p
+    .db('account_tokens')
+    .where({ token_hash: sha256(verify) })
+    .first();
+  t.like(signupRow, { kind: 'signup', email }, 'the row is found by the hash of the mailed token');
+  t.false((await rowsText('account_tokens')).includes(verify), 'no row holds the verification token');
+  t.false(JSON.stringify(signupRow).includes(PASSWORD), 'nor the password (its Argon2id hash is kept)');
+  t.is((await c.request('POST', '/auth/verify-email', { body: { token: verify } })).status, 200);
+
+  before = world.w.sink.deliveredTo(email).length;
+  await c.request('POST', '/auth/password-reset', { body: { email } });
+  const reset = linkToken((await world.mailTo(email, before + 1)).text, 'reset');
+  t.like(
+    await world.w.p
+      .db('account_tokens')
+      .where({ token_hash: sha256(reset) })
+      .first(),
+    {
+      kind: 'password_reset',
+    },
+  );
+  t.false((await rowsText('account_tokens')).includes(reset), 'no row holds the reset token');
+
+  const session = await signedIn(world, email);
+  const teamId = (await session.request('POST', '/teams', { body: { name: 'Hashes' } })).body.id;
+  const invitee = `ida@${PEOPLE}`;
+  before = world.w.sink.deliveredTo(invitee).length;
+  const invited = await session.request('POST', `/teams/${teamId}/invitations`, {
+    body: { email: invitee, role: 'viewer' },
+  });
+  t.is(invited.status, 201, invited.text);
+  const invitation = linkToken((await world.mailTo(invitee, before + 1)).text, 'invite');
+  t.false((await rowsText('team_invitations')).includes(invitation), 'no row holds the invitation token');
+  t.false(JSON.stringify(invited.body).includes(invitation), 'nor does the answer to the admin');
+
+  const enrolment = await session.request('POST', '/auth/mfa/enrol', { body: {} });
+  const on = await session.request('POST', '/auth/mfa/confirm', {
+    body: { code: await generate({ secret: enrolment.body.secret }), password: PASSWORD },
+  });
+  t.is(on.status, 200, on.text);
+  const recovery: string[] = on.body.recovery_codes;
+  const user = await world.w.p.db('users').where({ email }).first('id');
+  const stored = await world.w.p.db('mfa_recovery_codes').where({ user_id: user.id }).pluck('code_hash');
+  t.deepEqual(stored.sort(), recovery.map(sha256).sort(), 'each code is kept as its SHA-256');
+  const codesText = await rowsText('mfa_recovery_codes');
+  for (const code of recovery) t.false(codesText.includes(code), 'no row holds a recovery code');
+  const challenge = await client().request('POST', '/auth/login', { body: { email, password: PASSWORD } });
+  t.is(challenge.body.object, 'mfa_challenge');
+  t.false((await rowsText('mfa_challenges')).includes(challenge.body.challenge_token), 'nor a challenge token');
+  t.truthy(
+    await world.w.p
+      .db('mfa_challenges')
+      .where({ token_hash: sha256(challenge.body.challenge_token) })
+      .first(),
+  );
 });

@@ -1,8 +1,12 @@
 // Broadcasts end to end in one process: the API's lifecycle, the worker's fan-out (run here as the worker runs it)
 // and the mta's deliver job to a loopback SMTP sink; every delivered copy DKIM-verified by the world on close.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
+import type { Knex } from 'knex';
 import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
-import { audience, created, fanOutAndDeliver } from './helpers/broadcasts.ts';
+import { audience, created, fanOutAndDeliver, fanoutDeps, type Audience } from './helpers/broadcasts.ts';
+import { until } from './helpers/wait.ts';
+import { processDelivery } from '../mta/delivery/job.ts';
+import { runBroadcast } from '../shared/broadcasts/fanout.ts';
 import { oneClick, tokenOf, unsubscribeUrl } from './helpers/topic-sends.ts';
 import { readUnsubscribeToken } from '../shared/emails/mail-tokens.ts';
 import { newId } from '../shared/ids.ts';
@@ -196,4 +200,151 @@ test('cancel while sending stops before the next batch: who got it is recorded, 
   );
   const again = await w.p.request('POST', `/broadcasts/${id}/cancel`, { key: a.team.key });
   t.is(again.status, 422);
+});
+
+/** `db` whose transactions (the fan-out's batches) call `beforeCommit` once their work is done, before they commit. */
+function withBeforeCommit(db: Knex, beforeCommit: (trx: Knex.Transaction) => Promise<void>): Knex {
+  return new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop !== 'transaction') return Reflect.get(target, prop, receiver);
+      return (work: (trx: Knex.Transaction) => Promise<unknown>) =>
+        target.transaction(async (trx) => {
+          const result = await work(trx);
+          await beforeCommit(trx);
+          return result;
+        });
+    },
+  });
+}
+
+interface RaceHooks {
+  /** After batch `batch` committed, while its emails are handed over. */
+  handed?: (batch: number, id: string) => Promise<void>;
+  /** When batch `batch` has done its work and holds the row lock, before it commits. */
+  beforeCommit?: (batch: number, id: string, trx: Knex.Transaction) => Promise<void>;
+}
+
+/**
+ * A new broadcast to `a`'s segment, its fan-out run in batches of 2 with the hooks (5 members: the third batch is the
+ * last and marks it sent), then what it handed over delivered; the id, the outcome and the emails handed over.
+ */
+async function race(a: Audience, hooks: RaceHooks) {
+  const id = await created(w, a.team, '/broadcasts', {
+    segment_id: a.segment,
+    from: a.from,
+    subject: 'Last call',
+    html: '<p>Hi</p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a>',
+    send: true,
+  });
+  const handed: string[] = [];
+  let batches = 0;
+  let commits = 0;
+  const deps = fanoutDeps(w, {
+    batchSize: 2,
+    db: withBeforeCommit(w.p.db, async (trx) => hooks.beforeCommit?.(++commits, id, trx)),
+    enqueue: async (ids) => {
+      handed.push(...ids);
+      await hooks.handed?.(++batches, id);
+    },
+  });
+  const outcome = await runBroadcast(deps, id);
+  for (const emailId of handed) await processDelivery(w.deps, emailId);
+  return { id, outcome, handed };
+}
+
+/**
+ * The broadcast's status, counts, recorded recipients, emails and the sink agree: each recorded member got one copy
+ * more than `seen` (copies per member before this run), nobody else one; answers the recorded addresses.
+ */
+async function consistent(
+  t: ExecutionContext,
+  a: Audience,
+  run: { id: string; handed: string[] },
+  expected: { status: 'sent' | 'canceled'; reached: number },
+  seen: Map<string, number>,
+) {
+  const b = (await w.p.request('GET', `/broadcasts/${run.id}`, { key: a.team.key })).body;
+  const { status, reached } = expected;
+  t.like(b, { status, counts: { recipients: reached, delivered: reached } }, status);
+  t.is(b.canceled_at === null, status === 'sent', 'canceled_at only on a canceled one');
+  t.is(b.sent_at === null, status === 'canceled', 'sent_at only on a sent one');
+  const recorded: string[] = await w.p
+    .db('broadcast_recipients')
+    .where({ broadcast_id: run.id, status: 'sent' })
+    .pluck('email');
+  t.is(recorded.length, reached);
+  const report = await w.p.request('GET', `/broadcasts/${run.id}/recipients?type=sent`, { key: a.team.key });
+  t.deepEqual(report.body.data.map((r: { email: string }) => r.email).sort(), [...recorded].sort());
+  const emails = await w.p.db('emails').where({ broadcast_id: run.id }).select('id', 'to');
+  t.deepEqual(emails.map((e) => e.id).sort(), [...run.handed].sort(), 'every email written was handed over');
+  t.deepEqual(emails.map((e) => e.to[0]).sort(), [...recorded].sort());
+  for (const [m, before] of seen) {
+    const now = w.sink.deliveredTo(m).length;
+    t.is(now - before, recorded.includes(m) ? 1 : 0, `${m}: one copy if recorded, none otherwise`);
+    seen.set(m, now);
+  }
+  return recorded;
+}
+
+/** Waits until a backend waits for a lock that the backend `pid` holds. */
+const someoneWaitsFor = (pid: number, what: string) =>
+  until(
+    async () =>
+      (await w.p.db.raw('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [pid]))
+        .rows[0].n > 0,
+    { what },
+  );
+
+test('cancel racing the last batch (just before it, during its commit, after it): one consistent outcome, nobody mailed twice', async (t) => {
+  w.mx('bcl-inbox.test');
+  const members = ['a', 'b', 'c', 'd', 'e'].map((l) => `${l}@bcl-inbox.test`);
+  const a = await audience(
+    w,
+    'bcl-news.test',
+    members.map((email) => ({ email })),
+  );
+  const cancel = (id: string) => w.p.request('POST', `/broadcasts/${id}/cancel`, { key: a.team.key });
+  const seen = new Map(members.map((m) => [m, 0]));
+
+  // Just before: the cancel lands while the second batch is handed over; the last batch sees `canceled`, adds nobody.
+  const before = await race(a, {
+    handed: async (batch, id) => {
+      if (batch === 2) t.is((await cancel(id)).status, 200);
+    },
+  });
+  t.is(before.outcome, 'canceled');
+  const firstFour = await consistent(t, a, before, { status: 'canceled', reached: 4 }, seen);
+  t.is(members.filter((m) => !firstFour.includes(m)).length, 1, 'the last batch reached nobody');
+
+  // During its commit: the last batch has written `sent` and holds the row lock; the cancel waits for the lock, then
+  // finds `sent` and is refused with it.
+  let waited: ReturnType<typeof cancel> | null = null;
+  const during = await race(a, {
+    beforeCommit: async (batch, id, trx) => {
+      if ((await trx('broadcasts').where({ id }).first('status')).status !== 'sent') return;
+      t.is(batch, 3, 'the third batch is the last');
+      const { rows } = await trx.raw('select pg_backend_pid() as pid');
+      waited = cancel(id);
+      await someoneWaitsFor(rows[0].pid, "the cancel waiting for the last batch's row lock");
+    },
+  });
+  t.is(during.outcome, 'sent');
+  t.truthy(waited, 'a cancel was started during the last commit');
+  const refused = await waited!;
+  t.is(refused.status, 422);
+  t.is(refused.body.details?.status, 'sent', 'refused with the status it found after the wait');
+  t.regex(refused.body.message, /is sent/);
+  await consistent(t, a, during, { status: 'sent', reached: 5 }, seen);
+
+  // After: the last batch committed and its emails are being handed over.
+  const after = await race(a, {
+    handed: async (batch, id) => {
+      if (batch !== 3) return;
+      const res = await cancel(id);
+      t.is(res.status, 422);
+      t.is(res.body.details?.status, 'sent');
+    },
+  });
+  t.is(after.outcome, 'sent');
+  await consistent(t, a, after, { status: 'sent', reached: 5 }, seen);
 });

@@ -101,6 +101,10 @@ test('column_map: full_name split at the first space, subscription_status never 
     'never_subscribed is stored as such, not as unsubscribed',
   );
   t.false(c.get('b@example.com')!.never_subscribed);
+  // And the API says so.
+  const cy = await p.request('GET', '/contacts/c%40example.com', { key: owner.key });
+  t.like(cy.body, { object: 'contact', unsubscribed: false, never_subscribed: true });
+  t.like((await p.request('GET', '/contacts/b%40example.com', { key: owner.key })).body, { never_subscribed: false });
   t.like(c.get('d@example.com'), { unsubscribed: true }, 'unsubscribed=true wins over subscribed');
   t.like(c.get('e@example.com'), { first_name: null, last_name: null, unsubscribed: false });
   // The import's opt_in reaches only the rows that may be subscribed.

@@ -109,6 +109,8 @@ test('contacts: create with properties, segments and topics; list, get, update, 
     first_name: 'Steve',
     last_name: 'Wozniak',
     unsubscribed: false,
+    // Ours, beside the SDK's Contact fields (it passes them through).
+    never_subscribed: false,
   });
   t.deepEqual(got.properties, { plan: { type: 'string', value: 'trial' } });
   t.is(ok(t, await resend.contacts.get({ email: 'steve@example.com' })).id, id);

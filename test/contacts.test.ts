@@ -50,6 +50,7 @@ test('create answers 201 {object, id}; the contact reads back by id and by addre
     'first_name',
     'id',
     'last_name',
+    'never_subscribed',
     'object',
     'properties',
     'unsubscribed',
@@ -57,6 +58,7 @@ test('create answers 201 {object, id}; the contact reads back by id and by addre
   t.like(got.body, {
     object: 'contact',
     id,
+    never_subscribed: false,
     // The local part as given, the domain lower case.
     email: 'Steve.Wozniak@example.com',
     first_name: 'Steve',

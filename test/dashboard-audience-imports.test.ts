@@ -1,24 +1,33 @@
 // A CSV import in a real browser against the real api and worker: the empty state; a refused file shown with the
-// api's message; a 50 MB file (52,400,000 bytes, about 1.2 million rows, some of them bad) uploaded from the disk
-// (the page's JavaScript heap never holds it: sampled through the upload), its progress bar seen part-way and
-// followed to `completed`, its failed rows listed with their row numbers; a viewer gets no upload form.
-import test, { type ExecutionContext } from 'ava';
+// api's message; a big file uploaded from the disk (the page's JavaScript heap never holds it: sampled through the
+// upload), its progress bar seen part-way and followed to `completed`, its failed rows listed with their row numbers;
+// a viewer gets no upload form. The file is TEST_IMPORT_CSV_MB megabytes: 10 (about 240,000 rows) in `npm test`; the
+// issue's 50 MB (52,400,000 bytes, about 1.2 million rows) with TEST_IMPORT_CSV_MB=50, as `npm run bench`
+// (BENCH_ONLY=dashboard) runs this file (docs/testing.md).
+import test from 'ava';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, screenshotDir } from './helpers/browser.ts';
-import { buildDashboard, lookAt } from './helpers/dashboard.ts';
+import { launchChromium } from './helpers/browser.ts';
+import { buildDashboard, look } from './helpers/dashboard.ts';
 import { signedInPage, startAudienceWorld, unexpected, type AudienceWorld } from './helpers/audience-dashboard.ts';
 
-const BIG_BYTES = 52_400_000;
+const BIG_MB = Number(process.env.TEST_IMPORT_CSV_MB ?? 10);
+/** Shown by the page as BIG_MB with one decimal (52,400,000 bytes: "50.0 MB"). */
+const BIG_BYTES = BIG_MB * 1_048_000;
+/**
+ * A wait sized for `npm test`'s 10 MB, grown with the file beyond 25 MB: the whole file took 174 s at 10 MB and 505 s
+ * at 50 MB on the same machine (docs/testing.md), so the upload and import take about 8 s a megabyte: the test's 600 s
+ * left 95 s to spare at 50 MB, where it is now 1,200 s.
+ */
+const scaled = (ms: number) => Math.round(ms * Math.max(1, BIG_MB / 25));
 /** Rows (1-based data rows) with no usable address: the import fails them, naming their row (header = row 1). */
 const BAD = new Set([3, 10, 1000]);
 let world: AudienceWorld;
 let browser: Browser;
-let shots: string;
 let url: string;
 let dir: string;
 test.before(async (t) => {
@@ -27,7 +36,6 @@ test.before(async (t) => {
   await buildDashboard();
   world = await startAudienceWorld(true);
   browser = await launchChromium();
-  shots = await screenshotDir('dashboard');
   url = world.p.url;
   dir = await mkdtemp(path.join(tmpdir(), 'pw-dash-import-'));
 });
@@ -36,16 +44,6 @@ test.after.always(async () => {
   await world?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
-
-async function look(t: ExecutionContext, page: Page, name: string) {
-  const { violations, overflow } = await lookAt(page, shots, name);
-  t.is(overflow, 0, `${name} is wider than the window`);
-  t.deepEqual(
-    violations.map((v) => `${v.id}: ${v.help} ${JSON.stringify(v.nodes.map((n) => n.target))}`),
-    [],
-    `axe on ${name}`,
-  );
-}
 
 /** A CSV of `bytes` bytes (padded by the last rows' names), written as a stream; answers its data rows. */
 async function bigCsv(file: string, bytes: number): Promise<number> {
@@ -81,8 +79,8 @@ const heapMb = async (page: Page) => {
   return usedSize / 1_048_576;
 };
 
-test.serial('a refused file, then a 50 MB CSV uploaded from disk and followed to completed', async (t) => {
-  t.timeout(600_000);
+test.serial(`a refused file, then a ${BIG_MB} MB CSV uploaded from disk and followed to completed`, async (t) => {
+  t.timeout(scaled(600_000));
   const v = await signedInPage(browser, url, world.admin);
   const { page } = v;
   await page.goto(`${url}/dashboard/contacts`);
@@ -103,7 +101,7 @@ test.serial('a refused file, then a 50 MB CSV uploaded from disk and followed to
   t.is((await stat(big)).size, BIG_BYTES);
   const before = await heapMb(page);
   await page.locator('#import-form input[type=file]').setInputFiles(big);
-  await page.locator('#file-size', { hasText: '50.0 MB' }).waitFor();
+  await page.locator('#file-size', { hasText: `${BIG_MB.toFixed(1)} MB` }).waitFor();
   await page.getByRole('button', { name: 'Upload and import' }).click();
   let peak = before;
   while (!/\/imports\/[0-9a-f-]{36}$/.test(page.url())) {
@@ -111,7 +109,10 @@ test.serial('a refused file, then a 50 MB CSV uploaded from disk and followed to
     await page.waitForTimeout(100);
   }
   t.log(`page heap ${before.toFixed(1)} MB before the upload, ${peak.toFixed(1)} MB at most during it`);
-  t.true(peak - before < 20, `the page does not hold the 50 MB file (heap grew ${(peak - before).toFixed(1)} MB)`);
+  t.true(
+    peak - before < 20,
+    `the page does not hold the ${BIG_MB} MB file (heap grew ${(peak - before).toFixed(1)} MB)`,
+  );
 
   // Part-way: the bar moved and the import is running (its batches commit 5,000 rows at a time).
   await page.waitForFunction(
@@ -120,11 +121,11 @@ test.serial('a refused file, then a 50 MB CSV uploaded from disk and followed to
       return bar !== null && bar.value > 0 && bar.value < 100;
     },
     undefined,
-    { timeout: 300_000, polling: 100 },
+    { timeout: scaled(300_000), polling: 100 },
   );
   t.regex((await page.locator('#import-status').textContent()) ?? '', /in progress/);
   await look(t, page, 'audience-import-progress');
-  await page.locator('#import-status', { hasText: 'completed' }).waitFor({ timeout: 400_000 });
+  await page.locator('#import-status', { hasText: 'completed' }).waitFor({ timeout: scaled(400_000) });
   t.is(await page.locator('#import-progress').evaluate((b: HTMLProgressElement) => b.value), 100);
   t.is(await page.locator('#count-created').textContent(), (rows - BAD.size).toLocaleString('en-US'));
   t.is(await page.locator('#count-failed').textContent(), BAD.size.toLocaleString('en-US'));

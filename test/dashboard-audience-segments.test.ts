@@ -1,17 +1,16 @@
 // The segment pages in a real browser against the real api: a filter built with the builder (all / any / not
 // groups, conditions of several kinds), the live count following it (checked against SQL), a value the api refuses
 // shown at its path in the builder, saved, opened again as it was saved, changed, deleted; a viewer reads it only.
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, screenshotDir } from './helpers/browser.ts';
-import { buildDashboard, lookAt } from './helpers/dashboard.ts';
+import { launchChromium } from './helpers/browser.ts';
+import { buildDashboard, look } from './helpers/dashboard.ts';
 import { signedInPage, startAudienceWorld, unexpected, type AudienceWorld } from './helpers/audience-dashboard.ts';
 import { seedAudience } from '../bench/segments-seed.ts';
 
 const CONTACTS = 2000;
 let world: AudienceWorld;
 let browser: Browser;
-let shots: string;
 let url: string;
 test.before(async (t) => {
   // Building the dashboard and starting the platform (and its worker) take long on a loaded machine.
@@ -20,23 +19,12 @@ test.before(async (t) => {
   world = await startAudienceWorld(false);
   await seedAudience(world.p.db, world.teamId, CONTACTS);
   browser = await launchChromium();
-  shots = await screenshotDir('dashboard');
   url = world.p.url;
 });
 test.after.always(async () => {
   await browser?.close();
   await world?.close();
 });
-
-async function look(t: ExecutionContext, page: Page, name: string) {
-  const { violations, overflow } = await lookAt(page, shots, name);
-  t.is(overflow, 0, `${name} is wider than the window`);
-  t.deepEqual(
-    violations.map((v) => `${v.id}: ${v.help} ${JSON.stringify(v.nodes.map((n) => n.target))}`),
-    [],
-    `axe on ${name}`,
-  );
-}
 
 const count = async (where: string) =>
   Number(

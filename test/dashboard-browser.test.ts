@@ -8,8 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { Resend } from 'resend';
 import { generate } from 'otplib';
 import { launchChromium, openPage, DESKTOP, type Visit } from './helpers/browser.ts';
-import { buildDashboard, lookAt } from './helpers/dashboard.ts';
-import { screenshotDir } from './helpers/browser.ts';
+import { buildDashboard, look, signInThroughPage } from './helpers/dashboard.ts';
 import {
   CookieClient,
   linkToken,
@@ -22,12 +21,10 @@ import { until } from './helpers/wait.ts';
 
 let world: AccountsWorld;
 let browser: Browser;
-let shots: string;
 test.before(async () => {
   await buildDashboard();
   world = await startAccountsWorld();
   browser = await launchChromium();
-  shots = await screenshotDir('dashboard');
 });
 test.after.always(async () => {
   await browser?.close();
@@ -36,26 +33,11 @@ test.after.always(async () => {
 
 const PASSWORD = 'a long dashboard password';
 
-/** axe-core finds nothing serious or critical; nothing wider than the window; the screenshots are written. */
-async function look(t: ExecutionContext, page: Page, name: string) {
-  const { violations, overflow } = await lookAt(page, shots, name);
-  t.is(overflow, 0, `${name} is wider than the window`);
-  t.deepEqual(
-    violations.map((v) => `${v.id}: ${v.help} ${JSON.stringify(v.nodes.map((n) => n.target))}`),
-    [],
-    `axe on ${name}`,
-  );
-}
-
 /** Console errors but the expected refusals (the signed-out /me, a wrong password, a refused form). */
 const unexpected = (v: Visit) => v.errors.filter((e) => !/status of (401|404|422)/.test(e));
 
-async function signIn(page: Page, url: string, email: string, password = PASSWORD) {
-  await page.goto(`${url}/sign-in`);
-  await page.locator('#sign-in-form input[name=email]').fill(email);
-  await page.locator('#sign-in-form input[name=password]').fill(password);
-  await page.locator('#sign-in-form button[type=submit]').click();
-}
+const signIn = (page: Page, url: string, email: string, password = PASSWORD) =>
+  signInThroughPage(page, url, email, password);
 
 test.serial('sign up, verify, sign in, make a team, create a key, send, see and open the email', async (t) => {
   t.timeout(240_000);
@@ -114,7 +96,7 @@ async function createKey(t: ExecutionContext, page: Page, url: string): Promise<
   t.regex(token, /^[a-z]+_[A-Za-z0-9]{20,}$/);
   await look(t, page, 'api-key-shown-once');
   await page.reload();
-  await page.getByRole('cell', { name: 'Production <i>key</i>' }).waitFor();
+  await page.getByRole('cell', { name: 'Production <i>key</i>', exact: true }).waitFor();
   t.false((await page.content()).includes(token), 'the token is shown once only');
   t.is(await page.locator('#new-key-token').count(), 0);
   await look(t, page, 'api-keys');
@@ -132,9 +114,13 @@ async function sendAndOpen(t: ExecutionContext, page: Page, url: string, key: st
   const link = page.getByRole('link', { name: subject });
   await link.waitFor();
   await look(t, page, 'emails');
-  await page.getByLabel('Search').fill('nothing like it');
-  await page.getByText('No email on this page matches').waitFor();
-  await page.getByLabel('Search').fill('hello');
+  // The api searches (test/dashboard-emails.test.ts has the rest): none, then this one.
+  await page.getByLabel('Search emails').fill('nothing like it');
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await page.getByText('No email’s subject, sender or recipient contains').waitFor();
+  await page.getByLabel('Search emails').fill('hello');
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await page.waitForURL(/search=hello/);
   await link.click();
   await page.waitForURL(`${url}/dashboard/emails/${sent.data!.id}`);
   t.is(await page.locator('h1').textContent(), subject, 'the subject as text');
@@ -232,7 +218,7 @@ test.serial('a viewer sees no create or revoke buttons; MFA sign-in; a password 
   await page.locator('#who').waitFor();
   t.is(await page.locator('.role').textContent(), 'viewer');
   await page.goto(`${url}/dashboard/api-keys`);
-  await page.getByRole('cell', { name: 'Production <i>key</i>' }).waitFor();
+  await page.getByRole('cell', { name: 'Production <i>key</i>', exact: true }).waitFor();
   t.is(await page.locator('#new-key-form').count(), 0, 'no create form for a viewer');
   t.is(await page.getByRole('button', { name: 'Revoke' }).count(), 0);
   await look(t, page, 'api-keys-viewer');

@@ -86,9 +86,14 @@ test.serial('add, auto-configure, verify live, rotate DKIM, brand logo', async (
 
   await page.getByRole('button', { name: 'Rotate the DKIM key' }).click();
   await page.getByText(/New DKIM selector/).waitFor();
-  await page.locator('table.records .badge.pending').first().waitFor();
+  // The new record shows pending until the worker's sweep looks at it; on a busy machine the sweep may come before
+  // the page's next look (a CI run once missed the pending badge), so its status is not waited for here.
+  await page.waitForFunction(
+    () =>
+      [...document.querySelectorAll('table.records tr')].filter((r) => /_domainkey/.test(r.textContent ?? ''))
+        .length === 2,
+  );
   t.is(await page.locator('table.records tr', { hasText: '_domainkey' }).count(), 2, 'old and new DKIM records');
-  await page.getByText('Records are being checked').waitFor();
 
   await page
     .locator('#logo-file')

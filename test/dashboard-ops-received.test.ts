@@ -85,8 +85,12 @@ test.serial('the inbox: list, search, a message with its frame, attachment and r
     page.getByRole('link', { name: 'Download the raw message' }).click(),
   ]);
   t.regex((await readAll(await raw.createReadStream())).toString('latin1'), /^Subject: Order <b>42<\/b>/m);
-  t.false(
-    v.requests.some((r) => r.startsWith('https://tracker.example')),
+  // Chromium refuses the image by the policy the frame inherits; it sometimes reports the refusal as a request that
+  // failed as `csp`: each one the page asked must have.
+  const remote = v.requests.filter((r) => r.startsWith('https://tracker.example'));
+  t.deepEqual(
+    remote.filter((r) => !v.failed.some((f) => f.url === r && f.error === 'csp')),
+    [],
     'the frame loads nothing remote',
   );
 

@@ -2,28 +2,26 @@
 // two-factor enrolment by the QR code (the key it encodes is the one shown) and a code, the recovery codes shown
 // once, new codes, turning it off (a wrong password first); signing out the other sessions; an export built by the
 // worker process and downloaded; the team's deletion refused for a wrong name, scheduled by the typed name, canceled.
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import { readFile } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { generate } from 'otplib';
 import { encode } from 'uqr';
-import { launchChromium, openPage, screenshotDir, DESKTOP } from './helpers/browser.ts';
-import { buildDashboard } from './helpers/dashboard.ts';
+import { launchChromium, openPage, DESKTOP } from './helpers/browser.ts';
+import { buildDashboard, look } from './helpers/dashboard.ts';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startEntry, type EntryProcess } from './helpers/processes.ts';
 import { signIn } from './helpers/accounts.ts';
-import { adminWithTeam, look as lookAs, PASSWORD, signInOnPage, unexpected } from './helpers/dashboard-settings.ts';
+import { adminWithTeam, PASSWORD, signInOnPage, unexpected } from './helpers/dashboard-settings.ts';
 
 let p: Platform;
 let worker: EntryProcess;
 let browser: Browser;
-let shots: string;
 test.before(async () => {
   await buildDashboard();
   p = await startPlatform();
   worker = startEntry('worker/main.ts', p.config);
   browser = await launchChromium();
-  shots = await screenshotDir('dashboard');
 });
 test.after.always(async () => {
   await browser?.close();
@@ -31,7 +29,6 @@ test.after.always(async () => {
   await p?.close();
 });
 
-const look = (t: ExecutionContext, page: Page, name: string) => lookAs(t, page, shots, name);
 const alertText = async (page: Page) => ((await page.getByRole('alert').first().textContent()) ?? '').trim();
 
 test.serial('two-factor: enrol by the QR code, recovery codes shown once, new codes, turn off', async (t) => {

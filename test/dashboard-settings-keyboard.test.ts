@@ -3,67 +3,31 @@
 // visible focus ring), invite someone, open the revoke dialog (Tab stays inside it, Escape closes it and the focus
 // returns to its button), revoke. Mid-edit: the session is revoked while the invite form is filled in; sending it
 // opens the sign-in-again dialog over the page, the form keeps what was typed, and once signed in again it is sent.
-import test, { type ExecutionContext } from 'ava';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium, openPage, screenshotDir, DESKTOP } from './helpers/browser.ts';
-import { buildDashboard } from './helpers/dashboard.ts';
+import test from 'ava';
+import type { Browser } from 'playwright-core';
+import { launchChromium, openPage, DESKTOP } from './helpers/browser.ts';
+import { buildDashboard, focused, look, tabTo } from './helpers/dashboard.ts';
 import { startPlatform, type Platform } from './helpers/platform.ts';
-import { adminWithTeam, look as lookAs, PASSWORD, signInOnPage, unexpected } from './helpers/dashboard-settings.ts';
+import { adminWithTeam, PASSWORD, signInOnPage, unexpected } from './helpers/dashboard-settings.ts';
 
 let p: Platform;
 let browser: Browser;
-let shots: string;
 test.before(async () => {
   await buildDashboard();
   p = await startPlatform();
   browser = await launchChromium();
-  shots = await screenshotDir('dashboard');
 });
 test.after.always(async () => {
   await browser?.close();
   await p?.close();
 });
 
-const look = (t: ExecutionContext, page: Page, name: string) => lookAs(t, page, shots, name);
-
-interface Focused {
-  tag: string;
-  name: string;
-  id: string;
-  inDialog: boolean;
-  ring: boolean;
-}
-
-/** What has the focus: its tag, accessible-ish name, whether it is in an open dialog and shows a focus ring. */
-const focused = (page: Page): Promise<Focused> =>
-  page.evaluate(() => {
-    const el = document.activeElement as HTMLElement;
-    const style = getComputedStyle(el);
-    return {
-      tag: el.tagName.toLowerCase(),
-      name: (el.getAttribute('aria-label') ?? el.textContent ?? '').trim() || (el.getAttribute('name') ?? ''),
-      id: el.id,
-      inDialog: !!el.closest('dialog[open]'),
-      ring: el !== document.body && el.matches(':focus-visible') && style.outlineStyle !== 'none',
-    };
-  });
-
-/** Presses Tab (Shift+Tab with `back`) until `want` holds for the focused element; every stop shows its ring. */
-async function tabTo(t: ExecutionContext, page: Page, want: (f: Focused) => boolean, what: string, back = false) {
-  for (let i = 0; i < 80; i++) {
-    await page.keyboard.press(back ? 'Shift+Tab' : 'Tab');
-    const f = await focused(page);
-    if (f.tag !== 'body') t.true(f.ring, `a visible focus ring on ${f.tag} "${f.name}"`);
-    if (want(f)) return f;
-  }
-  throw new Error(`Tab never reached ${what}`);
-}
-
 const SECTIONS = [
   ['Members', 'Members'],
   ['Invitations', 'Invitations'],
   ['Two-factor', 'Two-factor authentication'],
   ['Sessions', 'Sessions'],
+  ['Password', 'Password'],
   ['Export', 'Export'],
   ['OAuth grants', 'OAuth grants'],
   ['Delete team', 'Delete the team'],

@@ -6,26 +6,23 @@
 // 390 pixels.
 import test, { type ExecutionContext } from 'ava';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, openPage, screenshotDir, DESKTOP } from './helpers/browser.ts';
-import { buildDashboard } from './helpers/dashboard.ts';
+import { launchChromium, openPage, DESKTOP } from './helpers/browser.ts';
+import { buildDashboard, fillSignIn, look } from './helpers/dashboard.ts';
 import { makeUser, PEOPLE, startAccountsWorld, type AccountsWorld } from './helpers/accounts.ts';
-import { adminWithTeam, look as lookAs, PASSWORD, signInOnPage, unexpected } from './helpers/dashboard-settings.ts';
+import { adminWithTeam, PASSWORD, signInOnPage, unexpected } from './helpers/dashboard-settings.ts';
 
 let world: AccountsWorld;
 let browser: Browser;
-let shots: string;
 test.before(async () => {
   await buildDashboard();
   world = await startAccountsWorld();
   browser = await launchChromium();
-  shots = await screenshotDir('dashboard');
 });
 test.after.always(async () => {
   await browser?.close();
   await world?.close();
 });
 
-const look = (t: ExecutionContext, page: Page, name: string) => lookAs(t, page, shots, name);
 const alertText = async (page: Page) => ((await page.getByRole('alert').first().textContent()) ?? '').trim();
 
 test.serial('team, invitations by mail, joining by the link, roles, a forced refusal, removal', async (t) => {
@@ -129,9 +126,7 @@ async function join(t: ExecutionContext, url: string, email: string) {
   await page.getByRole('link', { name: 'Sign in to accept' }).waitFor();
   await look(t, page, 'invitation-signed-out');
   await page.getByRole('link', { name: 'Sign in to accept' }).click();
-  await page.locator('#sign-in-form input[name=email]').fill(email);
-  await page.locator('#sign-in-form input[name=password]').fill(PASSWORD);
-  await page.locator('#sign-in-form button[type=submit]').click();
+  await fillSignIn(page, email, PASSWORD);
   await page.waitForURL(`${url}/dashboard/invitation`);
   t.false(page.url().includes('token'), 'the token never went into a URL a server sees');
   await page.locator('#accept-invitation').waitFor();

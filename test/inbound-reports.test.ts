@@ -4,7 +4,7 @@ import test from 'ava';
 import type { MtaWorld } from './helpers/mta.ts';
 import { eventsOf, recipientsOf } from './helpers/emails.ts';
 import type { TestTeam } from './helpers/platform.ts';
-import { RCPT, dsn, startBounceWorld, type BounceWorld } from './helpers/bounce-world.ts';
+import { RCPT, arf, dsn, startBounceWorld, type BounceWorld } from './helpers/bounce-world.ts';
 import { processReceived, type ReceiveDeps } from '../inbound/receive/job.ts';
 
 let b: BounceWorld;
@@ -23,48 +23,6 @@ test.before(async () => {
 test.after.always(async () => {
   await b?.close();
 });
-
-const arf = (o: { rcpt?: string; type?: string; to: string }) => `From: Feedback Loop <fbl@isp.example>
-To: bounces@example.com
-Subject: FW: Hello
-Date: Sat, 22 Nov 2026 10:00:00 +0000
-Message-ID: <arf-${Math.random().toString(36).slice(2)}@isp.example>
-MIME-Version: 1.0
-Content-Type: multipart/report; report-type=feedback-report; boundary="arf-boundary"
-
---arf-boundary
-Content-Type: text/plain; charset="US-ASCII"
-Content-Transfer-Encoding: 7bit
-
-This is an email abuse report for an email message received from IP 192.0.2.1 on Sat, 22 Nov 2026 09:58:00 +0000.
-For more information about this format please see http://www.mipassoc.org/arf/.
-
---arf-boundary
-Content-Type: message/feedback-report
-
-Feedback-Type: ${o.type ?? 'abuse'}
-User-Agent: SomeGenerator/1.0
-Version: 1
-Original-Mail-From: <bounces@example.com>
-${o.rcpt ? `Original-Rcpt-To: <${o.rcpt}>\n` : ''}Arrival-Date: Sat, 22 Nov 2026 09:58:00 +0000
-Reporting-MTA: dns; mail.isp.example
-Source-IP: 192.0.2.1
-Authentication-Results: mail.isp.example; spf=pass smtp.mail=bounces@example.com
-
---arf-boundary
-Content-Type: message/rfc822
-Content-Disposition: inline
-
-From: Sender <hello@example.com>
-To: ${o.to}
-Subject: Hello
-Message-ID: <orig@example.com>
-Date: Sat, 22 Nov 2026 09:57:00 +0000
-
-Hello there
-
---arf-boundary--
-`;
 
 test('an RFC 5965 abuse report records email.complained and a complaint suppression, once; last_event complained', async (t) => {
   const { id, returnPath } = await deliver([`angry@${RCPT}`, `calm@${RCPT}`]);

@@ -58,6 +58,7 @@ test("GET /logs lists the team's requests newest first, with method, endpoint, s
       'endpoint',
       'id',
       'method',
+      'oauth_grant_id',
       'response_status',
       'user_agent',
     ]);
@@ -66,6 +67,7 @@ test("GET /logs lists the team's requests newest first, with method, endpoint, s
     t.is(item.response_status, status);
     t.is(made[i].status, status);
     t.is(item.user_agent, agent);
+    t.is(item.oauth_grant_id, null, 'made with an API key');
     t.true(Number.isInteger(item.duration_ms) && item.duration_ms >= 0);
     t.is(item.id, made[i].headers.get('x-request-log-id'));
   }

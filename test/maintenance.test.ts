@@ -18,42 +18,46 @@ test.after.always(async () => {
   await p?.close();
 });
 
-test('maintenance forgets idempotency keys past 24 h and request logs past 30 days, and keeps the rest', async (t) => {
-  const team = await p.createTeam();
-  const now = new Date();
-  const hoursAgo = (h: number) => new Date(now.getTime() - h * 3600_000);
-  await p.db('idempotency_keys').insert([
-    { team_id: team.id, key: 'old', request_hash: 'x', status: 'done', created_at: hoursAgo(25) },
-    { team_id: team.id, key: 'fresh', request_hash: 'x', status: 'done', created_at: hoursAgo(23) },
-  ]);
-  const log = (id: string, created_at: Date) => ({
-    id,
-    team_id: team.id,
-    method: 'GET',
-    endpoint: '/team',
-    response_status: 200,
-    duration_ms: 1,
-    created_at,
-  });
-  const oldLog = newId();
-  const newLog = newId();
-  await p.db('request_logs').insert([log(oldLog, hoursAgo(31 * 24)), log(newLog, hoursAgo(29 * 24))]);
+// Serial: each counts what one maintenance run removed, and the OAuth test's expired row is any run's to remove.
+test.serial(
+  'maintenance forgets idempotency keys past 24 h and request logs past 30 days, and keeps the rest',
+  async (t) => {
+    const team = await p.createTeam();
+    const now = new Date();
+    const hoursAgo = (h: number) => new Date(now.getTime() - h * 3600_000);
+    await p.db('idempotency_keys').insert([
+      { team_id: team.id, key: 'old', request_hash: 'x', status: 'done', created_at: hoursAgo(25) },
+      { team_id: team.id, key: 'fresh', request_hash: 'x', status: 'done', created_at: hoursAgo(23) },
+    ]);
+    const log = (id: string, created_at: Date) => ({
+      id,
+      team_id: team.id,
+      method: 'GET',
+      endpoint: '/team',
+      response_status: 200,
+      duration_ms: 1,
+      created_at,
+    });
+    const oldLog = newId();
+    const newLog = newId();
+    await p.db('request_logs').insert([log(oldLog, hoursAgo(31 * 24)), log(newLog, hoursAgo(29 * 24))]);
 
-  const removed = await runMaintenance(p.db, p.deps.blobs, now);
-  t.deepEqual(removed, {
-    idempotency_keys: 1,
-    request_logs: 1,
-    dropped_received: 0,
-    contact_import_files: 0,
-    orphan_upload_files: 0,
-    email_engagements: 0,
-    email_metric_rows: 0,
-    oauth_rows: 0,
-    contact_peaks_counted: 0,
-  });
-  t.deepEqual(await p.db('idempotency_keys').where({ team_id: team.id }).pluck('key'), ['fresh']);
-  t.deepEqual(await p.db('request_logs').where({ team_id: team.id }).pluck('id'), [newLog]);
-});
+    const removed = await runMaintenance(p.db, p.deps.blobs, now);
+    t.deepEqual(removed, {
+      idempotency_keys: 1,
+      request_logs: 1,
+      dropped_received: 0,
+      contact_import_files: 0,
+      orphan_upload_files: 0,
+      email_engagements: 0,
+      email_metric_rows: 0,
+      oauth_rows: 0,
+      contact_peaks_counted: 0,
+    });
+    t.deepEqual(await p.db('idempotency_keys').where({ team_id: team.id }).pluck('key'), ['fresh']);
+    t.deepEqual(await p.db('request_logs').where({ team_id: team.id }).pluck('id'), [newLog]);
+  },
+);
 
 /** Starts a multipart upload of a CSV to `url` and keeps it open (a file still arriving). */
 function openUpload(url: string, key: string) {
@@ -166,25 +170,28 @@ test('open and click hits and metrics counters past their retention windows are 
   t.is(again.email_metric_rows, 0);
 });
 
-test("the OAuth server's rows past their expiry are deleted; live ones and those without an expiry stay", async (t) => {
-  const now = new Date();
-  const row = (id: string, expires_at: Date | null) => ({
-    model: 'AccessToken',
-    id,
-    payload: JSON.stringify({ jti: id }),
-    expires_at,
-  });
-  await p
-    .db('oauth_models')
-    .insert([
-      row('expired', new Date(now.getTime() - 1000)),
-      row('live', new Date(now.getTime() + 3600_000)),
-      row('forever', null),
-    ]);
-  const removed = await runMaintenance(p.db, p.deps.blobs, now);
-  t.is(removed.oauth_rows, 1);
-  t.deepEqual((await p.db('oauth_models').orderBy('id').pluck('id')).sort(), ['forever', 'live']);
-});
+test.serial(
+  "the OAuth server's rows past their expiry are deleted; live ones and those without an expiry stay",
+  async (t) => {
+    const now = new Date();
+    const row = (id: string, expires_at: Date | null) => ({
+      model: 'AccessToken',
+      id,
+      payload: JSON.stringify({ jti: id }),
+      expires_at,
+    });
+    await p
+      .db('oauth_models')
+      .insert([
+        row('expired', new Date(now.getTime() - 1000)),
+        row('live', new Date(now.getTime() + 3600_000)),
+        row('forever', null),
+      ]);
+    const removed = await runMaintenance(p.db, p.deps.blobs, now);
+    t.is(removed.oauth_rows, 1);
+    t.deepEqual((await p.db('oauth_models').orderBy('id').pluck('id')).sort(), ['forever', 'live']);
+  },
+);
 
 test('idBefore: the smallest UUID v7 of its millisecond, above every id made before it', (t) => {
   const at = new Date('2026-11-25T12:00:00.000Z');

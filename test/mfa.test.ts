@@ -130,9 +130,34 @@ test('recovery codes: each works once; new ones replace the old; MFA turned off 
   const wrong = await c.request('POST', '/auth/mfa/disable', { body: { password: 'wrong password!' } });
   t.is(wrong.status, 422);
   t.like((await c.request('GET', '/auth/mfa')).body, { enabled: true });
+  const before = c.cookieHeader();
   const off = await c.request('POST', '/auth/mfa/disable', { body: { password: PASSWORD } });
   t.is(off.status, 200, off.text);
   t.deepEqual(off.body, { object: 'mfa', enabled: false, enabled_at: null });
+  t.is((await p.request('GET', '/me', { headers: { cookie: before } })).status, 401, 'the old token stopped working');
+  t.is((await c.request('GET', '/me')).status, 200, 'the new one works');
+  const plain = await challenge(email);
+  t.is(plain.res.body.object, 'session', 'a sign-in without MFA again');
+});
+
+test('MFA turned off with a code instead of the password: a wrong code changes nothing; the session token replaced', async (t) => {
+  const { email, c, secret } = await withMfa();
+  const user = await p.db('users').where({ email }).first('id');
+  const neither = await c.request('POST', '/auth/mfa/disable', { body: {} });
+  t.is(neither.status, 422, neither.text);
+  const wrong = await c.request('POST', '/auth/mfa/disable', { body: { code: '000000' } });
+  t.is(wrong.status, 422, wrong.text);
+  t.is(wrong.body.errors[0].path, 'code');
+  t.like((await c.request('GET', '/auth/mfa')).body, { enabled: true, recovery_codes_remaining: 10 });
+  const before = c.cookieHeader();
+  // The code of the next step: the confirmation spent this step's.
+  const off = await c.request('POST', '/auth/mfa/disable', { body: { code: await code(secret, 1) } });
+  t.is(off.status, 200, off.text);
+  t.deepEqual(off.body, { object: 'mfa', enabled: false, enabled_at: null });
+  t.is((await p.request('GET', '/me', { headers: { cookie: before } })).status, 401, 'the old token stopped working');
+  t.is((await c.request('GET', '/me')).status, 200, 'the new one works');
+  t.like((await c.request('GET', '/auth/mfa')).body, { enabled: false, recovery_codes_remaining: 0 });
+  t.is(Number((await p.db('mfa_recovery_codes').where({ user_id: user.id }).count({ n: '*' }))[0].n), 0);
   const plain = await challenge(email);
   t.is(plain.res.body.object, 'session', 'a sign-in without MFA again');
 });

@@ -1,9 +1,16 @@
 // The authorization server through its protocol (oidc-provider behind /oauth) and OAuth access tokens on the API:
 // registration, authorization code + PKCE through the consent page's API calls, refresh rotation, revocation, and
-// the refusals the issue lists. The browser and MCP path: oauth-mcp-e2e.test.ts.
+// the refusals the issue lists; no token creates an API key; the signing keys sealed in PostgreSQL across a restart.
+// The browser and MCP path: oauth-mcp-e2e.test.ts; the MCP tools: mcp-tools.test.ts.
 import test from 'ava';
+import { createPublicKey, verify } from 'node:crypto';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { freePort } from './helpers/ports.ts';
+import { serve } from './helpers/http.ts';
+import { createApp } from '../api/app.ts';
+import type { ApiDeps } from '../api/deps.ts';
+import type Provider from 'oidc-provider';
+import { open, secretsKey } from '../shared/secrets.ts';
 import {
   Agent,
   authorizeCode,
@@ -233,5 +240,104 @@ test('a registration flood is rate limited per address (429 in the OAuth error s
     t.truthy(answers[4].headers.get('retry-after'));
   } finally {
     await q.close();
+  }
+});
+
+test('no OAuth token creates an API key, whatever its scopes: 403 invalid_permission, nothing made', async (t) => {
+  // A key would outlive the grant and its revocation, with full_access beyond the grant's scopes (docs/oauth.md).
+  const { tokens, agent, who } = await granted('mint@people.test', 'api-keys:read api-keys:write');
+  t.is(tokens.status, 200, tokens.text);
+  const token = tokens.body.access_token;
+  const keysOf = () => p.db('api_keys').where({ team_id: who.teamId }).select('id');
+  const before = await keysOf();
+  for (const permission of ['full_access', 'sending_access']) {
+    const made = await p.request('POST', '/api-keys', { key: token, body: { name: 'outlives', permission } });
+    t.is(made.status, 403, made.text);
+    t.is(made.body.name, 'invalid_permission');
+    t.regex(made.body.message, /cannot create API keys: a key would outlive the grant/);
+  }
+  t.deepEqual(await keysOf(), before, 'no key was made');
+  // The rest of the area still answers the token's scopes: the admin's own key is listed, renamed and revoked.
+  const own = await agent.go('POST', '/api-keys', { json: { name: 'made by the admin' } });
+  t.is(own.status, 201, own.text);
+  t.is((await p.request('GET', '/api-keys', { key: token })).status, 200);
+  const renamed = await p.request('PATCH', `/api-keys/${own.body.id}`, { key: token, body: { name: 'renamed' } });
+  t.is(renamed.status, 200, renamed.text);
+  t.is((await p.request('DELETE', `/api-keys/${own.body.id}`, { key: token })).status, 200);
+});
+
+/**
+ * An ID token for `sub` signed by the provider with its signing key: its own code path for them (no client is granted
+ * `openid`, so no flow issues one; the access tokens are opaque). Its expiry given: the default prints a notice.
+ */
+async function idToken(provider: Provider, clientId: string, sub: string): Promise<string> {
+  const token = new provider.IdToken({ sub }, { client: (await provider.Client.find(clientId))! });
+  token.set('sub', sub);
+  return token.issue({ use: 'idtoken', expiresAt: Math.floor(Date.now() / 1000) + 60 });
+}
+
+/** An RS256 JWT's signature checked against a published JWKS, by its kid. */
+function signedBy(jwt: string, jwks: { keys: { kid: string }[] }): boolean {
+  const [header, payload, signature] = jwt.split('.');
+  const { kid, alg } = JSON.parse(Buffer.from(header, 'base64url').toString());
+  const jwk = jwks.keys.find((k) => k.kid === kid);
+  if (alg !== 'RS256' || !jwk) return false;
+  const key = createPublicKey({ key: jwk as never, format: 'jwk' });
+  return verify('sha256', Buffer.from(`${header}.${payload}`), key, Buffer.from(signature, 'base64url'));
+}
+
+test('the signing key is sealed in PostgreSQL; after a restart the provider reads it, signs and verifies with it', async (t) => {
+  const { tokens, client } = await granted('sealed@people.test', 'domains:read');
+  t.is(tokens.status, 200, tokens.text);
+  const rows = await p.db('oauth_signing_keys').select('kid', 'jwk_sealed');
+  t.is(rows.length, 1);
+  const [{ kid, jwk_sealed: sealed }] = rows;
+  // The row holds AES-GCM's output (v1.<iv>.<tag>.<ciphertext>): no part of the key, in the text or its decoding.
+  t.regex(sealed, /^v1\.[\w-]+\.[\w-]+\.[\w-]+$/);
+  const clear = JSON.parse(open(secretsKey(p.config), sealed));
+  t.is(clear.kid, kid);
+  t.truthy(clear.d, 'a private key was sealed');
+  const decoded = sealed
+    .split('.')
+    .map((part: string) => Buffer.from(part, 'base64url').toString('latin1'))
+    .join(' ');
+  for (const where of [sealed, decoded]) {
+    for (const name of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'n']) t.false(where.includes(clear[name]), `${name} in clear`);
+    t.false(/"kty"|"RSA"|PRIVATE KEY/.test(where));
+  }
+  const published = (await p.request('GET', '/oauth/jwks')).body;
+  t.deepEqual(
+    published.keys.map((k: { kid: string }) => k.kid),
+    [kid],
+  );
+  t.false('d' in published.keys[0], 'the JWKS publishes the public key only');
+  const before = await p.deps.oauth!.provider();
+  const signedBefore = await idToken(before, client.client_id, 'sealed');
+  t.true(signedBy(signedBefore, published));
+
+  // A restart: a new app on the same database, its provider made afresh, reading the sealed key.
+  const restarted: ApiDeps = { ...p.deps, oauth: undefined };
+  const again = await serve(createApp(restarted));
+  try {
+    const provider = await restarted.oauth!.provider();
+    t.not(provider, before);
+    t.is(Number((await p.db('oauth_signing_keys').count({ n: '*' }))[0].n), 1, 'no new key was made');
+    t.deepEqual((await again.request('GET', '/oauth/jwks')).body, published);
+    const known = await provider.Client.find(client.client_id);
+    const claims = await provider.IdToken.validate(signedBefore, known!);
+    t.is(claims.payload.sub, 'sealed', 'what was signed before the restart verifies after it');
+    const signedAfter = await idToken(provider, client.client_id, 'after');
+    t.true(signedBy(signedAfter, published), 'signed after the restart with the published key');
+    // Tokens made before the restart still work, and the restarted provider issues new ones.
+    t.is((await again.request('GET', '/domains', { key: tokens.body.access_token })).status, 200);
+    const refreshed = await tokenRequest(again.url, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token,
+      client_id: client.client_id,
+    });
+    t.is(refreshed.status, 200, refreshed.text);
+  } finally {
+    await again.close();
+    await restarted.oauth?.close();
   }
 });

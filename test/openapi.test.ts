@@ -1,13 +1,13 @@
 // The OpenAPI document: its shape, its agreement with what the router actually serves, and with real responses.
 import test from 'ava';
-import { isDeepStrictEqual } from 'node:util';
-import http from 'node:http';
 import { operations } from '../api/routes/index.ts';
 import { buildRouter } from '../api/router.ts';
 import { buildOpenApi } from '../api/openapi.ts';
 import { defineOperation } from '../api/routes/operation.ts';
 import { z } from 'zod';
 import { startPlatform, type Platform, type TestResponse } from './helpers/platform.ts';
+import { checkSchema } from './helpers/json-schema.ts';
+import { nodeRequest } from './helpers/http.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -28,21 +28,6 @@ test.after.always(async () => {
   await p?.close();
 });
 
-/** fetch always adds `user-agent: node`; node:http sends only the headers it is given. */
-function getWithoutUserAgent(url: string): Promise<{ status: number; body: Json }> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, (res) => {
-        let text = '';
-        res
-          .setEncoding('utf8')
-          .on('data', (c: string) => (text += c))
-          .on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-      })
-      .on('error', reject);
-  });
-}
-
 function documented(): { method: string; path: string; op: Json }[] {
   return Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) =>
     Object.entries(item)
@@ -51,52 +36,8 @@ function documented(): { method: string; path: string; op: Json }[] {
   );
 }
 
-/** A deliberately small JSON Schema (2020-12) checker: the keywords zod's converter emits for our schemas. */
-function validate(schema: Json, value: unknown, at = '$'): string[] {
-  if (schema.$ref) {
-    const name = String(schema.$ref).replace('#/components/schemas/', '');
-    const target = doc.components.schemas[name];
-    return target ? validate(target, value, at) : [`${at}: unresolved $ref ${schema.$ref}`];
-  }
-  const errors: string[] = [];
-  const alternatives = schema.anyOf ?? schema.oneOf;
-  if (alternatives && !(alternatives as Json[]).some((s) => validate(s, value, at).length === 0))
-    errors.push(`${at}: matches none of anyOf/oneOf`);
-  for (const s of (schema.allOf ?? []) as Json[]) errors.push(...validate(s, value, at));
-  if ('const' in schema && !isDeepStrictEqual(schema.const, value))
-    errors.push(`${at}: expected ${JSON.stringify(schema.const)}`);
-  if (schema.enum && !(schema.enum as unknown[]).some((e) => isDeepStrictEqual(e, value)))
-    errors.push(`${at}: ${JSON.stringify(value)} not in enum`);
-  if (schema.type) {
-    const types: string[] = Array.isArray(schema.type) ? schema.type : [schema.type];
-    const actual = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
-    const ok = types.some(
-      (t) => t === actual || (t === 'integer' && Number.isInteger(value)) || (t === 'number' && actual === 'number'),
-    );
-    if (!ok) return [...errors, `${at}: expected ${types.join('|')}, got ${actual}`];
-  }
-  if (typeof value === 'string') {
-    if (schema.format === 'uuid' && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value))
-      errors.push(`${at}: not a uuid`);
-    if (schema.format === 'date-time' && Number.isNaN(Date.parse(value))) errors.push(`${at}: not a date-time`);
-    if (schema.pattern && !new RegExp(schema.pattern, 'u').test(value))
-      errors.push(`${at}: does not match ${schema.pattern}`);
-  }
-  if (Array.isArray(value) && schema.items)
-    value.forEach((v, i) => errors.push(...validate(schema.items, v, `${at}[${i}]`)));
-  if (value && typeof value === 'object' && !Array.isArray(value)) {
-    const obj = value as Record<string, unknown>;
-    const props = (schema.properties ?? {}) as Record<string, Json>;
-    for (const r of (schema.required ?? []) as string[]) if (!(r in obj)) errors.push(`${at}.${r}: required`);
-    for (const [k, v] of Object.entries(obj)) {
-      if (props[k]) errors.push(...validate(props[k], v, `${at}.${k}`));
-      else if (schema.additionalProperties === false) errors.push(`${at}.${k}: not allowed`);
-      else if (schema.additionalProperties && typeof schema.additionalProperties === 'object')
-        errors.push(...validate(schema.additionalProperties, v, `${at}.${k}`));
-    }
-  }
-  return errors;
-}
+/** The document's schema checker (helpers/json-schema.ts): `#/components/schemas/...` references resolve in `doc`. */
+const validate = (schema: Json, value: unknown): string[] => checkSchema(doc.components.schemas, schema, value);
 
 function responseSchema(method: string, path: string, status: number): Json {
   const op = doc.paths[path]?.[method];
@@ -126,7 +67,7 @@ test('GET /openapi.json needs no key (only a User-Agent): OpenAPI 3.1.0, documen
   const v1 = await p.request('GET', '/api/v1/openapi.json');
   t.is(v1.status, 200);
   t.deepEqual(v1.body, doc);
-  const noAgent = await getWithoutUserAgent(`${p.url}/openapi.json`);
+  const noAgent = await nodeRequest(p.url, { method: 'GET', path: '/openapi.json' }); // no User-Agent
   t.is(noAgent.status, 400);
   t.is(noAgent.body.name, 'validation_error');
 });
@@ -181,8 +122,61 @@ test('the document says what the declarations say', (t) => {
     if (op.permission === 'none') t.deepEqual(documentedOp?.security, [], `${op.operationId}: no security`);
     else if (op.permission === 'session')
       t.deepEqual(documentedOp?.security, [{ sessionCookie: [] }], `${op.operationId}: the session cookie`);
+    else if (op.permission === null)
+      t.deepEqual(documentedOp?.security, [{ oauth2: [] }], `${op.operationId}: an OAuth access token only`);
     else t.is(documentedOp?.security, undefined, `${op.operationId}: the document's bearer security applies`);
   }
+});
+
+test('the document describes /mcp (null: OAuth only), the protected resource metadata, and the oauth2 scheme', async (t) => {
+  // The one `null` operation (spec, Authentication 2): /mcp, an OAuth access token its only credential.
+  const nulls = documented().filter(({ op }) => op['x-service-permission'] === null);
+  t.deepEqual(
+    nulls.map(({ method, path }) => method + ' ' + path),
+    ['post /mcp'],
+  );
+  const mcp = doc.paths['/mcp'].post;
+  t.like(mcp, { tags: ['mcp'], 'x-service-scope': null, security: [{ oauth2: [] }] });
+  t.is(mcp.requestBody.content['application/json'].schema.$ref, '#/components/schemas/McpRequest');
+  t.truthy(mcp.responses['401'].headers['WWW-Authenticate']);
+  const refused = await p.request('POST', '/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+  t.is(refused.status, 401);
+  t.regex(refused.headers.get('www-authenticate') ?? '', /resource_metadata="[^"]+\/oauth-protected-resource\/mcp"/);
+  matchesDocument(t, 'post', '/mcp', refused);
+
+  // The protected resource metadata (RFC 9728) of the API and of /mcp: documented, no credential, as answered.
+  const resources: Json = {};
+  for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
+    t.deepEqual(doc.paths[path].get.security, [], path);
+    const res = await p.request('GET', path);
+    t.is(res.status, 200, res.text);
+    matchesDocument(t, 'get', path, res);
+    resources[path] = res.body;
+  }
+  t.is(resources['/.well-known/oauth-protected-resource/mcp'].resource, `${p.config.PUBLIC_BASE_URL}/mcp`);
+
+  // The oauth2 scheme: authorization code at the authorization server's own endpoints, with every scope it offers.
+  const scheme = doc.components.securitySchemes.oauth2;
+  const server = (await p.request('GET', '/.well-known/oauth-authorization-server')).body;
+  t.is(scheme.type, 'oauth2');
+  t.regex(scheme.description, /PKCE/);
+  // Its endpoints named at the issuer (PUBLIC_BASE_URL); the metadata names them at the host it was asked on.
+  const flow = scheme.flows.authorizationCode;
+  const path = (url: string) => new URL(url).pathname;
+  t.deepEqual(
+    [flow.authorizationUrl, flow.tokenUrl, flow.refreshUrl].map((url) => new URL(url).origin + path(url)),
+    [server.authorization_endpoint, server.token_endpoint, server.token_endpoint].map(
+      (url) => server.issuer + path(url),
+    ),
+  );
+  const scopes = Object.keys(flow.scopes);
+  t.deepEqual(
+    scopes.filter((s) => s !== 'offline_access').sort(),
+    [...resources['/.well-known/oauth-protected-resource'].scopes_supported].sort(),
+  );
+  for (const scope of scopes) t.true(server.scopes_supported.includes(scope), `${scope} offered by the server`);
+  t.true(scopes.includes('emails:send') && scopes.includes('billing:read'));
+  t.regex(doc.components.securitySchemes.bearerAuth.description, /OAuth access token.*x-service-scope/);
 });
 
 test('every $ref in the document resolves', (t) => {

@@ -1,5 +1,6 @@
 // shared/priority.ts as the mta uses it: every thread of the process runs at the lowered priority, those that
-// existed before the call and those made after it; the real mta process runs at MTA_NICE. Linux only (/proc).
+// existed before the call and those made after it; the real mta process runs at MTA_NICE, the worker at WORKER_NICE.
+// Linux only (/proc).
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -49,14 +50,26 @@ test('lowerPriority: the threads that exist and a worker thread made afterwards 
   t.deepEqual([...new Set(nices)], [7]);
 });
 
-test('the mta process runs every thread at MTA_NICE (10 unless configured)', async (t) => {
+test.serial('the mta process runs every thread at MTA_NICE (10 unless configured)', async (t) => {
   t.timeout(150_000);
-  p = await startPlatform();
+  p ??= await startPlatform();
   const mta = startEntry('mta/main.ts', p.config, { SMTP_SUBMISSION_PORT: '0', SMTP_SUBMISSION_TLS_PORT: '0' });
   try {
     await mta.logged('mta.started', 120_000);
     t.deepEqual([...new Set(threadNices(mta.pid))], [10]);
   } finally {
     await mta.stop();
+  }
+});
+
+test.serial('the worker process runs every thread at WORKER_NICE (here 12)', async (t) => {
+  t.timeout(150_000);
+  p ??= await startPlatform();
+  const worker = startEntry('worker/main.ts', p.config, { WORKER_NICE: '12' });
+  try {
+    await worker.logged('worker.started', 120_000);
+    t.deepEqual([...new Set(threadNices(worker.pid))], [12]);
+  } finally {
+    await worker.stop();
   }
 });

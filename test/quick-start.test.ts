@@ -1,6 +1,7 @@
 // The README's quick start as a newcomer runs it: a clean clone in a temporary directory, a `.env` beside
-// package.json, `npm install && npm start`; the first run prints a key once the api answers, and the send it
-// suggests reaches the simulator and is delivered. (The clone is of the committed HEAD: what a newcomer gets.)
+// package.json, `npm install && npm start`; the first run prints a key once the api answers, the dashboard's page
+// answers at /, and the send it suggests reaches the simulator and is delivered. (The clone is of the committed HEAD:
+// what a newcomer gets.)
 import test from 'ava';
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -16,7 +17,7 @@ import { until } from './helpers/wait.ts';
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '..');
 
-test('a clean clone with a .env: npm install && npm start, then the printed send is delivered', async (t) => {
+test('a clean clone with a .env: npm install && npm start, the dashboard at /, then the printed send is delivered', async (t) => {
   t.timeout(600_000);
   const dir = await mkdtemp(path.join(tmpdir(), 'pw-quick-'));
   const name = `pw_quick_${randomBytes(5).toString('hex')}`;
@@ -84,6 +85,15 @@ test('a clean clone with a .env: npm install && npm start, then the printed send
   const body = /-d '(\{.*\})'/.exec(out)?.[1];
   t.truthy(body, 'a send is printed');
   const base = `http://127.0.0.1:${port}`;
+  // The dashboard, built by `npm start`, is what a newcomer's browser gets at /.
+  const page = await fetch(`${base}/`, { headers: { 'user-agent': 'quick-start', accept: 'text/html' } });
+  t.is(page.status, 200);
+  t.regex(page.headers.get('content-type') ?? '', /^text\/html/);
+  const csp = page.headers.get('content-security-policy') ?? '';
+  t.regex(csp, /default-src 'none'/, 'the dashboard page has its policy');
+  t.regex(csp, /script-src 'self'(;|$)/);
+  t.regex(csp, /frame-ancestors 'none'/);
+  t.regex(await page.text(), /<div id="root"><\/div>/, "the dashboard's page");
   const headers = { 'user-agent': 'quick-start', authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const sent = await fetch(`${base}/emails`, { method: 'POST', headers, body });
   t.is(sent.status, 200, await sent.clone().text());

@@ -274,8 +274,9 @@ test('unauthenticated operations answer without a key', async (t) => {
   }
 });
 
-test('operations no API key reaches (session, null) are refused with and without a key, never run unauthenticated', async (t) => {
-  // None is declared yet; a synthetic pair routed by the real router shows what the first one will get.
+test('operations no API key reaches (session, null) are refused with and without a key or a token, never run unauthenticated', async (t) => {
+  // Synthetic ones, routed by the real router: a `session` operation, and a `null` one not marked oauthOnly (the one
+  // declared, /mcp, checks its own OAuth token: oauth.test.ts). Neither runs for a key or without a credential.
   const reached = z.object({ reached: z.literal(true) });
   const declare = (operationId: string, path: string, permission: 'session' | null) =>
     defineOperation({
@@ -296,6 +297,13 @@ test('operations no API key reaches (session, null) are refused with and without
   ]).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const granted = await grantedToken(
+    p.db,
+    p.url,
+    'security-probe@people.test',
+    'domains:read',
+    `${p.config.PUBLIC_BASE_URL}/`,
+  );
   try {
     for (const path of ['/session-probe', '/null-probe']) {
       const bare = await fetch(base + path, { headers: { 'user-agent': 'postwerk-tests/1.0' } });
@@ -308,6 +316,12 @@ test('operations no API key reaches (session, null) are refused with and without
       const keyedBody = await keyed.json();
       t.is(keyed.status, 401, `${path} with a full_access key: ${JSON.stringify(keyedBody)}`);
       t.is(keyedBody.name, 'restricted_api_key');
+      const tokened = await fetch(base + path, {
+        headers: { 'user-agent': 'postwerk-tests/1.0', authorization: `Bearer ${granted.tokens.body.access_token}` },
+      });
+      const tokenedBody = await tokened.json();
+      t.is(tokened.status, 401, `${path} with an OAuth token: ${JSON.stringify(tokenedBody)}`);
+      t.is(tokenedBody.name, 'restricted_api_key');
     }
   } finally {
     await new Promise<void>((resolve) => server.close(() => resolve()));

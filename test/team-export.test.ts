@@ -1,11 +1,16 @@
 // Team export: an admin asks, the worker's export run builds a zip (a JSON file per table of the team, secrets left
-// out, manifest.json), a signed download link for the admin signed in, truncation at the size ceiling, expiry after
-// 7 days by the retention job.
+// out, manifest.json), a signed download link for the admin signed in, truncation at the size and time ceilings, a
+// build that fails (`failed`), expiry after 7 days by the retention job.
 import test from 'ava';
 import yauzl from 'yauzl';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { makeUser, signIn, type CookieClient } from './helpers/accounts.ts';
-import { buildPendingExports } from '../shared/teams/export.ts';
+import { buildExport, buildPendingExports, type ExportDeps } from '../shared/teams/export.ts';
+import { createFsBlobStore } from '../shared/blobs.ts';
+import { createLogger } from '../shared/logger.ts';
 import { runRetention } from '../worker/retention.ts';
 import { startEntry } from './helpers/processes.ts';
 import { until } from './helpers/wait.ts';
@@ -46,6 +51,33 @@ async function adminWithTeam(): Promise<{ c: CookieClient; teamId: string; key: 
 }
 
 const worker = () => buildPendingExports({ db: p.db, blobs: p.deps.blobs, config: p.config, log: p.deps.log });
+
+/**
+ * Builds one export by its id, with the deps changed as given. The tests that use it run serially, so no other
+ * test's export run (which builds every pending export) takes their export first with the usual ceilings.
+ */
+const buildOne = (
+  id: string,
+  change: Partial<Omit<ExportDeps, 'config'>> & { config?: Partial<ExportDeps['config']> } = {},
+) =>
+  buildExport(
+    {
+      db: p.db,
+      blobs: change.blobs ?? p.deps.blobs,
+      log: change.log ?? p.deps.log,
+      config: { ...p.config, ...change.config },
+    },
+    id,
+  );
+
+/** The files of a completed export's archive, downloaded by its link with the admin's session. */
+async function download(c: CookieClient, exported: { download_url: string }): Promise<Map<string, Buffer>> {
+  const file = await fetch(p.url + exported.download_url.slice(p.config.PUBLIC_BASE_URL.length), {
+    headers: { 'user-agent': 'test', cookie: c.cookieHeader() },
+  });
+  if (file.status !== 200) throw new Error(`download answered ${file.status}`);
+  return unzip(Buffer.from(await file.arrayBuffer()));
+}
 
 test('an admin exports the team: pending, built by the worker, a zip of JSON per table with secrets left out', async (t) => {
   const { c, teamId, key } = await adminWithTeam();
@@ -113,33 +145,82 @@ test('viewers and members cannot export; another team id is 404', async (t) => {
   t.is((await c.request('GET', `/teams/${teamId}/exports`)).status, 200);
 });
 
-test('the size ceiling truncates the archive and the manifest names what was left out; expired after 7 days', async (t) => {
+test.serial(
+  'the size ceiling truncates the archive and the manifest names what was left out; expired after 7 days',
+  async (t) => {
+    const { c, teamId, key } = await adminWithTeam();
+    for (let i = 0; i < 30; i++) await p.request('POST', '/contacts', { key, body: { email: `c${i}@example.com` } });
+    const asked = await c.request('POST', `/teams/${teamId}/exports`, { body: {} });
+    await buildOne(asked.body.id, { config: { TEAM_EXPORT_MAX_BYTES: 1024 } });
+    const done = await c.request('GET', `/teams/${teamId}/exports/${asked.body.id}`);
+    t.like(done.body, { status: 'completed', truncated: true });
+    const manifest = JSON.parse((await download(c, done.body)).get('manifest.json')!.toString());
+    t.true(manifest.truncated);
+    t.true(
+      manifest.left_out.some((l: { reason: string }) => /size ceiling/.test(l.reason)),
+      JSON.stringify(manifest.left_out),
+    );
+    const row = await p.db('team_exports').where({ id: asked.body.id }).first();
+    const eightDays = new Date(Date.now() + 8 * 86_400_000);
+    await runRetention({ db: p.db, blobs: p.deps.blobs, redis: p.redis, config: p.config, log: p.deps.log }, eightDays);
+    const expired = await c.request('GET', `/teams/${teamId}/exports/${asked.body.id}`);
+    t.like(expired.body, { status: 'expired', download_url: null });
+    t.is(await p.deps.blobs.get(row.blob_key), null, 'the archive is deleted');
+  },
+);
+
+test.serial('the time ceiling truncates the archive: each table past it is named with its rows left out', async (t) => {
   const { c, teamId, key } = await adminWithTeam();
-  for (let i = 0; i < 30; i++) await p.request('POST', '/contacts', { key, body: { email: `c${i}@example.com` } });
+  for (let i = 0; i < 3; i++) await p.request('POST', '/contacts', { key, body: { email: `t${i}@example.com` } });
   const asked = await c.request('POST', `/teams/${teamId}/exports`, { body: {} });
-  await buildPendingExports({
-    db: p.db,
-    blobs: p.deps.blobs,
-    config: { ...p.config, TEAM_EXPORT_MAX_BYTES: 1024 },
-    log: p.deps.log,
-  });
+  // A ceiling of 0 seconds is reached before any table's first rows are read.
+  await buildOne(asked.body.id, { config: { TEAM_EXPORT_MAX_SECONDS: 0 } });
   const done = await c.request('GET', `/teams/${teamId}/exports/${asked.body.id}`);
   t.like(done.body, { status: 'completed', truncated: true });
-  const file = await fetch(p.url + done.body.download_url.slice(p.config.PUBLIC_BASE_URL.length), {
-    headers: { 'user-agent': 'test', cookie: c.cookieHeader() },
-  });
-  const manifest = JSON.parse((await unzip(Buffer.from(await file.arrayBuffer()))).get('manifest.json')!.toString());
+  const files = await download(c, done.body);
+  const manifest = JSON.parse(files.get('manifest.json')!.toString());
   t.true(manifest.truncated);
   t.true(
-    manifest.left_out.some((l: { reason: string }) => /size ceiling/.test(l.reason)),
+    manifest.left_out.some(
+      (l: { what: string; reason: string }) => l.what === 'contacts: 3 rows' && /time ceiling/.test(l.reason),
+    ),
     JSON.stringify(manifest.left_out),
   );
+  t.deepEqual(JSON.parse(files.get('contacts.json')!.toString()), []);
+  t.like(
+    manifest.files.find((f: { table: string }) => f.table === 'contacts'),
+    { rows: 0 },
+  );
+  t.is(JSON.parse(files.get('team.json')!.toString()).id, teamId, 'the team itself is always in the archive');
+});
+
+test.serial('a build that fails is `failed`: no link, no archive, logged, and not built again', async (t) => {
+  const { c, teamId } = await adminWithTeam();
+  const asked = await c.request('POST', `/teams/${teamId}/exports`, { body: {} });
+  // A blob store whose directory is a regular file: the archive's write fails (ENOTDIR), as a broken disk's would.
+  const dir = await mkdtemp(path.join(tmpdir(), 'pw-export-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const notADirectory = path.join(dir, 'file');
+  await writeFile(notADirectory, '');
+  const lines: string[] = [];
+  const log = createLogger({ LOG_LEVEL: 'info' }, 'worker', { write: (line: string) => void lines.push(line) });
+  t.is(await buildOne(asked.body.id, { blobs: createFsBlobStore(notADirectory), log }), null);
+  const failed = await c.request('GET', `/teams/${teamId}/exports/${asked.body.id}`);
+  t.is(failed.status, 200, failed.text);
+  t.like(failed.body, { status: 'failed', download_url: null, bytes: null, expires_at: null });
+  t.truthy(failed.body.completed_at);
   const row = await p.db('team_exports').where({ id: asked.body.id }).first();
-  const eightDays = new Date(Date.now() + 8 * 86_400_000);
-  await runRetention({ db: p.db, blobs: p.deps.blobs, redis: p.redis, config: p.config, log: p.deps.log }, eightDays);
-  const expired = await c.request('GET', `/teams/${teamId}/exports/${asked.body.id}`);
-  t.like(expired.body, { status: 'expired', download_url: null });
-  t.is(await p.deps.blobs.get(row.blob_key), null, 'the archive is deleted');
+  t.like(row, { error: 'the archive could not be built', blob_key: null });
+  t.truthy(row.started_at, 'it was running before it failed');
+  t.true(
+    lines.some((l) => JSON.parse(l).msg === 'team_export.failed'),
+    lines.join(''),
+  );
+  // A later run with a store that works leaves it failed: the admin asks again.
+  t.is(await buildOne(asked.body.id), null);
+  t.is((await p.db('team_exports').where({ id: asked.body.id }).first()).status, 'failed');
+  const listed = await c.request('GET', `/teams/${teamId}/exports`);
+  t.is(listed.body.data.find((e: { id: string }) => e.id === asked.body.id).status, 'failed');
 });
 
 // Serial: ava runs it (and stops the worker) before the others, whose exports the in-process run builds.

@@ -48,9 +48,14 @@ test('create a team: admin, managed domain, a first key on request; Me, switch, 
   const me = await ann.c.request('GET', '/me');
   t.is(me.body.teams.length, 1);
   t.is(me.body.current_team_id, null, 'not switched yet (the session started before the team existed)');
+  const beforeSwitch = ann.c.cookieHeader();
   const switched = await ann.c.request('POST', `/teams/${team.id}/switch`, { body: {} });
   t.is(switched.status, 200, switched.text);
   t.is(switched.body.current_team_id, team.id);
+  // A switch changes what the session reaches: its token is replaced, and the old cookie is nobody's.
+  const stale = await world.w.p.request('GET', '/me', { headers: { cookie: beforeSwitch } });
+  t.is(stale.status, 401, 'the token before the switch stopped working');
+  t.not(ann.c.cookieHeader(), beforeSwitch);
   t.is((await ann.c.request('GET', '/auth/session')).body.current_team.id, team.id);
   const members = await ann.c.request('GET', `/teams/${team.id}/members`);
   t.is(members.body.data.length, 1);

@@ -41,7 +41,7 @@ async function template(body: Record<string, unknown>, publish = true): Promise<
 }
 
 test('emails.send with a template: the published version rendered, escaped in html, stored and delivered as rendered', async (t) => {
-  await template({
+  const templateId = await template({
     alias: 'receipt',
     from,
     subject: 'Receipt for {{{NAME}}}',
@@ -83,6 +83,8 @@ test('emails.send with a template: the published version rendered, escaped in ht
     subject: 'Receipt for Ann <script>alert("x")</script> & co',
     html,
     text: 'Hi Ann <script>alert("x")</script> & co\nTotal: 42.5\nNo note',
+    // Sent by alias, stored by the template's id.
+    template_id: templateId,
   });
 
   const mail = await delivered(id, 'ann@tpl-inbox.test');
@@ -140,6 +142,10 @@ test('batch.send with templates: each item rendered from its own values', async 
   const [cy, di] = batch.data!.data;
   t.is((await delivered(cy.id, 'cy@tpl-inbox.test')).html, '<p>Hello Cy</p>');
   t.is((await delivered(di.id, 'di@tpl-inbox.test')).subject, 'Hello Di');
+  t.is((await w.p.request('GET', `/emails/${di.id}`, { key: team.key })).body.template_id, id);
+  // A send without a template names none.
+  const plain = await resend.emails.send({ from, to: 'cy@tpl-inbox.test', subject: 'Plain', text: 'No template' });
+  t.is((await w.p.request('GET', `/emails/${plain.data!.id}`, { key: team.key })).body.template_id, null);
 });
 
 test('refusals: a missing value, a wrong type, an unknown, unpublished or foreign template, html beside a template', async (t) => {

@@ -12,6 +12,8 @@ import { dueBroadcasts, runBroadcast } from '../shared/broadcasts/fanout.ts';
 export const BROADCAST_SWEEP_MS = 1000;
 /** A run's hold on its broadcast without committing a batch; a killed run's broadcast resumes after this. */
 export const BROADCAST_LEASE_MS = 15_000;
+/** How often a fan-out waiting on the mta's backlog looks again (and renews its lease). */
+const BACKLOG_POLL_MS = 250;
 
 export async function startBroadcastJobs(deps: { config: Config; db: Knex; log: Logger; secrets: Buffer }) {
   const { config, db, log } = deps;
@@ -31,6 +33,7 @@ export async function startBroadcastJobs(deps: { config: Config; db: Knex; log: 
     secrets: deps.secrets,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     batchSize: config.BROADCAST_BATCH_SIZE,
+    backlog: { waiting: () => bulk.getWaitingCount(), max: config.BROADCAST_MAX_BACKLOG, pollMs: BACKLOG_POLL_MS },
     leaseMs: BROADCAST_LEASE_MS,
     signal: stopping.signal,
   };

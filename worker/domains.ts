@@ -56,6 +56,7 @@ export async function sweepClaims(
   return ids.length;
 }
 
-export function refillKeyPool(db: Knex, secrets: Buffer): Promise<number> {
-  return fillPool(db, secrets);
+/** A key takes a fraction of a second (seconds on a busy machine): a stopping worker ends the refill between keys. */
+export function refillKeyPool(db: Knex, secrets: Buffer, signal: AbortSignal): Promise<number> {
+  return fillPool(db, secrets, undefined, signal);
 }

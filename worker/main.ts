@@ -7,6 +7,7 @@ import { createResolver } from '../shared/dns/resolver.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
 import { secretsKey } from '../shared/secrets.ts';
 import { trapShutdown } from '../shared/shutdown.ts';
+import { lowerPriority } from '../shared/priority.ts';
 import { runMaintenance } from './maintenance.ts';
 import { runRetention } from './retention.ts';
 import { buildPendingExports } from '../shared/teams/export.ts';
@@ -28,6 +29,8 @@ const config = readConfig('worker');
 const log = createLogger(config, 'worker');
 // From here on a SIGTERM stops the process cleanly, even one that comes while it is starting.
 const shutdown = trapShutdown(log);
+// Background jobs give way to the api on a shared machine (threads made later inherit this).
+lowerPriority(config.WORKER_NICE, log);
 // Room for the webhook pool's endpoints (each one query at a time) next to the fan-out and the other jobs.
 const db = createDb(config, { min: 0, max: 20 });
 // Metrics (docs/observability.md): served on METRICS_WORKER_PORT, before any job runs (a port in use ends the start).
@@ -101,6 +104,8 @@ await sendingQueue.upsertJobScheduler(
   { name: 'release', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
 );
 
+// Aborted first thing on a stop: long jobs that can end early (the DKIM pool's refill) do.
+const stopping = new AbortController();
 const workers = [
   createWorker(config, queues.maintenance, async (job) => {
     if (job.name === 'retention') {
@@ -116,7 +121,7 @@ const workers = [
     config,
     queues.domains,
     async (job) => {
-      if (job.name === 'dkim-pool') return { added: await refillKeyPool(db, secrets) };
+      if (job.name === 'dkim-pool') return { added: await refillKeyPool(db, secrets, stopping.signal) };
       return {
         checked: await sweepDomains(db, dns, config, log),
         claims: await sweepClaims(db, { resolver: dns, hosts: config, secrets }, log),
@@ -143,6 +148,7 @@ log.info({ queues: workers.map((w) => w.name) }, 'worker.started');
 
 shutdown.ready(async () => {
   // Stop claiming, let running jobs finish (a running import pauses at its next batch), then close the clients.
+  stopping.abort();
   contactJobs.stop();
   await broadcastJobs.stop();
   await Promise.all(workers.map((w) => w.close()));

@@ -49,10 +49,8 @@ function checkScope(op: Operation, auth: Auth): void {
   if (op.scope === null)
     throw new ServiceError(
       'invalid_permission',
-      'No OAuth scope reaches this operation: it needs a full_access API key.',
-      {
-        status: 403,
-      },
+      op.tokenRefusal ?? 'No OAuth scope reaches this operation: it needs a full_access API key.',
+      { status: 403 },
     );
   if (!oauth.scopes.has(op.scope))
     throw new ServiceError('invalid_permission', `This OAuth access token lacks the scope \`${op.scope}\`.`, {

@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import { payloadTooLarge, ServiceError } from '../../shared/errors.ts';
 
 /** The body's bytes, up to `limit` (413 past it). */
-async function readRawBody(ctx: Context, limit: number): Promise<Buffer> {
+export async function readRawBody(ctx: Context, limit: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || 0);
   if (declared > limit) throw payloadTooLarge(limit);
   // Listeners, not `for await`: leaving a for-await loop early destroys the request and with it the socket,

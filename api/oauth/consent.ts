@@ -70,11 +70,30 @@ export async function consentDetails(
   };
 }
 
+/** The scopes granted: those asked that the person kept (all when they said nothing); one not asked is refused. */
+function grantedScopes(asked: string[], kept: string[] | undefined): string[] {
+  if (kept === undefined) return asked;
+  const strange = kept.filter((s) => !asked.includes(s));
+  if (strange.length)
+    throw new ServiceError('validation_error', `Not asked for by the application: ${strange.join(', ')}.`, {
+      errors: [{ path: 'scopes', message: 'Only scopes the application asked for can be granted' }],
+    });
+  return asked.filter((s) => kept.includes(s));
+}
+
 export async function decideConsent(
   provider: Provider,
   ctx: Context,
   db: Knex,
-  input: { uid: string; session: ActiveSession; config: Config; allowed: Set<string>; approve: boolean },
+  input: {
+    uid: string;
+    session: ActiveSession;
+    config: Config;
+    allowed: Set<string>;
+    approve: boolean;
+    /** The scopes the person left ticked; undefined: all those asked. */
+    granted?: string[];
+  },
 ): Promise<{ redirect_to: string }> {
   const interaction = await interactionOf(provider, ctx, input.uid);
   const { session } = input;
@@ -90,7 +109,8 @@ export async function decideConsent(
     });
   const accountId = session.user.id;
   const clientId = String(interaction.params.client_id);
-  const scopes = requestedScopes(interaction, input.allowed);
+  const requested = requestedScopes(interaction, input.allowed);
+  const scopes = grantedScopes(requested, input.granted);
   const targets = requestedResources(input.config, interaction);
   const grant = new provider.Grant({ accountId, clientId });
   // Our scopes are also the provider's static scopes (so a client's registered `scope` limits them): granted as
@@ -98,6 +118,12 @@ export async function decideConsent(
   const asked = String(interaction.params.scope ?? '').split(' ');
   grant.addOIDCScope([...scopes, ...(asked.includes('offline_access') ? ['offline_access'] : [])].join(' '));
   for (const resource of targets) grant.addResourceScope(resource, scopes.join(' '));
+  // Those the person unticked are rejected, not missing: the provider does not ask again, its tokens lack them.
+  const unticked = requested.filter((s) => !scopes.includes(s)).join(' ');
+  if (unticked) {
+    grant.rejectOIDCScope(unticked);
+    for (const resource of targets) grant.rejectResourceScope(resource, unticked);
+  }
   const grantId = await grant.save();
   await recordGrant(db, {
     provider_grant_id: grantId,

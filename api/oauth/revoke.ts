@@ -1,6 +1,6 @@
 // Revoking a grant from our side (DELETE /oauth/grants/{id}, the dashboard): its row marked, and every artifact
 // oidc-provider holds for it (access and refresh tokens, codes, the grant) removed in the same transaction, so no
-// token of it is found again; this process's token cache forgets it at once, the others' within their second.
+// token of it is found again; every api copy's token cache forgets it before this answers (revocations.ts).
 import type { ApiDeps } from '../deps.ts';
 import type { GrantRow } from '../../shared/oauth/grants.ts';
 
@@ -19,6 +19,6 @@ export async function revokeGrant(
       .returning('*');
     return marked ?? row;
   });
-  deps.oauth?.forgetGrant(row.provider_grant_id);
+  await deps.oauth?.forgetGrant(row.provider_grant_id);
   return updated;
 }

@@ -10,6 +10,7 @@ import type { Redis } from '../../shared/redis.ts';
 import { createProvider } from './provider.ts';
 import { redisKey } from '../../shared/redis.ts';
 import { TokenCache, type OAuthCaller } from './tokens.ts';
+import { revocationBus } from './revocations.ts';
 
 /** Our own API routes under /oauth (grants and the consent page's calls); everything else there is the provider's. */
 const OURS = /^\/oauth\/(grants|consent)(\/|$)/;
@@ -22,8 +23,10 @@ export interface OAuthServer {
   middleware(ctx: Context, next: Next): Promise<void>;
   /** The caller of an access token bound to `resource`, or null when it is unknown, expired, revoked. */
   verify(token: string): Promise<OAuthCaller | null>;
-  /** Forgets cached tokens of a grant in this process (others within the cache's second). */
-  forgetGrant(providerGrantId: string): void;
+  /** Forgets cached tokens of a grant in every api copy (revocations.ts); resolves once they were told. */
+  forgetGrant(providerGrantId: string): Promise<void>;
+  /** Stops listening for revocations. */
+  close(): Promise<void>;
 }
 
 /** What it needs of the api's deps (not ApiDeps itself, which names this file's type). */
@@ -51,8 +54,26 @@ async function registrationsExceeded(deps: Deps, ip: string): Promise<number | n
 
 export function createOAuthServer(deps: Deps, scopes: string[]): OAuthServer {
   let made: Promise<Provider> | undefined;
-  const cache = new TokenCache(deps, () => provider());
-  const forget = { grant: (id: string) => cache.forgetGrant(id), token: (t: string) => cache.forgetToken(t) };
+  const cache: TokenCache = new TokenCache(
+    deps,
+    () => provider(),
+    () => bus.live(),
+  );
+  const bus = revocationBus(deps.redis, redisKey(deps.config, 'oauth-revocations'), deps.log, {
+    grant: (id) => cache.forgetGrant(id),
+    all: () => cache.clear(),
+  });
+  const forgetGrant = (id: string) => {
+    cache.forgetGrant(id);
+    return bus.publishGrant(id);
+  };
+  const forget = {
+    grant: (id: string) => void forgetGrant(id),
+    token: (t: string) => {
+      cache.forgetToken(t);
+      void bus.publishToken();
+    },
+  };
   const provider = (): Promise<Provider> => {
     made ??= createProvider({ config: deps.config, db: deps.db, scopes, forget }).then((p) => {
       p.on('server_error', (_ctx, err) => deps.log.error({ err }, 'oauth.server_error'));
@@ -102,6 +123,7 @@ export function createOAuthServer(deps: Deps, scopes: string[]): OAuthServer {
     provider,
     middleware,
     verify: (token) => cache.verify(token),
-    forgetGrant: (id) => cache.forgetGrant(id),
+    forgetGrant,
+    close: () => bus.close(),
   };
 }

@@ -1,7 +1,9 @@
 // OAuth access tokens as API credentials. A token is looked up through oidc-provider (its AccessToken model, in
 // PostgreSQL) and its grant's row (the team, and the granting person still a member); the answer is kept in this
-// process for at most a second, so a token costs a map lookup on a busy client and a revocation (of the token, its
-// grant or the person's membership) is effective everywhere within a second.
+// process for at most a second, so a token costs a map lookup on a busy client. A revocation of a grant or a token
+// is heard by every api copy at once (revocations.ts: Redis pub/sub) and forgets what it cached; answers are cached
+// only while that channel is live, and a lookup that was under way when a revocation was heard is not cached, so a
+// revoked grant is refused by the next request to any copy. A person leaving the team still takes up to a second.
 import type Provider from 'oidc-provider';
 import type { Knex } from 'knex';
 import type { TeamRow } from '../../shared/teams/teams.ts';
@@ -31,29 +33,44 @@ interface Entry {
 
 export class TokenCache {
   private readonly entries = new Map<string, Entry>();
+  /** Bumped by every forgetting: a lookup that began before one is not cached. */
+  private epoch = 0;
 
   constructor(
     private readonly deps: { db: Knex },
     private readonly provider: () => Promise<Provider>,
+    /** May answers be cached now (the revocation channel is live)? */
+    private readonly cacheable: () => boolean = () => true,
   ) {}
 
   async verify(token: string): Promise<OAuthCaller | null> {
     const now = Date.now();
     const hit = this.entries.get(token);
     if (hit && hit.until > now) return hit.caller;
+    const epoch = this.epoch;
     const { caller, expiresAt } = await this.load(token);
+    // A refusal is cached as it is (a token never comes back to life); a caller only while revocations are heard.
+    if (epoch !== this.epoch || (caller && !this.cacheable())) return caller;
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
     this.entries.set(token, { caller, until: Math.min(now + TOKEN_CACHE_MS, expiresAt ?? Infinity) });
     return caller;
   }
 
   forgetToken(token: string): void {
+    this.epoch++;
     this.entries.delete(token);
   }
 
   forgetGrant(providerGrantId: string): void {
+    this.epoch++;
     for (const [token, entry] of this.entries)
       if (entry.caller?.providerGrantId === providerGrantId) this.entries.delete(token);
+  }
+
+  /** Forgets everything (a token revoked elsewhere, whose value is never sent; the channel lost). */
+  clear(): void {
+    this.epoch++;
+    this.entries.clear();
   }
 
   private async load(token: string): Promise<{ caller: OAuthCaller | null; expiresAt?: number }> {

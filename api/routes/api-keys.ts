@@ -55,8 +55,11 @@ export const apiKeyOperations = [
     path: '/api-keys',
     summary: 'Create an API key',
     description:
-      'Create an API key. The answer holds its token (`rk_...`), the only time it is shown: only its hash is stored. A `sending_access` key may be bound to one domain.',
-    scope: 'api-keys:write',
+      "Create an API key. The answer holds its token (`rk_...`), the only time it is shown: only its hash is stored. A `sending_access` key may be bound to one domain.\n\nNo OAuth access token reaches it (403 `invalid_permission`), whatever its scopes: a key would outlive the grant that made it and that grant's revocation, with a permission (`full_access`) wider than the grant's scopes. A `full_access` API key or an admin's dashboard session creates keys (docs/oauth.md).",
+    // A credential minted by a token must not survive the token's grant: no scope reaches this (docs/oauth.md).
+    scope: null,
+    tokenRefusal:
+      'An OAuth access token cannot create API keys: a key would outlive the grant and its revocation. Create keys with a full_access API key or on the dashboard.',
     status: 201,
     body: z.object({
       name: z.string().max(200).describe('A name to tell the key by, up to 200 characters'),

@@ -47,6 +47,10 @@ export const me = z
     name: z.string().nullable(),
     email_verified_at: timestamp.nullable(),
     current_team_id: z.uuid().nullable(),
+    current_team_role: z
+      .enum(['admin', 'member', 'viewer'])
+      .nullable()
+      .describe("The user's role in the current team (null without one)"),
     teams: z.array(dashboardTeam),
   })
   .meta({ id: 'Me' });

@@ -5,6 +5,7 @@ import { statuses, type BroadcastRow } from '../../shared/broadcasts/store.ts';
 import { bounceTypes, recipientTypes, type BroadcastCounts } from '../../shared/broadcasts/reports.ts';
 import { listQuery } from '../../shared/pagination.ts';
 import { idParams, timestamp } from './schemas.ts';
+import { blockDocumentSchema } from '../../shared/templates/blocks.ts';
 
 export const broadcastParams = idParams('broadcast');
 
@@ -33,25 +34,65 @@ export const contentFields = {
     .describe(
       'May carry merge tags: `{{{FIRST_NAME|there}}}`, `{{{LAST_NAME}}}`, `{{{EMAIL}}}`, a contact property `{{{KEY|fallback}}}`, `{{{RESEND_UNSUBSCRIBE_URL}}}` (docs/broadcasts.md).',
     ),
-  text: z.string().nullable().optional().describe('The plain-text part; merge tags as html (values not escaped).'),
+  text: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      'The plain-text part; merge tags as html (values not escaped). With a `document`, when not given: written from its blocks.',
+    ),
+  document: blockDocumentSchema
+    .nullable()
+    .optional()
+    .describe(
+      "The body as a block document (the templates' model, instead of `html`): its html and text are rendered from it when written; merge tags in block text work as in html. Giving `html` drops it; both at once is 422. Null drops it and keeps the html it made.",
+    ),
 };
+
+const has = (b: unknown, key: string) =>
+  b !== null && typeof b === 'object' && (b as Record<string, unknown>)[key] !== undefined;
 
 const acknowledge = z
   .boolean()
   .optional()
   .describe('Send even though a pre-send check fails (`details.checks` of the refusal lists them).');
 
-export const createBody = z.object({
-  ...contentFields,
-  from: z.string().describe('Sender, `Name <address>` at a verified domain of the team.'),
-  subject: z.string().describe('May carry merge tags, as html.'),
-  send: z.boolean().optional().describe('Send at once (or at `scheduled_at`) instead of keeping a draft.'),
-  scheduled_at: z
-    .string()
-    .optional()
-    .describe('With `send`: an ISO 8601 instant or a phrase (`in 2 hours`, `tomorrow at 9am`), within 30 days.'),
-  acknowledge_checks: acknowledge,
-});
+export const createBody = z
+  .object({
+    ...contentFields,
+    template_id: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe(
+        "Make the broadcast from this published template (id or alias): its published version's subject, html, text and document are copied in when the broadcast is created (a snapshot: later edits of the template do not change it); `from`, `subject` and `reply_to` given here win. Not with `html`, `text` or `document`.",
+      ),
+    variables: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        "With `template_id`: values of the template's own declared variables, filled in the snapshot (their fallbacks when not given). Contact merge tags are filled per recipient at send.",
+      ),
+    send: z.boolean().optional().describe('Send at once (or at `scheduled_at`) instead of keeping a draft.'),
+    scheduled_at: z
+      .string()
+      .optional()
+      .describe('With `send`: an ISO 8601 instant or a phrase (`in 2 hours`, `tomorrow at 9am`), within 30 days.'),
+    acknowledge_checks: acknowledge,
+  })
+  // from and subject may come from a template; without one they are required, and say so as a missing field would
+  // (422 missing_required_field, api/middleware/validate.ts). `when`: checked even beside other issues.
+  .refine((b) => has(b, 'template_id') || has(b, 'from'), {
+    path: ['from'],
+    message: 'Required unless `template_id` is given',
+    when: () => true,
+  })
+  .refine((b) => has(b, 'template_id') || has(b, 'subject'), {
+    path: ['subject'],
+    message: 'Required unless `template_id` is given',
+    when: () => true,
+  });
 
 export const sendBody = z.object({
   scheduled_at: z
@@ -100,8 +141,10 @@ export const broadcast = z
     subject: z.string(),
     reply_to: z.array(z.string()).nullable(),
     preview_text: z.string().nullable(),
-    html: z.string().nullable(),
+    html: z.string().nullable().describe('As given, or rendered from `document`'),
     text: z.string().nullable(),
+    document: blockDocumentSchema.nullable().describe('The block document the html was rendered from; null: html'),
+    template_id: z.uuid().nullable().describe('Extension: the template the content was copied from at create'),
     started_at: timestamp.nullable().describe('Extension: when its fan-out began'),
     canceled_at: timestamp.nullable().describe('Extension'),
     failure_reason: z.string().nullable().describe('Extension: why a `failed` broadcast stopped'),
@@ -133,6 +176,8 @@ export function presentBroadcast(b: BroadcastRow, c: BroadcastCounts): z.input<t
     preview_text: b.preview_text,
     html: b.html,
     text: b.text,
+    document: b.document,
+    template_id: b.template_id,
     started_at: iso(b.started_at),
     canceled_at: iso(b.canceled_at),
     failure_reason: b.failure_reason,

@@ -1,8 +1,11 @@
 // Broadcasts (resend-api.md §1.8): drafts, the send gate, cancel, duplicate, and the reports. The fan-out itself runs
 // in the worker (shared/broadcasts/fanout.ts), which takes a queued or due broadcast within a second.
 import * as store from '../../shared/broadcasts/store.ts';
-import { fieldError, readContent } from '../../shared/broadcasts/content.ts';
+import { fieldError, readContent, type ContentInput } from '../../shared/broadcasts/content.ts';
+import type { z } from 'zod';
+import type { ApiDeps } from '../deps.ts';
 import { sendBroadcast } from '../../shared/broadcasts/gate.ts';
+import { templateSnapshot } from '../../shared/broadcasts/from-template.ts';
 import { broadcastCounts, clickedLinksPage, recipientsPage } from '../../shared/broadcasts/reports.ts';
 import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { defineOperation } from './operation.ts';
@@ -26,6 +29,23 @@ const answer = (row: { id: string }) => ({ object: 'broadcast' as const, id: row
 const GATE =
   'The send gate: the segment and topic must exist and the segment have members, the from domain be verified (403), the pre-send checks pass (422 `validation_error` with `details.checks`, unless `acknowledge_checks: true`) and the team be within its monthly marketing allowance (429 `marketing_quota_exceeded`). A `scheduled_at` in the past, beyond 30 days or outside the grammar is 422.';
 
+/** The create's input with the template's snapshot under what the body gives itself (from, subject, reply_to). */
+async function fromTemplate(deps: ApiDeps, teamId: string, body: z.output<typeof createBody>): Promise<ContentInput> {
+  if (body.template_id === undefined) {
+    if (body.variables !== undefined) throw fieldError('variables', 'goes only with `template_id`.');
+    return body;
+  }
+  for (const field of ['html', 'text', 'document'] as const)
+    if (body[field] !== undefined && body[field] !== null)
+      throw fieldError('template_id', `a broadcast made from a template takes its body from it: give no \`${field}\`.`);
+  const snapshot = await templateSnapshot(deps.db, deps.templates, teamId, body.template_id, body.variables);
+  const given = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
+  const merged = { ...snapshot, ...given, template_id: snapshot.template_id };
+  if (merged.from === undefined) throw fieldError('from', 'is required: the template names no sender.');
+  if (merged.subject === undefined) throw fieldError('subject', 'is required: the template has no subject.');
+  return merged;
+}
+
 export const broadcastOperations = [
   defineOperation({
     ...base,
@@ -33,7 +53,7 @@ export const broadcastOperations = [
     method: 'post',
     path: '/broadcasts',
     summary: 'Create a broadcast',
-    description: `Create a broadcast to a segment: a draft, or with \`send: true\` sent at once (or at \`scheduled_at\`). ${GATE} A refused send creates nothing.`,
+    description: `Create a broadcast to a segment: a draft, or with \`send: true\` sent at once (or at \`scheduled_at\`). Its body is \`html\` (and \`text\`), a block \`document\`, or a copy of a published template (\`template_id\`). ${GATE} A refused send creates nothing.`,
     scope: 'broadcasts:write',
     status: 201,
     body: createBody,
@@ -41,7 +61,7 @@ export const broadcastOperations = [
     handler: async ({ auth, body, deps }) => {
       if (!body.segment_id && !body.audience_id) throw fieldError('segment_id', 'is required.');
       if (body.scheduled_at && !body.send) throw fieldError('scheduled_at', 'goes only with `send: true`.');
-      const content = await readContent(deps.db, auth.team.id, body);
+      const content = await readContent(deps.db, auth.team.id, await fromTemplate(deps, auth.team.id, body));
       const row = await deps.db.transaction(async (trx) => {
         const draft = await store.insertBroadcast(trx, auth.team.id, {
           ...content,
@@ -91,7 +111,7 @@ export const broadcastOperations = [
     path: '/broadcasts/{id}',
     summary: 'Update a broadcast',
     description:
-      'Change a draft: any field of the create but `send` and `scheduled_at`. A broadcast past draft is 422.',
+      'Change a draft: any field of the create but `send`, `scheduled_at`, `template_id` and `variables`. A `document` renders the html and text again (the text made of its blocks unless `text` is given); `html` drops the document. A broadcast past draft is 422.',
     scope: 'broadcasts:write',
     params: broadcastParams,
     body: updateBody,

@@ -41,6 +41,11 @@ export const contact = z
   .object({
     object: z.literal('contact'),
     ...contactListItem.shape,
+    never_subscribed: z
+      .boolean()
+      .describe(
+        "An import said `never_subscribed` (it never opted in): not unsubscribed, but no topic's `opt_in` default reaches it, only a choice of its own (POST /contacts/imports, `subscription_status`). False for every contact made otherwise.",
+      ),
     properties: z
       .record(z.string(), propertyValue)
       .describe("The contact's property values by key, each with its property's type; unset properties are absent."),
@@ -63,7 +68,7 @@ export function presentContact(row: ContactRow): z.input<typeof contact> {
   const properties = Object.fromEntries(
     Object.entries(row.properties).map(([key, value]) => [key, { type: typeof value, value }]),
   ) as z.input<typeof contact>['properties'];
-  return { object: 'contact', ...presentListItem(row), properties };
+  return { object: 'contact', ...presentListItem(row), never_subscribed: row.never_subscribed === true, properties };
 }
 
 const personName = (which: string) =>

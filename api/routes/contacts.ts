@@ -83,7 +83,7 @@ export const contactOperations = [
     path: '/contacts',
     summary: 'List contacts',
     description:
-      "List the team's contacts, newest first; with `segment_id`, only that segment's members (added by hand or matched by its filter); with `search`, only those whose address or name contains the text.",
+      "List the team's contacts, newest first; with `segment_id`, only that segment's members (added by hand or matched by its filter); with `search`, only those (of the segment, with both) whose address or name contains the text.",
     scope: 'contacts:read',
     query: listQuery.safeExtend({
       segment_id: z.string().max(100).optional().describe("Only this segment's contacts."),
@@ -94,7 +94,7 @@ export const contactOperations = [
         .max(contacts.SEARCH_MAX_LENGTH)
         .optional()
         .describe(
-          `1-${contacts.SEARCH_MAX_LENGTH} characters: a case-insensitive substring of the address, first or last name; \`%\` and \`_\` match literally. Not with \`segment_id\`.`,
+          `1-${contacts.SEARCH_MAX_LENGTH} characters: a case-insensitive substring of the address, first or last name; \`%\` and \`_\` match literally. With \`segment_id\`, among the segment's members.`,
         ),
     }),
     response: listEnvelope(contactListItem),
@@ -102,7 +102,6 @@ export const contactOperations = [
       const [field, id] =
         query.segment_id !== undefined ? ['segment_id', query.segment_id] : ['audience_id', query.audience_id];
       if (id === undefined) return toList(await contacts.listContacts(deps.db, auth.team.id, query), presentListItem);
-      if (query.search !== undefined) throw fieldError('search', `cannot be used together with \`${field}\``);
       const segment = await getSegment(deps.db, auth.team.id, id);
       if (!segment) throw fieldError(field, `no segment of this team has the id ${id}`);
       return toList(await pageMembers(deps.db, segment, query), presentListItem);

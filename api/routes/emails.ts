@@ -9,7 +9,7 @@ import { ServiceError } from '../../shared/errors.ts';
 import { listEnvelope, listQuery, toList } from '../../shared/pagination.ts';
 import { parseBody } from '../middleware/validate.ts';
 import { defineOperation, type Auth } from './operation.ts';
-import { pathId, ref, timestamp } from './schemas.ts';
+import { mailSearch, pathId, ref, timestamp } from './schemas.ts';
 import { batchExamples, sendExamples } from './email-examples.ts';
 
 const addresses = z.union([z.string(), z.array(z.string())]);
@@ -138,6 +138,12 @@ const email = z
     last_event: z.enum(lastEvents),
     tags: z.array(z.object({ name: z.string(), value: z.string() })),
     topic_id: z.string().nullable(),
+    template_id: z
+      .uuid()
+      .nullable()
+      .describe(
+        'The template the email was sent from (`template.id` of the send, as its id even when the send named an alias); null for a send without one.',
+      ),
   })
   .meta({ id: 'Email' });
 
@@ -241,9 +247,9 @@ export const emailOperations = [
     path: '/emails',
     summary: 'List sent emails',
     description:
-      'List the emails the team sent, newest first, with their last event; the bodies are left out (GET one for them).',
+      'List the emails the team sent, newest first, with their last event; the bodies are left out (GET one for them). `search` keeps the emails whose subject, sender (address or name) or any recipient (to, cc, bcc) contains it, as GET /emails/receiving searches received mail; the cursors page through the matches.',
     scope: 'emails:read',
-    query: listQuery,
+    query: listQuery.safeExtend({ search: mailSearch }),
     response: listEnvelope(email.omit({ html: true, text: true, tags: true })),
     handler: async ({ auth, query, deps }) => {
       const page = await listEmails(deps.db, auth.team.id, query);

@@ -12,6 +12,8 @@ import { emailOperations } from './emails.ts';
 import { emailAttachmentOperations } from './email-attachments.ts';
 import { emailShareOperations } from './email-share.ts';
 import { emailAttemptOperations } from './email-attempts.ts';
+import { emailEventOperations } from './email-events.ts';
+import { emailHtmlOperations } from './email-html.ts';
 import { emailMetricsOperations } from './email-metrics.ts';
 import { domainAutoconfigureOperations } from './domain-autoconfigure.ts';
 import { domainClaimOperations } from './domain-claims.ts';
@@ -39,6 +41,7 @@ import { teamsOperations } from './teams.ts';
 import { invitationOperations } from './team-invitations.ts';
 import { lifecycleOperations } from './team-lifecycle.ts';
 import { oauthOperations } from './oauth.ts';
+import { mcpOperations } from './mcp.ts';
 import { buildOpenApi } from '../openapi.ts';
 import { eventDocs } from './event-docs.ts';
 
@@ -52,6 +55,8 @@ const areaOperations: Operation[] = [
   ...emailAttachmentOperations,
   ...emailShareOperations,
   ...emailAttemptOperations,
+  ...emailEventOperations,
+  ...emailHtmlOperations,
   ...emailMetricsOperations,
   ...domainAutoconfigureOperations,
   ...domainClaimOperations,
@@ -79,6 +84,7 @@ const areaOperations: Operation[] = [
   ...invitationOperations,
   ...lifecycleOperations,
   ...oauthOperations,
+  ...mcpOperations,
   ...notYetOperations,
 ];
 

@@ -14,6 +14,12 @@ const logItem = z
     response_status: z.number().int(),
     user_agent: z.string().nullable(),
     duration_ms: z.number().int(),
+    oauth_grant_id: z
+      .uuid()
+      .nullable()
+      .describe(
+        'The OAuth grant (GET /oauth/grants) whose access token made the request, an MCP tool call included (its `endpoint` is `/mcp/tools/<tool name>`); null for a request made with an API key.',
+      ),
   })
   .meta({ id: 'LogListItem' });
 
@@ -34,6 +40,7 @@ function item(row: RequestLogRow): z.input<typeof logItem> {
     response_status: row.response_status,
     user_agent: row.user_agent,
     duration_ms: row.duration_ms,
+    oauth_grant_id: row.oauth_grant_id ?? null,
   };
 }
 
@@ -46,7 +53,8 @@ export const logOperations = [
     method: 'get',
     path: '/logs',
     summary: 'List request logs',
-    description: "List the requests made with the team's credentials, newest first.",
+    description:
+      "List the requests made with the team's credentials (API keys and OAuth access tokens, MCP tool calls included), newest first.",
     query: listQuery,
     response: listEnvelope(logItem),
     handler: async ({ auth, query, deps }) => {

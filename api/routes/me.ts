@@ -15,13 +15,18 @@ const base = { permission: 'session', scope: null } as const;
 
 export async function presentMe(deps: ApiDeps, user: ActiveSession['user'], currentTeamId: string | null) {
   const teams = await teamsOf(deps.db, user.id);
+  const current = teams.some((t) => t.id === currentTeamId) ? currentTeamId : null;
+  const member = current
+    ? await deps.db('team_members').where({ team_id: current, user_id: user.id }).first('role')
+    : undefined;
   return {
     object: 'user' as const,
     id: user.id,
     email: user.email,
     name: user.name,
     email_verified_at: iso(user.email_verified_at),
-    current_team_id: teams.some((t) => t.id === currentTeamId) ? currentTeamId : null,
+    current_team_id: current,
+    current_team_role: (member?.role ?? null) as 'viewer' | 'member' | 'admin' | null,
     teams: teams.map(presentDashboardTeam),
   };
 }

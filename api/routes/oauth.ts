@@ -58,6 +58,19 @@ const consent = z
 const decided = z.object({ redirect_to: z.string().describe('Where the browser goes next') }).meta({
   id: 'OAuthConsentDecision',
 });
+const grantedScopes = z
+  .object({
+    scopes: z
+      .array(z.string().max(100))
+      .min(1)
+      .max(100)
+      .optional()
+      .describe(
+        'The scopes the person grants: some or all of those asked (the page lets them untick any). Absent: all of them. A scope not asked for is 422; to grant nothing, decline.',
+      ),
+  })
+  .meta({ id: 'OAuthConsentScopes' });
+
 const uidParams = z.object({
   uid: z
     .string()
@@ -90,7 +103,7 @@ export const oauthOperations = [
     path: '/oauth/grants/{id}',
     summary: 'Revoke an OAuth grant',
     description:
-      'Revokes a grant: its access and refresh tokens stop working at once (within a second on every api copy). Revoking a revoked grant answers it as it is.',
+      'Revokes a grant: its access and refresh tokens stop working at once, on every api copy (the answer comes once they were all told). Revoking a revoked grant answers it as it is.',
     params: idParams('OAuth grant'),
     response: z
       .object({ object: z.literal('oauth_grant'), id: z.uuid(), revoked_at: timestamp, revoked_reason: z.string() })
@@ -127,17 +140,19 @@ export const oauthOperations = [
       summary: decision === 'confirm' ? 'Grant an authorization request' : 'Decline an authorization request',
       description:
         decision === 'confirm'
-          ? "Grants the client the scopes it asked for on the session's current team; the answer names where the browser goes next (back to the client, with its code)."
+          ? "Grants the client the scopes it asked for, or those of them the person left ticked (`scopes`), on the session's current team: its tokens carry only those. The answer names where the browser goes next (back to the client, with its code)."
           : 'Declines: the client hears access_denied; the answer names where the browser goes next.',
       params: uidParams,
+      ...(decision === 'confirm' ? { body: grantedScopes } : {}),
       response: decided,
-      handler: async ({ params, ctx, deps, session: s }) =>
+      handler: async ({ params, body, ctx, deps, session: s }) =>
         decideConsent(await deps.oauth!.provider(), ctx, deps.db, {
           uid: params.uid,
           session: s,
           config: deps.config,
           allowed: allowed(deps),
           approve: decision === 'confirm',
+          granted: (body as { scopes?: string[] } | undefined)?.scopes,
         }),
     }),
   ),

@@ -60,6 +60,11 @@ export interface Operation<
   permission: Permission;
   scope: string | null;
   /**
+   * With `scope: null`: why no OAuth access token reaches the operation, said in the 403 a token gets (by default:
+   * it needs a full_access API key). API key creation says that a key would outlive the grant (docs/oauth.md).
+   */
+  tokenRefusal?: string;
+  /**
    * The least member role a session needs on this API route (a `full_access` or `sending_access` one); default
    * `viewer` for GET, `member` for the rest (sessionRole). Admin-only areas (API keys, billing) say `admin`.
    */
@@ -96,6 +101,12 @@ export interface Operation<
   notImplemented?: boolean;
   /** Raw handlers (downloads) set ctx.body themselves and return undefined. */
   raw?: boolean;
+  /**
+   * A `null` operation that takes only an OAuth access token bound to it and checks that token itself (/mcp:
+   * api/mcp/endpoint.ts answers the MCP authorization spec's 401). The router runs it with no caller of its own; a
+   * `null` operation without this is refused to every credential.
+   */
+  oauthOnly?: true;
   handler: (input: HandlerInput<Out<P>, Out<Q>, Out<B>>) => Promise<In<R> | z.output<R>>;
 }
 

@@ -9,7 +9,7 @@ import * as query from '../../shared/receiving/query.ts';
 import * as present from '../../shared/receiving/present.ts';
 import { deleteReceived } from '../../shared/receiving/delete.ts';
 import { defineOperation } from './operation.ts';
-import { attachmentFields, deleted, pathId, timestamp } from './schemas.ts';
+import { attachmentFields, deleted, mailSearch, pathId, timestamp } from './schemas.ts';
 
 const receivedAttachmentFields = attachmentFields(
   'Only when the part carried a Content-ID: resolve `cid:` references in the HTML against it',
@@ -66,14 +66,7 @@ const receivedEmail = z
 
 const dateBound = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
 const listParams = listQuery.safeExtend({
-  search: z
-    .string()
-    .min(1)
-    .max(query.SEARCH_MAX_LENGTH)
-    .optional()
-    .describe(
-      "1-200 characters: a case-insensitive substring of the subject, the sender's address or name, or any recipient; `%` and `_` match literally",
-    ),
+  search: mailSearch,
   start_date: dateBound
     .optional()
     .describe('ISO 8601 date or instant, inclusive (a date alone: from the start of that UTC day)'),

@@ -1,5 +1,6 @@
 // Schemas several areas share.
 import { z } from 'zod';
+import { SEARCH_MAX_LENGTH } from '../../shared/db/contains.ts';
 
 export const timestamp = z.iso.datetime().describe('ISO 8601 UTC with milliseconds');
 export const uuid = z.uuid();
@@ -39,3 +40,16 @@ export function attachmentFields(contentId: string) {
     content_id: z.string().optional().describe(contentId),
   };
 }
+
+/**
+ * The `search` query parameter of the mail lists (GET /emails/receiving and GET /emails): the spec's semantics,
+ * one description.
+ */
+export const mailSearch = z
+  .string()
+  .min(1)
+  .max(SEARCH_MAX_LENGTH)
+  .optional()
+  .describe(
+    `1-${SEARCH_MAX_LENGTH} characters: a case-insensitive substring of the subject, the sender's address or name, or any recipient; \`%\` and \`_\` match literally`,
+  );

@@ -30,6 +30,7 @@ import { takeLease, type Lease } from './lease.ts';
 import { reportOutcomes } from './report.ts';
 import type { TrackingSettings } from './signing-domain.ts';
 import { trackedCopies, type TrackedCopies } from './track.ts';
+import { fillUnsubscribeUrl, needsOwnUnsubscribeUrl, recipientUnsubscribeUrl } from './unsubscribe-url.ts';
 
 interface Job {
   email: LoadedEmail;
@@ -111,6 +112,25 @@ async function signed(
   const signatures = await deps.signer.sign(message, prepared.keys, ctx.now);
   if (prepared.keys.length) signing();
   return signatures ? Buffer.concat([Buffer.from(signatures), message]) : message;
+}
+
+/** One recipient's signed copy: its tracked links and pixel, its unsubscribe link filled, its List-Unsubscribe. */
+async function ownCopy(
+  deps: DeliveryDeps,
+  ctx: Job,
+  ready: Prepared,
+  copies: TrackedCopies | null,
+  recipientId: string,
+): Promise<Buffer> {
+  const unsubscribe = { secrets: deps.secrets, publicBaseUrl: deps.config.PUBLIC_BASE_URL };
+  let raw = copies?.copyFor(recipientId) ?? ready.raw;
+  if (needsOwnUnsubscribeUrl(ctx.email))
+    raw = await fillUnsubscribeUrl(raw, recipientUnsubscribeUrl(unsubscribe, recipientId)).catch((err) => {
+      // A message the MIME splitter cannot read still goes out, as it is (as tracking does, track.ts).
+      deps.log.warn({ err, ...ids(ctx) }, 'delivery.unsubscribe_url_skipped');
+      return raw;
+    });
+  return signed(deps, ctx, ready, unsubscribeHeader(unsubscribe, ctx.email, recipientId), raw);
 }
 
 async function deliverDomain(
@@ -246,20 +266,14 @@ async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRec
   }
   const ready = prepared;
   const copies = await tracked(deps, ctx, ready);
-  if (needsUnsubscribeHeader(ctx.email) || copies) {
-    // A List-Unsubscribe URL, a tracked link, names one recipient: each gets a copy signed with its own header and
-    // body, in one transaction of its own, a bounded number of copies at a time.
-    const unsubscribe = { secrets: deps.secrets, publicBaseUrl: deps.config.PUBLIC_BASE_URL };
+  if (needsUnsubscribeHeader(ctx.email) || copies || needsOwnUnsubscribeUrl(ctx.email)) {
+    // A List-Unsubscribe URL, a tracked link, a filled {{{RESEND_UNSUBSCRIBE_URL}}} names one recipient: each gets
+    // a copy signed with its own header and body, in one transaction of its own, a bounded number at a time.
     const tasks = recipients.map(
       (r) => () =>
-        deliverDomain(
-          deps,
-          ctx,
-          ready.from,
-          () => signed(deps, ctx, ready, unsubscribeHeader(unsubscribe, ctx.email, r.id), copies?.copyFor(r.id)),
-          r.domain.toLowerCase(),
-          [r],
-        ),
+        deliverDomain(deps, ctx, ready.from, () => ownCopy(deps, ctx, ready, copies, r.id), r.domain.toLowerCase(), [
+          r,
+        ]),
     );
     return inTurns(tasks, Math.max(1, Math.floor(OWN_COPY_BYTES / Math.max(1, ready.raw.length))));
   }

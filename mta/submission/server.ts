@@ -5,7 +5,7 @@
 import { SMTPServer, type SMTPServerAuthentication } from 'smtp-server';
 import { configSchema } from '../../shared/config.ts';
 import { MAX_RECIPIENTS } from '../../shared/emails/prepare.ts';
-import { countRequest, rateLimitError } from '../../shared/rate-limit.ts';
+import { countIn, rateLimitError, windowOf } from '../../shared/rate-limit.ts';
 import { accept, type SubmissionDeps } from './accept.ts';
 import { readMessage } from '../../shared/smtp/data.ts';
 import { SmtpReply } from '../../shared/smtp/reply.ts';
@@ -52,8 +52,15 @@ export function createSubmissionServer(
     // here, and the message's quotas read the fresh team row), then the team's rate limit, one count per message
     // as the api counts one per request: a message over the limit is refused before its body crosses the wire,
     // and the 451 asks the client to retry the transaction (RFC 5321 §4.2.1, 4yz at MAIL). A Redis outage lets
-    // mail through, as on the api.
+    // mail through, as on the api. The two lookups go out together (a key never changes team, so the count is
+    // made under the session's team id while the row is read): one round trip's wait per message, not two in a
+    // row; a MAIL FROM refused for its key is then counted in the team's window too.
     async onMailFrom(_address, session, callback) {
+      const now = Date.now();
+      const counting = countIn(deps.redis, deps.config, (session.user as Authed).team.id, now).then(
+        (count) => ({ count }),
+        (err: unknown) => ({ err }),
+      );
       let authed: Authed;
       try {
         authed = await currentSender(deps.db, (session.user as Authed).key.id);
@@ -62,11 +69,11 @@ export function createSubmissionServer(
         if (!(err instanceof SmtpReply)) deps.log.error({ err, sessionId: session.id }, 'submission.failed');
         return callback(toSmtpReply(err));
       }
-      try {
-        const window = await countRequest(deps.redis, deps.config, authed.team);
+      const counted = await counting;
+      if ('err' in counted) deps.log.warn({ err: counted.err, sessionId: session.id }, 'ratelimit.unavailable');
+      else {
+        const window = windowOf(deps.config, authed.team, counted.count, now);
         if (window.exceeded) return callback(toSmtpReply(rateLimitError(window)));
-      } catch (err) {
-        deps.log.warn({ err, sessionId: session.id }, 'ratelimit.unavailable');
       }
       callback();
     },

@@ -6,6 +6,8 @@ import { ServiceError } from '../errors.ts';
 import { AddressError, parseAddress, parseMailbox } from '../emails/addresses.ts';
 import { isUuid } from '../ids.ts';
 import type { BroadcastContent } from './store.ts';
+import type { BlockDocument } from '../templates/blocks.ts';
+import { readBody } from './document.ts';
 
 export const NAME_MAX_LENGTH = 200;
 export const SUBJECT_MAX_LENGTH = 998;
@@ -69,6 +71,8 @@ export interface ContentInput {
   preview_text?: string | null;
   html?: string | null;
   text?: string | null;
+  document?: BlockDocument | null;
+  template_id?: string;
 }
 
 /** The checked content of a create or an update (undefined: not given, left as it is). */
@@ -82,6 +86,7 @@ export async function readContent(db: Knex, teamId: string, input: ContentInput)
   checkText('preview_text', input.preview_text, PREVIEW_MAX_LENGTH);
   checkText('html', input.html, BODY_MAX_BYTES, true);
   checkText('text', input.text, BODY_MAX_BYTES, true);
+  const body = await readBody(input);
   return {
     name: input.name,
     segment_id: segment,
@@ -90,8 +95,8 @@ export async function readContent(db: Knex, teamId: string, input: ContentInput)
     reply_to: input.reply_to === undefined ? undefined : input.reply_to === null ? [] : checkReplyTo(input.reply_to),
     subject: input.subject,
     preview_text: input.preview_text,
-    html: input.html,
-    text: input.text,
+    ...body,
+    template_id: input.template_id,
   };
 }
 

@@ -87,6 +87,7 @@ function emailOf(b: CompiledBroadcast, r: BatchRecipient, recipientId: string, l
     headers: {},
     tags: [],
     topic_id: b.row.topic_id,
+    template_id: null,
     message_id: `<${r.email_id}@${b.domain.name}>`,
     raw_blob_key: null,
     status: 'queued',

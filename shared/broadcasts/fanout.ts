@@ -29,6 +29,12 @@ export interface FanoutDeps extends LinkDeps {
   leaseMs: number;
   /** Aborted when the process stops: the run ends after its batch in hand and gives its lease back. */
   signal?: AbortSignal;
+  /**
+   * Back-pressure: before each batch the run waits while more than `max` deliveries wait in the mta's queue, so the
+   * audience is written as delivery drains it (a 100,000-recipient send does not put its whole load on PostgreSQL in
+   * its first minute, nor 100,000 jobs in Redis). Absent: batches follow each other at once.
+   */
+  backlog?: { waiting: () => Promise<number>; max: number; pollMs: number };
 }
 
 export type FanoutOutcome = 'sent' | 'canceled' | 'failed' | 'paused' | 'not due' | 'superseded';
@@ -128,6 +134,36 @@ async function batch(deps: FanoutDeps, id: string, run: Run) {
   });
 }
 
+/**
+ * Waits while the mta's backlog is over its mark, renewing the lease at each look (a waiting run stays the live one);
+ * answers 'go', or how the run ends meanwhile: canceled or taken over, or paused when the process stops.
+ */
+async function awaitBacklog(deps: FanoutDeps, id: string, token: string): Promise<'go' | FanoutOutcome> {
+  if (!deps.backlog) return 'go';
+  while ((await deps.backlog.waiting()) > deps.backlog.max) {
+    if (deps.signal?.aborted) break;
+    const renewed = await deps
+      .db('broadcasts')
+      .where({ id, status: 'sending', lease_token: token })
+      .update({ leased_until: leaseUntil(deps) });
+    if (!renewed) {
+      const b = await deps.db('broadcasts').where({ id }).first('status');
+      return b?.status === 'canceled' ? 'canceled' : 'superseded';
+    }
+    await new Promise((r) => setTimeout(r, deps.backlog!.pollMs));
+  }
+  return deps.signal?.aborted ? pause(deps, id, token) : 'go';
+}
+
+/** Stopping: the lease goes back at once, so another worker resumes from the committed cursor. */
+async function pause(deps: FanoutDeps, id: string, token: string): Promise<FanoutOutcome> {
+  await deps
+    .db('broadcasts')
+    .where({ id, lease_token: token })
+    .update({ leased_until: new Date(0) });
+  return 'paused';
+}
+
 /** Runs the broadcast's fan-out from where it stands; answers how it ended. */
 export async function runBroadcast(deps: FanoutDeps, id: string): Promise<FanoutOutcome> {
   const token = newId();
@@ -138,6 +174,8 @@ export async function runBroadcast(deps: FanoutDeps, id: string): Promise<Fanout
   const run: Run = { token, segment: ready.segment, topicDefault: ready.topicDefault, compiled: ready.compiled };
   deps.log.info({ broadcastId: id, cursor: b.cursor }, 'broadcast.sending');
   for (;;) {
+    const held = await awaitBacklog(deps, id, token);
+    if (held !== 'go') return held;
     const result = await batch(deps, id, run);
     if ('stop' in result) return result.stop === 'canceled' ? 'canceled' : 'superseded';
     await deps.enqueue(result.emailIds);
@@ -145,14 +183,7 @@ export async function runBroadcast(deps: FanoutDeps, id: string): Promise<Fanout
       deps.log.info({ broadcastId: id }, 'broadcast.sent');
       return 'sent';
     }
-    if (deps.signal?.aborted) {
-      // Stopping: the lease goes back at once, so another worker resumes from the committed cursor.
-      await deps
-        .db('broadcasts')
-        .where({ id, lease_token: token })
-        .update({ leased_until: new Date(0) });
-      return 'paused';
-    }
+    if (deps.signal?.aborted) return pause(deps, id, token);
   }
 }
 

@@ -15,6 +15,7 @@ import type { SegmentRow } from '../segments/segments.ts';
 import type { TeamRow } from '../teams/teams.ts';
 import { checkSegment, checkTopic, fieldError, fromDomain } from './content.ts';
 import { mergeContext } from './fanout-rows.ts';
+import { documentFacts, pointAtBlocks } from './document.ts';
 import { compileMerge, renderMerge, unresolvedNames, withPreview, type MergeContext } from './merge.ts';
 import { wrongStatus, type BroadcastRow } from './store.ts';
 
@@ -46,25 +47,52 @@ function sample(row: BroadcastRow, ctx: MergeContext) {
     text: render(row.text, false),
     listUnsubscribe: true,
     missingVariables: unresolvedNames([row.subject, row.html, row.text, row.preview_text], ctx),
+    blocks: row.document ? documentFacts(row.document, ctx) : undefined,
   };
 }
 
-async function checkAllowance(trx: Knex, team: Pick<TeamRow, 'id'>, audience: number, now: Date): Promise<void> {
+/**
+ * Copies the month's broadcasts still have to reach: for each queued, scheduled (within the month) or sending one, what
+ * its send reserved less what its fan-out has already handed over or left out.
+ */
+async function pendingThisMonth(trx: Knex, teamId: string, month: Date, next: Date, now: Date): Promise<number> {
+  const [{ pending }] = await trx('broadcasts')
+    .where({ team_id: teamId })
+    .whereIn('status', ['queued', 'scheduled', 'sending'])
+    // Its month: when it is scheduled for, else now (queued and sending ones go out now).
+    .whereRaw('coalesce(scheduled_at, ?) >= ? and coalesce(scheduled_at, ?) < ?', [now, month, now, next])
+    .sum({ pending: trx.raw('greatest(0, coalesce(audience_reserved, 0) - recipients_count - suppressed_count)') });
+  return Number(pending ?? 0);
+}
+
+async function checkAllowance(
+  trx: Knex,
+  team: Pick<TeamRow, 'id'>,
+  audience: number,
+  now: Date,
+  scheduledAt: Date | null,
+): Promise<void> {
   const limits = await trx('teams').where({ id: team.id }).forUpdate().first('marketing_monthly_limit');
   const limit: number | null = limits?.marketing_monthly_limit ?? null;
   if (limit === null) return;
-  const month = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-  // What this month's broadcasts reached, and what those still to go may reach (their segments as they are now).
-  const [{ used }] = await trx('broadcast_recipients as r')
+  // The month the copies go out in (a broadcast scheduled for next month is counted in next month).
+  const at = scheduledAt && scheduledAt > now ? scheduledAt : now;
+  const month = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+  const next = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
+  // What this month's broadcasts reached, and what those accepted but not yet fanned out hold (the team's row lock
+  // above orders concurrent sends, so the second sees the first's reservation).
+  const [{ sent }] = await trx('broadcast_recipients as r')
     .join('broadcasts as b', 'b.id', 'r.broadcast_id')
     .where({ 'b.team_id': team.id, 'r.status': 'sent' })
     .where('r.created_at', '>=', month)
-    .count({ used: '*' });
-  if (Number(used) + audience <= limit) return;
+    .where('r.created_at', '<', next)
+    .count({ sent: '*' });
+  const used = Number(sent) + (await pendingThisMonth(trx, team.id, month, next, now));
+  if (used + audience <= limit) return;
   throw new ServiceError(
     'marketing_quota_exceeded',
-    `This broadcast's segment has ${audience} members and the team has ${Math.max(0, limit - Number(used))} of its ${limit} monthly marketing sends left.`,
-    { details: { limit, used: Number(used), audience } },
+    `This broadcast's segment has ${audience} members and the team has ${Math.max(0, limit - used)} of its ${limit} monthly marketing sends left (broadcasts already queued count).`,
+    { details: { limit, used, audience } },
   );
 }
 
@@ -103,16 +131,18 @@ export async function sendBroadcast(
     );
   const ctx = await mergeContext(trx, team.id);
   if (!options.acknowledge_checks) {
-    const refusal = campaignRefusal(await runChecks(sample(row, ctx), null));
+    const checks = await runChecks(sample(row, ctx), null);
+    const refusal = campaignRefusal(row.document ? pointAtBlocks(checks, row.document, ctx) : checks);
     if (refusal) throw refusal;
   }
-  await checkAllowance(trx, team, audience, now);
+  await checkAllowance(trx, team, audience, now, scheduledAt);
   const scheduled = scheduledAt !== null && scheduledAt.getTime() > now.getTime();
   const [moved] = await trx<BroadcastRow>('broadcasts')
     .where({ id, status: 'draft' })
     .update({
       status: scheduled ? 'scheduled' : 'queued',
       scheduled_at: scheduled ? scheduledAt : null,
+      audience_reserved: audience,
       updated_at: now,
     })
     .returning('*');

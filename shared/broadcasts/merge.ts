@@ -6,6 +6,27 @@
 // (`unresolved_variable`) before the send, so nobody receives a tag as written. In html every value is
 // HTML-escaped, triple braces too (contact data is anyone's input: a form, an import).
 // A template is split once per broadcast (`compileMerge`); rendering a copy is then a join of strings.
+//
+// Why not the templates' Handlebars engine (shared/templates/engine.ts, syntax.ts; issue #19's one maintained engine)?
+// Where a broadcast uses the templates' language it does use that engine: a broadcast made from a template has the
+// template's declared variables filled by it once, at create (from-template.ts). What is left, and what this file
+// renders, is a flat substitution with no blocks, loops or helpers, whose rules the engine's path does not have:
+// - names are resolved per team at send, not declared: FIRST_NAME, a property key in any case, `contact.company`;
+//   Handlebars looks paths up case-sensitively and reads `contact.company` as a nested path, and syntax.ts refuses a
+//   name that is not declared at write time, where an unknown name here is a send-time check that
+//   `acknowledge_checks` may pass (and then prints its fallback or nothing);
+// - a missing or empty value takes the inline fallback, else the property's `fallback_value`; the engine's `_v` takes
+//   the inline fallback for a missing value only (an empty string prints empty) and knows no second fallback;
+// - in html an inline fallback is escaped like a value (read back from the html's escaping first); the engine sends
+//   a fallback out as written. In text, line breaks in a value become spaces; the engine does that in subjects only;
+// - html that holds `{{` without being a merge tag (a pasted Mustache, Vue or Liquid snippet) is stored as given and,
+//   once the send's `unresolved_variable` finding is acknowledged, goes out as written; through Handlebars it would be
+//   a parse error at fan-out for broadcasts already stored, or a live `{{#each}}`. Keeping the current behaviour would
+//   need this tag scanner in front of Handlebars anyway, to escape everything else.
+// Bending the engine to these rules (a broadcast mode in `_v`, a name-rewriting walk over the AST, escaping every
+// other `{{`) would put about as much hand-written code around it as this file holds, and change what stored broadcasts
+// send. So the one-line grammar stays here (one regular expression, no nesting), tested through the broadcast tests
+// (merge values, fallbacks, escaping, unknown names: broadcasts.test.ts, broadcasts-gate.test.ts).
 
 export interface MergeContact {
   email: string;
@@ -33,6 +54,14 @@ const CONTACT_FIELDS: Record<string, keyof MergeContact> = {
   EMAIL: 'email',
 };
 
+/** Where the merge tags of `source` are, and what they name (`start`, `end`: offsets of each tag). */
+export function mergeTags(source: string): { name: string; start: number; end: number }[] {
+  const out = [];
+  for (const m of source.matchAll(TAG))
+    if (m[1].length === m[4].length) out.push({ name: m[2], start: m.index, end: m.index + m[0].length });
+  return out;
+}
+
 export function compileMerge(source: string): CompiledMerge {
   const pieces: Piece[] = [];
   let last = 0;
@@ -48,6 +77,10 @@ export function compileMerge(source: string): CompiledMerge {
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+
+const UNESCAPES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" };
+/** A fallback written in html as the html holds it (`Tom &amp; Jerry`), read back once so it is escaped once. */
+const unescapeHtml = (s: string) => s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => UNESCAPES[e]);
 
 const present = (v: unknown) => v !== null && v !== undefined && v !== '';
 const asText = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
@@ -92,7 +125,8 @@ export function renderMerge(
   for (const p of t.pieces) {
     if (typeof p === 'string') out += p;
     else {
-      const value = valueOf(p, contact, unsubscribeUrl, ctx);
+      const piece = html && p.fallback ? { name: p.name, fallback: unescapeHtml(p.fallback) } : p;
+      const value = valueOf(piece, contact, unsubscribeUrl, ctx);
       out += html ? escapeHtml(value) : value.replace(/[\r\n]+/g, ' ');
     }
   }

@@ -1,6 +1,6 @@
 // A broadcast's reports: its recipients by what happened to their copy, its clicked links, its counts. Read from
-// the rows the fan-out, the mta and the tracking host write (broadcast_recipients, email_recipients,
-// email_engagements, email_metric_emails); opens and clicks count humans only (engagements with no `machine` rule).
+// the rows the fan-out, the mta, the tracking host and the unsubscribe link write (broadcast_recipients,
+// email_recipients, email_engagements); opens and clicks count humans only (engagements with no `machine` rule).
 // Each list pages by the broadcast_recipients id (UUID v7: newest first), as every list of the API pages.
 import type { Knex } from 'knex';
 import { paginate, type ListQuery } from '../pagination.ts';
@@ -74,7 +74,8 @@ export function recipientsPage(db: Knex, broadcastId: string, f: RecipientFilter
       break;
     }
     case 'unsubscribed':
-      q.whereExists(db('email_metric_emails as m').whereRaw('m.email_id = r.email_id').where('m.unsubscribed', '>', 0));
+      // Who used this copy's own unsubscribe link (recorded on its recipient row, shared/topics/unsubscribe.ts).
+      delivery().whereNotNull('er.unsubscribed_at');
       break;
   }
   return paginate<RecipientReportRow>(q.select(cols), page, 'r.id');
@@ -96,7 +97,8 @@ export function clickedLinksPage(db: Knex, broadcastId: string, page: ListQuery)
     .whereNotNull('g.link')
     .groupBy('g.link')
     .select(
-      db.raw('md5(g.link)::uuid as id'),
+      // The link's md5 shaped as a version-4 UUID (version nibble 4, variant 8): an id the API's uuid format accepts.
+      db.raw(`overlay(overlay(md5(g.link) placing '4' from 13) placing '8' from 17)::uuid as id`),
       'g.link as url',
       db.raw('count(*)::int as clicks'),
       db.raw('count(distinct g.recipient_id)::int as unique_clicks'),

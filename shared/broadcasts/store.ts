@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import { ServiceError } from '../errors.ts';
 import { isUuid, newId } from '../ids.ts';
 import { paginate, type ListQuery } from '../pagination.ts';
+import type { BlockDocument } from '../templates/blocks.ts';
 
 export const statuses = ['draft', 'queued', 'scheduled', 'sending', 'sent', 'canceled', 'failed'] as const;
 export type BroadcastStatus = (typeof statuses)[number];
@@ -21,6 +22,10 @@ export interface BroadcastRow {
   preview_text: string | null;
   html: string | null;
   text: string | null;
+  /** The block document the html and text were rendered from; null when written as html. */
+  document: BlockDocument | null;
+  /** The template the content was copied from at create time (a snapshot), if any. */
+  template_id: string | null;
   status: BroadcastStatus;
   scheduled_at: Date | null;
   started_at: Date | null;
@@ -31,6 +36,8 @@ export interface BroadcastRow {
   lease_token: string | null;
   leased_until: Date | null;
   recipients_count: number;
+  /** The segment's size when the send was accepted, held against the monthly marketing allowance (gate.ts). */
+  audience_reserved: number | null;
   suppressed_count: number;
   batches: number;
   created_at: Date;
@@ -48,7 +55,13 @@ export interface BroadcastContent {
   preview_text?: string | null;
   html?: string | null;
   text?: string | null;
+  document?: BlockDocument | null;
+  template_id?: string | null;
 }
+
+/** The jsonb column as written (node-pg would send an array as a PG array, so it is always serialised here). */
+const jsonb = (doc: BlockDocument | null | undefined) =>
+  doc === undefined ? undefined : doc === null ? null : JSON.stringify(doc);
 
 /** Statuses a cancel stops (sending stops before its next batch). */
 export const CANCELABLE: BroadcastStatus[] = ['queued', 'scheduled', 'sending'];
@@ -86,6 +99,8 @@ export async function insertBroadcast(
       preview_text: content.preview_text ?? null,
       html: content.html ?? null,
       text: content.text ?? null,
+      document: jsonb(content.document ?? null) as never,
+      template_id: content.template_id ?? null,
       status: 'draft',
     })
     .returning('*');
@@ -109,7 +124,9 @@ export async function updateDraft(
   change: BroadcastContent,
 ): Promise<BroadcastRow> {
   const row = await mustGet(db, teamId, id);
-  const defined = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined));
+  const defined = Object.fromEntries(
+    Object.entries({ ...change, document: jsonb(change.document) }).filter(([, v]) => v !== undefined),
+  );
   const [updated] = await db<BroadcastRow>('broadcasts')
     .where({ team_id: teamId, id, status: 'draft' })
     .update({ ...defined, updated_at: db.fn.now() as never })
@@ -128,16 +145,18 @@ export async function deleteDraft(db: Knex, teamId: string, id: string): Promise
 
 /**
  * Cancels a queued, scheduled or sending broadcast. Under the row lock a fan-out batch takes, so a batch either
- * committed before (its recipients got it, and are recorded) or sees `canceled` and adds nobody.
+ * committed before (its recipients got it, and are recorded) or sees `canceled` and adds nobody. A cancel that came
+ * while the last batch held the lock waits for its commit, finds `sent` and is refused with the status it found
+ * then: the row is read again for the answer (the one read before the wait still says `sending`).
  */
 export async function cancelBroadcast(db: Knex, teamId: string, id: string): Promise<BroadcastRow> {
-  const row = await mustGet(db, teamId, id);
+  await mustGet(db, teamId, id);
   const [canceled] = await db<BroadcastRow>('broadcasts')
     .where({ team_id: teamId, id })
     .whereIn('status', CANCELABLE)
     .update({ status: 'canceled', canceled_at: db.fn.now() as never, updated_at: db.fn.now() as never })
     .returning('*');
-  if (!canceled) throw wrongStatus(row, 'canceled', 'queued, scheduled or sending');
+  if (!canceled) throw wrongStatus(await mustGet(db, teamId, id), 'canceled', 'queued, scheduled or sending');
   return canceled;
 }
 
@@ -154,5 +173,7 @@ export async function duplicateBroadcast(db: Knex, teamId: string, id: string): 
     preview_text: row.preview_text,
     html: row.html,
     text: row.text,
+    document: row.document,
+    template_id: row.template_id,
   });
 }

@@ -70,10 +70,11 @@ export async function takeKey(db: Knex, secrets: Buffer): Promise<GeneratedKey> 
   return pooled ?? generateRsaKey(secrets);
 }
 
-export async function fillPool(db: Knex, secrets: Buffer, target = POOL_TARGET): Promise<number> {
+/** Tops the pool up to `target` keys, one at a time; an aborted `signal` (a stopping worker) ends it between keys. */
+export async function fillPool(db: Knex, secrets: Buffer, target = POOL_TARGET, signal?: AbortSignal): Promise<number> {
   const [{ n }] = await db('dkim_key_pool').count({ n: '*' });
   let added = 0;
-  for (let i = Number(n); i < target; i++) {
+  for (let i = Number(n); i < target && !signal?.aborted; i++) {
     await db('dkim_key_pool').insert({ id: newId(), ...(await generateRsaKey(secrets)) });
     added++;
   }

@@ -18,6 +18,7 @@ export const EMAIL_COLUMNS = [
   'headers',
   'tags',
   'topic_id',
+  'template_id',
   'message_id',
   'raw_blob_key',
   'status',

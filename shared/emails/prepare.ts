@@ -87,6 +87,7 @@ export interface PreparedEmail extends Pick<
   recipients: PreparedRecipient[];
   /** The send's topic: only its subscribers are sent to, each with a List-Unsubscribe of their own. */
   topic: { id: string; name: string } | null;
+  templateId?: string | null;
   unsubscribe: boolean;
   size: number;
   /** A message submitted over SMTP: its MIME as it is delivered, and its own Message-ID if it had one. */
@@ -359,9 +360,9 @@ export async function prepareEmail(
     reply_to: replyTo.map(formatMailbox),
     scheduled_at: scheduledAt,
     topic,
-    // A topic send carries our List-Unsubscribe (unless the customer set their own, which counts all the same).
-    // The text as given: one made from the html says only what the html says, and puts a link's URL on the line
-    // of the words around it ("reply STOP to unsubscribe, or visit <a href=…>our shop</a>").
+    templateId: template?.template.id ?? null,
+    // A topic send carries our List-Unsubscribe (or the customer's own). The text as given: one made from the html
+    // puts a link's URL on the line of the words around it ("reply STOP to unsubscribe, or visit <a href=…>").
     unsubscribe: topic !== null || hasUnsubscribe(html, input.text == null ? null : text, headers),
   };
 }

@@ -35,6 +35,8 @@ export interface EmailRow {
   headers: Record<string, string>;
   tags: { name: string; value: string }[];
   topic_id: string | null;
+  /** The template it was sent from; null before migration 20261129040000 and for sends without one. */
+  template_id: string | null;
   message_id: string;
   status: 'scheduled' | 'queued' | 'sending' | 'done' | 'canceled';
   last_event: LastEvent;
@@ -67,6 +69,7 @@ export function presentEmail(e: EmailRow) {
     last_event: e.last_event,
     tags: e.tags,
     topic_id: e.topic_id,
+    template_id: e.template_id ?? null,
   };
 }
 

@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import { notFound, ServiceError } from '../errors.ts';
 import { paginate, type ListQuery } from '../pagination.ts';
+import { containsPattern } from '../db/contains.ts';
 import { eventRow, insertEvents, recordEvent } from '../events.ts';
 import { EMAIL_EVENT_COLUMNS, emailEventData, type EmailRow } from './present.ts';
 
@@ -11,8 +12,32 @@ export async function getEmail(db: Knex, teamId: string, id: string): Promise<Em
   return row;
 }
 
-export function listEmails(db: Knex, teamId: string, page: ListQuery) {
-  return paginate<EmailRow>(db('emails').where({ team_id: teamId }), page);
+export interface EmailListQuery extends ListQuery {
+  search?: string;
+}
+
+/**
+ * A page of the team's emails, newest first; with `search`, only those whose subject, sender (`Name <address>` as
+ * written, so name and address) or any recipient (to, cc, bcc as written) contains it without regard to case,
+ * as GET /emails/receiving searches received mail. The text is data, never a pattern: ILIKE with every
+ * metacharacter escaped. No index serves a substring: a search few emails match reads the team's emails newest
+ * first until it has a page.
+ */
+export function listEmails(db: Knex, teamId: string, page: EmailListQuery) {
+  const q = db('emails').where({ team_id: teamId });
+  if (page.search !== undefined) {
+    const pattern = containsPattern(page.search);
+    q.where((w) =>
+      w
+        .whereRaw(`subject ilike ? escape '\\'`, [pattern])
+        .orWhereRaw(`"from" ilike ? escape '\\'`, [pattern])
+        .orWhereRaw(
+          `exists (select 1 from unnest("to" || cc || bcc) as r(address) where r.address ilike ? escape '\\')`,
+          [pattern],
+        ),
+    );
+  }
+  return paginate<EmailRow>(q, page);
 }
 
 export async function reschedule(db: Knex, teamId: string, id: string, when: Date): Promise<EmailRow> {

@@ -7,6 +7,7 @@ export interface RequestLogRow {
   id: string;
   team_id: string;
   api_key_id: string | null;
+  oauth_grant_id: string | null;
   method: string;
   endpoint: string;
   response_status: number;
@@ -21,6 +22,8 @@ export interface NewRequestLog {
   id: string;
   team_id: string;
   api_key_id: string | null;
+  /** The OAuth grant (our `oauth_grants` id) of a request made with an access token. */
+  oauth_grant_id?: string | null;
   method: string;
   endpoint: string;
   response_status: number;
@@ -40,7 +43,16 @@ export function listLogs(db: Knex, teamId: string, page: ListQuery) {
   return paginate<RequestLogRow>(
     db('request_logs')
       .where({ team_id: teamId })
-      .select('id', 'created_at', 'endpoint', 'method', 'response_status', 'user_agent', 'duration_ms'),
+      .select(
+        'id',
+        'created_at',
+        'endpoint',
+        'method',
+        'response_status',
+        'user_agent',
+        'duration_ms',
+        'oauth_grant_id',
+      ),
     page,
   );
 }

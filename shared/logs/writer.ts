@@ -36,8 +36,8 @@ export interface WriterOptions {
 const BATCH_SQL = `with rows as (
   select * from json_populate_recordset(null::request_logs, ?::json)
 ), log as (
-  insert into request_logs (id, team_id, api_key_id, method, endpoint, response_status, user_agent, duration_ms, request_body, response_body, created_at)
-  select id, team_id, api_key_id, method, endpoint, response_status, user_agent, duration_ms, request_body, response_body, created_at from rows
+  insert into request_logs (id, team_id, api_key_id, oauth_grant_id, method, endpoint, response_status, user_agent, duration_ms, request_body, response_body, created_at)
+  select id, team_id, api_key_id, oauth_grant_id, method, endpoint, response_status, user_agent, duration_ms, request_body, response_body, created_at from rows
 ), last_use as (
   select distinct on (api_key_id) api_key_id, team_id, id from rows where api_key_id is not null order by api_key_id, id desc
 ), key_touch as (
@@ -59,6 +59,7 @@ function rowJson(log: NewRequestLog, at: Date): string {
     id: log.id,
     team_id: log.team_id,
     api_key_id: log.api_key_id,
+    oauth_grant_id: log.oauth_grant_id ?? null,
     method: log.method,
     endpoint: log.endpoint.slice(0, 2048),
     response_status: log.response_status,

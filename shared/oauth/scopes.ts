@@ -7,6 +7,8 @@ export const SPEC_SCOPES = ['billing:read', 'ai:use', 'inbox:read', 'inbox:write
 
 const SPECIAL: Record<string, string> = {
   'emails:send': 'Send emails from your domains',
+  // No token creates API keys (a key would outlive the grant: docs/oauth.md).
+  'api-keys:write': 'Rename and revoke your API keys (never create one)',
   'billing:read': 'See your plan, usage and invoices (never change them)',
   'ai:use': "Use AI assist, spending the team's AI credits",
   'inbox:read': 'Read your support inboxes',

@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import { notFound, ServiceError } from '../errors.ts';
 import { paginate, paginateByPosition, type ListQuery } from '../pagination.ts';
 import type { AttachmentRow } from '../attachment-rows.ts';
+import { containsPattern } from '../db/contains.ts';
 
 /** Why a message was recorded without its content (spec, `dropped_reason`). */
 export const droppedReasons = [
@@ -45,8 +46,6 @@ export interface ReceivedEmailDetail extends ReceivedEmailRow {
 
 export type ReceivedAttachmentRow = AttachmentRow;
 
-export const SEARCH_MAX_LENGTH = 200;
-
 export interface ReceivedListQuery extends ListQuery {
   search?: string;
   /** `YYYY-MM-DD` (from the start of that UTC day) or an ISO 8601 instant; inclusive. */
@@ -71,11 +70,6 @@ export function dateWindow(start?: string, end?: string): { from?: Date; toInclu
     });
   }
   return { from, toInclusive, toExclusive };
-}
-
-/** A LIKE pattern matching `text` anywhere, with `%`, `_` and the escape character itself taken literally. */
-export function containsPattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 const received = (db: Knex, teamId: string) =>

@@ -72,6 +72,19 @@ interface Window {
   /** Ids after (`asc`) or before (`desc`) this one. */
   cursor?: string;
   order: 'asc' | 'desc';
+  /** Only members whose address, first or last name contains it (without regard to case; data, not a pattern). */
+  search?: string;
+}
+
+/** The search as a predicate on the contact `alias` (as shared/contacts/contacts.ts listContacts reads it). */
+function searchSql(alias: string, search?: string): Sql | null {
+  if (search === undefined) return null;
+  const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const like = (column: string) => `lower(${alias}.${column}) like ? escape '\\'`;
+  return {
+    sql: ` and (${like('email')} or ${like('first_name')} or ${like('last_name')})`,
+    bindings: [pattern, pattern, pattern],
+  };
 }
 
 /** Up to `limit` members in id order from the cursor on, hand members and filter matches merged (each once). */
@@ -79,9 +92,11 @@ async function membersIn(db: Knex, segment: SegmentScope, w: Window): Promise<Co
   const cmp = w.order === 'asc' ? '>' : '<';
   const cursor = (column: string) => (w.cursor ? { sql: ` and ${column} ${cmp} ?::uuid`, bindings: [w.cursor] } : null);
   const hand = cursor('m.contact_id');
-  const handIds = `select m.contact_id from contact_segments m where m.segment_id = ?::uuid${hand?.sql ?? ''}
-    order by m.contact_id ${w.order} limit ?`;
-  const handBindings = [segment.id, ...(hand?.bindings ?? []), w.limit];
+  // With a search the hand members are read through their contacts (the search is on the contact's fields).
+  const found = searchSql('h', w.search);
+  const handIds = `select m.contact_id from contact_segments m${found ? ' join contacts h on h.id = m.contact_id' : ''}
+    where m.segment_id = ?::uuid${hand?.sql ?? ''}${found?.sql ?? ''} order by m.contact_id ${w.order} limit ?`;
+  const handBindings = [segment.id, ...(hand?.bindings ?? []), ...(found?.bindings ?? []), w.limit];
   const { filter } = segment;
   if (!filter) {
     const { rows } = await db.raw(
@@ -93,15 +108,18 @@ async function membersIn(db: Knex, segment: SegmentScope, w: Window): Promise<Co
   return withPlanSettings(db, async (trx) => {
     const f = await predicate(trx, { ...segment, filter });
     const matched = cursor('c.id');
+    const own = searchSql('c', w.search);
     const { rows } = await trx.raw(
       `select c.* from contacts c where c.id in (
-        (select c.id from contacts c where c.team_id = ? and ${f.sql}${matched?.sql ?? ''} order by c.id ${w.order} limit ?)
+        (select c.id from contacts c where c.team_id = ? and ${f.sql}${matched?.sql ?? ''}${own?.sql ?? ''}
+          order by c.id ${w.order} limit ?)
         union (${handIds}))
       and c.team_id = ? order by c.id ${w.order} limit ?`,
       [
         segment.team_id,
         ...f.bindings,
         ...(matched?.bindings ?? []),
+        ...(own?.bindings ?? []),
         w.limit,
         ...handBindings,
         segment.team_id,
@@ -112,18 +130,22 @@ async function membersIn(db: Knex, segment: SegmentScope, w: Window): Promise<Co
   });
 }
 
-/** A page of the segment's members, newest first, as shared/pagination.ts pages every list. */
+/**
+ * A page of the segment's members, newest first, as shared/pagination.ts pages every list; `search` narrows them as
+ * listContacts' search narrows the team's contacts.
+ */
 export async function pageMembers(
   db: Knex,
   segment: SegmentScope,
-  page: ListQuery,
+  page: ListQuery & { search?: string },
 ): Promise<{ has_more: boolean; rows: ContactRow[] }> {
   const limit = page.limit + 1;
+  const { search } = page;
   if (page.before) {
-    const rows = await membersIn(db, segment, { limit, cursor: page.before, order: 'asc' });
+    const rows = await membersIn(db, segment, { limit, cursor: page.before, order: 'asc', search });
     return { has_more: rows.length > page.limit, rows: rows.slice(0, page.limit).reverse() };
   }
-  const rows = await membersIn(db, segment, { limit, cursor: page.after, order: 'desc' });
+  const rows = await membersIn(db, segment, { limit, cursor: page.after, order: 'desc', search });
   return { has_more: rows.length > page.limit, rows: rows.slice(0, page.limit) };
 }
 

@@ -49,7 +49,7 @@ export interface Rendered {
 const declaredOf = (variables: TemplateVariable[]) => new Map(variables.map((v) => [v.key, v.type] as const));
 
 /** The fields of a block that hold template text, by name. */
-function blockFields(b: LeafBlock | { type: 'columns' }): [string, string][] {
+export function blockFields(b: LeafBlock | { type: 'columns' }): [string, string][] {
   switch (b.type) {
     case 'heading':
     case 'text':
@@ -149,8 +149,13 @@ export function renderContent(t: CompiledTemplate, context: Record<string, unkno
   }
 }
 
-/** One block field rendered as plain text (a URL, an alt), for the checks. */
-function renderField(t: CompiledTemplate, path: string, value: string, context: Record<string, unknown>): string {
+/** One block field rendered as plain text (a URL, an alt): for the checks, and a broadcast's copy of a document. */
+export function renderField(
+  t: CompiledTemplate,
+  path: string,
+  value: string,
+  context: Record<string, unknown>,
+): string {
   t.fields ??= new Map();
   let part = t.fields.get(path);
   if (!part) {

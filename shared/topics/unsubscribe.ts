@@ -13,6 +13,8 @@ import { countUnsubscribe } from '../email-metrics/unsubscribes.ts';
 
 export interface UnsubscribeTarget {
   teamId: string;
+  /** The email_recipients row the link names. */
+  recipientId: string;
   emailId: string;
   address: string;
   /** The email's From, as the page names the sender. */
@@ -44,6 +46,7 @@ export async function unsubscribeTarget(db: Knex, secrets: Buffer, token: string
   if (!row) return null;
   return {
     teamId: row.team_id,
+    recipientId,
     emailId: row.email_id,
     address: row.address,
     from: row.from,
@@ -54,13 +57,25 @@ export async function unsubscribeTarget(db: Knex, secrets: Buffer, token: string
 }
 
 /**
+ * The recipient unsubscribed through this copy's link: counted in the email's metrics, and recorded on its
+ * recipient row (the first time), which is what a broadcast's `unsubscribed` report lists.
+ */
+async function recordUnsubscribe(db: Knex, target: UnsubscribeTarget): Promise<void> {
+  const now = new Date();
+  await countUnsubscribe(db, target.teamId, target.emailId, now);
+  await db('email_recipients')
+    .where({ id: target.recipientId, team_id: target.teamId })
+    .whereNull('unsubscribed_at')
+    .update({ unsubscribed_at: now });
+}
+
+/**
  * The one-click unsubscribe (idempotent): opts the address out of the email's topic, or, for mail without one (or
  * whose topic was deleted meanwhile), unsubscribes its contact from everything. Answers what it did.
  */
 export async function unsubscribe(db: Knex, target: UnsubscribeTarget): Promise<'topic' | 'everything'> {
   // A recipient still subscribed to what the link ends counts as `unsubscribed` in the email's metrics.
-  if (target.topic ? !target.optedOut : !target.unsubscribedAll)
-    await countUnsubscribe(db, target.teamId, target.emailId, new Date());
+  if (target.topic ? !target.optedOut : !target.unsubscribedAll) await recordUnsubscribe(db, target);
   if (target.topic) {
     const recorded = await setSubscription(db, {
       teamId: target.teamId,
@@ -78,7 +93,7 @@ export async function unsubscribe(db: Knex, target: UnsubscribeTarget): Promise<
 /** Sets the contact's global `unsubscribed` for the target's address (making the contact to unsubscribe it). */
 export async function setUnsubscribedAll(db: Knex, target: UnsubscribeTarget, unsubscribed: boolean): Promise<void> {
   // Unsubscribing from everything through the email's page counts as `unsubscribed` in its metrics, once.
-  if (unsubscribed && !target.unsubscribedAll) await countUnsubscribe(db, target.teamId, target.emailId, new Date());
+  if (unsubscribed && !target.unsubscribedAll) await recordUnsubscribe(db, target);
   await db.transaction((trx) => setUnsubscribed(trx, target.teamId, target.address, unsubscribed));
 }
 

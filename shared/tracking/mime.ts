@@ -28,21 +28,21 @@ export interface MessagePlan {
 }
 
 /** How the part's bytes map to a string the scan can read (and back): UTF-8, or byte for byte. */
-function charsetOf(node: SplitNode): PlanOptions['charset'] | null {
+export function charsetOf(node: SplitNode): PlanOptions['charset'] | null {
   const name = (node.charset || 'us-ascii').toLowerCase().replace(/^"|"$/g, '');
   if (/^(utf-?8|us-ascii|ascii)$/.test(name)) return 'utf8';
   if (/^(iso-8859-\d+|latin-?\d|windows-125\d|cp125\d|koi8-[ru])$/.test(name)) return 'latin1';
   return null;
 }
 
-function decodeBody(body: Buffer, encoding: string): Buffer {
+export function decodeBody(body: Buffer, encoding: string): Buffer {
   if (encoding === 'quoted-printable') return libqp.decode(body.toString('latin1'));
   if (encoding === 'base64') return Buffer.from(body.toString('latin1'), 'base64');
   return body;
 }
 
 /** The message's parts as mailsplit gives them, in order. */
-function split(raw: Buffer): Promise<(SplitNode | { type: 'body' | 'data'; value: Buffer })[]> {
+export function split(raw: Buffer): Promise<(SplitNode | { type: 'body' | 'data'; value: Buffer })[]> {
   return new Promise((resolve, reject) => {
     const chunks: (SplitNode | { type: 'body' | 'data'; value: Buffer })[] = [];
     const splitter = new Splitter();
@@ -51,6 +51,37 @@ function split(raw: Buffer): Promise<(SplitNode | { type: 'body' | 'data'; value
     splitter.on('error', reject);
     splitter.end(raw);
   });
+}
+
+/**
+ * The message in order: each part `want` picks whole (its node, to read and change its headers, and its body's
+ * bytes), every other chunk as its own bytes.
+ */
+export async function partsOf(
+  raw: Buffer,
+  want: (node: SplitNode) => boolean,
+): Promise<(Buffer | { node: SplitNode; body: Buffer })[]> {
+  const out: (Buffer | { node: SplitNode; body: Buffer })[] = [];
+  let open: { node: SplitNode; body: Buffer[] } | null = null;
+  for (const chunk of await split(raw)) {
+    if (chunk.type === 'body' && open) {
+      open.body.push(chunk.value);
+      continue;
+    }
+    if (open) out.push({ node: open.node, body: Buffer.concat(open.body) });
+    open = null;
+    if (chunk.type === 'node' && want(chunk)) open = { node: chunk, body: [] };
+    else out.push(chunk.type === 'node' ? chunk.getHeaders() : chunk.value);
+  }
+  if (open) out.push({ node: open.node, body: Buffer.concat(open.body) });
+  return out;
+}
+
+/** A text part's bytes encoded again: base64 or quoted-printable, 76-character lines, `tail` after. */
+export function encodePartBody(bytes: Buffer, encoding: 'base64' | 'quoted-printable', tail: string): Buffer {
+  const text =
+    encoding === 'base64' ? libbase64.wrap(libbase64.encode(bytes), 76) : libqp.wrap(libqp.encode(bytes), 76);
+  return Buffer.from(text + tail, 'latin1');
 }
 
 const isHtml = (node: SplitNode) =>
@@ -64,12 +95,12 @@ export async function planMessage(raw: Buffer, options: Omit<PlanOptions, 'chars
   const segments: MessagePlan['segments'] = [];
   let links = 0;
   let changed = false;
-  let open: { node: SplitNode; body: Buffer[] } | null = null;
-  const close = () => {
-    if (!open) return;
-    const { node, body } = open;
-    open = null;
-    const bytes = Buffer.concat(body);
+  for (const part of await partsOf(raw, isHtml)) {
+    if (Buffer.isBuffer(part)) {
+      segments.push(part);
+      continue;
+    }
+    const { node, body: bytes } = part;
     // The line break a body ends with is the message's (a single part runs to the end), kept as it is.
     const tail = /\r?\n$/.exec(bytes.toString('latin1'))?.[0] ?? '';
     const charset = charsetOf(node);
@@ -77,32 +108,19 @@ export async function planMessage(raw: Buffer, options: Omit<PlanOptions, 'chars
     const plan = html ? planHtml(html, { ...options, charset: charset! }) : null;
     if (!plan) {
       segments.push(node.getHeaders(), bytes);
-      return;
+      continue;
     }
     const encoding = node.encoding === 'base64' ? 'base64' : 'quoted-printable';
     if (encoding !== node.encoding) node.headers.update('Content-Transfer-Encoding', encoding);
     segments.push({ head: node.getHeaders(), plan, encoding, charset: charset!, tail });
     links += plan.links.length;
     changed = true;
-  };
-  for (const chunk of await split(raw)) {
-    if (chunk.type === 'body' && open) {
-      open.body.push(chunk.value);
-      continue;
-    }
-    close();
-    if (chunk.type === 'node' && isHtml(chunk)) open = { node: chunk, body: [] };
-    else segments.push(chunk.type === 'node' ? chunk.getHeaders() : chunk.value);
   }
-  close();
   return changed ? { segments, links } : null;
 }
 
 function encodePart(part: HtmlPart, html: string): Buffer {
-  const bytes = Buffer.from(html, part.charset);
-  const text =
-    part.encoding === 'base64' ? libbase64.wrap(libbase64.encode(bytes), 76) : libqp.wrap(libqp.encode(bytes), 76);
-  return Buffer.from(text + part.tail, 'latin1');
+  return encodePartBody(Buffer.from(html, part.charset), part.encoding, part.tail);
 }
 
 /** One recipient's copy of the message. */

@@ -51,10 +51,12 @@ export async function fanOut(db: Knex, now = new Date()): Promise<FanOutResult> 
        FROM webhook_fanout_cursor WHERE id = 1 FOR UPDATE SKIP LOCKED`,
     );
     if (!cursor) return { events: 0, deliveries: 0, busy: true, waiting: false };
-    // One row past the batch, and no xmin bound: what lies beyond xmin says whether to come back soon.
+    // One row past the batch, and no xmin bound: what lies beyond xmin says whether to come back soon. The order is
+    // the table's columns (`events.xid`): a bare `xid` would name the text column of the select list, whose order
+    // is not the cursor's ('10000' < '9999': events skipped) and which no index serves (every pass a full scan).
     const { rows: found } = (await trx.raw(
       `SELECT id, team_id, type, data, created_at, xid::text AS xid FROM events
-       WHERE xid IS NOT NULL AND (xid, id) > (?::xid8, ?::uuid) ORDER BY xid, id LIMIT ?`,
+       WHERE xid IS NOT NULL AND (xid, id) > (?::xid8, ?::uuid) ORDER BY events.xid, events.id LIMIT ?`,
       [cursor.last_xid, cursor.last_event_id ?? '00000000-0000-0000-0000-000000000000', BATCH + 1],
     )) as { rows: EventRow[] };
     const xmin = BigInt(cursor.xmin);

@@ -8,6 +8,7 @@ import { newId } from '../../shared/ids.ts';
 import { startPlatform, type Platform } from './platform.ts';
 import { startEntry, type EntryProcess } from './processes.ts';
 import { openPage, DESKTOP, type Visit } from './browser.ts';
+import { signInThroughPage } from './dashboard.ts';
 
 export const PASSWORD = 'an audience dashboard password';
 
@@ -59,10 +60,7 @@ export async function startAudienceWorld(withWorker: boolean): Promise<AudienceW
 /** A fresh browser context signed in as `email` through the sign-in page. */
 export async function signedInPage(browser: Browser, url: string, email: string): Promise<Visit> {
   const v = await openPage(browser, DESKTOP);
-  await v.page.goto(`${url}/sign-in`);
-  await v.page.locator('#sign-in-form input[name=email]').fill(email);
-  await v.page.locator('#sign-in-form input[name=password]').fill(PASSWORD);
-  await v.page.locator('#sign-in-form button[type=submit]').click();
+  await signInThroughPage(v.page, url, email, PASSWORD);
   await v.page.locator('#who').waitFor({ timeout: 60_000 });
   return v;
 }

@@ -1,10 +1,9 @@
 // What the dashboard's operations tests share: a person signed in (cookie client, the same cookies given to a
 // browser context, in a timezone of the test's choosing), a team made through the api, axe and screenshots.
-import type { ExecutionContext } from 'ava';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CookieClient, makeUser } from './accounts.ts';
-import { DESKTOP, screenshotDir } from './browser.ts';
-import { lookAt } from './dashboard.ts';
+import { DESKTOP } from './browser.ts';
+import { look } from './dashboard.ts';
 import type { Platform } from './platform.ts';
 
 export const PASSWORD = 'a long dashboard password';
@@ -35,12 +34,21 @@ export async function person(
   return { client, teamId: team };
 }
 
-/** A browser context carrying the person's session cookies; console errors noted. */
+/**
+ * A browser context carrying the person's session cookies; console errors, requests and failed requests noted (a
+ * request a page's policy blocks may still be reported as a request, failed as `csp`).
+ */
 export async function browse(
   browser: Browser,
   who: Person,
   timezoneId = 'UTC',
-): Promise<{ context: BrowserContext; page: Page; errors: string[]; requests: string[] }> {
+): Promise<{
+  context: BrowserContext;
+  page: Page;
+  errors: string[];
+  requests: string[];
+  failed: { url: string; error: string }[];
+}> {
   const context = await browser.newContext({ viewport: DESKTOP, timezoneId, deviceScaleFactor: 1 });
   await context.addCookies(
     [...who.client.jar].map(([name, value]) => ({ name, value, url: who.client.url, sameSite: 'Lax' as const })),
@@ -49,27 +57,18 @@ export async function browse(
   const errors: string[] = [];
   const requests: string[] = [];
   page.on('request', (r) => requests.push(r.url()));
+  const failed: { url: string; error: string }[] = [];
+  page.on('requestfailed', (r) => failed.push({ url: r.url(), error: r.failure()?.errorText ?? '' }));
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(m.text());
   });
   page.on('pageerror', (err) => errors.push(String(err)));
   page.on('dialog', (d) => void d.accept());
-  return { context, page, errors, requests };
+  return { context, page, errors, requests, failed };
 }
 
 /** Console errors but the expected refusals (a 404 asked on purpose, a refused form). */
 export const unexpected = (errors: string[]) => errors.filter((e) => !/status of (404|422)/.test(e));
 
-let shots: Promise<string> | undefined;
-
 /** axe-core finds nothing serious or critical; nothing wider than the window; the screenshots are written. */
-export async function look(t: ExecutionContext, page: Page, name: string) {
-  shots ??= screenshotDir('dashboard');
-  const { violations, overflow } = await lookAt(page, await shots, name);
-  t.is(overflow, 0, `${name} is wider than the window`);
-  t.deepEqual(
-    violations.map((v) => `${v.id}: ${v.help} ${JSON.stringify(v.nodes.map((n) => n.target))}`),
-    [],
-    `axe on ${name}`,
-  );
-}
+export { look };

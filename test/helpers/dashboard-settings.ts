@@ -1,8 +1,7 @@
 // What the settings pages' browser tests share: a person with a team (made through the api as the dashboard makes
-// it), signing in on the page, and a look at a page (axe-core, no overflow, screenshots at 1280 and 390 pixels).
-import type { ExecutionContext } from 'ava';
+// it), signing in on the page (the look at a page: test/helpers/dashboard.ts).
 import type { Page } from 'playwright-core';
-import { lookAt } from './dashboard.ts';
+import { signInThroughPage } from './dashboard.ts';
 import { makeUser, signIn, type CookieClient } from './accounts.ts';
 import type { Knex } from 'knex';
 import type { Visit } from './browser.ts';
@@ -26,21 +25,7 @@ export async function adminWithTeam(
 
 /** Signs in on the page; waits for the signed-in frame (or what `waitFor` names). */
 export async function signInOnPage(page: Page, url: string, email: string, next = '/dashboard/settings') {
-  await page.goto(`${url}/sign-in?next=${encodeURIComponent(next)}`);
-  await page.locator('#sign-in-form input[name=email]').fill(email);
-  await page.locator('#sign-in-form input[name=password]').fill(PASSWORD);
-  await page.locator('#sign-in-form button[type=submit]').click();
-}
-
-/** axe-core finds nothing serious or critical; nothing wider than the window; the screenshots are written. */
-export async function look(t: ExecutionContext, page: Page, shots: string, name: string) {
-  const { violations, overflow } = await lookAt(page, shots, name);
-  t.is(overflow, 0, `${name} is wider than the window`);
-  t.deepEqual(
-    violations.map((v) => `${v.id}: ${v.help} ${JSON.stringify(v.nodes.map((n) => n.target))}`),
-    [],
-    `axe on ${name}`,
-  );
+  await signInThroughPage(page, url, email, PASSWORD, next);
 }
 
 /** Console errors but the expected refusals (a signed-out /me, refused forms, a forbidden action). */

@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { newId } from '../../shared/ids.ts';
 import path from 'node:path';
 import { DESKTOP, launchChromium, PHONE, screenshotDir, type Visit } from './browser.ts';
-import { buildDashboard, lookAt } from './dashboard.ts';
+import { assertLook, buildDashboard, lookAt, signInThroughPage } from './dashboard.ts';
 import { makeUser, signIn as cookieSignIn, type CookieClient } from './accounts.ts';
 import { startPlatform, type Platform } from './platform.ts';
 
@@ -54,12 +54,12 @@ export async function startTemplatesWorld(): Promise<TemplatesWorld> {
 }
 
 export async function signInPage(page: Page, url: string, email: string) {
-  await page.goto(`${url}/sign-in`);
-  await page.locator('#sign-in-form input[name=email]').fill(email);
-  await page.locator('#sign-in-form input[name=password]').fill(PASSWORD);
-  await page.locator('#sign-in-form button[type=submit]').click();
+  await signInThroughPage(page, url, email, PASSWORD);
   await page.locator('#who').waitFor();
 }
+
+/** The template preview's frame, or a sent email's (its own page too: test/dashboard-account.test.ts). */
+const FRAMES = 'iframe.email-frame, iframe.preview';
 
 /**
  * axe-core finds nothing serious or critical; nothing wider than the window; the screenshots are written. The phone's
@@ -69,25 +69,21 @@ export async function signInPage(page: Page, url: string, email: string) {
  */
 export async function look(t: ExecutionContext, page: Page, shots: string, name: string) {
   const { violations, overflow } = await lookAt(page, shots, name);
-  if ((await page.locator('iframe.email-frame').count()) > 0) {
+  if ((await page.locator(FRAMES).count()) > 0) {
     const height = await page.evaluate(() => document.documentElement.scrollHeight);
     await page.setViewportSize({ width: PHONE.width, height: Math.max(PHONE.height, height) });
     const tall = await page.evaluate(() => document.documentElement.scrollHeight);
     await page.setViewportSize({ width: PHONE.width, height: Math.max(PHONE.height, tall) });
     await page
-      .locator('iframe.email-frame')
+      .locator(FRAMES)
+      .first()
       .evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
     // A moment for the frame's own process to paint (nothing is asserted on it).
     await page.waitForTimeout(300);
     await page.screenshot({ path: path.join(shots, `${name}-390.png`) });
     await page.setViewportSize(DESKTOP);
   }
-  t.is(overflow, 0, `${name} is wider than the window`);
-  t.deepEqual(
-    violations.map((v) => `${v.id}: ${v.help} ${JSON.stringify(v.nodes.map((n) => n.target))}`),
-    [],
-    `axe on ${name}`,
-  );
+  assertLook(t, name, { violations, overflow });
 }
 
 /**

@@ -37,8 +37,13 @@ async function ensureTemplate(admin: ReturnType<typeof knexFactory>, name: strin
   });
 }
 
-/** A fresh migrated database; `drop()` removes it. */
-export async function createTestDatabase(): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+/**
+ * A fresh migrated database; `drop()` removes it. `asyncCommit`: its sessions commit with synchronous_commit off
+ * (the tests' platforms; docs/testing.md), the benchmarks' keep the server's setting.
+ */
+export async function createTestDatabase(
+  options: { asyncCommit?: boolean } = {},
+): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
   const admin = knexFactory({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 2 } });
   const template = templateName();
   const name = `pw_t_${randomBytes(6).toString('hex')}`;
@@ -54,6 +59,7 @@ export async function createTestDatabase(): Promise<{ url: string; name: string;
         await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
       }
     }
+    if (options.asyncCommit) await admin.raw(`alter database "${name}" set synchronous_commit = off`);
   } finally {
     await admin.destroy();
   }

@@ -54,7 +54,7 @@ export const fixtures: Record<string, Fixture> = {
     if (res.status !== 201) throw new Error(`domains fixture: POST /domains answered ${res.status} ${res.text}`);
     return res.body.id;
   },
-  emails: (p, team) => scheduledEmail(p, team, {}, 'emails fixture'),
+  emails: (p, team) => scheduledEmail(p, team, { html: '<p>fixture</p>' }, 'emails fixture'),
   suppressions: async (p, team) => {
     const email = `fixture-${Math.random().toString(36).slice(2, 10)}@example.com`;
     const res = await p.request('POST', '/suppressions', { key: team.key, body: { email } });

@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../../shared/config.ts';
 import { createDb, type Db } from '../../shared/db/knex.ts';
 import { createRedis, type Redis } from '../../shared/redis.ts';
 import { createFsBlobStore } from '../../shared/blobs.ts';
-import { createLogger } from '../../shared/logger.ts';
+import { createLogger, type DestinationStream } from '../../shared/logger.ts';
 import { version } from '../../shared/version.ts';
 import { createApp } from '../../api/app.ts';
 import { createHttpServer } from '../../api/server.ts';
@@ -48,8 +48,18 @@ export async function managedDomain(p: Platform, team: TestTeam): Promise<{ id: 
   return (await p.request('GET', '/domains', { key: team.key })).body.data.find((d: { managed: boolean }) => d.managed);
 }
 
-export async function startPlatform(env: Record<string, string> = {}): Promise<Platform> {
-  const database = await createTestDatabase();
+export interface PlatformOptions {
+  /** Where the api's logger writes (standard output unless given), at LOG_LEVEL: to read what the api logs. */
+  logTo?: DestinationStream;
+}
+
+export async function startPlatform(
+  env: Record<string, string> = {},
+  options: PlatformOptions = {},
+): Promise<Platform> {
+  // A commit answers once PostgreSQL has it, without waiting for the WAL's flush to disk (about 10 ms a commit on a
+  // CI machine's disk): no test crashes PostgreSQL, and a commit is seen by every later query either way.
+  const database = await createTestDatabase({ asyncCommit: true });
   const blobDir = await mkdtemp(path.join(tmpdir(), 'pw-blobs-'));
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -77,7 +87,7 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
   });
   const db = createDb(config);
   const redis = createRedis(config);
-  const log = createLogger(config, 'api');
+  const log = createLogger(config, 'api', options.logTo);
   // Generous enough for a loaded CI machine; tests of timeouts build their own resolvers.
   const dns = createResolver({ servers: config.DNS_SERVERS, timeoutMs: 1500, tries: 2 });
   const deliverQueue = createQueue(config, queues.deliver);
@@ -115,6 +125,7 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
       } catch {
         // Redis unreachable (a test pointed the platform at a dead one): nothing of ours is there to remove.
       }
+      await deps.oauth?.close();
       await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close(), jobs.close()]);
       await database.drop();
       await rm(blobDir, { recursive: true, force: true });

@@ -24,11 +24,20 @@ export interface SmtpSink {
   host: string;
   port: number;
   messages: SinkMessage[];
-  /** Connections accepted, open now and at most at once, and MAIL FROM commands seen (transactions started). */
-  stats: { connections: number; open: number; peakOpen: number; transactions: number };
+  /**
+   * Connections accepted, open now and at most at once, MAIL FROM commands seen (transactions started), and messages
+   * read to their final dot whose answer is still to come (`dataDelayMs`, hold()): one of those may still be kept.
+   */
+  stats: { connections: number; open: number; peakOpen: number; transactions: number; pending: number };
   script(address: string, script: SinkScript): void;
   /** Answer every new connection's greeting with this action (null: the normal 220). */
   greeting(action: SinkAction | null): void;
+  /**
+   * Holds every DATA answer (messages received, no 250 yet) until the function it answers is called. A held message
+   * whose connection closed meanwhile is not kept: the receiver never took responsibility for it (RFC 5321 §6.1, that
+   * comes with the 250), as a real MTA that has not committed it before answering.
+   */
+  hold(): () => void;
   /** Messages accepted for `address`. */
   deliveredTo(address: string): SinkMessage[];
   /** Resolves once `check` holds (polled on every event of the sink), or rejects after `ms`. */
@@ -98,9 +107,11 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
   const host = options.host ?? '127.0.0.1';
   const scripts = new Map<string, SinkScript>();
   const messages: SinkMessage[] = [];
-  const stats = { connections: 0, open: 0, peakOpen: 0, transactions: 0 };
+  const stats = { connections: 0, open: 0, peakOpen: 0, transactions: 0, pending: 0 };
   const { changed, waitFor } = eventWaits();
   let greetingAction: SinkAction | null = null;
+  let held: Promise<void> | null = null;
+  const closed = new Set<string>();
 
   const server: SMTPServer = new SMTPServer({
     logger: false,
@@ -117,7 +128,8 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
       if (!greetingAction) return callback();
       act(server, greetingAction, session, callback);
     },
-    onClose() {
+    onClose(session) {
+      closed.add(session.id);
       stats.open--;
       changed();
     },
@@ -134,18 +146,26 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', async () => {
+        stats.pending++;
+        const settled = () => (stats.pending--, changed());
         if (options.dataDelayMs) await new Promise((r) => setTimeout(r, options.dataDelayMs));
+        // Only a held message is dropped when its connection closed: otherwise, as a real MX, the sink keeps what it
+        // read to the final dot even if the client is gone (the 250-to-commit window the kill tests look for).
+        if (held) {
+          await held;
+          if (closed.has(session.id)) return settled();
+        }
         const to = session.envelope.rcptTo.map((a) => a.address);
         const scripted = to.map((a) => scripts.get(a.toLowerCase())?.data).find((d) => d !== undefined);
         if (scripted && !scripted.startsWith('2')) {
           act(server, scripted, session, callback);
-          changed();
+          settled();
           return;
         }
         const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
         messages.push({ from, to, raw: Buffer.concat(chunks), secure: session.secure, sessionId: session.id });
         callback(null, '2.0.0 Ok: queued');
-        changed();
+        settled();
       });
     },
   });
@@ -165,6 +185,11 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
     script: (address, script) => scripts.set(address.toLowerCase(), script),
     greeting: (action) => {
       greetingAction = action;
+    },
+    hold() {
+      let release = () => {};
+      held = new Promise<void>((resolve) => (release = resolve));
+      return () => ((held = null), release());
     },
     deliveredTo: (address) => messages.filter((m) => m.to.some((t) => t.toLowerCase() === address.toLowerCase())),
     waitFor,

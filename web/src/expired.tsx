@@ -1,10 +1,12 @@
 // A session that ends while a page is open (expired, revoked, signed out elsewhere): the next API call answers 401.
 // Instead of leaving the page (and what was typed in it), a dialog asks to sign in again in place, or in a new tab;
-// then the person retries. The page underneath stays mounted, its forms as they were.
+// then the person retries. The page underneath stays mounted, its forms as they were; what failed to load meanwhile
+// loads again (./signed-in.ts).
 import { useEffect, useState, useSyncExternalStore } from 'react';
 import { api, asApiError, type ApiError, type Schemas } from './api/client';
 import { Dialog } from './dialog';
 import { ErrorBox } from './ui';
+import { signedInAgain } from './signed-in';
 
 let armed = 0;
 let expired = false;
@@ -34,9 +36,11 @@ function useExpired(): boolean {
   );
 }
 
-function resolved() {
+/** The dialog closed; `signedIn` when the session is back (then the pages' failed loads run again). */
+function resolved(signedIn = false) {
   expired = false;
   notify();
+  if (signedIn) signedInAgain();
 }
 
 /** Shown in the signed-in frame: the sign-in-again dialog when the session was lost. */
@@ -50,7 +54,7 @@ export function SessionExpired({ email }: { email: string }) {
   }, []);
   if (!lost) return null;
   return (
-    <Dialog title="Your session has ended" onClose={resolved} id="session-expired">
+    <Dialog title="Your session has ended" onClose={() => resolved()} id="session-expired">
       <p>
         Sign in again to go on. Nothing on this page is lost: once signed in, send the form again (it keeps what you
         typed).
@@ -83,7 +87,7 @@ function SignInAgain({ email }: { email: string }) {
         : await api.POST('/auth/login', { body: { email, password: String(f.get('password')) } });
       if (!r.response.ok || !r.data) setError(asApiError(r.error, r.response.status));
       else if (r.data.object === 'mfa_challenge') setChallenge(r.data as Schemas['MfaChallenge']);
-      else resolved();
+      else resolved(true);
     } catch (e) {
       setError(asApiError(e));
     } finally {
@@ -129,7 +133,7 @@ function CheckAgain() {
         className="link"
         onClick={() =>
           void api.GET('/me').then((r) => {
-            if (r.response.ok) resolved();
+            if (r.response.ok) resolved(true);
             else setStill(true);
           })
         }

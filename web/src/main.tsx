@@ -15,6 +15,7 @@ import { DomainPage } from './pages/DomainPage';
 import { Suppressions } from './pages/Suppressions';
 import { invitationRoute, settingsRoutes } from './pages/settings/routes';
 import { audienceRoutes } from './pages/audience/routes';
+import { broadcastRoutes } from './pages/broadcasts/routes';
 import { Templates } from './pages/templates/Templates';
 import { TemplatePage } from './pages/templates/TemplatePage';
 import { Consent } from './pages/oauth/Consent';
@@ -50,6 +51,7 @@ createRoot(document.getElementById('root')!).render(
             {audienceRoutes}
             <Route path="templates" element={<Templates />} />
             <Route path="templates/:id" element={<TemplatePage />} />
+            {broadcastRoutes}
             <Route path="overview" element={<Overview />} />
             <Route path="webhooks" element={<Webhooks />} />
             <Route path="webhooks/:id" element={<WebhookPage />} />

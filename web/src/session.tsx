@@ -1,4 +1,4 @@
-// Who is signed in (GET /me), their current team and their role in it (from the team's members).
+// Who is signed in (GET /me), their current team and their role in it.
 import { createContext, useContext, type ReactNode } from 'react';
 import { api, type Schemas } from './api/client';
 import { useLoad, type Load } from './ui';
@@ -17,16 +17,11 @@ interface SessionState {
 
 const Ctx = createContext<SessionState | null>(null);
 
+/** One request: /me names the current team and the role in it, so a page's own requests follow it directly. */
 async function fetchSession() {
   const me = await api.GET('/me');
   if (!me.data) return { error: me.error, response: me.response };
-  const teamId = me.data.current_team_id;
-  let role: Role | null = null;
-  if (teamId) {
-    const members = await api.GET('/teams/{team_id}/members', { params: { path: { team_id: teamId } } });
-    role = members.data?.data.find((m) => m.user_id === me.data.id)?.role ?? null;
-  }
-  return { data: { me: me.data, role }, response: me.response };
+  return { data: { me: me.data, role: me.data.current_team_role }, response: me.response };
 }
 
 export function SessionProvider({ children }: { children: ReactNode }) {

@@ -1,6 +1,7 @@
 // The states every page shows (loading, empty, error) and a loader hook over the generated client's answers.
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { asApiError, type ApiError } from './api/client';
+import { onSignedInAgain } from './signed-in';
 
 export type Load<T> = { state: 'loading' } | { state: 'error'; error: ApiError } | { state: 'ready'; data: T };
 
@@ -12,12 +13,21 @@ export interface Answer<T> {
 }
 
 export function useLoad<T>(fetcher: () => Promise<Answer<T>>, deps: unknown[]): [Load<T>, () => void] {
+  return useFetched(fetcher, deps, false);
+}
+
+/** As useLoad, but a reload keeps showing the data it had until the new answer (a list followed while it changes). */
+export function useQuietLoad<T>(fetcher: () => Promise<Answer<T>>, deps: unknown[]): [Load<T>, () => void] {
+  return useFetched(fetcher, deps, true);
+}
+
+function useFetched<T>(fetcher: () => Promise<Answer<T>>, deps: unknown[], quiet: boolean): [Load<T>, () => void] {
   const [load, setLoad] = useState<Load<T>>({ state: 'loading' });
   const [tick, setTick] = useState(0);
   const run = useCallback(fetcher, deps);
   useEffect(() => {
     let live = true;
-    setLoad({ state: 'loading' });
+    if (!quiet) setLoad({ state: 'loading' });
     run()
       .then((r) => {
         if (!live) return;
@@ -28,7 +38,10 @@ export function useLoad<T>(fetcher: () => Promise<Answer<T>>, deps: unknown[]): 
     return () => {
       live = false;
     };
-  }, [run, tick]);
+  }, [run, tick, quiet]);
+  // An error shown (a 401 while the session was lost, among others) is tried again once signed in again.
+  const failed = load.state === 'error';
+  useEffect(() => (failed ? onSignedInAgain(() => setTick((t) => t + 1)) : undefined), [failed]);
   return [load, () => setTick((t) => t + 1)];
 }
 

@@ -56,6 +56,8 @@ export interface paths {
         /**
          * Create an API key
          * @description Create an API key. The answer holds its token (`rk_...`), the only time it is shown: only its hash is stored. A `sending_access` key may be bound to one domain.
+         *
+         *     No OAuth access token reaches it (403 `invalid_permission`), whatever its scopes: a key would outlive the grant that made it and that grant's revocation, with a permission (`full_access`) wider than the grant's scopes. A `full_access` API key or an admin's dashboard session creates keys (docs/oauth.md).
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -121,7 +123,7 @@ export interface paths {
         };
         /**
          * List request logs
-         * @description List the requests made with the team's credentials, newest first.
+         * @description List the requests made with the team's credentials (API keys and OAuth access tokens, MCP tool calls included), newest first.
          */
         get: operations["listLogs"];
         put?: never;
@@ -253,7 +255,7 @@ export interface paths {
         };
         /**
          * List sent emails
-         * @description List the emails the team sent, newest first, with their last event; the bodies are left out (GET one for them).
+         * @description List the emails the team sent, newest first, with their last event; the bodies are left out (GET one for them). `search` keeps the emails whose subject, sender (address or name) or any recipient (to, cc, bcc) contains it, as GET /emails/receiving searches received mail; the cursors page through the matches.
          */
         get: operations["listEmails"];
         put?: never;
@@ -476,6 +478,48 @@ export interface paths {
          * @description Retrieve one delivery attempt of a sent email with its SMTP transcript.
          */
         get: operations["getEmailAttempt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/{email_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an email's events
+         * @description List a sent email's events, oldest first: the ones its webhooks are sent (email.scheduled, email.sent, email.delivery_delayed, email.delivered, email.bounced, email.complained, email.opened, email.clicked, email.failed, email.suppressed, email.canceled), each with the recipients it names in `to` and its details as recorded (`bounce`, `click`, `suppressed`, `failed`; null when the type has none: an open or a complaint is the recipient and the time).
+         *
+         *     A recipient's state is its latest event: a bounce reported after the delivery (a DSN) makes it bounced. Cursors are event ids: `after` an id gives the events that followed it, `before` those that preceded it.
+         */
+        get: operations["listEmailEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/{email_id}/html": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open a sent email's HTML page
+         * @description The HTML body of a sent email of the team as a document (`text/html`), for a sandboxed frame: its policy lets the email's inline styles apply and runs no script. Images are inline (`data:`) only unless `images=remote` (then https images load too, telling their hosts the reader's address): `default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox`. 404 when the email is not the team's or has no HTML.
+         */
+        get: operations["getEmailHtmlPage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1261,7 +1305,7 @@ export interface paths {
         };
         /**
          * List contacts
-         * @description List the team's contacts, newest first; with `segment_id`, only that segment's members (added by hand or matched by its filter); with `search`, only those whose address or name contains the text.
+         * @description List the team's contacts, newest first; with `segment_id`, only that segment's members (added by hand or matched by its filter); with `search`, only those (of the segment, with both) whose address or name contains the text.
          */
         get: operations["listContacts"];
         put?: never;
@@ -1669,7 +1713,7 @@ export interface paths {
         put?: never;
         /**
          * Create a broadcast
-         * @description Create a broadcast to a segment: a draft, or with `send: true` sent at once (or at `scheduled_at`). The send gate: the segment and topic must exist and the segment have members, the from domain be verified (403), the pre-send checks pass (422 `validation_error` with `details.checks`, unless `acknowledge_checks: true`) and the team be within its monthly marketing allowance (429 `marketing_quota_exceeded`). A `scheduled_at` in the past, beyond 30 days or outside the grammar is 422. A refused send creates nothing.
+         * @description Create a broadcast to a segment: a draft, or with `send: true` sent at once (or at `scheduled_at`). Its body is `html` (and `text`), a block `document`, or a copy of a published template (`template_id`). The send gate: the segment and topic must exist and the segment have members, the from domain be verified (403), the pre-send checks pass (422 `validation_error` with `details.checks`, unless `acknowledge_checks: true`) and the team be within its monthly marketing allowance (429 `marketing_quota_exceeded`). A `scheduled_at` in the past, beyond 30 days or outside the grammar is 422. A refused send creates nothing.
          */
         post: operations["createBroadcast"];
         delete?: never;
@@ -1701,7 +1745,7 @@ export interface paths {
         head?: never;
         /**
          * Update a broadcast
-         * @description Change a draft: any field of the create but `send` and `scheduled_at`. A broadcast past draft is 422.
+         * @description Change a draft: any field of the create but `send`, `scheduled_at`, `template_id` and `variables`. A `document` renders the html and text again (the text made of its blocks unless `text` is given); `html` drops the document. A broadcast past draft is 422.
          */
         patch: operations["updateBroadcast"];
         trace?: never;
@@ -2638,7 +2682,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an OAuth grant
-         * @description Revokes a grant: its access and refresh tokens stop working at once (within a second on every api copy). Revoking a revoked grant answers it as it is.
+         * @description Revokes a grant: its access and refresh tokens stop working at once, on every api copy (the answer comes once they were all told). Revoking a revoked grant answers it as it is.
          */
         delete: operations["revokeOAuthGrant"];
         options?: never;
@@ -2677,7 +2721,7 @@ export interface paths {
         put?: never;
         /**
          * Grant an authorization request
-         * @description Grants the client the scopes it asked for on the session's current team; the answer names where the browser goes next (back to the client, with its code).
+         * @description Grants the client the scopes it asked for, or those of them the person left ticked (`scopes`), on the session's current team: its tokens carry only those. The answer names where the browser goes next (back to the client, with its code).
          */
         post: operations["confirmOAuthConsent"];
         delete?: never;
@@ -2700,6 +2744,70 @@ export interface paths {
          * @description Declines: the client hears access_denied; the answer names where the browser goes next.
          */
         post: operations["denyOAuthConsent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected resource metadata of the API
+         * @description The API as an OAuth protected resource (RFC 9728): its resource indicator (`/`, the one tokens for the API are bound to), this authorization server, the scopes. No credential.
+         */
+        get: operations["getApiResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected resource metadata of the MCP server
+         * @description The MCP server as an OAuth protected resource (RFC 9728): its resource indicator (`/mcp`), this authorization server, the scopes. A 401 of /mcp names this URL in its `WWW-Authenticate`, so an MCP client finds the authorization server from there. No credential.
+         */
+        get: operations["getMcpResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The MCP server (Streamable HTTP)
+         * @description The remote Model Context Protocol server: one JSON-RPC message a request, answered as JSON (stateless: no session id, no event stream; `GET` is 405). Send `Accept: application/json, text/event-stream`.
+         *
+         *     Only an OAuth access token bound to `/mcp` (the `resource` parameter, RFC 8707) reaches it: none, an API key, or a token for the API, expired or revoked, is 401 with a `WWW-Authenticate` naming the protected resource metadata (`/.well-known/oauth-protected-resource/mcp`).
+         *
+         *     Its tools are this document's operations that an OAuth scope reaches, each named by its `operationId`, its input `{path, query, body}` the operation's own schemas; a token lists and calls only those of its scopes. One resource template, `postwerk://emails/{email_id}/story`, tells what happened to an email (docs/mcp.md).
+         */
+        post: operations["mcpRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3622,6 +3730,8 @@ export interface components {
             response_status: number;
             user_agent: string | null;
             duration_ms: number;
+            /** @description The OAuth grant (GET /oauth/grants) whose access token made the request, an MCP tool call included (its `endpoint` is `/mcp/tools/<tool name>`); null for a request made with an API key. */
+            oauth_grant_id: string | null;
         };
         Log: {
             /** Format: uuid */
@@ -3636,6 +3746,8 @@ export interface components {
             response_status: number;
             user_agent: string | null;
             duration_ms: number;
+            /** @description The OAuth grant (GET /oauth/grants) whose access token made the request, an MCP tool call included (its `endpoint` is `/mcp/tools/<tool name>`); null for a request made with an API key. */
+            oauth_grant_id: string | null;
             /** @constant */
             object: "log";
             /** @description The request body as received, secrets redacted; null when none. */
@@ -3827,6 +3939,8 @@ export interface components {
                 value: string;
             }[];
             topic_id: string | null;
+            /** @description The template the email was sent from (`template.id` of the send, as its id even when the send named an alias); null for a send without one. */
+            template_id: string | null;
         };
         EmailAttachment: {
             /** Format: uuid */
@@ -3927,6 +4041,49 @@ export interface components {
             duration_ms: number;
             /** @description Every SMTP command (`C: `) and reply (`S: `) of the attempt and what the MTA noted (`* `): connections, STARTTLS, hosts tried; never the message itself */
             transcript: string | null;
+        };
+        EmailEvent: {
+            /** @constant */
+            object: "email_event";
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            email_id: string;
+            /** @enum {string} */
+            type: "email.sent" | "email.scheduled" | "email.delivered" | "email.delivery_delayed" | "email.bounced" | "email.complained" | "email.opened" | "email.clicked" | "email.failed" | "email.suppressed" | "email.canceled";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            created_at: string;
+            /** @description The recipients the event names: the one opened, clicked, bounced, ...; for email.sent, email.scheduled and email.canceled the email's `to` */
+            to: string[];
+            bounce: {
+                /** @description `Permanent`, `Transient` or `Undetermined` */
+                type: string;
+                /** @description `General`, `NoEmail`, `MailboxFull`, ... (the webhook payload's values) */
+                subType: string;
+                message: string;
+                /** @description The SMTP reply or the report's Diagnostic-Code */
+                diagnosticCode?: string[];
+            } | null;
+            click: {
+                ipAddress: string;
+                link: string;
+                timestamp: string;
+                userAgent: string | null;
+            } | null;
+            suppressed: {
+                /** @description `OnAccountSuppressionList` or `Suppressed` */
+                type: string;
+                /** @description `previous_bounce`, `previous_complaint`, `unsubscribed_from_topic`, ... */
+                reason: string;
+                message: string;
+                topic_id?: string;
+            } | null;
+            failed: {
+                reason: string;
+            } | null;
         };
         EmailMetrics: {
             /** @constant */
@@ -4485,6 +4642,8 @@ export interface components {
             created_at: string;
             /** @description Unsubscribed from everything the team sends to its contacts. */
             unsubscribed: boolean;
+            /** @description An import said `never_subscribed` (it never opted in): not unsubscribed, but no topic's `opt_in` default reaches it, only a choice of its own (POST /contacts/imports, `subscription_status`). False for every contact made otherwise. */
+            never_subscribed: boolean;
             /** @description The contact's property values by key, each with its property's type; unset properties are absent. */
             properties: {
                 [key: string]: components["schemas"]["ContactPropertyValue"];
@@ -4872,128 +5031,6 @@ export interface components {
              */
             created_at: string;
         };
-        BroadcastListItem: {
-            /** Format: uuid */
-            id: string;
-            name: string | null;
-            audience_id: string | null;
-            segment_id: string | null;
-            topic_id: string | null;
-            /** @enum {string} */
-            status: "draft" | "queued" | "scheduled" | "sending" | "sent" | "canceled" | "failed";
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds
-             */
-            created_at: string;
-            scheduled_at: string | null;
-            sent_at: string | null;
-        };
-        Broadcast: {
-            /** @constant */
-            object: "broadcast";
-            /** Format: uuid */
-            id: string;
-            name: string | null;
-            audience_id: string | null;
-            segment_id: string | null;
-            topic_id: string | null;
-            /** @enum {string} */
-            status: "draft" | "queued" | "scheduled" | "sending" | "sent" | "canceled" | "failed";
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds
-             */
-            created_at: string;
-            scheduled_at: string | null;
-            sent_at: string | null;
-            from: string;
-            subject: string;
-            reply_to: string[] | null;
-            preview_text: string | null;
-            html: string | null;
-            text: string | null;
-            /** @description Extension: when its fan-out began */
-            started_at: string | null;
-            /** @description Extension */
-            canceled_at: string | null;
-            /** @description Extension: why a `failed` broadcast stopped */
-            failure_reason: string | null;
-            /** @description Extension: what its copies have come to */
-            counts: components["schemas"]["BroadcastCounts"];
-        };
-        BroadcastCounts: {
-            /** @description Copies handed to delivery so far */
-            recipients: number;
-            /** @description Members left out: on the team's suppression list */
-            suppressed: number;
-            delivered: number;
-            bounced: number;
-            complained: number;
-            /** @description Recipients who opened (humans only) */
-            opened: number;
-            /** @description Recipients who clicked (humans only) */
-            clicked: number;
-        };
-        BroadcastRecipient: {
-            /**
-             * Format: uuid
-             * @description A cursor for this row
-             */
-            id: string;
-            contact_id: string | null;
-            email: string;
-            /** @description With opened and clicked: how many times (humans only) */
-            count?: number;
-            /** @enum {string} */
-            bounce_type?: "permanent" | "transient" | "undetermined";
-            clicked_links?: {
-                url: string;
-                clicks: number;
-            }[];
-        };
-        BroadcastClickedLink: {
-            /**
-             * Format: uuid
-             * @description An opaque cursor for this row
-             */
-            id: string;
-            url: string;
-            clicks: number;
-            unique_clicks: number;
-        };
-        CreateTemplateRequest: {
-            /** @description 1-200 characters */
-            name: string;
-            /** @description Another name for the template, unique in the team, usable wherever its id is (not a UUID); null for none */
-            alias?: string | null;
-            /** @description The sender a send uses when it gives no `from` */
-            from?: string | null;
-            /** @description The subject a send uses when it gives none; may hold variables */
-            subject?: string | null;
-            /** @description Where replies go when a send gives no `reply_to` (up to 50 addresses) */
-            reply_to?: (string | string[]) | null;
-            /** @description The HTML body, with variables (`{{{NAME}}}`, `{{{NAME|fallback}}}`, `{{{raw NAME}}}`, `{{#if}}`, `{{#each}}`); required unless `document` is given. Giving it replaces a `document` */
-            html?: string;
-            /** @description The text part, with variables; null or absent: made from the html at each send. Not with a `document` */
-            text?: string | null;
-            /** @description The body as a document of blocks (instead of `html`): its html and text are rendered from it when written */
-            document?: components["schemas"]["TemplateBlockDocument"] | null;
-            /** @description The variables the template uses, up to 50; every variable printed must be declared */
-            variables?: {
-                /** @description The name the template uses (`{{{KEY}}}`): a letter, then up to 49 letters, digits or underscores; unique in the template; not a reserved name (`raw`, `if`, `each`, `FIRST_NAME`, `EMAIL`, `UNSUBSCRIBE_URL`, `contact`, ...) */
-                key: string;
-                /**
-                 * @description `string`, `number`, `boolean`, `object` or `list`: what a send must give
-                 * @enum {string}
-                 */
-                type: "string" | "number" | "boolean" | "object" | "list";
-                /** @description What a send that gives no value gets, of the variable's type; null for none (the value is then required when printed) */
-                fallback_value?: (string | number | boolean | {
-                    [key: string]: unknown;
-                } | unknown[]) | null;
-            }[];
-        };
         /** @description Email content as blocks (docs/templates.md): rendered through MJML into responsive HTML and a text part when the template is written. Block ids are unique in the document; at most 300 blocks and 512 KB as JSON; columns hold no columns. */
         TemplateBlockDocument: {
             /** @description The preview text clients show after the subject (hidden in the message); may hold variables */
@@ -5161,6 +5198,133 @@ export interface components {
             text?: string;
             /** @description The unsubscribe link's words; default `Unsubscribe`. The link is `{{{RESEND_UNSUBSCRIBE_URL}}}` */
             unsubscribe_text?: string;
+        };
+        BroadcastListItem: {
+            /** Format: uuid */
+            id: string;
+            name: string | null;
+            audience_id: string | null;
+            segment_id: string | null;
+            topic_id: string | null;
+            /** @enum {string} */
+            status: "draft" | "queued" | "scheduled" | "sending" | "sent" | "canceled" | "failed";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            created_at: string;
+            scheduled_at: string | null;
+            sent_at: string | null;
+        };
+        Broadcast: {
+            /** @constant */
+            object: "broadcast";
+            /** Format: uuid */
+            id: string;
+            name: string | null;
+            audience_id: string | null;
+            segment_id: string | null;
+            topic_id: string | null;
+            /** @enum {string} */
+            status: "draft" | "queued" | "scheduled" | "sending" | "sent" | "canceled" | "failed";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            created_at: string;
+            scheduled_at: string | null;
+            sent_at: string | null;
+            from: string;
+            subject: string;
+            reply_to: string[] | null;
+            preview_text: string | null;
+            /** @description As given, or rendered from `document` */
+            html: string | null;
+            text: string | null;
+            /** @description The block document the html was rendered from; null: html */
+            document: components["schemas"]["TemplateBlockDocument"] | null;
+            /** @description Extension: the template the content was copied from at create */
+            template_id: string | null;
+            /** @description Extension: when its fan-out began */
+            started_at: string | null;
+            /** @description Extension */
+            canceled_at: string | null;
+            /** @description Extension: why a `failed` broadcast stopped */
+            failure_reason: string | null;
+            /** @description Extension: what its copies have come to */
+            counts: components["schemas"]["BroadcastCounts"];
+        };
+        BroadcastCounts: {
+            /** @description Copies handed to delivery so far */
+            recipients: number;
+            /** @description Members left out: on the team's suppression list */
+            suppressed: number;
+            delivered: number;
+            bounced: number;
+            complained: number;
+            /** @description Recipients who opened (humans only) */
+            opened: number;
+            /** @description Recipients who clicked (humans only) */
+            clicked: number;
+        };
+        BroadcastRecipient: {
+            /**
+             * Format: uuid
+             * @description A cursor for this row
+             */
+            id: string;
+            contact_id: string | null;
+            email: string;
+            /** @description With opened and clicked: how many times (humans only) */
+            count?: number;
+            /** @enum {string} */
+            bounce_type?: "permanent" | "transient" | "undetermined";
+            clicked_links?: {
+                url: string;
+                clicks: number;
+            }[];
+        };
+        BroadcastClickedLink: {
+            /**
+             * Format: uuid
+             * @description An opaque cursor for this row
+             */
+            id: string;
+            url: string;
+            clicks: number;
+            unique_clicks: number;
+        };
+        CreateTemplateRequest: {
+            /** @description 1-200 characters */
+            name: string;
+            /** @description Another name for the template, unique in the team, usable wherever its id is (not a UUID); null for none */
+            alias?: string | null;
+            /** @description The sender a send uses when it gives no `from` */
+            from?: string | null;
+            /** @description The subject a send uses when it gives none; may hold variables */
+            subject?: string | null;
+            /** @description Where replies go when a send gives no `reply_to` (up to 50 addresses) */
+            reply_to?: (string | string[]) | null;
+            /** @description The HTML body, with variables (`{{{NAME}}}`, `{{{NAME|fallback}}}`, `{{{raw NAME}}}`, `{{#if}}`, `{{#each}}`); required unless `document` is given. Giving it replaces a `document` */
+            html?: string;
+            /** @description The text part, with variables; null or absent: made from the html at each send. Not with a `document` */
+            text?: string | null;
+            /** @description The body as a document of blocks (instead of `html`): its html and text are rendered from it when written */
+            document?: components["schemas"]["TemplateBlockDocument"] | null;
+            /** @description The variables the template uses, up to 50; every variable printed must be declared */
+            variables?: {
+                /** @description The name the template uses (`{{{KEY}}}`): a letter, then up to 49 letters, digits or underscores; unique in the template; not a reserved name (`raw`, `if`, `each`, `FIRST_NAME`, `EMAIL`, `UNSUBSCRIBE_URL`, `contact`, ...) */
+                key: string;
+                /**
+                 * @description `string`, `number`, `boolean`, `object` or `list`: what a send must give
+                 * @enum {string}
+                 */
+                type: "string" | "number" | "boolean" | "object" | "list";
+                /** @description What a send that gives no value gets, of the variable's type; null for none (the value is then required when printed) */
+                fallback_value?: (string | number | boolean | {
+                    [key: string]: unknown;
+                } | unknown[]) | null;
+            }[];
         };
         TemplateListItem: {
             /** Format: uuid */
@@ -5481,6 +5645,8 @@ export interface components {
             name: string | null;
             email_verified_at: string | null;
             current_team_id: string | null;
+            /** @description The user's role in the current team (null without one) */
+            current_team_role: ("admin" | "member" | "viewer") | null;
             teams: components["schemas"]["DashboardTeam"][];
         };
         UserSession: {
@@ -5614,6 +5780,48 @@ export interface components {
         OAuthConsentDecision: {
             /** @description Where the browser goes next */
             redirect_to: string;
+        };
+        OAuthConsentScopes: {
+            /** @description The scopes the person grants: some or all of those asked (the page lets them untick any). Absent: all of them. A scope not asked for is 422; to grant nothing, decline. */
+            scopes?: string[];
+        };
+        ProtectedResourceMetadata: {
+            /** @description The protected resource: this API (`/`) or its MCP server (`/mcp`) */
+            resource: string;
+            /** @description This server: its metadata is at /.well-known/oauth-authorization-server */
+            authorization_servers: string[];
+            scopes_supported: string[];
+            bearer_methods_supported: string[];
+            resource_name: string;
+            resource_documentation: string;
+        };
+        McpResponse: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id: string | number | null;
+            result?: {
+                [key: string]: unknown;
+            };
+            error?: {
+                code: number;
+                message: string;
+                data?: unknown;
+            };
+        };
+        McpRequest: {
+            /**
+             * @description Always `2.0`
+             * @constant
+             */
+            jsonrpc: "2.0";
+            /** @description The request id its answer carries; absent in a notification (answered 202, no body) */
+            id?: string | number;
+            /** @description An MCP method: `initialize`, `ping`, `tools/list`, `tools/call`, `resources/list`, `resources/templates/list`, `resources/read`; or a notification (`notifications/initialized`) */
+            method: string;
+            /** @description The method's parameters (the MCP specification); `tools/call`: `{name, arguments: {path, query, body}}` */
+            params?: {
+                [key: string]: unknown;
+            };
         };
         ContactCreatedEvent: {
             /** @constant */
@@ -7365,6 +7573,8 @@ export interface operations {
                 after?: string;
                 /** @description An item id: the page that precedes it (newer items). */
                 before?: string;
+                /** @description 1-200 characters: a case-insensitive substring of the subject, the sender's address or name, or any recipient; `%` and `_` match literally */
+                search?: string;
             };
             header?: never;
             path?: never;
@@ -7403,6 +7613,8 @@ export interface operations {
                             /** @enum {string} */
                             last_event: "queued" | "scheduled" | "sent" | "delivered" | "delivery_delayed" | "bounced" | "complained" | "opened" | "clicked" | "failed" | "canceled" | "suppressed";
                             topic_id: string | null;
+                            /** @description The template the email was sent from (`template.id` of the send, as its id even when the send named an alias); null for a send without one. */
+                            template_id: string | null;
                         }[];
                     };
                 };
@@ -8548,6 +8760,211 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeliveryAttempt"];
+                };
+            };
+            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_api_key or restricted_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key, suspended_api_key or another refusal */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the operation accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description validation_error with errors[], or missing_required_field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limit_exceeded or a quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description application_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEmailEvents: {
+        parameters: {
+            query?: {
+                /** @description 1-100, default 20 */
+                limit?: string;
+                /** @description An item id: the page that follows it (older items). */
+                after?: string;
+                /** @description An item id: the page that precedes it (newer items). */
+                before?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The sent email's id */
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        has_more: boolean;
+                        data: components["schemas"]["EmailEvent"][];
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_api_key or restricted_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key, suspended_api_key or another refusal */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the operation accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description validation_error with errors[], or missing_required_field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limit_exceeded or a quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description application_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEmailHtmlPage: {
+        parameters: {
+            query?: {
+                /** @description `remote`: load the email's https images too (their hosts see the reader's address) */
+                images?: "inline" | "remote";
+            };
+            header?: never;
+            path: {
+                /** @description The sent email's id */
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file itself */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
                 };
             };
             /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
@@ -13650,7 +14067,7 @@ export interface operations {
                 segment_id?: string;
                 /** @description Legacy name of `segment_id` (an audience is a segment). */
                 audience_id?: string;
-                /** @description 1-200 characters: a case-insensitive substring of the address, first or last name; `%` and `_` match literally. Not with `segment_id`. */
+                /** @description 1-200 characters: a case-insensitive substring of the address, first or last name; `%` and `_` match literally. With `segment_id`, among the segment's members. */
                 search?: string;
             };
             header?: never;
@@ -16891,17 +17308,25 @@ export interface operations {
                     /** @description Send only to the segment's contacts subscribed to this topic (their choice, else the topic's default); each copy's one-click unsubscribe opts out of it. */
                     topic_id?: string | null;
                     /** @description Sender, `Name <address>` at a verified domain of the team. */
-                    from: string;
+                    from?: string;
                     /** @description One address or a list. */
                     reply_to?: (string | string[]) | null;
                     /** @description May carry merge tags, as html. */
-                    subject: string;
+                    subject?: string;
                     /** @description Shown by inboxes after the subject (a hidden preheader). */
                     preview_text?: string | null;
                     /** @description May carry merge tags: `{{{FIRST_NAME|there}}}`, `{{{LAST_NAME}}}`, `{{{EMAIL}}}`, a contact property `{{{KEY|fallback}}}`, `{{{RESEND_UNSUBSCRIBE_URL}}}` (docs/broadcasts.md). */
                     html?: string | null;
-                    /** @description The plain-text part; merge tags as html (values not escaped). */
+                    /** @description The plain-text part; merge tags as html (values not escaped). With a `document`, when not given: written from its blocks. */
                     text?: string | null;
+                    /** @description The body as a block document (the templates' model, instead of `html`): its html and text are rendered from it when written; merge tags in block text work as in html. Giving `html` drops it; both at once is 422. Null drops it and keeps the html it made. */
+                    document?: components["schemas"]["TemplateBlockDocument"] | null;
+                    /** @description Make the broadcast from this published template (id or alias): its published version's subject, html, text and document are copied in when the broadcast is created (a snapshot: later edits of the template do not change it); `from`, `subject` and `reply_to` given here win. Not with `html`, `text` or `document`. */
+                    template_id?: string;
+                    /** @description With `template_id`: values of the template's own declared variables, filled in the snapshot (their fallbacks when not given). Contact merge tags are filled per recipient at send. */
+                    variables?: {
+                        [key: string]: unknown;
+                    };
                     /** @description Send at once (or at `scheduled_at`) instead of keeping a draft. */
                     send?: boolean;
                     /** @description With `send`: an ISO 8601 instant or a phrase (`in 2 hours`, `tomorrow at 9am`), within 30 days. */
@@ -17234,8 +17659,10 @@ export interface operations {
                     preview_text?: string | null;
                     /** @description May carry merge tags: `{{{FIRST_NAME|there}}}`, `{{{LAST_NAME}}}`, `{{{EMAIL}}}`, a contact property `{{{KEY|fallback}}}`, `{{{RESEND_UNSUBSCRIBE_URL}}}` (docs/broadcasts.md). */
                     html?: string | null;
-                    /** @description The plain-text part; merge tags as html (values not escaped). */
+                    /** @description The plain-text part; merge tags as html (values not escaped). With a `document`, when not given: written from its blocks. */
                     text?: string | null;
+                    /** @description The body as a block document (the templates' model, instead of `html`): its html and text are rendered from it when written; merge tags in block text work as in html. Giving `html` drops it; both at once is 422. Null drops it and keeps the html it made. */
+                    document?: components["schemas"]["TemplateBlockDocument"] | null;
                 };
             };
         };
@@ -22572,7 +22999,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OAuthConsentScopes"];
+            };
+        };
         responses: {
             /** @description Success */
             200: {
@@ -22690,6 +23121,198 @@ export interface operations {
             /** @description missing_api_key or restricted_api_key */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key, suspended_api_key or another refusal */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the operation accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description validation_error with errors[], or missing_required_field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limit_exceeded or a quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description application_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
+            };
+            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description application_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMcpResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
+            };
+            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description application_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    mcpRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpRequest"];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC answer (a notification is answered 202, without a body) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpResponse"];
+                };
+            };
+            /** @description Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No OAuth access token for this resource (none, an API key, a token for another resource, expired or revoked) */
+            401: {
+                headers: {
+                    /** @description Bearer, with `resource_metadata` naming the protected resource metadata (RFC 9728) */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

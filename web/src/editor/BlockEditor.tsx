@@ -12,6 +12,8 @@ export interface BlockEditorProps {
   selected: string | null;
   select: (id: string | null) => void;
   readOnly: boolean;
+  /** False: the owner asks for the preview text itself (a broadcast's `preview_text`), the layout panel does not. */
+  preheader?: boolean;
 }
 
 export function BlockEditor(p: BlockEditorProps) {
@@ -43,18 +45,20 @@ export function BlockEditor(p: BlockEditorProps) {
   );
 }
 
-function DocumentSettings({ doc, change, readOnly }: BlockEditorProps) {
+function DocumentSettings({ doc, change, readOnly, preheader }: BlockEditorProps) {
   return (
     <details className="panel editor-panel">
-      <summary>Layout and preview text</summary>
+      <summary>{preheader === false ? 'Layout' : 'Layout and preview text'}</summary>
       <fieldset disabled={readOnly}>
-        <TextInput
-          label="Preview text (preheader)"
-          value={doc.preheader}
-          optional
-          hint="Shown after the subject in most inboxes."
-          onChange={(preheader) => change({ ...doc, preheader })}
-        />
+        {preheader === false ? null : (
+          <TextInput
+            label="Preview text (preheader)"
+            value={doc.preheader}
+            optional
+            hint="Shown after the subject in most inboxes."
+            onChange={(preheader) => change({ ...doc, preheader })}
+          />
+        )}
         <NumberInput
           label="Content width (px)"
           min={320}

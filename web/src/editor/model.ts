@@ -133,8 +133,15 @@ export function moveBlock(doc: BlockDocument, id: string, delta: -1 | 1): BlockD
   return withList(doc, at.ref, list);
 }
 
-/** A line saying what the block holds, for its row in the list. */
+/** A line saying what the block holds, for its row in the list: its start only (a pasted megabyte would be laid out
+ * on every render). */
 export function summary(b: AnyBlock): string {
+  const line = fullSummary(b);
+  return line.length > SUMMARY_CHARS ? `${line.slice(0, SUMMARY_CHARS)}…` : line;
+}
+const SUMMARY_CHARS = 160;
+
+function fullSummary(b: AnyBlock): string {
   switch (b.type) {
     case 'heading':
     case 'text':

@@ -1,9 +1,9 @@
-// The live preview: the content as it is in the editor (saved or not) rendered by the api (POST /template-previews,
-// half a second after the last change) and shown in a sandboxed frame at a phone's width (390 px) or a desktop's
-// (600 px). The frame opens the preview's own page (GET /template-previews/{id}), whose policy lets the email's
-// inline styles apply; an `srcdoc` frame would inherit this page's strict policy and show the email unstyled. The
-// frame has no script and an opaque origin (`sandbox` without allow-scripts or allow-same-origin).
-import { useEffect, useState, type ReactNode } from 'react';
+// The live preview: the content as it is in the editor (saved or not) rendered by the api (POST /template-previews:
+// at once when the page opens, then half a second after the last change) and shown in a sandboxed frame at a phone's
+// width (390 px) or a desktop's (600 px). The frame opens the preview's own page (GET /template-previews/{id}), whose
+// policy lets the email's inline styles apply; an `srcdoc` frame would inherit this page's strict policy and show the
+// email unstyled. The frame has no script and an opaque origin (`sandbox` without allow-scripts or allow-same-origin).
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { api, asApiError, type ApiError, type Schemas } from '../api/client';
 import { ErrorBox } from '../ui';
 
@@ -20,8 +20,12 @@ const DELAY_MS = 500;
 export function usePreview(body: PreviewRequest): PreviewState {
   const key = JSON.stringify(body);
   const [s, setS] = useState<PreviewState>({ state: 'loading', last: null });
+  // The first rendering goes at once: the wait is for typing, and nobody has typed when the page opens.
+  const first = useRef(true);
   useEffect(() => {
     let live = true;
+    const delay = first.current ? 0 : DELAY_MS;
+    first.current = false;
     setS((prev) => ({ state: 'loading', last: prev.state === 'ready' ? prev.data : prev.last }));
     const timer = setTimeout(() => {
       api
@@ -32,7 +36,7 @@ export function usePreview(body: PreviewRequest): PreviewState {
           else setS((prev) => ({ state: 'error', error: asApiError(r.error, r.response.status), last: lastOf(prev) }));
         })
         .catch((e) => live && setS((prev) => ({ state: 'error', error: asApiError(e), last: lastOf(prev) })));
-    }, DELAY_MS);
+    }, delay);
     return () => {
       live = false;
       clearTimeout(timer);

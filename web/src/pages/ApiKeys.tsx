@@ -1,5 +1,7 @@
-// API keys: the list, a new key (permission, an optional sending domain) whose token is shown once, revoking.
-// Keys are an admin's (the api refuses the others regardless); the actions are hidden from members and viewers.
+// API keys: the list (each key's permission and, for a sending key bound to one, its domain; revoked keys, which the
+// api still lists, are left out), a new key (permission, an optional sending domain) whose token is shown once,
+// revoking. Keys are an admin's (the api refuses the others regardless); the actions are hidden from members and
+// viewers.
 import { useState } from 'react';
 import { api, type Schemas } from '../api/client';
 import { Field, FormError, Submit, text, useSubmit } from '../form';
@@ -13,6 +15,8 @@ export function ApiKeys() {
   const { load: session } = useSession();
   const admin = session.state === 'ready' && can(session.data.role, 'admin');
   const [keys, reload] = useLoad(() => api.GET('/api-keys', { params: { query: { limit: '100' } } }), []);
+  // Beside the keys (not after them): the names of the domains keys are bound to, and the new key's choice.
+  const [domains] = useLoad(() => api.GET('/domains', { params: { query: { limit: '100' } } }), []);
   const [created, setCreated] = useState<Schemas['ApiKeyCreated'] | null>(null);
   return (
     <>
@@ -20,6 +24,7 @@ export function ApiKeys() {
       {created ? <ShownOnce created={created} close={() => setCreated(null)} /> : null}
       {admin ? (
         <NewKey
+          domains={domains.state === 'ready' ? domains.data.data : null}
           created={(k) => {
             setCreated(k);
             reload();
@@ -27,21 +32,29 @@ export function ApiKeys() {
         />
       ) : null}
       <Shown load={keys} what="API keys">
-        {(list) =>
-          list.data.length === 0 ? (
+        {(list) => {
+          const live = list.data.filter((k) => k.status !== 'revoked');
+          return live.length === 0 ? (
             <Empty>No API keys yet.{admin ? ' Create one above to send with the API.' : ''}</Empty>
           ) : (
-            <KeyTable keys={list.data} admin={admin} revoked={reload} />
-          )
-        }
+            <KeyTable
+              keys={live}
+              domains={domains.state === 'ready' ? domains.data.data : []}
+              admin={admin}
+              revoked={reload}
+            />
+          );
+        }}
       </Shown>
     </>
   );
 }
 
-function NewKey({ created }: { created: (k: Schemas['ApiKeyCreated']) => void }) {
+type Domain = Schemas['DomainListItem'];
+
+function NewKey(props: { domains: Domain[] | null; created: (k: Schemas['ApiKeyCreated']) => void }) {
+  const { domains, created } = props;
   const [permission, setPermission] = useState<Permission>('full_access');
-  const [domains] = useLoad(() => api.GET('/domains', { params: { query: { limit: '100' } } }), []);
   const create = useSubmit(
     (f) =>
       api.POST('/api-keys', {
@@ -51,7 +64,11 @@ function NewKey({ created }: { created: (k: Schemas['ApiKeyCreated']) => void })
           ...(permission === 'sending_access' && text(f, 'domain_id') ? { domain_id: text(f, 'domain_id') } : {}),
         },
       }),
-    created,
+    (k) => {
+      // The form is reset once sent: the permission (held here, not by the select) goes back with it.
+      setPermission('full_access');
+      created(k);
+    },
   );
   return (
     <form className="panel" onSubmit={create.onSubmit} id="new-key-form">
@@ -64,12 +81,12 @@ function NewKey({ created }: { created: (k: Schemas['ApiKeyCreated']) => void })
           <option value="sending_access">Sending access</option>
         </select>
       </label>
-      {permission === 'sending_access' && domains.state === 'ready' ? (
+      {permission === 'sending_access' && domains ? (
         <label className="field">
           <span>Domain</span>
           <select name="domain_id" defaultValue="">
             <option value="">Any domain of the team</option>
-            {domains.data.data.map((d) => (
+            {domains.map((d) => (
               <option key={d.id} value={d.id}>
                 {d.name}
               </option>
@@ -98,7 +115,14 @@ function ShownOnce({ created, close }: { created: Schemas['ApiKeyCreated']; clos
   );
 }
 
-function KeyTable({ keys, admin, revoked }: { keys: Schemas['ApiKey'][]; admin: boolean; revoked: () => void }) {
+/** Where a key may send from: its one domain (by name once the domains are in), or any of the team's. */
+function boundTo(k: Schemas['ApiKey'], domains: Domain[]): string {
+  if (!k.domain_id) return k.permission === 'sending_access' ? 'Any domain' : '—';
+  return domains.find((d) => d.id === k.domain_id)?.name ?? k.domain_id;
+}
+
+function KeyTable(props: { keys: Schemas['ApiKey'][]; domains: Domain[]; admin: boolean; revoked: () => void }) {
+  const { keys, domains, admin, revoked } = props;
   const [error, setError] = useState<Schemas['Error'] | null>(null);
   async function revoke(k: Schemas['ApiKey']) {
     if (!window.confirm(`Revoke the key “${k.name}”? Requests with it fail from now on.`)) return;
@@ -116,6 +140,7 @@ function KeyTable({ keys, admin, revoked }: { keys: Schemas['ApiKey'][]; admin: 
               <th scope="col">Name</th>
               <th scope="col">Key</th>
               <th scope="col">Permission</th>
+              <th scope="col">Domain</th>
               <th scope="col" className="wide-only">
                 Last used
               </th>
@@ -130,14 +155,20 @@ function KeyTable({ keys, admin, revoked }: { keys: Schemas['ApiKey'][]; admin: 
               <tr key={k.id}>
                 <td>{k.name}</td>
                 <td>
-                  <code>{k.key_prefix}…</code>
+                  <code className="nowrap">{k.key_prefix}…</code>
                 </td>
                 <td>{k.permission}</td>
+                <td className="nowrap">{boundTo(k, domains)}</td>
                 <td className="wide-only">{formatTime(k.last_used_at)}</td>
                 <td className="wide-only">{formatTime(k.created_at)}</td>
                 {admin ? (
                   <td>
-                    <button type="button" className="small danger" onClick={() => void revoke(k)}>
+                    <button
+                      type="button"
+                      className="small danger"
+                      aria-label={`Revoke ${k.name}`}
+                      onClick={() => void revoke(k)}
+                    >
                       Revoke
                     </button>
                   </td>

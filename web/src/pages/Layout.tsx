@@ -6,6 +6,7 @@ import { useSession, type SessionInfo } from '../session';
 import { ErrorBox, Loading } from '../ui';
 import { NewTeam } from './NewTeam';
 import { SessionExpired } from '../expired';
+import { isAccountPath } from './settings/Settings';
 
 const NAV = [
   ['/dashboard/overview', 'Overview'],
@@ -18,6 +19,7 @@ const NAV = [
   ['/dashboard/topics', 'Topics'],
   ['/dashboard/contact-properties', 'Properties'],
   ['/dashboard/templates', 'Templates'],
+  ['/dashboard/broadcasts', 'Broadcasts'],
   ['/dashboard/api-keys', 'API keys'],
   ['/dashboard/webhooks', 'Webhooks'],
   ['/dashboard/logs', 'Logs'],
@@ -51,7 +53,9 @@ export function Layout() {
           ))}
         </ul>
       </nav>
-      <main className="content">{load.data.me.current_team_id ? <Outlet /> : <NewTeam />}</main>
+      <main className="content">
+        {load.data.me.current_team_id || isAccountPath(location.pathname) ? <Outlet /> : <NewTeam />}
+      </main>
       <SessionExpired email={load.data.me.email} />
     </div>
   );

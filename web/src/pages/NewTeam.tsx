@@ -1,4 +1,5 @@
 // A signed-in person with no team yet (a fresh account): name the first team, and be its admin.
+import { Link } from 'react-router';
 import { api } from '../api/client';
 import { Field, FormError, Submit, text, useSubmit } from '../form';
 import { useSession } from '../session';
@@ -20,6 +21,11 @@ export function NewTeam() {
         <FormError error={create.error} />
         <Submit busy={create.busy}>Create team</Submit>
       </form>
+      <p>
+        Your account&apos;s own settings need no team: <Link to="/dashboard/settings/mfa">two-factor</Link>,{' '}
+        <Link to="/dashboard/settings/sessions">sessions</Link> and{' '}
+        <Link to="/dashboard/settings/password">password</Link>.
+      </p>
     </section>
   );
 }

@@ -1,5 +1,5 @@
 // Contacts: the team's contacts a page at a time (cursor paging: the api reads one page, whatever the team's size),
-// searched by address or name, or narrowed to a segment's members; every choice is in the URL.
+// searched by address or name, narrowed to a segment's members, or both; every choice is in the URL.
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, type Schemas } from '../../api/client';
@@ -47,7 +47,7 @@ export default function Contacts() {
           l.data.length === 0 ? (
             <Empty>
               {search
-                ? `No contact's address or name contains “${search}”.`
+                ? `No ${segment ? 'member' : 'contact'}'s address or name contains “${search}”.`
                 : segment
                   ? 'This segment has no members yet.'
                   : 'No contacts yet. Add one above or import a CSV.'}
@@ -74,8 +74,8 @@ function Filters(props: { search?: string; segment?: string; go: (c: Record<stri
         role="search"
         onSubmit={(e) => {
           e.preventDefault();
-          // The api searches all of the team's contacts, not a segment's: a search leaves the segment.
-          props.go({ search: q.trim() || undefined, segment: undefined });
+          // Within the chosen segment, if one is.
+          props.go({ search: q.trim() || undefined, segment: props.segment });
         }}
       >
         <label className="field search">
@@ -107,7 +107,7 @@ function Filters(props: { search?: string; segment?: string; go: (c: Record<stri
   );
 }
 
-function ContactTable({ rows }: { rows: Schemas['ContactListItem'][] }) {
+export function ContactTable({ rows }: { rows: Schemas['ContactListItem'][] }) {
   return (
     <div className="table-wrap">
       <table id="contacts-table">

@@ -1,10 +1,12 @@
 // A segment: its name and filter, built with the filter builder, with a live count of the contacts the filter
-// matches (POST /segments/count as it changes). New at /dashboard/segments/new; viewers see it read-only.
+// matches (POST /segments/count as it changes), and a saved one's members with a search among them. New at
+// /dashboard/segments/new; viewers see it read-only.
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, asApiError, type ApiError, type Schemas } from '../../api/client';
 import { ErrorBox, Shown, useLoad } from '../../ui';
 import { ConfirmDelete, useAction, useMember } from './common';
+import { SegmentMembers } from './SegmentMembers';
 import { FilterNode, type Choices } from './FilterBuilder';
 import { fromFilter, toFilter, type Group, type Node, type PropertyType } from './filter-model';
 
@@ -28,12 +30,15 @@ export default function SegmentEdit() {
             {(p) => (
               <Shown load={topics} what="topics">
                 {(t) => (
-                  <Editor
-                    key={id ?? 'new'}
-                    segment={s}
-                    choices={{ properties: p.data, topics: t.data }}
-                    saved={reload}
-                  />
+                  <>
+                    <Editor
+                      key={id ?? 'new'}
+                      segment={s}
+                      choices={{ properties: p.data, topics: t.data }}
+                      saved={reload}
+                    />
+                    {s ? <SegmentMembers segmentId={s.id} /> : null}
+                  </>
                 )}
               </Shown>
             )}

@@ -1,6 +1,7 @@
 // The OAuth consent page (/oauth/consent/:uid): what an application asks for (its registered name and logo, each
 // scope in plain words) and the team it would get, granted or declined by the signed-in person. Signed out: to
-// /sign-in and back here. The decision answers where the browser goes next (back to the application).
+// /sign-in and back here. Every scope asked for is ticked; the person may untick any but the last (granting fewer
+// than asked: the tokens carry only those ticked). The decision answers where the browser goes next.
 import { useState } from 'react';
 import { Navigate, useLocation, useParams } from 'react-router';
 import { api, asApiError, type ApiError, type Schemas } from '../../api/client';
@@ -22,14 +23,49 @@ function Logo({ client }: { client: Consent['client'] }) {
   return <img className="client-logo" src={client.logo_uri} alt="" onError={() => setBroken(true)} />;
 }
 
+function Scopes({ consent, kept, setKept }: { consent: Consent; kept: Set<string>; setKept(k: Set<string>): void }) {
+  if (consent.scopes.length === 0) return <p className="empty">Nothing: it asked for no permission.</p>;
+  const toggle = (scope: string, on: boolean) => {
+    const next = new Set(kept);
+    if (on) next.add(scope);
+    else next.delete(scope);
+    setKept(next);
+  };
+  return (
+    <fieldset className="scopes">
+      <legend>It will be able to (untick what you do not want to allow):</legend>
+      {consent.scopes.map((s) => (
+        <label key={s.scope} className="scope-choice">
+          <input
+            type="checkbox"
+            checked={kept.has(s.scope)}
+            // The last ticked scope stays: granting nothing is Deny.
+            disabled={kept.size === 1 && kept.has(s.scope)}
+            onChange={(e) => toggle(s.scope, e.target.checked)}
+          />
+          <span>
+            {s.description} <code>{s.scope}</code>
+          </span>
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
 function Decide({ consent, uid }: { consent: Consent; uid: string }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
+  const [kept, setKept] = useState(() => new Set(consent.scopes.map((s) => s.scope)));
   async function decide(confirm: boolean) {
     setBusy(true);
     setError(null);
-    const path = confirm ? '/oauth/consent/{uid}/confirm' : '/oauth/consent/{uid}/deny';
-    const r = await api.POST(path, { params: { path: { uid } } });
+    const scopes = consent.scopes.map((s) => s.scope).filter((s) => kept.has(s));
+    const r = confirm
+      ? await api.POST('/oauth/consent/{uid}/confirm', {
+          params: { path: { uid } },
+          body: scopes.length ? { scopes } : {},
+        })
+      : await api.POST('/oauth/consent/{uid}/deny', { params: { path: { uid } } });
     if (r.data) window.location.assign(r.data.redirect_to);
     else {
       setError(asApiError(r.error, r.response.status));
@@ -37,6 +73,7 @@ function Decide({ consent, uid }: { consent: Consent; uid: string }) {
     }
   }
   const name = consent.client.name ?? 'An unnamed application';
+  const fewer = kept.size < consent.scopes.length;
   return (
     <>
       <div className="client">
@@ -46,18 +83,7 @@ function Decide({ consent, uid }: { consent: Consent; uid: string }) {
           <strong className="team-name">{consent.team?.name ?? '(none)'}</strong>.
         </p>
       </div>
-      <p>It will be able to:</p>
-      {consent.scopes.length === 0 ? (
-        <p className="empty">Nothing: it asked for no permission.</p>
-      ) : (
-        <ul className="scopes">
-          {consent.scopes.map((s) => (
-            <li key={s.scope}>
-              {s.description} <code>{s.scope}</code>
-            </li>
-          ))}
-        </ul>
-      )}
+      <Scopes consent={consent} kept={kept} setKept={setKept} />
       <p className="muted">
         Answers go back to <code>{consent.client.redirect_host}</code>. You can revoke this access at any time under
         Settings, OAuth grants.
@@ -66,7 +92,7 @@ function Decide({ consent, uid }: { consent: Consent; uid: string }) {
       {consent.team ? (
         <div className="actions">
           <button type="button" disabled={busy} onClick={() => void decide(true)}>
-            Allow access
+            {fewer ? `Allow ${kept.size} of ${consent.scopes.length}` : 'Allow access'}
           </button>
           <button type="button" className="secondary" disabled={busy} onClick={() => void decide(false)}>
             Deny

@@ -1,6 +1,6 @@
 // An endpoint's URL and event types: the form that creates one and the one that edits it. The events are checkboxes
 // grouped by subject, each group with a "all of them" box; the api refuses an empty choice with its own message.
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { Schemas } from '../../api/client';
 import { FormError, Submit, text, useSubmit } from '../../form';
 import { CopyButton, type Answer } from '../../ui';
@@ -11,6 +11,8 @@ export function EndpointForm<T>(props: {
   title: string;
   submit: string;
   initial?: Pick<Schemas['WebhookListItem'], 'endpoint' | 'events'>;
+  /** Put the focus in the URL field on opening (the button that opened the form is gone). */
+  focusFirst?: boolean;
   send: (body: { endpoint: string; events: EventType[] }) => Promise<Answer<T>>;
   done: (data: T) => void;
 }) {
@@ -18,6 +20,11 @@ export function EndpointForm<T>(props: {
     new Set(props.initial?.events ?? ['email.sent', 'email.delivered', 'email.bounced']),
   );
   const form = useSubmit((f) => props.send({ endpoint: text(f, 'endpoint'), events: [...chosen] }), props.done);
+  const url = useRef<HTMLInputElement>(null);
+  const { focusFirst } = props;
+  useEffect(() => {
+    if (focusFirst) url.current?.focus();
+  }, [focusFirst]);
   const toggle = (types: EventType[], on: boolean) => {
     const next = new Set(chosen);
     for (const t of types)
@@ -31,6 +38,7 @@ export function EndpointForm<T>(props: {
       <label className="field">
         <span>Endpoint URL</span>
         <input
+          ref={url}
           name="endpoint"
           type="url"
           required

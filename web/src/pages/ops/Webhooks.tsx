@@ -37,6 +37,7 @@ export function Webhooks() {
           id="new-webhook-form"
           title="Add an endpoint"
           submit="Create endpoint"
+          focusFirst
           send={(body) => api.POST('/webhooks', { body })}
           done={(w) => {
             setCreated(w);

@@ -1,9 +1,10 @@
 // What the settings pages share: the current team and the member's role (from the session), a note for what a role
 // may not see, and a hook that runs one action (busy, the api's Error kept to show).
-import { useCallback, useEffect, useState } from 'react';
+import { useState } from 'react';
 import { asApiError, type ApiError } from '../../api/client';
 import { can, useSession, type Role } from '../../session';
-import type { Answer, Load } from '../../ui';
+import type { Answer } from '../../ui';
+export { useQuietLoad } from '../../ui';
 
 export interface Current {
   teamId: string;
@@ -56,25 +57,4 @@ export function useAction() {
     }
   }
   return { busy, error, run, clear: () => setError(null) };
-}
-
-/** As useLoad, but a reload keeps showing the data it had until the new answer (a list followed while it changes). */
-export function useQuietLoad<T>(fetcher: () => Promise<Answer<T>>, deps: unknown[]): [Load<T>, () => void] {
-  const [load, setLoad] = useState<Load<T>>({ state: 'loading' });
-  const [tick, setTick] = useState(0);
-  const run = useCallback(fetcher, deps);
-  useEffect(() => {
-    let live = true;
-    run()
-      .then((r) => {
-        if (!live) return;
-        if (r.data !== undefined && r.response.ok) setLoad({ state: 'ready', data: r.data });
-        else setLoad({ state: 'error', error: asApiError(r.error, r.response.status) });
-      })
-      .catch((e) => live && setLoad({ state: 'error', error: asApiError(e) }));
-    return () => {
-      live = false;
-    };
-  }, [run, tick]);
-  return [load, () => setTick((t) => t + 1)];
 }

@@ -7,6 +7,7 @@ import { Members } from './Members';
 import { Invitations } from './Invitations';
 import { Mfa } from './Mfa';
 import { Sessions } from './Sessions';
+import { Password } from './Password';
 import { Export } from './Export';
 import { Deletion } from './Deletion';
 import { Invitation } from './Invitation';
@@ -20,6 +21,7 @@ export const settingsRoutes = (
     <Route path="invitations" element={<Invitations />} />
     <Route path="mfa" element={<Mfa />} />
     <Route path="sessions" element={<Sessions />} />
+    <Route path="password" element={<Password />} />
     <Route path="export" element={<Export />} />
     <Route path="oauth-grants" element={<Grants />} />
     <Route path="deletion" element={<Deletion />} />

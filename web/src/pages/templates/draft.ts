@@ -5,6 +5,7 @@ import type { Schemas } from '../../api/client';
 import type { BlockDocument } from '../../editor/model';
 import { fromApi, toApi, type VariableDraft } from '../../editor/variables';
 import type { PreviewRequest } from '../../editor/preview';
+import { draftStash, sameDraft } from '../../stash';
 
 export interface Draft {
   name: string;
@@ -56,29 +57,9 @@ export function previewBody(d: Draft): PreviewRequest {
   return { ...content(d), list_unsubscribe: false };
 }
 
-export const sameDraft = (a: Draft, b: Draft) => JSON.stringify(a) === JSON.stringify(b);
+export { sameDraft };
 
-/**
- * Edits kept across a sign-in: a save refused because the session ended stashes the draft in this tab's
- * sessionStorage, and the template's page takes it back after the person signed in again.
- */
-const stashKey = (id: string) => `postwerk.template-draft.${id}`;
-
-export function stashDraft(id: string, d: Draft) {
-  try {
-    sessionStorage.setItem(stashKey(id), JSON.stringify(d));
-  } catch {
-    // Storage full or off: the edits stay in the page, as long as it is open.
-  }
-}
-
-export function takeStash(id: string): Draft | null {
-  const s = sessionStorage.getItem(stashKey(id));
-  sessionStorage.removeItem(stashKey(id));
-  if (!s) return null;
-  try {
-    return JSON.parse(s) as Draft;
-  } catch {
-    return null;
-  }
-}
+/** Edits kept across a sign-in (web/src/stash.ts). */
+const drafts = draftStash<Draft>('template-draft');
+export const stashDraft = drafts.stash;
+export const takeStash = drafts.take;

@@ -1,0 +1,238 @@
+// A broadcast past draft: its status moves and counts (refreshed while it is on its way), cancel while queued,
+// scheduled or sending, duplicate into a new draft, its recipients by what happened to their copy, and the links
+// they clicked (clicks and unique clicks, humans only). Times in the browser's timezone.
+import { useEffect, useState } from 'react';
+import { useNavigate } from 'react-router';
+import { api, asApiError, type ApiError } from '../../api/client';
+import { can, useSession } from '../../session';
+import { formatTime } from '../../time';
+import { Empty, ErrorBox, Pager, Shown, useLoad } from '../../ui';
+import { audienceOf } from './Broadcasts';
+import type { Broadcast } from './draft';
+import { useNames } from './names';
+
+const MOVING = new Set(['queued', 'scheduled', 'sending']);
+const TYPES = [
+  'sent',
+  'delivered',
+  'opened',
+  'clicked',
+  'bounced',
+  'complained',
+  'unsubscribed',
+  'suppressed',
+] as const;
+type RecipientType = (typeof TYPES)[number];
+
+export function Report({ broadcast: b, reload }: { broadcast: Broadcast; reload: () => void }) {
+  const { load: session } = useSession();
+  const member = session.state === 'ready' && can(session.data.role, 'member');
+  const names = useNames();
+  const navigate = useNavigate();
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [fresh, setFresh] = useState(b);
+  const moving = MOVING.has(fresh.status);
+  useEffect(() => {
+    if (!moving) return;
+    const timer = setInterval(() => {
+      void api.GET('/broadcasts/{id}', { params: { path: { id: b.id } } }).then((r) => r.data && setFresh(r.data));
+    }, 1500);
+    return () => clearInterval(timer);
+  }, [moving, b.id]);
+  async function act(what: 'cancel' | 'duplicate') {
+    setBusy(true);
+    setError(null);
+    const p = { params: { path: { id: b.id } } };
+    const r =
+      what === 'cancel'
+        ? await api.POST('/broadcasts/{id}/cancel', p)
+        : await api.POST('/broadcasts/{id}/duplicate', p);
+    setBusy(false);
+    if (!r.data) return setError(asApiError(r.error, r.response.status));
+    if (what === 'cancel') reload();
+    else navigate(`/dashboard/broadcasts/${r.data.id}`);
+  }
+  const c = fresh.counts;
+  return (
+    <>
+      <div className="editor-top">
+        <h1>{fresh.name || '(no name)'}</h1>
+        <span className={`badge ${fresh.status}`} id="broadcast-status">
+          {fresh.status}
+        </span>
+        {member ? (
+          <span className="toolbar">
+            {moving ? (
+              <button type="button" className="danger" disabled={busy} onClick={() => void act('cancel')}>
+                Cancel broadcast
+              </button>
+            ) : null}
+            <button type="button" className="secondary" disabled={busy} onClick={() => void act('duplicate')}>
+              Duplicate
+            </button>
+          </span>
+        ) : null}
+      </div>
+      {error ? <ErrorBox error={error} /> : null}
+      <div className="report-grid">
+        <section className="panel" aria-labelledby="summary-title">
+          <h2 id="summary-title">Summary</h2>
+          <dl className="facts">
+            <dt>From</dt>
+            <dd>{fresh.from}</dd>
+            <dt>Subject</dt>
+            <dd>{fresh.subject}</dd>
+            <dt>Audience</dt>
+            <dd>{audienceOf(fresh, names)}</dd>
+          </dl>
+          <h3>Status</h3>
+          <ol className="moves">
+            <li>Created {formatTime(fresh.created_at)}</li>
+            {fresh.scheduled_at ? <li>Scheduled for {formatTime(fresh.scheduled_at)}</li> : null}
+            {fresh.started_at ? <li>Sending since {formatTime(fresh.started_at)}</li> : null}
+            {fresh.sent_at ? <li>Sent {formatTime(fresh.sent_at)}</li> : null}
+            {fresh.canceled_at ? <li>Canceled {formatTime(fresh.canceled_at)}</li> : null}
+            {fresh.failure_reason ? <li>Failed: {fresh.failure_reason}</li> : null}
+          </ol>
+        </section>
+        <section className="panel" aria-labelledby="counts-title">
+          <h2 id="counts-title">Counts</h2>
+          <dl className="counts" id="broadcast-counts">
+            {(
+              [
+                ['Sent', c.recipients],
+                ['Delivered', c.delivered],
+                ['Opened', c.opened],
+                ['Clicked', c.clicked],
+                ['Bounced', c.bounced],
+                ['Complained', c.complained],
+                ['Suppressed', c.suppressed],
+              ] as const
+            ).map(([label, n]) => (
+              <div key={label} data-count={label.toLowerCase()}>
+                <dt>{label}</dt>
+                <dd>{n}</dd>
+              </div>
+            ))}
+          </dl>
+          <p className="hint">Opens and clicks count people only (link scanners are left out).</p>
+        </section>
+      </div>
+      <Recipients id={b.id} tick={c.recipients + c.delivered} />
+      <ClickedLinks id={b.id} />
+    </>
+  );
+}
+
+function Recipients({ id, tick }: { id: string; tick: number }) {
+  const [type, setType] = useState<RecipientType>('sent');
+  const extra = type === 'bounced' ? 'Bounce' : type === 'opened' || type === 'clicked' ? 'Times' : null;
+  const [after, setAfter] = useState<string[]>([]);
+  const cursor = after[after.length - 1];
+  const [list] = useLoad(
+    () =>
+      api.GET('/broadcasts/{id}/recipients', {
+        params: { path: { id }, query: { type, limit: '20', ...(cursor ? { after: cursor } : {}) } },
+      }),
+    [id, type, cursor, after.length === 0 ? tick : 0],
+  );
+  return (
+    <section className="panel" aria-labelledby="recipients-title">
+      <h2 id="recipients-title">Recipients</h2>
+      <label className="field inline-field">
+        <span>Show recipients</span>
+        <select
+          value={type}
+          onChange={(e) => {
+            setType(e.target.value as RecipientType);
+            setAfter([]);
+          }}
+        >
+          {TYPES.map((t) => (
+            <option key={t} value={t}>
+              {t}
+            </option>
+          ))}
+        </select>
+      </label>
+      <Shown load={list} what="recipients">
+        {(page) =>
+          page.data.length === 0 && after.length === 0 ? (
+            <Empty>No recipient is {type}.</Empty>
+          ) : (
+            <>
+              <div className="table-wrap">
+                <table id="recipients-table">
+                  <thead>
+                    <tr>
+                      <th scope="col">Address</th>
+                      {extra ? <th scope="col">{extra}</th> : null}
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {page.data.map((r) => (
+                      <tr key={r.id}>
+                        <td>{r.email}</td>
+                        {extra ? <td>{r.bounce_type ?? r.count ?? ''}</td> : null}
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <Pager after={after} setAfter={setAfter} list={page} />
+            </>
+          )
+        }
+      </Shown>
+    </section>
+  );
+}
+
+function ClickedLinks({ id }: { id: string }) {
+  const [after, setAfter] = useState<string[]>([]);
+  const cursor = after[after.length - 1];
+  const [list] = useLoad(
+    () =>
+      api.GET('/broadcasts/{id}/clicked-links', {
+        params: { path: { id }, query: { limit: '20', ...(cursor ? { after: cursor } : {}) } },
+      }),
+    [id, cursor],
+  );
+  return (
+    <section className="panel" aria-labelledby="links-title">
+      <h2 id="links-title">Clicked links</h2>
+      <Shown load={list} what="clicked links">
+        {(page) =>
+          page.data.length === 0 && after.length === 0 ? (
+            <Empty>No link clicked yet.</Empty>
+          ) : (
+            <>
+              <div className="table-wrap">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Link</th>
+                      <th scope="col">Clicks</th>
+                      <th scope="col">Unique clicks</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {page.data.map((l) => (
+                      <tr key={l.id}>
+                        <td className="url">{l.url}</td>
+                        <td>{l.clicks}</td>
+                        <td>{l.unique_clicks}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <Pager after={after} setAfter={setAfter} list={page} />
+            </>
+          )
+        }
+      </Shown>
+    </section>
+  );
+}
