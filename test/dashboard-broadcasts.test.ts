@@ -250,6 +250,9 @@ test.serial('a session that ends mid-edit: the sign-in-again dialog, the edits k
   await page.goto(`${world.w.p.url}/dashboard/broadcasts/${draft.body.id}`);
   await page.locator('#details-title').waitFor();
   await page.getByLabel('Subject', { exact: true }).fill('Kept through the sign-in');
+  // The live preview of the edit is done first: the save, not the preview's request, finds the session ended.
+  await page.locator('.preview-subject', { hasText: 'Kept through the sign-in' }).waitFor();
+  await page.locator('.preview-panel [role=status]', { hasText: 'Up to date.' }).waitFor();
   await world.w.p.db('sessions').del();
   await page.getByRole('button', { name: 'Save draft' }).click();
   const dialog = page.getByRole('dialog', { name: 'Your session has ended' });

@@ -145,6 +145,8 @@ test.serial('send from the form, search through the api, open the email and watc
 
 /** The email page follows the delivery without a reload: the recipient and the timeline reach `delivered`. */
 async function delivered(t: ExecutionContext, page: Page, id: string) {
+  // The URL changes first; the heading follows once the email is loaded.
+  await page.locator('h1', { hasText: 'hello' }).waitFor();
   t.is(await page.locator('h1').textContent(), 'Dashboard <b>hello</b>', 'the subject as text');
   const frame = page.frameLocator('iframe[title="The email\'s HTML"]');
   t.is(await frame.locator('#inside').textContent(), 'Hi from the dashboard');

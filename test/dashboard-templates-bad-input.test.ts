@@ -100,6 +100,8 @@ test.serial('HTML is text everywhere; refused saves keep the edits; 2 MB; an end
   const kept = await world.owner.c.request('GET', `/templates/${id}`);
   t.is(kept.body.document.blocks[1].text, TEXT, 'nothing was saved');
   await page.getByLabel('Text', { exact: true }).fill('Back to normal', { timeout: 120_000 });
+  // Rendered again (it was refused): the save, not this preview's request, finds the session ended below.
+  await page.locator('.preview-panel [role=status]', { hasText: 'Up to date.' }).waitFor({ timeout: 120_000 });
 
   // The session ends mid-edit: the sign-in-again dialog over the editor (web/src/expired.tsx); the page stays, so
   // the edits are still there after signing in again, and the next save sends them.

@@ -3,6 +3,7 @@ import test from 'ava';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
 import { sweepDomains } from '../worker/domains.ts';
+import { checkDomain, leaseDueDomains, leaseEnd } from '../shared/domains/verify.ts';
 import { CHECK_WINDOW_MS, nextCheckAt, PENDING_DELAYS_MS, VERIFIED_RECHECK_MS } from '../shared/domains/status.ts';
 
 let p: Platform;
@@ -74,4 +75,27 @@ test.serial('a domain whose records are missing stays pending and is looked at a
   t.true(delay >= 55_000 && delay <= 65_000, `next check in ${delay} ms`);
   const records = (await p.request('GET', `/domains/${created.body.id}`, { key: team.key })).body.records;
   t.true(records.every((r: { status: string }) => r.status === 'pending'));
+});
+
+test.serial('a verification asked for while a sweep looks at the domain is not lost to that sweep', async (t) => {
+  const team = await p.createTeam();
+  const created = await p.request('POST', '/domains', { key: team.key, body: { name: 'sweep-three.test' } });
+  // A sweep leases the domain and looks its records up (none published yet)...
+  const now = new Date();
+  t.deepEqual(await leaseDueDomains(p.db, now, 50), [created.body.id]);
+  // ...the customer asks again before it writes what it found (auto-configure asks the same way)...
+  const asked = Date.now();
+  t.is((await p.request('POST', `/domains/${created.body.id}/verify`, { key: team.key })).status, 200);
+  await checkDomain(p.db, p.deps.dns, p.config, created.body.id, now, leaseEnd(now));
+  // ...and the domain is due at once, not a minute later: the next sweep sees the records published since.
+  const row = await p.db('domains').where({ id: created.body.id }).first();
+  t.is(row.status, 'pending');
+  t.true(row.next_check_at.getTime() <= asked + 1000, `next check ${row.next_check_at.getTime() - asked} ms after`);
+  for (const r of created.body.records) {
+    const name = `${r.name}.sweep-three.test`;
+    if (r.type === 'MX') dns.set(name, 'MX', [{ exchange: r.value, priority: r.priority }]);
+    else dns.set(name, 'TXT', [r.value]);
+  }
+  t.is(await sweepDomains(p.db, p.deps.dns, p.config, p.deps.log), 1);
+  t.is((await p.db('domains').where({ id: created.body.id }).first()).status, 'verified');
 });

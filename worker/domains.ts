@@ -3,7 +3,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger.ts';
 import type { PlatformHosts } from '../shared/domains/records.ts';
-import { checkDomain, leaseDueDomains, type VerifyResolver } from '../shared/domains/verify.ts';
+import { checkDomain, leaseDueDomains, leaseEnd, type VerifyResolver } from '../shared/domains/verify.ts';
 import { fillPool } from '../shared/domains/dkim.ts';
 import { checkClaim, leaseDueClaims } from '../shared/domains/claim-verify.ts';
 import type { ClaimContext } from '../shared/domains/claims.ts';
@@ -25,7 +25,7 @@ export async function sweepDomains(
     while (next < ids.length) {
       const id = ids[next++];
       try {
-        const d = await checkDomain(db, resolver, hosts, id, now);
+        const d = await checkDomain(db, resolver, hosts, id, now, leaseEnd(now));
         log.debug({ domainId: id, status: d?.status }, 'domain.checked');
       } catch (err) {
         // The lease runs out and the domain is picked up again by a later sweep.

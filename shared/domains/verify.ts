@@ -91,6 +91,9 @@ function lookupsFor(resolver: VerifyResolver, domain: string) {
   };
 }
 
+/** When a lease taken at `now` runs out: a later sweep picks the domain up again. */
+export const leaseEnd = (now: Date) => new Date(now.getTime() + LEASE_MS);
+
 /** Claims a due domain for one pass (a lease, so two workers never check the same domain at once). */
 export async function leaseDueDomains(db: Knex, now: Date, limit: number): Promise<string[]> {
   const rows = await db('domains')
@@ -105,7 +108,7 @@ export async function leaseDueDomains(db: Knex, now: Date, limit: number): Promi
         .forUpdate()
         .skipLocked(),
     )
-    .update({ next_check_at: new Date(now.getTime() + LEASE_MS) })
+    .update({ next_check_at: leaseEnd(now) })
     .returning('id');
   return rows.map((r: { id: string }) => r.id);
 }
@@ -116,6 +119,7 @@ export async function checkDomain(
   hosts: PlatformHosts,
   domainId: string,
   now = new Date(),
+  leasedUntil?: Date,
 ): Promise<DomainRow | null> {
   const domain = await db<DomainRow>('domains').where({ id: domainId }).first();
   if (!domain || domain.managed) return null;
@@ -178,6 +182,11 @@ export async function checkDomain(
       const soon = new Date(now.getTime() + ROTATION_RECHECK_MS);
       if (!next || soon < next) next = soon;
     }
+    // A check asked for while this one looked up the records (POST /domains/{id}/verify, auto-configure: the lease's
+    // next_check_at moved earlier) may find what this one did not: it stays asked for.
+    const asked =
+      leasedUntil && locked.next_check_at && locked.next_check_at < leasedUntil ? locked.next_check_at : null;
+    if (asked && (!next || asked < next)) next = asked;
     const [updated] = await trx<DomainRow>('domains')
       .where({ id: domainId })
       .update({
