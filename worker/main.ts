@@ -15,7 +15,6 @@ import { createRedis } from '../shared/redis.ts';
 import { refillKeyPool, sweepClaims, sweepDomains, SWEEP_EVERY_MS } from './domains.ts';
 import { releaseScheduled } from './sending.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
-import pg from 'pg';
 import { webhookService } from './webhooks.ts';
 import { metricsRollup } from './email-metrics.ts';
 import { createRegistry } from '../shared/metrics/registry.ts';
@@ -64,12 +63,6 @@ const webhooks = webhookService({
   allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
   log,
   metrics,
-  // LISTEN needs a connection of its own, outside knex's pool.
-  listen: async () => {
-    const client = new pg.Client({ connectionString: config.DATABASE_URL });
-    await client.connect();
-    return client;
-  },
 });
 const enqueueDelivery = deliveryEnqueuer(createQueue(config, queues.deliver), log);
 // The counters of GET /emails/metrics, from the events, a second behind at most (docs/metrics.md).

@@ -1,34 +1,27 @@
 // The webhooks job of the worker: fan events out to endpoints, then send what is due. It runs in the worker
-// process itself, not from a queue: a NOTIFY on `events` (sent by PostgreSQL when an inserting transaction
-// commits) wakes it at once, and a poll every POLL_MS finds retries come due and covers a lost listener. Passes
-// run one at a time; a wake during a pass runs one more. The sends run in a pool the pass does not wait for, so
-// a slow endpoint holds only its own slot.
+// process itself, not from a queue: a look every LOOK_MS (one index probe: an event past the fan-out cursor whose
+// transaction has ended) starts a pass within milliseconds of a commit, and a pass every POLL_MS finds retries come
+// due. Passes run one at a time; a wake during a pass runs one more. The sends run in a pool the pass does not wait
+// for, so a slow endpoint holds only its own slot.
+//
+// No NOTIFY wakes it: a NOTIFY in the transaction that writes an event takes PostgreSQL's cluster-wide notify lock
+// at commit and holds it through the commit's WAL flush, so every event-writing commit of every process waited on
+// the one before (bench/README.md, the tracking stalls). The look costs the writers nothing.
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger.ts';
 import type { AddressResolver } from '../shared/dns/server-address.ts';
-import { fanOutAll } from '../shared/webhooks/fanout.ts';
+import { eventsDue, fanOutAll } from '../shared/webhooks/fanout.ts';
 import { deliveryPool, type Sent } from '../shared/webhooks/deliver.ts';
 import { createAgents } from '../shared/webhooks/target.ts';
 import { reportWebhookAttempts } from '../shared/webhooks/report.ts';
 import type { WorkerMetrics } from '../shared/metrics/worker.ts';
 
-/** Retries come due on the clock, not by a notification: this is how late one may start. */
+/** Retries come due on the clock: this is how late one may start. */
 export const POLL_MS = 500;
+/** How late a pass may start after the commit of an event. */
+export const LOOK_MS = 50;
 /** Endpoints one worker process sends to at once. */
 export const ENDPOINTS_IN_FLIGHT = 50;
-/** Looking again while committed events wait behind an older running transaction: from this, doubling. */
-const WAIT_FIRST_MS = 5;
-const WAIT_MAX_MS = 200;
-const RELISTEN_MS = 1000;
-
-/** A dedicated connection for LISTEN (a pg Client): the wiring file makes it. */
-export interface Listener {
-  query(sql: string): Promise<unknown>;
-  on(event: 'notification', fn: () => void): unknown;
-  on(event: 'error', fn: (err: Error) => void): unknown;
-  on(event: 'end', fn: () => void): unknown;
-  end(): Promise<void>;
-}
 
 export interface WebhookJobDeps {
   db: Knex;
@@ -36,8 +29,6 @@ export interface WebhookJobDeps {
   resolver: AddressResolver;
   allowPrivate: boolean;
   log: Logger;
-  /** Opens a LISTEN connection; without one the job polls only. */
-  listen?: () => Promise<Listener>;
   metrics?: Pick<WorkerMetrics, 'webhookDeliveries' | 'webhookLag'>;
 }
 
@@ -49,24 +40,24 @@ export function webhookService(deps: WebhookJobDeps) {
   let stopped = false;
   let passing: Promise<void> | undefined;
   let again = false;
-  let waitMs = WAIT_FIRST_MS;
-  let soon: NodeJS.Timeout | undefined;
+  let looking: Promise<void> | undefined;
   let poll: NodeJS.Timeout | undefined;
-  let listener: Listener | undefined;
+  let look: NodeJS.Timeout | undefined;
 
   async function pass(): Promise<void> {
     const t0 = Date.now();
     const fanned = await fanOutAll(deps.db);
     await pool.tick();
     if (fanned.events) deps.log.debug({ ms: Date.now() - t0, ...fanned }, 'webhook.pass');
-    if (fanned.waiting || fanned.busy) {
-      // Not news anyone will announce (the transaction holding them back may write no event): look again soon.
-      clearTimeout(soon);
-      soon = setTimeout(wake, waitMs);
-      waitMs = Math.min(waitMs * 2, WAIT_MAX_MS);
-    } else {
-      waitMs = WAIT_FIRST_MS;
-    }
+  }
+
+  /** A pass if an event waits. Not while a pass runs: the look after it sees what that pass left. */
+  function lookForEvents(): void {
+    if (stopped || passing || looking) return;
+    looking = eventsDue(deps.db)
+      .then((due) => (due ? wake() : undefined))
+      .catch((err) => deps.log.warn({ err }, 'webhook.look_failed'))
+      .finally(() => (looking = undefined));
   }
 
   function wake(): void {
@@ -84,47 +75,20 @@ export function webhookService(deps: WebhookJobDeps) {
     })();
   }
 
-  async function startListening(): Promise<void> {
-    if (!deps.listen || stopped) return;
-    try {
-      const l = await deps.listen();
-      l.on('notification', wake);
-      const lost = (err?: Error) => {
-        if (listener !== l) return;
-        listener = undefined;
-        deps.log.warn({ err }, 'webhook.listener_lost');
-        void l.end().catch(() => undefined);
-        if (!stopped) setTimeout(() => void startListening(), RELISTEN_MS);
-      };
-      l.on('error', lost);
-      l.on('end', () => lost());
-      await l.query('LISTEN events');
-      listener = l;
-      deps.log.info('webhook.listening');
-      // What committed before the LISTEN took effect is found by this pass.
-      wake();
-    } catch (err) {
-      deps.log.warn({ err }, 'webhook.listen_failed');
-      if (!stopped) setTimeout(() => void startListening(), RELISTEN_MS);
-    }
-  }
-
   return {
     async start(): Promise<void> {
       poll = setInterval(wake, POLL_MS);
-      await startListening();
+      look = setInterval(lookForEvents, LOOK_MS);
       wake();
     },
-    /** Stops waking, lets the running pass and sends finish, closes the listener. */
+    /** Stops waking, lets the running look, pass and sends finish. */
     async stop(): Promise<void> {
       stopped = true;
       clearInterval(poll);
-      clearTimeout(soon);
+      clearInterval(look);
+      await looking;
       await passing;
       await pool.drain();
-      const l = listener;
-      listener = undefined;
-      await l?.end().catch(() => undefined);
     },
   };
 }

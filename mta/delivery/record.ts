@@ -276,7 +276,7 @@ export async function recordAttempts(deps: { db: Knex; log: Logger }, records: P
       ...emailState(e, byEmail.get(e.id) ?? [], complained.has(e.id)),
       now: nowOf.get(e.id)!,
     }));
-    // The events' insert only when there are some: its NOTIFY trigger fires per statement, rows or not.
+    // The events' insert only when there are some (and the activity's): no statement for nothing.
     const ctes = [attemptsSql()];
     const bindings = [JSON.stringify(attempts)];
     if (events.length) {

@@ -105,6 +105,24 @@ export async function fanOut(db: Knex, now = new Date()): Promise<FanOutResult> 
   });
 }
 
+/** The look's statement (its plan is tested: an index probe). */
+export const EVENTS_DUE_SQL = `SELECT 1 FROM webhook_fanout_cursor c
+  CROSS JOIN LATERAL (
+    SELECT xid FROM events
+    WHERE xid IS NOT NULL AND (xid, id) > (c.last_xid, coalesce(c.last_event_id, '00000000-0000-0000-0000-000000000000'))
+    ORDER BY events.xid, events.id LIMIT 1) first
+  WHERE c.id = 1 AND first.xid < pg_snapshot_xmin(pg_current_snapshot())`;
+
+/**
+ * Whether an event waits to be fanned out: the first one past the cursor, with its transaction below the snapshot's
+ * xmin (one index probe; the worker looks every LOOK_MS). An event held back by an older running transaction is not
+ * news yet: it is once that transaction ends.
+ */
+export async function eventsDue(db: Knex): Promise<boolean> {
+  const { rows } = await db.raw(EVENTS_DUE_SQL);
+  return rows.length > 0;
+}
+
 /** Every batch there is. `waiting`/`busy`: what the last batch said, so a caller knows to look again soon. */
 export async function fanOutAll(db: Knex, now = new Date()): Promise<FanOutResult> {
   const total: FanOutResult = { events: 0, deliveries: 0, busy: false, waiting: false };
