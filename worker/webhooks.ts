@@ -1,7 +1,8 @@
 // The webhooks job of the worker: fan events out to endpoints, then send what is due. It runs in the worker
 // process itself, not from a queue: a look every LOOK_MS (one index probe: an event past the fan-out cursor whose
-// transaction has ended) starts a pass within milliseconds of a commit, and a pass every POLL_MS finds retries come
-// due. Passes run one at a time; a wake during a pass runs one more. The sends run in a pool the pass does not wait
+// transaction has ended) starts a pass within milliseconds of a commit, a pass that fanned events out looks again at
+// once (under load the passes follow each other), and a pass every POLL_MS finds retries come due. Passes run one at
+// a time; a wake during a pass runs one more. The sends run in a pool the pass does not wait
 // for, so a slow endpoint holds only its own slot.
 //
 // No NOTIFY wakes it: a NOTIFY in the transaction that writes an event takes PostgreSQL's cluster-wide notify lock
@@ -18,8 +19,8 @@ import type { WorkerMetrics } from '../shared/metrics/worker.ts';
 
 /** Retries come due on the clock: this is how late one may start. */
 export const POLL_MS = 500;
-/** How late a pass may start after the commit of an event. */
-export const LOOK_MS = 50;
+/** How late a pass may start after the commit of an event, the worker idle (a look is a prepared index probe). */
+export const LOOK_MS = 20;
 /** Endpoints one worker process sends to at once. */
 export const ENDPOINTS_IN_FLIGHT = 50;
 
@@ -44,11 +45,13 @@ export function webhookService(deps: WebhookJobDeps) {
   let poll: NodeJS.Timeout | undefined;
   let look: NodeJS.Timeout | undefined;
 
-  async function pass(): Promise<void> {
+  /** The events it fanned out. */
+  async function pass(): Promise<number> {
     const t0 = Date.now();
     const fanned = await fanOutAll(deps.db);
     await pool.tick();
     if (fanned.events) deps.log.debug({ ms: Date.now() - t0, ...fanned }, 'webhook.pass');
+    return fanned.events;
   }
 
   /** A pass if an event waits. Not while a pass runs: the look after it sees what that pass left. */
@@ -67,11 +70,14 @@ export function webhookService(deps: WebhookJobDeps) {
       return;
     }
     passing = (async () => {
+      let fanned = 0;
       do {
         again = false;
-        await pass().catch((err) => deps.log.error({ err }, 'webhook.pass_failed'));
+        fanned = await pass().catch((err) => (deps.log.error({ err }, 'webhook.pass_failed'), 0));
       } while (again && !stopped);
       passing = undefined;
+      // More may have committed while it ran.
+      if (fanned) lookForEvents();
     })();
   }
 

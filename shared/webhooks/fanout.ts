@@ -12,6 +12,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.ts';
 import { isoRequired } from '../time.ts';
+import { prepared } from '../db/prepared.ts';
 
 export const BATCH = 500;
 
@@ -119,8 +120,7 @@ export const EVENTS_DUE_SQL = `SELECT 1 FROM webhook_fanout_cursor c
  * news yet: it is once that transaction ends.
  */
 export async function eventsDue(db: Knex): Promise<boolean> {
-  const { rows } = await db.raw(EVENTS_DUE_SQL);
-  return rows.length > 0;
+  return (await prepared(db, 'events-due', EVENTS_DUE_SQL, [])).length > 0;
 }
 
 /** Every batch there is. `waiting`/`busy`: what the last batch said, so a caller knows to look again soon. */
