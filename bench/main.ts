@@ -351,6 +351,7 @@ try {
       sendRate: envNumber('BENCH_TRACK_SEND_RATE', 100, 1),
       sendSeconds: envNumber('BENCH_TRACK_SEND_SECONDS', 10, 1),
       queries: envNumber('BENCH_TRACK_QUERIES', 30, 1),
+      separate: process.env.BENCH_TRACK_SEPARATE === '1',
       redisUrl,
       onCleanup: (step) => undo.push(step),
     }).catch((err) => {

@@ -16,6 +16,7 @@ import { fixed } from './table.ts';
 import { cpuOf, cpuOfAll } from './proc.ts';
 import { freePort, startSink } from './sending-peers.ts';
 import { apiPaced, startOurs } from './sending-ours.ts';
+import { startServer } from './servers.ts';
 import { deliverRound, hitPaths, hits, trackedDomain, type CpuRun } from './tracking-load.ts';
 import { queryMetrics, seedMetrics, EVENTS } from './tracking-metrics.ts';
 import { report, type SendRun } from './tracking-report.ts';
@@ -33,6 +34,8 @@ export interface TrackingBenchOptions {
   sendSeconds: number;
   /** GET /emails/metrics requests per query shape. */
   queries: number;
+  /** The hits on a second api process (BENCH_TRACK_SEPARATE=1), the REST one left to the sends. */
+  separate: boolean;
   redisUrl: string;
   onCleanup(step: () => Promise<unknown>): void;
 }
@@ -75,7 +78,35 @@ async function start(o: TrackingBenchOptions) {
     extraEnv: env,
   });
   const domainId = await trackedDomain(ours, env);
-  return { sink, ours, trackingPort, secrets, domainId, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` };
+  let trackingPid = ours.api.pid;
+  if (o.separate) {
+    // The hits on an api process of their own (the tracking names on another api copy, docs/tracking.md); the REST
+    // api's own tracking listener moved out of the way.
+    await ours.api.stop();
+    const restApi = await startServer('api (rest)', 'api/main.ts', {
+      ...ours.env,
+      ...env,
+      TRACKING_PORT: String(await freePort()),
+    });
+    o.onCleanup(() => restApi.stop());
+    const trackingApi = await startServer('api (tracking)', 'api/main.ts', {
+      ...ours.env,
+      ...env,
+      METRICS_API_PORT: String(await freePort()),
+    });
+    o.onCleanup(() => trackingApi.stop());
+    (ours as { api: typeof restApi }).api = restApi;
+    trackingPid = trackingApi.pid;
+  }
+  return {
+    sink,
+    ours,
+    trackingPort,
+    trackingPid,
+    secrets,
+    domainId,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+  };
 }
 
 async function sendsBesideHits(o: TrackingBenchOptions, ctx: Awaited<ReturnType<typeof start>>, paths: string) {
@@ -107,11 +138,11 @@ export async function runTrackingBench(o: TrackingBenchOptions): Promise<void> {
   console.error(`bench: tracking: ${o.hitRate} hits/s for ${o.hitSeconds} s on the tracking listener`);
   const before = Number((await ctx.ours.db('email_engagements').count({ n: '*' }).first())!.n);
   const database = new URL(ctx.ours.databaseUrl).pathname.slice(1);
-  const cpu0 = { api: cpuOf(ctx.ours.api.pid), pg: cpuOfAll(/^postgres$/, database) };
+  const cpu0 = { api: cpuOf(ctx.trackingPid), pg: cpuOfAll(/^postgres$/, database) };
   const alone = await hits(ctx.trackingPort, paths, o.hitRate, o.hitSeconds);
   await new Promise((r) => setTimeout(r, 1000));
   const cpuPerHit = {
-    api: ((cpuOf(ctx.ours.api.pid) - cpu0.api) * 1e6) / alone.requests,
+    api: ((cpuOf(ctx.trackingPid) - cpu0.api) * 1e6) / alone.requests,
     pg: ((cpuOfAll(/^postgres$/, database) - cpu0.pg) * 1e6) / alone.requests,
   };
   const recorded = Number((await ctx.ours.db('email_engagements').count({ n: '*' }).first())!.n) - before;
