@@ -2,8 +2,8 @@
 // process itself, not from a queue: a look every LOOK_MS (one index probe: an event past the fan-out cursor whose
 // transaction has ended) starts a pass within milliseconds of a commit, a pass that fanned events out looks again at
 // once (under load the passes follow each other), and a pass every POLL_MS finds retries come due. Passes run one at
-// a time; a wake during a pass runs one more. The sends run in a pool the pass does not wait
-// for, so a slow endpoint holds only its own slot.
+// a time; a wake during a pass runs one more. The sends run in a pool the pass does not wait for, so a slow endpoint
+// holds only its own slot.
 //
 // No NOTIFY wakes it: a NOTIFY in the transaction that writes an event takes PostgreSQL's cluster-wide notify lock
 // at commit and holds it through the commit's WAL flush, so every event-writing commit of every process waited on
