@@ -237,4 +237,9 @@ function roundsTable(rounds: { when: string; r: AcceptResult; stalls: Stalls }[]
       ]),
     ),
   );
+  console.log('\nThe statements PostgreSQL ran in each round (share of the 10 ms samples):');
+  for (const { when, stalls } of rounds) {
+    console.log(`${when}:`);
+    for (const s of stalls.statements) console.log(`  ${fixed(s.share, 2)}  ${s.statement}`);
+  }
 }

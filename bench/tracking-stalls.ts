@@ -13,6 +13,8 @@ export interface Stalls {
   gc: Record<string, { count: number; ms: number }>;
   /** PostgreSQL's active backends over the samples, by wait event ('CPU' when none): share of the samples. */
   waits: { wait: string; share: number }[];
+  /** The statements those backends ran (the first 100 characters, spaces folded): share of the samples. */
+  statements: { statement: string; share: number }[];
   samples: number;
 }
 
@@ -46,17 +48,22 @@ function gcDelta(before: Scrape, after: Scrape): Stalls['gc'] {
 export async function watchStalls(db: Knex, database: string, metricsUrl: string): Promise<() => Promise<Stalls>> {
   const before = await scrape(metricsUrl);
   const counts = new Map<string, number>();
+  const statements = new Map<string, number>();
   let samples = 0;
   let on = true;
   const sampling = (async () => {
     while (on) {
       const { rows } = await db.raw(
-        `select coalesce(wait_event_type || ':' || wait_event, 'CPU') as wait from pg_stat_activity
-         where datname = ? and state = 'active' and pid <> pg_backend_pid()`,
+        `select coalesce(wait_event_type || ':' || wait_event, 'CPU') as wait,
+           left(regexp_replace(query, '\\s+', ' ', 'g'), 100) as statement
+         from pg_stat_activity where datname = ? and state = 'active' and pid <> pg_backend_pid()`,
         [database],
       );
       samples++;
-      for (const r of rows as { wait: string }[]) counts.set(r.wait, (counts.get(r.wait) ?? 0) + 1);
+      for (const r of rows as { wait: string; statement: string }[]) {
+        counts.set(r.wait, (counts.get(r.wait) ?? 0) + 1);
+        statements.set(r.statement, (statements.get(r.statement) ?? 0) + 1);
+      }
       await new Promise((r) => setTimeout(r, 10));
     }
   })();
@@ -72,6 +79,10 @@ export async function watchStalls(db: Knex, database: string, metricsUrl: string
         .map(([wait, n]) => ({ wait, share: n / samples }))
         .sort((a, b) => b.share - a.share)
         .slice(0, 5),
+      statements: [...statements]
+        .map(([statement, n]) => ({ statement, share: n / samples }))
+        .sort((a, b) => b.share - a.share)
+        .slice(0, 4),
       samples,
     };
   };
