@@ -217,6 +217,21 @@ test.serial(
   },
 );
 
+test.serial('a lease another job took (it ran out while the database was away) is never proven again', async (t) => {
+  const id = await email('taken-over.test', ['t@taken-over.test']);
+  const lease = (await takeLease(w.p.db, w.deps.log, id, new Date(), 20))!.lease;
+  t.true(lease.proven());
+  // Another job's token on the row, as a takeLease after the lease ran out writes it.
+  await w.p
+    .db('email_recipients')
+    .where({ email_id: id })
+    .update({ leased_until: new Date(Date.now() + LEASE_MS) });
+  await new Promise((r) => setTimeout(r, 300)); // renewals come and find no row with their token
+  t.false(lease.proven(), 'a renewal of nothing proves nothing');
+  t.false(lease.proven(0));
+  lease.release();
+});
+
 test.serial(
   'a lease is proven only while its renewals come through; a live one is never taken, a dead one is',
   async (t) => {

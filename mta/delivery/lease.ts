@@ -4,11 +4,11 @@
 // to a living one (Postfix likewise delivers its active queue again as soon as it restarts). While the job works, a
 // heartbeat extends it every RENEW_EVERY_MS, so a slow destination (a throttle slot, a peer that answers at the last
 // second of every timeout) never lets it run out under a living job. A holder must never deliver what it can no longer
-// prove it holds: `proven()` says whether the last successful renewal (or the taking) still covers the next while, and
-// the job opens no SMTP transaction when it does not (a database that stops answering renewals would otherwise let the
-// lease pass to another job while this one still sends). leased_until doubles as the lease's identity: record.ts moves
-// only rows that still hold the current token, and renewals and records take turns (use()), so a record never races a
-// renewal.
+// prove it holds: `proven()` says whether the last successful renewal (or the taking) still covers the next while (a
+// renewal that finds no row with its token ends the proof for good), and the job opens no SMTP transaction when it
+// does not (a database that stops answering renewals would otherwise let the lease pass to another job while this one
+// still sends). leased_until doubles as the lease's identity: record.ts moves only rows that still hold the current
+// token, and renewals and records take turns (use()), so a record never races a renewal.
 import { randomInt } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from '../../shared/logger.ts';
@@ -120,7 +120,16 @@ export async function takeLease(
       // `now` may be a test's clock: the lease moves on from it by the time really spent.
       const sent = performance.now();
       const next = token(new Date(now.getTime() + (sent - started) + LEASE_MS));
-      await db('email_recipients').where({ email_id: emailId, leased_until: old }).update({ leased_until: next });
+      const renewed = await db('email_recipients')
+        .where({ email_id: emailId, leased_until: old })
+        .update({ leased_until: next });
+      // No row holds the token any more: every recipient is recorded, or the lease ran out while the database was
+      // away and another job took it. Either way nothing is proven from here on.
+      if (renewed === 0) {
+        provenUntil = 0;
+        clearInterval(heartbeat);
+        return;
+      }
       current = next;
       provenUntil = sent + LEASE_MS;
     }).catch((err) => log.warn({ err, emailId }, 'delivery.lease_renewal_failed'));
