@@ -9,3 +9,14 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   return port;
 }
+
+/**
+ * A port held by a listening placeholder until `release()`: for a server that must know its port before the world
+ * around it starts (seconds in which another test's socket could take a port only probed). Bind right after release.
+ */
+export async function holdPort(): Promise<{ port: number; release(): Promise<void> }> {
+  const hold = net.createServer();
+  await new Promise<void>((resolve, reject) => hold.once('error', reject).listen(0, '127.0.0.1', () => resolve()));
+  const { port } = hold.address() as net.AddressInfo;
+  return { port, release: () => new Promise<void>((resolve) => hold.close(() => resolve())) };
+}

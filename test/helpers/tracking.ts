@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { simpleParser } from 'mailparser';
 import { startMtaWorld, apiSender, type MtaWorld } from './mta.ts';
-import { freePort } from './ports.ts';
+import { holdPort } from './ports.ts';
 import { nodeRequest, type NodeResponse } from './http.ts';
 import { createTrackingServer } from '../../api/tracking/server.ts';
 import { engagementRecorder, type EngagementRecorder } from '../../shared/tracking/recorder.ts';
@@ -81,7 +81,9 @@ export interface TrackingWorld {
 
 /** An MtaWorld whose tracked links lead to a tracking listener of its own (machine window 0 unless `env` says). */
 export async function startTrackingWorld(env: Record<string, string> = {}): Promise<TrackingWorld> {
-  const port = await freePort();
+  // Held while the world starts (the mta writes it into links), bound by the listener right after.
+  const held = await holdPort();
+  const port = held.port;
   const w = await startMtaWorld({
     env: {
       TRACKING_PORT: String(port),
@@ -93,6 +95,7 @@ export async function startTrackingWorld(env: Record<string, string> = {}): Prom
       ...env,
     },
   });
+  await held.release();
   const listener = await startTrackingListener(w, { port });
   return {
     w,
