@@ -3,10 +3,8 @@ import net from 'node:net';
 
 /** A port the kernel just handed out and we released; the caller's server binds it a moment later. */
 export async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', () => resolve()));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const { port, release } = await holdPort();
+  await release();
   return port;
 }
 
