@@ -68,6 +68,29 @@ const EMAIL_FIELDS = LEASED_NAMES.map((c) => `"${c}"`).join(', ');
 const EMAIL_DATES = ['scheduled_at', 'created_at', 'updated_at'];
 
 /**
+ * The lease's statement: $1 the token, $2 the email, $3 now. Reads the email and leases its recipients that are due
+ * and free.
+ */
+export const TAKE_LEASE_SQL = `with e as (
+    select ${EMAIL_COLUMNS}, r.bytes as raw, case when e.raw_blob_key is null and r.email_id is null then (
+      select coalesce(json_agg(json_build_object('filename', a.filename, 'content_type', a.content_type, 'content_id', a.content_id,
+        'content_disposition', a.content_disposition, 'blob_key', a.blob_key) order by a.position), '[]'::json)
+      from email_attachments a where a.email_id = e.id) end as attachments
+    from emails e left join email_raw r on r.email_id = e.id where e.id = $2 and e.status in ('queued', 'sending')
+      and not exists (select 1 from teams t where t.id = e.team_id and t.deletion_status <> 'none')),
+  leased as (update email_recipients set leased_until = $1
+    where email_id = $2 and exists (select 1 from e)
+      -- Due and free, as one CASE: the planner cannot match it to email_recipients_pending's predicate, so the
+      -- recipients are found by email_id alone. As plain conditions they let a plan read that index (every pending
+      -- recipient of every email, and the dead entries until a vacuum) whenever statistics lag, as they do when a
+      -- broadcast turns a hundred thousand pending at once: test/mta-lease-plan.test.ts.
+      and case when status in ('queued', 'deferred') and (next_attempt_at is null or next_attempt_at <= $3)
+        then leased_until is null or leased_until < $3 else false end
+    returning ${COLUMNS.join(', ')})
+  select (select row_to_json(x.*) from (select ${EMAIL_FIELDS}, attachments from e) x) as email, (select raw from e) as raw,
+    (select coalesce(json_agg(leased.*), '[]'::json) from leased) as recipients`;
+
+/**
  * A job's one statement (a named prepared statement, shared/db/prepared.ts): reads the email (and its submitted
  * message from email_raw, as bytes beside the JSON), unless it is no longer queued or sending, and leases its
  * recipients that are due at `now` and free. (email.sent is recorded by the accept statement, or by the release of
@@ -85,20 +108,8 @@ export async function takeLease(
   let current = token(new Date(now.getTime() + LEASE_MS));
   const [row] = await prepared<{ email: LoadedEmail | null; raw: Buffer | null; recipients: LeasedRecipient[] }>(
     db,
-    'mta_take_lease_v2',
-    `with e as (
-      select ${EMAIL_COLUMNS}, r.bytes as raw, case when e.raw_blob_key is null and r.email_id is null then (
-        select coalesce(json_agg(json_build_object('filename', a.filename, 'content_type', a.content_type, 'content_id', a.content_id,
-          'content_disposition', a.content_disposition, 'blob_key', a.blob_key) order by a.position), '[]'::json)
-        from email_attachments a where a.email_id = e.id) end as attachments
-      from emails e left join email_raw r on r.email_id = e.id where e.id = $2 and e.status in ('queued', 'sending')
-        and not exists (select 1 from teams t where t.id = e.team_id and t.deletion_status <> 'none')),
-    leased as (update email_recipients set leased_until = $1
-      where email_id = $2 and exists (select 1 from e) and status in ('queued', 'deferred') and (next_attempt_at is null or next_attempt_at <= $3)
-        and (leased_until is null or leased_until < $3)
-      returning ${COLUMNS.join(', ')})
-    select (select row_to_json(x.*) from (select ${EMAIL_FIELDS}, attachments from e) x) as email, (select raw from e) as raw,
-      (select coalesce(json_agg(leased.*), '[]'::json) from leased) as recipients`,
+    'mta_take_lease_v3',
+    TAKE_LEASE_SQL,
     [current, emailId, now],
   );
   if (!row?.email || row.recipients.length === 0) return null;
