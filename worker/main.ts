@@ -2,6 +2,7 @@
 import { checkPostgres, checkRedis, readConfig, starting } from '../shared/startup.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
+import { warnIfAutovacuumOff } from '../shared/db/autovacuum.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
@@ -40,6 +41,7 @@ const metricsListener = await starting(log, async () => {
   await checkRedis(config.REDIS_URL);
   return serveMetrics(config, 'worker', registry, log);
 });
+await warnIfAutovacuumOff(db, log);
 const dns = createResolver({ servers: config.DNS_SERVERS });
 const secrets = secretsKey(config);
 const blobs = createFsBlobStore(config.BLOB_DIR);
