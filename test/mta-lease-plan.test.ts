@@ -61,7 +61,10 @@ test('the lease reads the email by its index when many recipients are pending an
         );
         t.deepEqual(indexesOf(update), ['email_recipients_email_id_address_unique'], `${mode}: the email's index only`);
         t.is(update?.['Actual Rows'], 1, `${mode}: the one recipient is leased`);
-        t.true((update?.['Shared Hit Blocks'] ?? Infinity) < 40, `${mode}: a few pages read, not the pending index`);
+        t.true(
+          Number(update?.['Shared Hit Blocks'] ?? Infinity) < 40,
+          `${mode}: a few pages read, not the pending index`,
+        );
         throw rollback; // the explained update is undone: the next mode leases the same recipient
       })
       .catch((err) => {
