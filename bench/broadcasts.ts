@@ -226,13 +226,22 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
 function roundsTable(rounds: { when: string; r: AcceptResult; stalls: Stalls }[]): void {
   console.log(
     renderTable(
-      ['round', 'ok / sent', 'p50 ms', 'p99 ms', 'api loop delay p99 / max ms', 'PostgreSQL active, by wait'],
+      [
+        'round',
+        'ok / sent',
+        'p50 ms',
+        'p99 ms',
+        'api loop delay p99 / max ms',
+        'WAL MB / full-page images / buffers full / checkpoints',
+        'PostgreSQL active, by wait',
+      ],
       rounds.map(({ when, r, stalls: s }) => [
         when,
         `${r.ok} / ${r.sent}`,
         fixed(r.p50, 1),
         fixed(r.p99, 0),
         `${fixed(s.loopP99Ms, 0)} / ${fixed(s.loopMaxMs, 0)}`,
+        `${fixed(s.wal.mb, 0)} / ${s.wal.fpi} / ${s.wal.buffersFull} / ${s.wal.checkpoints}`,
         s.waits.map((w) => `${w.wait} ${fixed(w.share, 2)}`).join(', ') || 'idle',
       ]),
     ),

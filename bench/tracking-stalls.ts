@@ -16,7 +16,13 @@ export interface Stalls {
   /** The statements those backends ran (the first 100 characters, spaces folded): share of the samples. */
   statements: { statement: string; share: number }[];
   samples: number;
+  /** The server's WAL over the round (pg_stat_wal, the whole cluster): MB written, full-page images, writes forced by full WAL buffers; and checkpoints begun (pg_stat_bgwriter). */
+  wal: { mb: number; fpi: number; buffersFull: number; checkpoints: number };
 }
+
+const WAL_SQL = `select w.wal_bytes::float8 as bytes, w.wal_fpi::float8 as fpi, w.wal_buffers_full::float8 as full,
+  (b.checkpoints_timed + b.checkpoints_req)::float8 as checkpoints from pg_stat_wal w, pg_stat_bgwriter b`;
+type Wal = { bytes: number; fpi: number; full: number; checkpoints: number };
 
 type Scrape = Map<string, number>;
 
@@ -47,6 +53,7 @@ function gcDelta(before: Scrape, after: Scrape): Stalls['gc'] {
 /** Starts sampling; the returned function ends it and tells what was seen. */
 export async function watchStalls(db: Knex, database: string, metricsUrl: string): Promise<() => Promise<Stalls>> {
   const before = await scrape(metricsUrl);
+  const walBefore: Wal = (await db.raw(WAL_SQL)).rows[0];
   const counts = new Map<string, number>();
   const statements = new Map<string, number>();
   let samples = 0;
@@ -71,6 +78,7 @@ export async function watchStalls(db: Knex, database: string, metricsUrl: string
     on = false;
     await sampling;
     const after = await scrape(metricsUrl);
+    const walAfter: Wal = (await db.raw(WAL_SQL)).rows[0];
     return {
       loopP99Ms: (after.get('nodejs_eventloop_lag_p99_seconds') ?? NaN) * 1000,
       loopMaxMs: (after.get('nodejs_eventloop_lag_max_seconds') ?? NaN) * 1000,
@@ -82,8 +90,14 @@ export async function watchStalls(db: Knex, database: string, metricsUrl: string
       statements: [...statements]
         .map(([statement, n]) => ({ statement, share: n / samples }))
         .sort((a, b) => b.share - a.share)
-        .slice(0, 4),
+        .slice(0, 8),
       samples,
+      wal: {
+        mb: (walAfter.bytes - walBefore.bytes) / 1e6,
+        fpi: walAfter.fpi - walBefore.fpi,
+        buffersFull: walAfter.full - walBefore.full,
+        checkpoints: walAfter.checkpoints - walBefore.checkpoints,
+      },
     };
   };
 }
