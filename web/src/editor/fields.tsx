@@ -118,3 +118,38 @@ export const ALIGN_OPTIONS = [
 export function ColorInput(p: Base & { value: string | undefined; onChange: (v: string | undefined) => void }) {
   return <TextInput label={p.label} value={p.value} onChange={p.onChange} optional placeholder="#rrggbb" />;
 }
+
+/** An HTML body and its text part, as the template editor and the broadcast composer take them. */
+export function HtmlBodyFields(p: {
+  html: string;
+  text: string;
+  onHtml: (v: string) => void;
+  onText: (v: string) => void;
+}) {
+  return (
+    <>
+      <label className="field">
+        <span>HTML body</span>
+        <textarea
+          name="html"
+          className="code"
+          rows={16}
+          spellCheck={false}
+          value={p.html}
+          onChange={(e) => p.onHtml(e.target.value)}
+        />
+      </label>
+      <label className="field">
+        <span>Text part</span>
+        <textarea
+          name="text"
+          className="code"
+          rows={6}
+          value={p.text}
+          placeholder="Empty: made from the HTML at each send"
+          onChange={(e) => p.onText(e.target.value)}
+        />
+      </label>
+    </>
+  );
+}

@@ -2,7 +2,7 @@
 // (the block editor of web/src/editor, or HTML) and the merge tags a broadcast knows.
 import { useId, useState } from 'react';
 import { BlockEditor } from '../../editor/BlockEditor';
-import { TextInput } from '../../editor/fields';
+import { HtmlBodyFields, TextInput } from '../../editor/fields';
 import { starterDocument, type BlockDocument } from '../../editor/model';
 import type { Load } from '../../ui';
 import type { Draft } from './draft';
@@ -145,28 +145,12 @@ export function ContentPanel(p: Props & { selected: string | null; select: (id: 
         </div>
         {draft.document ? null : (
           <fieldset disabled={readOnly}>
-            <label className="field">
-              <span>HTML body</span>
-              <textarea
-                name="html"
-                className="code"
-                rows={14}
-                spellCheck={false}
-                value={draft.html}
-                onChange={(e) => set((d) => ({ ...d, html: e.target.value }))}
-              />
-            </label>
-            <label className="field">
-              <span>Text part</span>
-              <textarea
-                name="text"
-                className="code"
-                rows={5}
-                value={draft.text}
-                placeholder="Empty: made from the HTML"
-                onChange={(e) => set((d) => ({ ...d, text: e.target.value }))}
-              />
-            </label>
+            <HtmlBodyFields
+              html={draft.html}
+              text={draft.text}
+              onHtml={(html) => set((d) => ({ ...d, html }))}
+              onText={(text) => set((d) => ({ ...d, text }))}
+            />
           </fieldset>
         )}
       </section>

@@ -1,6 +1,6 @@
 // The template page's own panels: its details (name, alias, subject, sender, reply-to) and the HTML mode of a template
 // written as HTML.
-import { TextInput } from '../../editor/fields';
+import { HtmlBodyFields, TextInput } from '../../editor/fields';
 import type { Draft } from './draft';
 
 interface Props {
@@ -46,28 +46,12 @@ export function HtmlPanel({ draft, set, readOnly }: Props) {
     <section className="panel editor-panel" aria-labelledby="html-title">
       <h2 id="html-title">HTML</h2>
       <fieldset disabled={readOnly}>
-        <label className="field">
-          <span>HTML body</span>
-          <textarea
-            name="html"
-            className="code"
-            rows={16}
-            spellCheck={false}
-            value={draft.html}
-            onChange={(e) => set({ ...draft, html: e.target.value })}
-          />
-        </label>
-        <label className="field">
-          <span>Text part</span>
-          <textarea
-            name="text"
-            className="code"
-            rows={6}
-            value={draft.text}
-            placeholder="Empty: made from the HTML at each send"
-            onChange={(e) => set({ ...draft, text: e.target.value })}
-          />
-        </label>
+        <HtmlBodyFields
+          html={draft.html}
+          text={draft.text}
+          onHtml={(html) => set({ ...draft, html })}
+          onText={(text) => set({ ...draft, text })}
+        />
       </fieldset>
     </section>
   );
