@@ -16,7 +16,10 @@ export interface Stalls {
   /** The statements those backends ran (the first 100 characters, spaces folded): share of the samples. */
   statements: { statement: string; share: number }[];
   samples: number;
-  /** The server's WAL over the round (pg_stat_wal, the whole cluster): MB written, full-page images, writes forced by full WAL buffers; and checkpoints begun (pg_stat_bgwriter). */
+  /**
+   * The server's WAL over the round (pg_stat_wal, the whole cluster): MB written, full-page images, writes forced by
+   * full WAL buffers; and checkpoints begun (pg_stat_bgwriter).
+   */
   wal: { mb: number; fpi: number; buffersFull: number; checkpoints: number };
 }
 
