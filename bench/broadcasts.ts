@@ -181,6 +181,13 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
   const stats = { api: windows.api.end(), mta: windows.mta.end(), worker: windows.worker.end() };
   const seconds = last ? (last - started) / 1000 : NaN;
   const rate = o.size / seconds;
+  // BENCH_BROADCAST_VACUUM=1: what autovacuum would do after a broadcast, on a server that runs without it (this
+  // machine's: docs/capacity.md), before the round after it.
+  if (process.env.BENCH_BROADCAST_VACUUM === '1') {
+    const at = performance.now();
+    await ours.db.raw('vacuum analyze email_recipients, emails, events, delivery_attempts, contact_activity');
+    console.error(`bench: broadcasts: vacuum analyze took ${fixed((performance.now() - at) / 1000, 1)} s`);
+  }
   alone.push(await paced('alone, after'));
   const p99s = (rs: AcceptResult[]) => rs.map((r) => fixed(r.p99, 0)).join(', ');
   const aloneP99 = median(alone.map((r) => r.p99)) ?? NaN;
