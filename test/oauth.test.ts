@@ -11,6 +11,7 @@ import { createApp } from '../api/app.ts';
 import type { ApiDeps } from '../api/deps.ts';
 import type Provider from 'oidc-provider';
 import { open, secretsKey } from '../shared/secrets.ts';
+import { requestReset } from '../shared/accounts/reset.ts';
 import {
   Agent,
   authorizeCode,
@@ -216,6 +217,29 @@ test('revoking a grant (DELETE /oauth/grants/{id}) kills its tokens at once; ano
   });
   t.is(refreshed.body.error, 'invalid_grant');
   t.is(who.teamId, (await p.db('oauth_grants').where({ id }).first()).team_id);
+});
+
+test('a password reset revokes every grant the person made: its tokens stop, the grant says why', async (t) => {
+  const email = 'reset-grants@people.test';
+  const { tokens, client } = await granted(email, 'domains:read');
+  const other = await granted('someone-else@people.test', 'domains:read');
+  t.is((await p.request('GET', '/domains', { key: tokens.body.access_token })).status, 200);
+  const { token } = await requestReset(p.db, email);
+  const reset = await p.request('POST', '/auth/password-reset/confirm', {
+    body: { token, password: 'a new password here' },
+  });
+  t.is(reset.status, 200, JSON.stringify(reset.body));
+  t.is((await p.request('GET', '/domains', { key: tokens.body.access_token })).body.name, 'invalid_api_key');
+  const refreshed = await tokenRequest(base, {
+    grant_type: 'refresh_token',
+    refresh_token: tokens.body.refresh_token,
+    client_id: client.client_id,
+  });
+  t.is(refreshed.body.error, 'invalid_grant');
+  const row = await p.db('oauth_grants').where({ client_id: client.client_id }).first();
+  t.is(row.revoked_reason, 'password_reset');
+  // Another person's grant is theirs: untouched.
+  t.is((await p.request('GET', '/domains', { key: other.tokens.body.access_token })).status, 200);
 });
 
 test('the revocation endpoint (RFC 7009) revokes an access token', async (t) => {

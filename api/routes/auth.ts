@@ -167,7 +167,7 @@ export const authOperations = [
     path: '/auth/password-reset/confirm',
     summary: 'Set a new password',
     description:
-      "Uses a reset mail's token (once): the new password is set and every session of the account ends. Sign in again.",
+      "Uses a reset mail's token (once): the new password is set, every session of the account ends and every OAuth grant it made (in any team) is revoked. Sign in again.",
     body: z.object({
       token: s.token512.describe("The token of the reset mail's link"),
       password: s.password.describe('The new password, 8-4096 characters'),
@@ -175,7 +175,8 @@ export const authOperations = [
     response: z.object({ object: z.literal('user'), id: z.uuid() }).meta({ id: 'PasswordResetResult' }),
     handler: async ({ body, deps, ctx }) => {
       await guard(ctx, deps);
-      const user = await resetPassword(deps.db, body.token, body.password);
+      const { user, revokedGrants } = await resetPassword(deps.db, body.token, body.password);
+      for (const id of revokedGrants) await deps.oauth?.forgetGrant(id);
       clearSessionCookies(ctx, deps);
       return { object: 'user' as const, id: user.id };
     },

@@ -1,6 +1,6 @@
 // Password reset: a request stores a `password_reset` token for any address (for one without an account the row
 // names no user and is never mailed, so both answers cost the same), mails the link to an account's owner; using it
-// sets the new password and ends every session of the account.
+// sets the new password, ends every session of the account and revokes every OAuth grant it made.
 import type { Knex } from 'knex';
 import { newId } from '../ids.ts';
 import { normalizeEmail } from './addresses.ts';
@@ -8,6 +8,7 @@ import { checkPasswordLength, hashPassword } from './passwords.ts';
 import { newSecret } from './one-time.ts';
 import { invalidToken, RESET_TOKEN_MINUTES, useToken, type InCommit } from './signup.ts';
 import { findUserByEmail, type UserRow } from './users.ts';
+import { revokeGrants } from '../oauth/grants.ts';
 
 export interface ResetRequested {
   email: string;
@@ -40,8 +41,16 @@ export async function requestReset(
   });
 }
 
-/** Checks the new password first (a refused password leaves the token usable), then uses the token once. */
-export async function resetPassword(db: Knex, token: string, password: string, now = new Date()): Promise<UserRow> {
+/**
+ * Checks the new password first (a refused password leaves the token usable), then uses the token once. Answers the
+ * user and the OAuth grants it revoked (provider grant ids), for the caller to make every api copy forget them.
+ */
+export async function resetPassword(
+  db: Knex,
+  token: string,
+  password: string,
+  now = new Date(),
+): Promise<{ user: UserRow; revokedGrants: string[] }> {
   const normalized = checkPasswordLength(password);
   const hash = await hashPassword(normalized);
   return db.transaction(async (trx) => {
@@ -59,6 +68,12 @@ export async function resetPassword(db: Knex, token: string, password: string, n
       .where({ kind: 'password_reset', user_id: user.id })
       .whereNull('used_at')
       .update({ used_at: now });
-    return user;
+    // OAuth grants act for the person without their password, in every team: a thief's grant must end too.
+    const revokedGrants: string[] = await trx('oauth_grants')
+      .where({ user_id: user.id })
+      .whereNull('revoked_at')
+      .pluck('provider_grant_id');
+    await revokeGrants(trx, revokedGrants, 'password_reset');
+    return { user, revokedGrants };
   });
 }

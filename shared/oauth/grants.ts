@@ -40,6 +40,21 @@ export async function markGrantRevoked(db: Knex, providerGrantId: string, reason
     .update({ revoked_at: db.fn.now(), revoked_reason: reason });
 }
 
+/**
+ * Revokes grants in `trx`: every artifact oidc-provider holds for them (access and refresh tokens, codes, the grant)
+ * removed, so no token of them is found again, and each row marked (the first reason stays). The caller makes every
+ * api copy's token cache forget them once this commits (api/oauth/server.ts forgetGrant).
+ */
+export async function revokeGrants(trx: Knex, providerGrantIds: string[], reason: string): Promise<void> {
+  if (providerGrantIds.length === 0) return;
+  await trx('oauth_models').whereIn('grant_id', providerGrantIds).delete();
+  await trx('oauth_models').where({ model: 'Grant' }).whereIn('id', providerGrantIds).delete();
+  await trx('oauth_grants')
+    .whereIn('provider_grant_id', providerGrantIds)
+    .whereNull('revoked_at')
+    .update({ revoked_at: trx.fn.now(), revoked_reason: reason });
+}
+
 /** The team's grants, newest first, with the client's registered name and logo. */
 export async function listGrants(db: Knex, teamId: string, page: ListQuery) {
   const query = db('oauth_grants as g')
