@@ -2197,7 +2197,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password
-         * @description Uses a reset mail's token (once): the new password is set and every session of the account ends. Sign in again.
+         * @description Uses a reset mail's token (once): the new password is set, every session of the account ends and every OAuth grant it made (in any team) is revoked. Sign in again.
          */
         post: operations["resetPassword"];
         delete?: never;
