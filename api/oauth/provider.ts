@@ -3,9 +3,11 @@
 // client registration (RFC 7591), revocation (RFC 7009), resource indicators (RFC 8707: a token is bound to this
 // API or to /mcp) and its metadata (RFC 8414). Storage: PostgreSQL (shared/oauth/adapter.ts); signing keys sealed at
 // rest (shared/oauth/keys.ts). The person signs in and consents on the dashboard's consent page
-// (/oauth/consent/:uid), which confirms through the API (api/routes/oauth.ts). docs/oauth.md.
+// (/oauth/consent/:uid), which confirms through the API (api/routes/oauth.ts). docs/oauth.md. oidc-provider (some
+// 200 modules) is loaded when the provider is first made (api/oauth/server.ts), not with every api process and test.
 import { createHmac } from 'node:crypto';
-import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Knex } from 'knex';
 import type { Config } from '../../shared/config.ts';
 import { postgresAdapter } from '../../shared/oauth/adapter.ts';
@@ -40,6 +42,7 @@ export interface OAuthServerOptions {
 }
 
 export async function createProvider({ config, db, scopes, forget }: OAuthServerOptions): Promise<Provider> {
+  const { default: Provider, errors } = await import('oidc-provider');
   const secrets = secretsKey(config);
   const targets = resources(config);
   const cookieKey = createHmac('sha256', secrets).update('oauth-cookies').digest('base64url');

@@ -2,8 +2,9 @@
 // MJML (validation `strict`; the tree is handed to MJML as JSON, never as MJML text, so no value can change its
 // structure), and a text part written from the blocks themselves. Both keep the template's variables as written:
 // they are the html and text the engine compiles and fills per send, so MJML's cost is paid per write, never per
-// send. Text is escaped here (MJML inserts content and attributes as given).
-import mjml2html from 'mjml';
+// send. Text is escaped here (MJML inserts content and attributes as given). MJML (some 500 modules) is loaded on the
+// first render, not with the process: most processes and tests never render a block document.
+import type mjml2htmlType from 'mjml';
 import { fontFamilies, type Block, type BlockDocument, type LeafBlock } from './blocks.ts';
 import { UNSUBSCRIBE_PLACEHOLDER } from './syntax.ts';
 import { ServiceError } from '../errors.ts';
@@ -172,8 +173,13 @@ export function documentText(doc: BlockDocument): string {
   return parts.filter((p) => p !== '').join('\n\n');
 }
 
+let mjml: Promise<typeof mjml2htmlType> | undefined;
+
 /** The document's HTML (MJML, strict) and text. A document MJML refuses is a 422 naming `document`. */
 export async function renderDocument(doc: BlockDocument): Promise<{ html: string; text: string }> {
+  const mjml2html = await (mjml ??= import('mjml').then(
+    (m) => (m as unknown as { default: typeof mjml2htmlType }).default,
+  ));
   let html: string;
   try {
     // No web fonts: nothing in the message loads from a host its sender did not name.
