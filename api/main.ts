@@ -22,6 +22,7 @@ import { engagementRecorder } from '../shared/tracking/recorder.ts';
 import { secretsKey } from '../shared/secrets.ts';
 import { createTrackingServer } from './tracking/server.ts';
 import { contactJobs as contactJobQueues } from '../shared/imports/jobs.ts';
+import { warmUp } from './warm-up.ts';
 
 const config = readConfig('api');
 const log = createLogger(config, 'api');
@@ -85,6 +86,7 @@ const metricsListener = await starting(log, async () => {
 });
 log.info({ host: config.HOST, port: config.PORT }, 'api.listening');
 log.info({ host: config.TRACKING_HOST, port: (trackingServer.address() as AddressInfo).port }, 'tracking.listening');
+if (config.NODE_ENV !== 'test') void warmUp(log);
 
 shutdown.ready(async () => {
   await Promise.all([server, trackingServer].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
