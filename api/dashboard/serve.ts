@@ -56,18 +56,32 @@ interface Loaded {
 
 let files: Promise<Map<string, Loaded>> | undefined;
 
+async function readBuild(dir: string): Promise<Map<string, Loaded>> {
+  const out = new Map<string, Loaded>();
+  const index = await readFile(path.join(dir, 'index.html'));
+  out.set('index.html', { body: index, gzipped: gzipSync(index), type: 'text/html; charset=utf-8' });
+  for (const name of await readdir(path.join(dir, 'assets'))) {
+    const body = await readFile(path.join(dir, 'assets', name));
+    const type = TYPES[path.extname(name)] ?? 'application/octet-stream';
+    out.set(`assets/${name}`, { body, gzipped: gzipSync(body), type });
+  }
+  return out;
+}
+
+/** A build being moved into place (web/build.js: two renames) is missing for a moment: tried for up to ~2 s. */
+const READ_TRIES = 20;
+
 /** Every file of the build, read and compressed once (a few hundred kilobytes). */
 function loadBuild(dir: string): Promise<Map<string, Loaded>> {
   files ??= (async () => {
-    const out = new Map<string, Loaded>();
-    const index = await readFile(path.join(dir, 'index.html'));
-    out.set('index.html', { body: index, gzipped: gzipSync(index), type: 'text/html; charset=utf-8' });
-    for (const name of await readdir(path.join(dir, 'assets'))) {
-      const body = await readFile(path.join(dir, 'assets', name));
-      const type = TYPES[path.extname(name)] ?? 'application/octet-stream';
-      out.set(`assets/${name}`, { body, gzipped: gzipSync(body), type });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await readBuild(dir);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= READ_TRIES) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
     }
-    return out;
   })();
   files.catch(() => (files = undefined));
   return files;
