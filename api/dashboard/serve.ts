@@ -11,11 +11,25 @@ import type { Context, Next } from 'koa';
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** From the sources (api/dashboard/) or the compiled tree (dist/api/dashboard/): the same dist/web. */
 const CANDIDATES = [path.resolve(here, '../../dist/web'), path.resolve(here, '../../web')];
+const isBuild = (dir: string) => existsSync(path.join(dir, 'index.html')) && existsSync(path.join(dir, 'assets'));
 let found: string | undefined;
 /** Looked for on each request until found (a build made after the api started is served). */
-function webBuild(): string | undefined {
-  found ??= CANDIDATES.find((dir) => existsSync(path.join(dir, 'index.html')) && existsSync(path.join(dir, 'assets')));
+function webBuild(given: string | undefined): string | undefined {
+  if (given !== undefined) return isBuild(given) ? given : undefined;
+  found ??= CANDIDATES.find(isBuild);
   return found;
+}
+
+/** A build being moved into place (web/build.js: two renames) is missing for a moment: looked for up to ~2 s. */
+const TRIES = 20;
+const pause = () => new Promise((resolve) => setTimeout(resolve, 100));
+
+async function builtDir(given: string | undefined): Promise<string | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    const dir = webBuild(given);
+    if (dir || attempt >= TRIES) return dir;
+    await pause();
+  }
 }
 
 /** The page URLs (each page's own address); API routes never start so (the consent page's calls add a segment). */
@@ -68,18 +82,15 @@ async function readBuild(dir: string): Promise<Map<string, Loaded>> {
   return out;
 }
 
-/** A build being moved into place (web/build.js: two renames) is missing for a moment: tried for up to ~2 s. */
-const READ_TRIES = 20;
-
-/** Every file of the build, read and compressed once (a few hundred kilobytes). */
+/** Every file of the build, read and compressed once (a few hundred kilobytes); read again while it is mid-move. */
 function loadBuild(dir: string): Promise<Map<string, Loaded>> {
   files ??= (async () => {
     for (let attempt = 1; ; attempt++) {
       try {
         return await readBuild(dir);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= READ_TRIES) throw err;
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= TRIES) throw err;
+        await pause();
       }
     }
   })();
@@ -102,7 +113,7 @@ export function dashboard(given?: string) {
     if (!PAGES.test(ctx.path) && !asset) return next();
     // A request with an API key is an API client, not a browser: `/` answers it as the API does (404 JSON).
     if (/^bearer\s/i.test(ctx.get('authorization'))) return next();
-    const dir = given ?? webBuild();
+    const dir = await builtDir(given);
     if (!dir) {
       ctx.status = 503;
       ctx.type = 'text/plain; charset=utf-8';
