@@ -7,6 +7,7 @@
 import test from 'ava';
 import type { Page } from 'playwright-core';
 import { simpleParser } from 'mailparser';
+import { answerConfirm } from './helpers/dashboard.ts';
 import { browse, look, unexpected } from './helpers/dashboard-ops.ts';
 import { startBroadcastsWorld, type BroadcastsWorld } from './helpers/dashboard-broadcasts.ts';
 import { until } from './helpers/wait.ts';
@@ -202,6 +203,7 @@ test.serial(
     t.not(copy, id);
     t.is(await page.getByLabel('Name', { exact: true }).inputValue(), 'Checked (copy)');
     await page.getByRole('button', { name: 'Delete draft' }).click();
+    await answerConfirm(page, 'Delete the draft “Checked (copy)”?', 'Delete');
     await page.getByRole('heading', { name: 'Broadcasts' }).waitFor();
     t.is((await world.owner.client.request('GET', `/broadcasts/${copy}`)).status, 404);
     t.deepEqual(errorsOf(errors), []);

@@ -7,7 +7,7 @@
 import test from 'ava';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from './helpers/browser.ts';
-import { buildDashboard, look, tabTo, whileLoading } from './helpers/dashboard.ts';
+import { answerConfirm, buildDashboard, look, tabTo, whileLoading } from './helpers/dashboard.ts';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { browse, person, unexpected } from './helpers/dashboard-ops.ts';
 import { newId } from '../shared/ids.ts';
@@ -84,8 +84,14 @@ test.serial('API keys: a sending key bound to one domain, listed with it; an adm
   );
   t.is((await p.request('GET', '/domains', { key: old })).status, 200, 'the key works before');
   await look(t, page, 'api-keys-bound');
-  // The confirmation (window.confirm) is accepted by browse()'s dialog handler.
+  // Asked first (the page's own dialog): Cancel keeps the key; Revoke revokes it.
   await page.getByRole('button', { name: 'Revoke Old key' }).click();
+  await page.getByRole('dialog', { name: 'Revoke “Old key”?' }).waitFor();
+  await look(t, page, 'api-key-revoke-confirm');
+  await answerConfirm(page, 'Revoke “Old key”?', 'Cancel');
+  t.is((await p.request('GET', '/domains', { key: old })).status, 200, 'kept on Cancel');
+  await page.getByRole('button', { name: 'Revoke Old key' }).click();
+  await answerConfirm(page, 'Revoke “Old key”?', 'Revoke');
   await page.getByRole('row', { name: /Old key/ }).waitFor({ state: 'detached' });
   await page.getByRole('row', { name: /Shop <b>sender<\/b>/ }).waitFor();
   t.is(await page.getByRole('row', { name: /Old key/ }).count(), 0, 'gone from the list, the other key stays');

@@ -6,7 +6,7 @@
 import test from 'ava';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from './helpers/browser.ts';
-import { buildDashboard } from './helpers/dashboard.ts';
+import { answerConfirm, buildDashboard } from './helpers/dashboard.ts';
 import { startAutoconfigureWorld, type AutoconfigureWorld } from './helpers/autoconfigure.ts';
 import { startEntry, type EntryProcess } from './helpers/processes.ts';
 import { browse, look, person, unexpected, type Person } from './helpers/dashboard-ops.ts';
@@ -85,6 +85,7 @@ test.serial('add, auto-configure, verify live, rotate DKIM, brand logo', async (
   await look(t, page, 'domain-verified');
 
   await page.getByRole('button', { name: 'Rotate the DKIM key' }).click();
+  await answerConfirm(page, 'Rotate the DKIM key?', 'Rotate');
   await page.getByText(/New DKIM selector/).waitFor();
   // The new record shows pending until the worker's sweep looks at it; on a busy machine the sweep may come before
   // the page's next look (a CI run once missed the pending badge), so its status is not waited for here.
@@ -109,6 +110,7 @@ test.serial('add, auto-configure, verify live, rotate DKIM, brand logo', async (
   await page.locator('table.records tr', { hasText: '_bimi' }).waitFor();
   await look(t, page, 'domain-brand');
   await page.getByRole('button', { name: 'Remove the logo' }).click();
+  await answerConfirm(page, 'Remove the brand logo?', 'Remove');
   await page.getByText('No logo yet.').waitFor();
   t.deepEqual(unexpected(v.errors), []);
   await v.context.close();

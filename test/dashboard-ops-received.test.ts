@@ -5,7 +5,7 @@
 import test from 'ava';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from './helpers/browser.ts';
-import { buildDashboard } from './helpers/dashboard.ts';
+import { answerConfirm, buildDashboard } from './helpers/dashboard.ts';
 import { PDF, startReceivingWorld, type ReceivingWorld } from './helpers/receiving-world.ts';
 import { browse, look, person, unexpected, type Person } from './helpers/dashboard-ops.ts';
 import { newId } from '../shared/ids.ts';
@@ -109,6 +109,7 @@ test.serial('the inbox: list, search, a message with its frame, attachment and r
   await vv.context.close();
 
   await page.getByRole('button', { name: 'Delete' }).click();
+  await answerConfirm(page, 'Delete this message for good?', 'Delete');
   await page.waitForURL(`${url}/dashboard/received`);
   await page.getByRole('link', { name: 'Another one' }).waitFor();
   t.is(await page.getByRole('link', { name: 'Order <b>42</b>' }).count(), 0);

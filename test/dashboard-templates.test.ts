@@ -6,6 +6,7 @@
 import test from 'ava';
 import type { Page } from 'playwright-core';
 import path from 'node:path';
+import { answerConfirm } from './helpers/dashboard.ts';
 import { DESKTOP, PHONE, openPage } from './helpers/browser.ts';
 import {
   frameText,
@@ -199,8 +200,8 @@ test.serial('search, duplicate and delete in the list; an HTML template in HTML 
   await page.getByText('No template matches').waitFor();
   await look(t, page, world.shots, 'templates-no-match');
   await page.getByLabel('Search templates').fill('');
-  page.once('dialog', (d) => void d.accept());
   await page.getByRole('button', { name: 'Delete Receipt (copy)' }).click();
+  await answerConfirm(page, 'Delete “Receipt (copy)”?', 'Delete');
   await page.getByText('Deleted “Receipt (copy)”.').waitFor();
   t.is(await page.getByRole('link', { name: 'Receipt (copy)' }).count(), 0);
   const list = await world.owner.c.request('GET', '/templates');

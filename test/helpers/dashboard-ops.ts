@@ -63,7 +63,6 @@ export async function browse(
     if (m.type() === 'error') errors.push(m.text());
   });
   page.on('pageerror', (err) => errors.push(String(err)));
-  page.on('dialog', (d) => void d.accept());
   return { context, page, errors, requests, failed };
 }
 

@@ -373,3 +373,10 @@ export async function whileLoading(page: Page, path: string, check: () => Promis
     await page.unroute(matches, handler);
   }
 }
+
+/** Answers the page's "Are you sure?" (web/src/dialog.tsx's useConfirm, titled `title`) with `button`; waits it out. */
+export async function answerConfirm(page: Page, title: string | RegExp, button: string): Promise<void> {
+  const dialog = page.getByRole('dialog', { name: title });
+  await dialog.getByRole('button', { name: button, exact: true }).click();
+  await dialog.waitFor({ state: 'detached' });
+}

@@ -1,6 +1,6 @@
 // A modal dialog (the native <dialog> opened with showModal: the rest of the page is inert). Tab and Shift+Tab stay
 // inside it, Escape closes it, and on closing the focus goes back where it was when it opened.
-import { useEffect, useId, useRef, type KeyboardEvent, type ReactNode } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 import './dialog.css';
 
 const FOCUSABLE =
@@ -86,4 +86,29 @@ export function Confirm(props: {
       </div>
     </Dialog>
   );
+}
+
+type Question = { title: string; action: string; body?: string; answer: (yes: boolean) => void };
+
+/**
+ * "Are you sure?" asked in place of window.confirm: `await ask(title, action, body)` opens a Confirm and resolves true
+ * on its action, false on Cancel or Escape; the page renders `dialog` where the question should appear.
+ */
+export function useConfirm() {
+  const [question, setQuestion] = useState<Question | null>(null);
+  const ask = useCallback(
+    (title: string, action: string, body?: string) =>
+      new Promise<boolean>((resolve) => setQuestion({ title, action, body, answer: resolve })),
+    [],
+  );
+  const close = (yes: boolean) => {
+    question?.answer(yes);
+    setQuestion(null);
+  };
+  const dialog = question ? (
+    <Confirm title={question.title} action={question.action} onConfirm={() => close(true)} onClose={() => close(false)}>
+      {question.body ? <p>{question.body}</p> : null}
+    </Confirm>
+  ) : null;
+  return { ask, dialog };
 }

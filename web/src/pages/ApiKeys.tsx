@@ -4,6 +4,7 @@
 // viewers.
 import { useState } from 'react';
 import { api, type Schemas } from '../api/client';
+import { useConfirm } from '../dialog';
 import { Field, FormError, Submit, text, useSubmit } from '../form';
 import { can, useSession } from '../session';
 import { formatTime } from '../time';
@@ -124,8 +125,9 @@ function boundTo(k: Schemas['ApiKey'], domains: Domain[]): string {
 function KeyTable(props: { keys: Schemas['ApiKey'][]; domains: Domain[]; admin: boolean; revoked: () => void }) {
   const { keys, domains, admin, revoked } = props;
   const [error, setError] = useState<Schemas['Error'] | null>(null);
+  const confirm = useConfirm();
   async function revoke(k: Schemas['ApiKey']) {
-    if (!window.confirm(`Revoke the key “${k.name}”? Requests with it fail from now on.`)) return;
+    if (!(await confirm.ask(`Revoke “${k.name}”?`, 'Revoke', 'Requests with this key fail from now on.'))) return;
     const r = await api.DELETE('/api-keys/{id}', { params: { path: { id: k.id } } });
     if (r.response.ok) revoked();
     else setError(r.error ?? null);
@@ -178,6 +180,7 @@ function KeyTable(props: { keys: Schemas['ApiKey'][]; domains: Domain[]; admin: 
           </tbody>
         </table>
       </div>
+      {confirm.dialog}
     </>
   );
 }

@@ -41,7 +41,7 @@ export function Composer({ initial, reload }: { initial: Broadcast | null; reloa
     select(blockId);
     focusBlock(blockId, true);
   };
-  const { saveOnly, send, other } = useActions({
+  const { saveOnly, send, other, confirm } = useActions({
     initial,
     draft,
     dirty,
@@ -94,6 +94,7 @@ export function Composer({ initial, reload }: { initial: Broadcast | null; reloa
           <ChecksPanel preview={checks ? refusal(checks) : preview} goTo={goTo} />
         </div>
       </div>
+      {confirm}
     </>
   );
 }

@@ -3,6 +3,7 @@
 // and a refusal naming a block (or failing checks naming one) selects that block.
 import { useNavigate } from 'react-router';
 import { api, asApiError, type ApiError, type Schemas } from '../../api/client';
+import { useConfirm } from '../../dialog';
 import { contentBody, stashDraft, type Broadcast, type Draft } from './draft';
 import type { SendRequest } from './SendPanel';
 
@@ -23,6 +24,7 @@ export function useActions(o: {
   setSaid: (said: string) => void;
 }) {
   const navigate = useNavigate();
+  const confirm = useConfirm();
   const { initial, draft, dirty, reload, goTo, setBase, setError, setBusy, setSaid } = o;
   const stashId = initial?.id ?? 'new';
   /** Saves the draft when it changed; the broadcast's id (a new one is created). */
@@ -69,16 +71,17 @@ export function useActions(o: {
       reload?.();
       return null;
     });
-  const other = (what: 'duplicate' | 'delete') =>
-    run(what, async () => {
+  const other = async (what: 'duplicate' | 'delete') => {
+    if (what === 'delete' && !(await confirm.ask(`Delete the draft “${initial?.name ?? ''}”?`, 'Delete'))) return;
+    await run(what, async () => {
       if (!initial) return null;
-      if (what === 'delete' && !window.confirm(`Delete the draft “${initial.name ?? ''}”?`)) return null;
       const p = { params: { path: { id: initial.id } } };
       const r =
         what === 'delete' ? await api.DELETE('/broadcasts/{id}', p) : await api.POST('/broadcasts/{id}/duplicate', p);
       if (!r.data) throw asApiError(r.error, r.response.status);
       return what === 'delete' ? '/dashboard/broadcasts' : `/dashboard/broadcasts/${r.data.id}`;
     });
+  };
 
-  return { saveOnly, send, other };
+  return { saveOnly, send, other, confirm: confirm.dialog };
 }

@@ -2,6 +2,7 @@
 // RFC 2136 with the customer's TSIG key) and the brand logo (BIMI). A viewer sees the logo only.
 import { useState, type ChangeEvent } from 'react';
 import { api, asApiError, type ApiError, type Schemas } from '../../api/client';
+import { useConfirm } from '../../dialog';
 import { Field, FormError, Submit, text, useSubmit } from '../../form';
 import { ErrorBox, useLoad } from '../../ui';
 import { here } from './links';
@@ -11,9 +12,14 @@ type Domain = Schemas['Domain'];
 export function RotateDkim({ domain, changed }: { domain: Domain; changed: () => void }) {
   const [error, setError] = useState<ApiError | null>(null);
   const [note, setNote] = useState<string | null>(null);
+  const confirm = useConfirm();
   async function rotate() {
-    if (!window.confirm('Rotate the DKIM key? A new selector is published; signing moves to it once it verifies.'))
-      return;
+    const sure = await confirm.ask(
+      'Rotate the DKIM key?',
+      'Rotate',
+      'A new selector is published; signing moves to it once it verifies.',
+    );
+    if (!sure) return;
     setError(null);
     const r = await api.POST('/domains/{domain_id}/dkim/rotate', { params: { path: { domain_id: domain.id } } });
     if (!r.data) return setError(asApiError(r.error, r.response.status));
@@ -30,6 +36,7 @@ export function RotateDkim({ domain, changed }: { domain: Domain; changed: () =>
       </p>
       {note ? <p role="status">{note}</p> : null}
       {error ? <ErrorBox error={error} /> : null}
+      {confirm.dialog}
     </section>
   );
 }
@@ -122,6 +129,7 @@ export function BrandLogo({ domain, member, changed }: { domain: Domain; member:
   const [logo, reload] = useLoad(() => api.GET('/domains/{domain_id}/brand/logo', path), [domain.id]);
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
+  const confirm = useConfirm();
   async function upload(e: ChangeEvent<HTMLInputElement>) {
     const file = e.target.files?.[0];
     e.target.value = '';
@@ -135,7 +143,7 @@ export function BrandLogo({ domain, member, changed }: { domain: Domain; member:
     changed();
   }
   async function remove() {
-    if (!window.confirm('Remove the brand logo? Its BIMI record goes too.')) return;
+    if (!(await confirm.ask('Remove the brand logo?', 'Remove', 'Its BIMI record goes too.'))) return;
     const r = await api.DELETE('/domains/{domain_id}/brand/logo', path);
     if (!r.response.ok) return setError(asApiError(r.error, r.response.status));
     reload();
@@ -177,6 +185,7 @@ export function BrandLogo({ domain, member, changed }: { domain: Domain; member:
       ) : null}
       <p className="muted">An SVG Tiny PS file, square, at most 32 KB.</p>
       {error ? <ErrorBox error={error} /> : null}
+      {confirm.dialog}
     </section>
   );
 }

@@ -3,6 +3,7 @@
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, asApiError, type ApiError, type Schemas } from '../../api/client';
+import { useConfirm } from '../../dialog';
 import { can, useSession } from '../../session';
 import { formatTime } from '../../time';
 import { Empty, ErrorBox, Shown, useLoad } from '../../ui';
@@ -143,8 +144,10 @@ export function formatBytes(n: number): string {
 function Delete({ id }: { id: string }) {
   const navigate = useNavigate();
   const [error, setError] = useState<ApiError | null>(null);
+  const confirm = useConfirm();
   async function remove() {
-    if (!window.confirm('Delete this message for good, with its attachments and raw source?')) return;
+    const sure = await confirm.ask('Delete this message for good?', 'Delete', 'Its attachments and raw source go too.');
+    if (!sure) return;
     const r = await api.DELETE('/emails/receiving/{email_id}', { params: { path: { email_id: id } } });
     if (r.response.ok) navigate('/dashboard/received');
     else setError(asApiError(r.error, r.response.status));
@@ -155,6 +158,7 @@ function Delete({ id }: { id: string }) {
         Delete
       </button>
       {error ? <ErrorBox error={error} /> : null}
+      {confirm.dialog}
     </>
   );
 }

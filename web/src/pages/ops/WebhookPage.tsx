@@ -6,6 +6,7 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { api, asApiError, type ApiError, type Schemas } from '../../api/client';
 import { can, useSession } from '../../session';
 import { formatTime } from '../../time';
+import { useConfirm } from '../../dialog';
 import { ErrorBox, Shown, useLoad } from '../../ui';
 import { EndpointForm, SecretOnce } from './WebhookForm';
 import { EventList, Parked } from './WebhookEvents';
@@ -74,6 +75,7 @@ function Actions({ w, changed, said }: { w: Detail; changed: () => void; said: R
   const navigate = useNavigate();
   const path = { params: { path: { webhook_id: w.id } } };
   const [editing, setEditing] = useState(false);
+  const confirm = useConfirm();
   const { setSecret, setError, setNote } = said;
   async function run<T>(answer: Promise<{ data?: T; error?: unknown; response: Response }>, said: string) {
     setError(null);
@@ -94,7 +96,12 @@ function Actions({ w, changed, said }: { w: Detail; changed: () => void; said: R
     if (await run(api.PATCH('/webhooks/{webhook_id}', { ...path, body: { status } }), said)) changed();
   }
   async function rotate() {
-    if (!window.confirm('Rotate the signing secret? The current one stops signing from the next attempt on.')) return;
+    const sure = await confirm.ask(
+      'Rotate the signing secret?',
+      'Rotate',
+      'The current secret stops signing from the next attempt on; the new one is shown once.',
+    );
+    if (!sure) return;
     const r = await run(api.POST('/webhooks/{webhook_id}/signing-secret/rotate', path), 'The secret is rotated.');
     if (r) {
       setSecret(r.signing_secret);
@@ -102,7 +109,7 @@ function Actions({ w, changed, said }: { w: Detail; changed: () => void; said: R
     }
   }
   async function remove() {
-    if (!window.confirm(`Delete the endpoint ${w.endpoint} with its events and attempts?`)) return;
+    if (!(await confirm.ask('Delete this endpoint?', 'Delete', `${w.endpoint}, with its events and attempts.`))) return;
     if (await run(api.DELETE('/webhooks/{webhook_id}', path), 'Deleted.')) navigate('/dashboard/webhooks');
   }
   return (
@@ -140,6 +147,7 @@ function Actions({ w, changed, said }: { w: Detail; changed: () => void; said: R
           }}
         />
       ) : null}
+      {confirm.dialog}
     </>
   );
 }

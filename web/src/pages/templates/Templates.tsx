@@ -3,6 +3,7 @@
 import { useMemo, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, asApiError, type ApiError, type Schemas } from '../../api/client';
+import { useConfirm } from '../../dialog';
 import { Field, FormError, Submit, text, useSubmit } from '../../form';
 import { can, useSession } from '../../session';
 import { formatTime } from '../../time';
@@ -107,9 +108,14 @@ function TemplateTable(p: {
     () => (q ? p.items.filter((t) => `${t.name} ${t.alias ?? ''}`.toLowerCase().includes(q)) : p.items),
     [p.items, q],
   );
+  const confirm = useConfirm();
   async function act(t: Item, what: 'duplicate' | 'delete') {
     p.failed(null);
-    if (what === 'delete' && !window.confirm(`Delete the template “${t.name}” and its versions?`)) return;
+    if (
+      what === 'delete' &&
+      !(await confirm.ask(`Delete “${t.name}”?`, 'Delete', 'The template goes with all its versions.'))
+    )
+      return;
     const path = { params: { path: { id_or_alias: t.id } } };
     const r =
       what === 'delete'
@@ -172,6 +178,7 @@ function TemplateTable(p: {
           ))}
         </tbody>
       </table>
+      {confirm.dialog}
     </div>
   );
 }
