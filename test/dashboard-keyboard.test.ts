@@ -9,7 +9,7 @@
 import test from 'ava';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from './helpers/browser.ts';
-import { buildDashboard, keyboardOnly, look, tabToName, whileLoading } from './helpers/dashboard.ts';
+import { buildDashboard, focused, keyboardOnly, look, tabToName, whileLoading } from './helpers/dashboard.ts';
 import { PDF, startReceivingWorld, type ReceivingWorld } from './helpers/receiving-world.ts';
 import { browse, person, unexpected, type Person } from './helpers/dashboard-ops.ts';
 import { newId } from '../shared/ids.ts';
@@ -72,8 +72,12 @@ test.serial('keyboard only: overview, API keys, domains and a domain, suppressio
   await page.reload();
   await page.getByRole('cell', { name: 'Keyboard key', exact: true }).waitFor();
   await keyboardOnly(t, page, 'api-keys (a key listed)', async () => {
-    // The confirmation is the browser's own (accepted here as Enter would).
+    // The confirmation is the page's own dialog, the focus on its Cancel: Tab to Revoke, Enter.
     await tabToName(t, page, 'Revoke Keyboard key');
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog', { name: 'Revoke “Keyboard key”?' }).waitFor();
+    t.is((await focused(page)).name, 'Cancel', 'the focus on Cancel');
+    await tabToName(t, page, 'Revoke');
     await page.keyboard.press('Enter');
     await page.getByText('No API keys yet').waitFor();
   });
@@ -206,7 +210,10 @@ test.serial(
     });
     await page.locator('.attachments a').waitFor();
     await keyboardOnly(t, page, 'received message', async () => {
-      // The confirmation is the browser's own (accepted here as Enter would).
+      // The confirmation is the page's own dialog: Tab from its Cancel to Delete, Enter.
+      await tabToName(t, page, 'Delete');
+      await page.keyboard.press('Enter');
+      await page.getByRole('dialog', { name: 'Delete this message for good?' }).waitFor();
       await tabToName(t, page, 'Delete');
       await page.keyboard.press('Enter');
       await page.waitForURL(`${url}/dashboard/received`);
