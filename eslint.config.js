@@ -18,7 +18,7 @@ const apart = (folder, others) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.data/', 'dist/', '.openapi.json', 'web/src/api/schema.d.ts'] },
+  { ignores: ['node_modules/', '.data/', 'dist/', 'dist-test/', '.openapi.json', 'web/src/api/schema.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -14,13 +14,14 @@ import path from 'node:path';
 import knexFactory from 'knex';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { migrateLatest } from '../shared/db/migrate.ts';
+import { root } from '../shared/layout.ts';
 import { adminUrl, createTestDatabase } from './helpers/db.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
 import { freePort } from './helpers/ports.ts';
 import { startSmtpSink } from './helpers/smtp-sink.ts';
 import { until } from './helpers/wait.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = root;
 const SOURCES = readdirSync(path.join(ROOT, 'migrations'))
   .filter((f) => f.endsWith('.ts'))
   .sort();
@@ -198,6 +199,21 @@ async function checkSignature(t: ExecutionContext, out: string, dns: DnsServer, 
   );
 }
 
+/**
+ * The files that are not TypeScript (the build copies none): the API reference's own script and stylesheet, and the
+ * dashboard (dist/web), served by the compiled api from where they are.
+ */
+async function checkFiles(t: ExecutionContext, port: number): Promise<void> {
+  for (const name of ['start.js', 'reference.css']) {
+    const res = await fetch(`http://127.0.0.1:${port}/docs/assets/${name}`);
+    t.is(res.status, 200, name);
+    t.is(await res.text(), readFileSync(path.join(ROOT, 'api', 'reference', name), 'utf8'));
+  }
+  const page = await fetch(`http://127.0.0.1:${port}/dashboard`);
+  t.is(page.status, 200);
+  t.regex(await page.text(), /<div id="root">/);
+}
+
 test('npm start runs the build with plain node, and a sent email leaves the mta DKIM-signed for its MX', async (t) => {
   t.timeout(300_000);
   const name = freshDatabase(t);
@@ -269,6 +285,7 @@ test('npm start runs the build with plain node, and a sent email leaves the mta 
   t.is(team.status, 200, JSON.stringify(team.body));
   const ready = await api('GET', '/ready');
   t.is(ready.status, 200, JSON.stringify(ready.body));
+  await checkFiles(t, port);
 
   // The managed domain reaches the team's verified identities: one made by the compiled operator CLI.
   const identity = await runBuilt(

@@ -6,8 +6,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { configSchema } from '../shared/config.ts';
 import { openApiDocument } from '../api/routes/index.ts';
+import { root } from '../shared/layout.ts';
 
-const root = path.resolve(import.meta.dirname, '..');
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
 const markdown = ['README.md', 'CONTEXT.md', 'mta/README.md', 'inbound/README.md', 'bench/README.md'].concat(
   readdirSync(path.join(root, 'docs'))

@@ -1,5 +1,7 @@
 // The launcher as a user runs it: a database that does not exist yet, then the whole platform. From the sources
-// through tsx, as `npm run dev` runs it; test/compiled.test.ts runs `npm start`, the same launcher from the build.
+// through tsx, as `npm run dev` runs it, also when the suite itself runs compiled (`npm test`): this file keeps the
+// sources' layout tested, its processes and the mta's signing thread included; test/compiled.test.ts runs `npm
+// start`, the same launcher from the build.
 import test, { type ExecutionContext } from 'ava';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -10,6 +12,7 @@ import knexFactory from 'knex';
 import { adminUrl } from './helpers/db.ts';
 import { freePort } from './helpers/ports.ts';
 import { until } from './helpers/wait.ts';
+import { root } from '../shared/layout.ts';
 
 function dbUrl(name: string): string {
   const u = new URL(adminUrl);
@@ -66,7 +69,7 @@ test('the launcher creates and migrates the database, prints the first key once,
   });
 
   const run = () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'shared/launcher/main.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'shared/launcher/main.ts')], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

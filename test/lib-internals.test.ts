@@ -1,6 +1,7 @@
 // Contract tests of shared/lib-internals/: each place that reaches into a library's internals is checked against
 // the library as installed, so an upgrade that moves what it relies on fails here, by name, before anything
 // ships. The recorded versions must match the installed ones: an upgrade re-reads these files first.
+import path from 'node:path';
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -17,9 +18,10 @@ import { correctReplies } from '../shared/lib-internals/smtp-server-replies.ts';
 import Handlebars from 'handlebars';
 import { HANDLEBARS_VERSION, lastParseErrorPosition } from '../shared/lib-internals/handlebars-parse-position.ts';
 import { rawSmtp } from './helpers/smtp-client.ts';
+import { root } from '../shared/layout.ts';
 
 const installed = (name: string) =>
-  JSON.parse(readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8')).version;
+  JSON.parse(readFileSync(path.join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
 
 test('the versions the internals were written against are the ones installed', (t) => {
   t.is(installed('mailauth'), MAILAUTH_VERSION);
@@ -136,10 +138,7 @@ test('nodemailer: the connection members the mta relies on exist, and a prepared
     t.true(Array.isArray(internals._responseActions), '_responseActions');
     t.true(internals._socket instanceof net.Socket, '_socket');
     // Set only along the way (a transaction, a STARTTLS): read from the source where they are written.
-    const source = readFileSync(
-      new URL('../node_modules/nodemailer/dist/cjs/smtp-connection/index.js', import.meta.url),
-      'utf8',
-    );
+    const source = readFileSync(path.join(root, 'node_modules/nodemailer/dist/cjs/smtp-connection/index.js'), 'utf8');
     t.regex(source, /this\._envelope = \(envelope \|\| \{\}\)/, '_envelope holds the transaction');
     t.regex(source, /this\.upgrading = true/, 'upgrading marks a STARTTLS under way');
     const lines: string[] = [];

@@ -14,8 +14,9 @@ import { createDb } from '../shared/db/knex.ts';
 import { createRedis } from '../shared/redis.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
 import { startPlatform, type Platform } from './helpers/platform.ts';
+import { root } from '../shared/layout.ts';
 
-const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 const CHECKS = ['blob_store', 'database', 'redis'];
 const SECRET = 's3cret-never-shown';
 

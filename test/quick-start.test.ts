@@ -13,9 +13,9 @@ import knexFactory from 'knex';
 import { adminUrl } from './helpers/db.ts';
 import { freePort } from './helpers/ports.ts';
 import { until } from './helpers/wait.ts';
+import { root } from '../shared/layout.ts';
 
 const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, '..');
 
 test('a clean clone with a .env: npm install && npm start, the dashboard at /, then the printed send is delivered', async (t) => {
   t.timeout(600_000);

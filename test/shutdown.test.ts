@@ -3,16 +3,16 @@
 // instead of dying half-way; a second signal exits at once.
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { codePath, loaderArgs } from '../shared/layout.ts';
 
-const child = fileURLToPath(new URL('./helpers/shutdown-child.ts', import.meta.url));
+const child = codePath('test/helpers/shutdown-child.ts');
 
 function run(
   env: Record<string, string>,
   onLine?: (line: string, kill: () => void) => void,
 ): Promise<{ code: number | null; signal: string | null; lines: string[] }> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', child], {
+    const p = spawn(process.execPath, [...loaderArgs, child], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { envOf, startEntry } from './helpers/processes.ts';
+import { codePath, loaderArgs } from '../shared/layout.ts';
 
 let p: Platform;
 
@@ -104,7 +105,7 @@ test('npm run config reads the env file as every entry point does; the environme
   delete (env as Record<string, string>).RATE_LIMIT_RPS;
   delete (env as Record<string, string>).FIRST_TEAM_NAME;
   const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'shared/config-cli.ts'], {
+    const child = spawn(process.execPath, [...loaderArgs, codePath('shared/config-cli.ts')], {
       env,
       stdio: ['ignore', 'pipe', 'inherit'],
     });

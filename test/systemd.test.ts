@@ -8,8 +8,9 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { root } from '../shared/layout.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = root;
 const SYSTEMD = path.join(ROOT, 'systemd');
 const NODE_IN_UNITS = '/usr/bin/node';
 

@@ -11,8 +11,9 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { apiSender, startMtaWorld, type MtaWorld } from './helpers/mta.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
+import { root } from '../shared/layout.ts';
 
-const FIXTURES = path.join(import.meta.dirname, 'fixtures', 'tracking-off');
+const FIXTURES = path.join(root, 'test', 'fixtures', 'tracking-off');
 const UPDATE = process.env.UPDATE_TRACKING_FIXTURES === '1';
 
 let w: MtaWorld;

@@ -4,19 +4,18 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { Context, Next } from 'koa';
+import { root } from '../../shared/layout.ts';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-/** From the sources (api/dashboard/) or the compiled tree (dist/api/dashboard/): the same dist/web. */
-const CANDIDATES = [path.resolve(here, '../../dist/web'), path.resolve(here, '../../web')];
+/** In every layout (the sources, dist/, the tests' dist-test/): the build of `npm run build` in dist/web. */
+const BUILT = path.join(root, 'dist', 'web');
 const isBuild = (dir: string) => existsSync(path.join(dir, 'index.html')) && existsSync(path.join(dir, 'assets'));
 let found: string | undefined;
 /** Looked for on each request until found (a build made after the api started is served). */
 function webBuild(given: string | undefined): string | undefined {
   if (given !== undefined) return isBuild(given) ? given : undefined;
-  found ??= CANDIDATES.find(isBuild);
+  found ??= isBuild(BUILT) ? BUILT : undefined;
   return found;
 }
 

@@ -5,21 +5,21 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { Context, Next } from 'koa';
+import { assetPath } from '../../shared/layout.ts';
 import { BASE_PATHS } from '../router.ts';
 
 const swaggerUi = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** `docs/assets/<name>`: what the page loads, by name; nothing else is served from these folders. */
 const ASSETS: Record<string, { file: string; type: string }> = {
   'swagger-ui-bundle.js': { file: path.join(swaggerUi, 'swagger-ui-bundle.js'), type: 'text/javascript' },
   'swagger-ui.css': { file: path.join(swaggerUi, 'swagger-ui.css'), type: 'text/css' },
   'favicon.png': { file: path.join(swaggerUi, 'favicon-32x32.png'), type: 'image/png' },
-  'start.js': { file: path.join(here, 'start.js'), type: 'text/javascript' },
-  'reference.css': { file: path.join(here, 'reference.css'), type: 'text/css' },
+  // Ours, from the sources in both layouts (the build copies no file that is not TypeScript).
+  'start.js': { file: assetPath('api/reference/start.js'), type: 'text/javascript' },
+  'reference.css': { file: assetPath('api/reference/reference.css'), type: 'text/css' },
 };
 
 // Relative URLs, so the same page works at /docs and /api/v1/docs, and behind a proxy that adds a path prefix.

@@ -2,8 +2,8 @@
 // package; CHROMIUM_PATH names another) driven by playwright-core, which downloads no browser of its own.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { root } from '../../shared/layout.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -53,7 +53,7 @@ export const overflow = (page: Page) => page.evaluate(() => document.documentEle
  * look at.
  */
 export async function screenshotDir(name: string): Promise<string> {
-  const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'screenshots', name);
+  const dir = path.join(root, 'test', 'screenshots', name);
   await mkdir(dir, { recursive: true });
   return dir;
 }

@@ -1,9 +1,8 @@
 // The operator CLI as operators run it (`npm run cli -- <args>`): a real subprocess of shared/cli/main.ts with
 // only PATH, HOME and the given environment (a database URL, a secrets key...), its exit code and output.
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+import { codePath, loaderArgs, root } from '../../shared/layout.ts';
 
 export interface CliRun {
   code: number | null;
@@ -13,7 +12,7 @@ export interface CliRun {
 
 export function runCli(env: Record<string, string>, ...args: string[]): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'shared/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, [...loaderArgs, codePath('shared/cli/main.ts'), ...args], {
       cwd: root,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,7 +4,6 @@
 // and 390 pixels, screenshots.
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { ExecutionContext } from 'ava';
@@ -12,8 +11,8 @@ import type { Page, Route } from 'playwright-core';
 import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
 import { screenshotDir } from './browser.ts';
+import { root } from '../../shared/layout.ts';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const WEB = path.join(root, 'web');
 const BUILT = path.join(root, 'dist', 'web', 'index.html');
 const LOCK = path.join(root, 'dist', '.web-build.lock');

@@ -3,6 +3,7 @@
 // (`startPlatform().config`): the same database, Redis prefix and secrets key.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Config } from '../../shared/config.ts';
+import { codePath, loaderArgs } from '../../shared/layout.ts';
 
 export interface EntryProcess {
   pid: number;
@@ -27,7 +28,7 @@ export function envOf(config: Config, extra: Record<string, string> = {}): Recor
 }
 
 export function startEntry(file: string, config: Config, extra: Record<string, string> = {}): EntryProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', file], {
+  const child = spawn(process.execPath, [...loaderArgs, codePath(file)], {
     env: envOf(config, { LOG_LEVEL: 'info', ...extra }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -94,7 +95,7 @@ export class Children {
    * on.
    */
   start(file: string, config: Config, extra: Record<string, string> = {}): ChildProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', file], {
+    const child = spawn(process.execPath, [...loaderArgs, codePath(file)], {
       env: envOf(config, extra),
       stdio: ['ignore', 'ignore', 'pipe'],
     });
