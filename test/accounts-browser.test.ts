@@ -5,18 +5,16 @@ import test from 'ava';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from './helpers/browser.ts';
 import { generate } from 'otplib';
 import { linkToken, PEOPLE, startAccountsWorld, type AccountsWorld } from './helpers/accounts.ts';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let world: AccountsWorld;
 let browser: Browser;
 test.before(async () => {
   world = await startAccountsWorld();
-  // --no-sandbox: the tests run as root in CI, where Chromium's sandbox refuses to start.
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  browser = await launchChromium();
 });
 test.after.always(async () => {
   await browser?.close();

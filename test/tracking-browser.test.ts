@@ -9,13 +9,12 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
+import { launchChromium } from './helpers/browser.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
 import { linkKey, nowSeconds, sealLink } from '../shared/links/signed.ts';
 import { BROWSER, htmlOf, startTrackingWorld, trackedSender, type TrackingWorld } from './helpers/tracking.ts';
 import { until } from './helpers/wait.ts';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let world: TrackingWorld;
 let browser: Browser;
@@ -33,11 +32,7 @@ test.before(async () => {
   });
   await new Promise<void>((resolve) => landing.listen(0, '127.0.0.1', resolve));
   landingPort = (landing.address() as AddressInfo).port;
-  // --no-sandbox: the tests run as root in CI, where Chromium's sandbox refuses to start.
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--host-resolver-rules=MAP *.test 127.0.0.1'],
-  });
+  browser = await launchChromium(['--host-resolver-rules=MAP *.test 127.0.0.1']);
   shots = await mkdtemp(path.join(tmpdir(), 'postwerk-tracking-browser-'));
 });
 test.after.always(async () => {

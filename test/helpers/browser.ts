@@ -7,9 +7,26 @@ import { root } from '../../shared/layout.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-/** Chromium, headless. --no-sandbox: the tests run as root in CI, where Chromium's sandbox refuses to start. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+/**
+ * How long a page's action or wait may take: 60 s, not Playwright's 30. These are not timings (npm run bench has
+ * those): on a CI machine's two cores shared by four test files, their platforms and Chromium, a first page load
+ * or a click's request can take a while, and a dashboard test once failed so in a loaded run.
+ */
+export const PAGE_TIMEOUT_MS = 60_000;
+
+/**
+ * Chromium, headless, whose every context takes PAGE_TIMEOUT_MS. --no-sandbox: the tests run as root in CI, where
+ * Chromium's sandbox refuses to start; `args` adds to it.
+ */
+export async function launchChromium(args: string[] = []): Promise<Browser> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', ...args] });
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    context.setDefaultTimeout(PAGE_TIMEOUT_MS);
+    return context;
+  };
+  return browser;
 }
 
 export interface Visit {
