@@ -10,6 +10,7 @@ import { answerConfirm, buildDashboard } from './helpers/dashboard.ts';
 import { startAutoconfigureWorld, type AutoconfigureWorld } from './helpers/autoconfigure.ts';
 import { startEntry, type EntryProcess } from './helpers/processes.ts';
 import { browse, look, person, unexpected, type Person } from './helpers/dashboard-ops.ts';
+import { until } from './helpers/wait.ts';
 
 const DOMAIN = 'dash-auto.test';
 const LOGO = `<?xml version="1.0" encoding="UTF-8"?>
@@ -78,7 +79,19 @@ test.serial('add, auto-configure, verify live, rotate DKIM, brand logo', async (
   // No reload: the polling page shows each record turn verified once the worker found them in named.
   await page.locator('table.records .badge.pending').first().waitFor({ state: 'detached', timeout: 60_000 });
   await page.getByText('Records are being checked').waitFor({ state: 'detached' });
-  const statuses = await page.locator('table.records td[data-label=Status] .badge').allTextContents();
+  const badges = page.locator('table.records td[data-label=Status] .badge');
+  // A lookup that ran out of time on a loaded machine leaves its record temporary_failure, checked again later (a CI
+  // run once saw it): a person asks again, with Verify and Refresh status, as the page offers.
+  await until(
+    async () => {
+      if (!(await badges.allTextContents()).includes('temporary_failure')) return true;
+      await page.getByRole('button', { name: 'Verify DNS records' }).click();
+      await page.getByRole('button', { name: 'Refresh status' }).click();
+      return false;
+    },
+    { what: 'no record left temporary_failure', timeoutMs: 90_000, intervalMs: 3000 },
+  );
+  const statuses = await badges.allTextContents();
   t.true(statuses.length >= 2);
   t.deepEqual([...new Set(statuses)], ['verified']);
   t.is(await page.locator('h1 + p .badge').textContent(), 'verified');

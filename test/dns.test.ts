@@ -127,7 +127,9 @@ for (const [mode, error] of failures) {
     for (const method of ['txt', 'mx', 'a'] as const) {
       const started = Date.now();
       t.deepEqual(await own[method](name), { status: 'temporary', error }, method);
-      t.true(Date.now() - started < 2 * timeoutMs + 1000, `${method} took ${Date.now() - started} ms`);
+      // No hang; the budget itself (not c-ares's doubling waits) is the silent server's test below, with more room
+      // between the two: 1 s of room here was once too little for a loaded CI machine's late timers.
+      t.true(Date.now() - started < 2 * timeoutMs + 3000, `${method} took ${Date.now() - started} ms`);
     }
     t.deepEqual(await own.resolveMxHosts(name), { status: 'temporary', error });
     t.deepEqual(await own.followCname(name), { status: 'temporary', error });
