@@ -39,7 +39,7 @@ const slowFirst = [
   'mta-postfix',
 ];
 const rank = (file) => {
-  const i = slowFirst.findIndex((name) => file.endsWith(`/${name}.test.ts`) || file.endsWith(`/${name}.test.js`));
+  const i = slowFirst.findIndex((name) => new RegExp(`/${name}\\.test\\.[jt]s$`).test(file));
   return i === -1 ? slowFirst.length : i;
 };
 

@@ -14,14 +14,13 @@ import path from 'node:path';
 import knexFactory from 'knex';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { migrateLatest } from '../shared/db/migrate.ts';
-import { root } from '../shared/layout.ts';
+import { root as ROOT } from '../shared/layout.ts';
 import { adminUrl, createTestDatabase } from './helpers/db.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
 import { freePort } from './helpers/ports.ts';
 import { startSmtpSink } from './helpers/smtp-sink.ts';
 import { until } from './helpers/wait.ts';
 
-const ROOT = root;
 const SOURCES = readdirSync(path.join(ROOT, 'migrations'))
   .filter((f) => f.endsWith('.ts'))
   .sort();

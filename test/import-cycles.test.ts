@@ -3,9 +3,8 @@
 import test from 'ava';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { root } from '../shared/layout.ts';
+import { root as ROOT } from '../shared/layout.ts';
 
-const ROOT = root;
 const FOLDERS = ['api', 'mta', 'inbound', 'worker', 'shared', 'bench'];
 
 function sources(dir: string): string[] {

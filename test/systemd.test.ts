@@ -8,9 +8,8 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { root } from '../shared/layout.ts';
+import { root as ROOT } from '../shared/layout.ts';
 
-const ROOT = root;
 const SYSTEMD = path.join(ROOT, 'systemd');
 const NODE_IN_UNITS = '/usr/bin/node';
 

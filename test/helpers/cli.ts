@@ -1,7 +1,6 @@
 // The operator CLI as operators run it (`npm run cli -- <args>`): a real subprocess of shared/cli/main.ts with
 // only PATH, HOME and the given environment (a database URL, a secrets key...), its exit code and output.
 import { spawn } from 'node:child_process';
-
 import { codePath, loaderArgs, root } from '../../shared/layout.ts';
 
 export interface CliRun {

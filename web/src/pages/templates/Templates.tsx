@@ -111,11 +111,10 @@ function TemplateTable(p: {
   const confirm = useConfirm();
   async function act(t: Item, what: 'duplicate' | 'delete') {
     p.failed(null);
-    if (
-      what === 'delete' &&
-      !(await confirm.ask(`Delete “${t.name}”?`, 'Delete', 'The template goes with all its versions.'))
-    )
-      return;
+    const sure =
+      what !== 'delete' ||
+      (await confirm.ask(`Delete “${t.name}”?`, 'Delete', 'The template goes with all its versions.'));
+    if (!sure) return;
     const path = { params: { path: { id_or_alias: t.id } } };
     const r =
       what === 'delete'
