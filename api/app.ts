@@ -4,7 +4,7 @@
 import Koa from 'koa';
 import { ServiceError } from '../shared/errors.ts';
 import type { ApiDeps } from './deps.ts';
-import { buildRouter } from './router.ts';
+import { buildRouter, routesMiddleware } from './router.ts';
 import { operations } from './routes/index.ts';
 import type { Operation } from './routes/operation.ts';
 import { errorHandler } from './middleware/errors.ts';
@@ -59,7 +59,6 @@ export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
   app.use(accountPages);
   // The dashboard (web/): its page at / and its page URLs, its files under /assets/ (docs/dashboard.md).
   app.use(dashboard());
-  app.use(router.routes());
-  app.use(router.allowedMethods());
+  app.use(routesMiddleware(router));
   return app;
 }

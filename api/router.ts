@@ -1,6 +1,7 @@
 // Turns the declared operations into routes: every operation is served at `/` and under `/api/v1`, with the
 // checks its declaration names run in one fixed order before the handler.
 import Router from '@koa/router';
+import type Koa from 'koa';
 import type { Context } from 'koa';
 import { newId } from '../shared/ids.ts';
 import { ServiceError } from '../shared/errors.ts';
@@ -160,4 +161,38 @@ export function buildRouter(operations: Operation[], deps: ApiDeps): Router {
     for (const base of BASE_PATHS) router.register(base + koaPath(op.path), [op.method.toUpperCase()], handler);
   }
   return router;
+}
+
+/**
+ * Where a path's routes are: its base and its first segment after it (`/api/v1 emails` for `/api/v1/emails/x`), in
+ * lower case, as the router matches without regard to case.
+ */
+function shelfOf(path: string): string {
+  const s = path.toLowerCase().split('/', 4);
+  return s[1] === 'api' && s[2] === 'v1' ? `/api/v1 ${s[3] ?? ''}` : ` ${s[1] ?? ''}`;
+}
+
+/**
+ * The routes as middleware, then their 404/405/501 and OPTIONS answers (@koa/router's allowedMethods). A router
+ * tries every route's pattern on every request (456 of them); here a request tries only the routes of its first
+ * path segment, each segment's routes a router of their own, which answers exactly as the whole router would: every
+ * path a route matches has that route's first segment, which is never a parameter (checked here).
+ */
+export function routesMiddleware(router: Router): Koa.Middleware {
+  const shelves = new Map<string, Router>();
+  for (const layer of router.stack) {
+    const shelf = shelfOf(String(layer.path));
+    if (shelf.includes(':')) throw new Error(`a route's first segment must not be a parameter: ${String(layer.path)}`);
+    if (!shelves.has(shelf)) shelves.set(shelf, new Router());
+    shelves.get(shelf)!.stack.push(layer);
+  }
+  const serve = (r: Router): Koa.Middleware => {
+    const routes = r.routes() as unknown as Koa.Middleware;
+    const answers = r.allowedMethods() as unknown as Koa.Middleware;
+    return (ctx, next) => routes(ctx, () => answers(ctx, next));
+  };
+  const served = new Map([...shelves].map(([shelf, r]) => [shelf, serve(r)]));
+  // A path no route has: what the whole router does then (an unknown method is still 501, then 405).
+  const none = serve(new Router());
+  return (ctx, next) => (served.get(shelfOf(ctx.path)) ?? none)(ctx, next);
 }
