@@ -1,6 +1,6 @@
-// The middleware chain: request id → metrics and request log line → error translator → security headers →
-// User-Agent → the reference page (/docs) → the OAuth authorization server (/oauth) → the account page (/account) →
-// the dashboard (/, /assets/) → routes (the MCP server's among them) → 404/405.
+// The middleware chain: request id → metrics and request log line → error translator → security headers → the
+// mail's images (/email-assets/) → User-Agent → the reference page (/docs) → the OAuth authorization server (/oauth)
+// → the account page (/account) → the dashboard (/, /assets/) → routes (the MCP server's among them) → 404/405.
 import Koa from 'koa';
 import { ServiceError } from '../shared/errors.ts';
 import type { ApiDeps } from './deps.ts';
@@ -16,6 +16,7 @@ import { observeRequests } from './middleware/observe.ts';
 import { TemplateCache } from '../shared/templates/send.ts';
 import { accountPages } from './account/page.ts';
 import { dashboard } from './dashboard/serve.ts';
+import { emailAssets } from './email-assets.ts';
 import { createOAuthServer } from './oauth/server.ts';
 import { scopeList } from '../shared/oauth/scopes.ts';
 import { mcpEndpoint } from './mcp/endpoint.ts';
@@ -40,6 +41,9 @@ export function createApp(given: ApiDeps, ops: Operation[] = operations): Koa {
   app.use(observeRequests(deps.log, metrics));
   app.use(errorHandler(deps.log));
   app.use(securityHeaders);
+  // The images rendered mail points at (a social block's default icons, api/email-assets.ts): for mail clients and
+  // image proxies, which need no User-Agent of ours.
+  app.use(emailAssets);
   app.use(requireUserAgent);
   // What the router left unanswered: an unknown path (404) or a known path with another method (405, with the
   // Allow header @koa/router set). OPTIONS answers its Allow header with an empty JSON object.

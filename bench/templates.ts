@@ -78,6 +78,9 @@ function loop(seconds: number, render: (i: number) => unknown): { renders: numbe
   return { renders, rps: (renders / ms) * 1000, us: (ms * 1000) / renders };
 }
 
+/** The public URL the rendered document's platform images name (nothing fetches them here). */
+const BASE = 'https://postwerk.bench.test';
+
 export async function runTemplateBench(o: TemplateBenchOptions): Promise<boolean> {
   const database = await createTestDatabase();
   o.onCleanup(() => database.drop());
@@ -88,10 +91,10 @@ export async function runTemplateBench(o: TemplateBenchOptions): Promise<boolean
   const from = 'Shop <shop@bench-shop.test>';
   const subject = 'Order {{{ORDER}}} for {{{FIRST}}}';
 
-  const plain = await createTemplate(db, team.id, { name: 'Receipt', from, subject, html, text, variables });
+  const plain = await createTemplate(db, team.id, { name: 'Receipt', from, subject, html, text, variables }, BASE);
   await publishTemplate(db, team.id, plain.id);
   let started = performance.now();
-  const doc = await createTemplate(db, team.id, { name: 'Receipt blocks', from, subject, document, variables });
+  const doc = await createTemplate(db, team.id, { name: 'Receipt blocks', from, subject, document, variables }, BASE);
   const mjmlMs = performance.now() - started;
   await publishTemplate(db, team.id, doc.id);
 

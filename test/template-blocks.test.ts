@@ -7,6 +7,11 @@ import { startMtaWorld, type MtaWorld } from './helpers/mta.ts';
 import { senderTeam } from './helpers/topic-sends.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
 import type { TestTeam } from './helpers/platform.ts';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { nodeRequest } from './helpers/http.ts';
+import { root } from '../shared/layout.ts';
+import { socialNetworks } from '../shared/templates/blocks.ts';
 
 let w: MtaWorld;
 let team: TestTeam;
@@ -75,6 +80,14 @@ test('a document renders through MJML when written: responsive html and a text p
   t.regex(got.html, /href="\{\{\{URL\}\}\}"/);
   t.regex(got.html, /href="\{\{\{RESEND_UNSUBSCRIBE_URL\}\}\}"/, 'the footer carries the unsubscribe link');
   t.notRegex(got.html, /fonts\.googleapis/, 'no web fonts loaded from elsewhere');
+  // Every image comes from a host the sender named or from the platform (a social link's default icon), never from
+  // MJML's own host.
+  const icon = `${w.p.config.PUBLIC_BASE_URL}/email-assets/social/github.png`;
+  t.deepEqual(
+    [...got.html.matchAll(/<img[^>]* src="([^"]*)"/g)].map((m: RegExpMatchArray) => m[1]),
+    ['https://blocks-shop.test/logo.png', 'https://blocks-shop.test/r.png', icon],
+  );
+  t.notRegex(got.html, /mailjet/);
   t.is(
     got.text,
     [
@@ -105,6 +118,25 @@ test('a document renders through MJML when written: responsive html and a text p
   t.regex(String(mail.html), /Ten percent off for Ann &amp; &lt;Bob&gt;/, 'the preheader');
   t.regex(mail.text ?? '', /Use WELCOME at checkout\./);
   t.regex(mail.text ?? '', /Hello Ann & <Bob>/, 'not escaped in the text part');
+});
+
+test("a social link's default icon is served by the platform to anyone, without a key or a User-Agent", async (t) => {
+  for (const network of socialNetworks) {
+    const res = await nodeRequest(w.p.url, { method: 'GET', path: `/email-assets/social/${network}.png` });
+    t.is(res.status, 200, network);
+    t.is(res.headers['content-type'], 'image/png');
+    t.regex(String(res.headers['cache-control']), /^public, max-age=\d+$/);
+    t.true(Buffer.from(res.text, 'latin1').length > 0);
+  }
+  const png = await fetch(`${w.p.url}/email-assets/social/github.png`);
+  t.deepEqual(
+    Buffer.from(await png.arrayBuffer()),
+    readFileSync(path.join(root, 'shared/templates/social-icons/github.png')),
+  );
+  t.is((await fetch(`${w.p.url}/email-assets/social/github.png`, { method: 'HEAD' })).status, 200);
+  for (const other of ['/email-assets/social/myspace.png', '/email-assets/social/github.svg', '/email-assets/social/'])
+    t.is((await w.p.request('GET', other)).status, 404, other);
+  t.is((await fetch(`${w.p.url}/email-assets/social/github.png`, { method: 'POST' })).status, 404);
 });
 
 test('bad documents: each refusal names the block field (and the block), nothing is written', async (t) => {

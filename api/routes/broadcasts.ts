@@ -61,7 +61,12 @@ export const broadcastOperations = [
     handler: async ({ auth, body, deps }) => {
       if (!body.segment_id && !body.audience_id) throw fieldError('segment_id', 'is required.');
       if (body.scheduled_at && !body.send) throw fieldError('scheduled_at', 'goes only with `send: true`.');
-      const content = await readContent(deps.db, auth.team.id, await fromTemplate(deps, auth.team.id, body));
+      const content = await readContent(
+        deps.db,
+        auth.team.id,
+        await fromTemplate(deps, auth.team.id, body),
+        deps.config.PUBLIC_BASE_URL,
+      );
       const row = await deps.db.transaction(async (trx) => {
         const draft = await store.insertBroadcast(trx, auth.team.id, {
           ...content,
@@ -117,7 +122,7 @@ export const broadcastOperations = [
     body: updateBody,
     response: ref('broadcast'),
     handler: async ({ auth, params, body, deps }) => {
-      const content = await readContent(deps.db, auth.team.id, body);
+      const content = await readContent(deps.db, auth.team.id, body, deps.config.PUBLIC_BASE_URL);
       return answer(await store.updateDraft(deps.db, auth.team.id, params.id, content));
     },
   }),

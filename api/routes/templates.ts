@@ -34,7 +34,8 @@ export const templateOperations = [
     status: 201,
     body: createBody,
     response: ref('template'),
-    handler: async ({ auth, body, deps }) => answer(await templates.createTemplate(deps.db, auth.team.id, body)),
+    handler: async ({ auth, body, deps }) =>
+      answer(await templates.createTemplate(deps.db, auth.team.id, body, deps.config.PUBLIC_BASE_URL)),
   }),
   defineOperation({
     ...base,
@@ -79,7 +80,13 @@ export const templateOperations = [
     body: updateBody,
     response: ref('template'),
     handler: async ({ auth, params, body, deps }) => {
-      const row = await templates.updateTemplate(deps.db, auth.team.id, params.id_or_alias, body);
+      const row = await templates.updateTemplate(
+        deps.db,
+        auth.team.id,
+        params.id_or_alias,
+        body,
+        deps.config.PUBLIC_BASE_URL,
+      );
       if (!row) throw notFound('Template');
       return answer(row);
     },

@@ -76,7 +76,12 @@ export interface ContentInput {
 }
 
 /** The checked content of a create or an update (undefined: not given, left as it is). */
-export async function readContent(db: Knex, teamId: string, input: ContentInput): Promise<BroadcastContent> {
+export async function readContent(
+  db: Knex,
+  teamId: string,
+  input: ContentInput,
+  publicBaseUrl: string,
+): Promise<BroadcastContent> {
   const segment = input.segment_id ?? input.audience_id;
   const segmentField = input.segment_id !== undefined ? 'segment_id' : 'audience_id';
   if (segment !== undefined) await checkSegment(db, teamId, segment, segmentField);
@@ -86,7 +91,7 @@ export async function readContent(db: Knex, teamId: string, input: ContentInput)
   checkText('preview_text', input.preview_text, PREVIEW_MAX_LENGTH);
   checkText('html', input.html, BODY_MAX_BYTES, true);
   checkText('text', input.text, BODY_MAX_BYTES, true);
-  const body = await readBody(input);
+  const body = await readBody(input, publicBaseUrl);
   return {
     name: input.name,
     segment_id: segment,

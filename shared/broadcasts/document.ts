@@ -52,14 +52,14 @@ export interface BodyInput {
  * when given), html (which leaves a document), or, for `document: null` alone, the document dropped and the html it
  * made kept. Undefined fields are left as they are.
  */
-export async function readBody(input: BodyInput): Promise<BodyInput> {
+export async function readBody(input: BodyInput, publicBaseUrl: string): Promise<BodyInput> {
   if (input.document && input.html !== undefined && input.html !== null)
     throw new ServiceError('validation_error', 'Invalid `document`: give `html` or `document`, not both.', {
       errors: [{ path: 'document', message: 'give `html` or `document`, not both' }],
     });
   if (input.document) {
     checkDocumentTags(input.document);
-    const rendered = await renderDocument(input.document);
+    const rendered = await renderDocument(input.document, publicBaseUrl);
     return { document: input.document, html: rendered.html, text: input.text ?? rendered.text };
   }
   if (input.html !== undefined) return { document: null, html: input.html, text: input.text };

@@ -7,6 +7,7 @@
 import type mjml2htmlType from 'mjml';
 import { fontFamilies, type Block, type BlockDocument, type LeafBlock } from './blocks.ts';
 import { UNSUBSCRIBE_PLACEHOLDER } from './syntax.ts';
+import { socialIconUrl } from './social-icons.ts';
 import { ServiceError } from '../errors.ts';
 
 interface MjmlNode {
@@ -36,7 +37,7 @@ const node = (tagName: string, attributes: Record<string, string>, more: Partial
 const HEADING_SIZES = { 1: 28, 2: 22, 3: 18 } as const;
 const DEFAULT_UNSUBSCRIBE = 'Unsubscribe';
 
-function leafNodes(b: LeafBlock): MjmlNode[] {
+function leafNodes(b: LeafBlock, publicBaseUrl: string): MjmlNode[] {
   switch (b.type) {
     case 'heading': {
       const level = b.level ?? 1;
@@ -75,7 +76,13 @@ function leafNodes(b: LeafBlock): MjmlNode[] {
           children: b.links.map((l) =>
             node(
               'mj-social-element',
-              attrs({ name: `${l.network}-noshare`, href: l.href, src: l.icon_src, alt: l.network }),
+              attrs({
+                name: `${l.network}-noshare`,
+                href: l.href,
+                // MJML's own default is an image on mailjet.com: every recipient's client would fetch it there.
+                src: l.icon_src ?? socialIconUrl(publicBaseUrl, l.network),
+                alt: l.network,
+              }),
               {
                 content: '',
               },
@@ -97,7 +104,7 @@ const section = (doc: BlockDocument, columns: MjmlNode[]) =>
 const column = (children: MjmlNode[]) => node('mj-column', {}, { children });
 
 /** The document as MJML's JSON tree: consecutive blocks share a section; a columns block has its own. */
-export function mjmlTree(doc: BlockDocument): MjmlNode {
+export function mjmlTree(doc: BlockDocument, publicBaseUrl: string): MjmlNode {
   const sections: MjmlNode[] = [];
   let run: MjmlNode[] = [];
   const flush = () => {
@@ -106,14 +113,14 @@ export function mjmlTree(doc: BlockDocument): MjmlNode {
   };
   for (const b of doc.blocks) {
     if (b.type !== 'columns') {
-      run.push(...leafNodes(b));
+      run.push(...leafNodes(b, publicBaseUrl));
       continue;
     }
     flush();
     sections.push(
       section(
         doc,
-        b.columns.map((c) => column(c.blocks.flatMap(leafNodes))),
+        b.columns.map((c) => column(c.blocks.flatMap((leaf) => leafNodes(leaf, publicBaseUrl)))),
       ),
     );
   }
@@ -175,15 +182,25 @@ export function documentText(doc: BlockDocument): string {
 
 let mjml: Promise<typeof mjml2htmlType> | undefined;
 
-/** The document's HTML (MJML, strict) and text. A document MJML refuses is a 422 naming `document`. */
-export async function renderDocument(doc: BlockDocument): Promise<{ html: string; text: string }> {
+/**
+ * The document's HTML (MJML, strict) and text. A document MJML refuses is a 422 naming `document`. `publicBaseUrl`
+ * serves the images the platform provides (a social link's default icon: api/email-assets.ts).
+ */
+export async function renderDocument(
+  doc: BlockDocument,
+  publicBaseUrl: string,
+): Promise<{ html: string; text: string }> {
   const mjml2html = await (mjml ??= import('mjml').then(
     (m) => (m as unknown as { default: typeof mjml2htmlType }).default,
   ));
   let html: string;
   try {
-    // No web fonts: nothing in the message loads from a host its sender did not name.
-    ({ html } = await mjml2html(mjmlTree(doc) as never, { validationLevel: 'strict', fonts: {}, keepComments: false }));
+    // No web fonts, no icons of MJML's host: nothing in the message loads from a host its sender did not name.
+    ({ html } = await mjml2html(mjmlTree(doc, publicBaseUrl) as never, {
+      validationLevel: 'strict',
+      fonts: {},
+      keepComments: false,
+    }));
   } catch (err) {
     const message = (err as { errors?: { message: string }[] }).errors?.[0]?.message ?? 'MJML could not render it';
     throw new ServiceError('validation_error', `Invalid \`document\`: ${message}.`, {

@@ -45,6 +45,7 @@ export const socialNetworks = [
   'pinterest',
   'web',
 ] as const;
+export type SocialNetwork = (typeof socialNetworks)[number];
 
 const heading = z
   .object({
@@ -112,7 +113,9 @@ const social = z
         z.object({
           network: z.enum(socialNetworks).describe(`One of ${socialNetworks.join(', ')}`),
           href: linkUrl('The profile'),
-          icon_src: imageUrl('The icon (24 px); default the icon MJML serves for the network').optional(),
+          icon_src: imageUrl(
+            "The icon (24 px); default the platform's own for the network, served under its public URL",
+          ).optional(),
         }),
       )
       .min(1)

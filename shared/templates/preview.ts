@@ -28,7 +28,7 @@ export interface Preview {
 
 interface PreviewDeps {
   redis: Redis;
-  config: Pick<Config, 'REDIS_PREFIX'>;
+  config: Pick<Config, 'REDIS_PREFIX' | 'PUBLIC_BASE_URL'>;
 }
 
 const key = (deps: PreviewDeps, teamId: string, id: string) => redisKey(deps.config, 'template-preview', teamId, id);
@@ -41,7 +41,7 @@ export async function previewContent(
   listUnsubscribe: boolean,
 ): Promise<Preview> {
   checkValuesSize(values);
-  const content = await draft(null, input, new Date());
+  const content = await draft(null, input, new Date(), deps.config.PUBLIC_BASE_URL);
   const compiled = compileContent(content);
   const { context, missing } = bindSample(compiled.content.variables, values, compiled.required);
   const rendered = renderContent(compiled, context);

@@ -41,12 +41,12 @@ export interface TemplateInput {
 }
 
 /** The body of the draft: html and text as given, or made from the document (MJML, once, here). */
-async function body(previous: TemplateRow | null, input: TemplateInput) {
+async function body(previous: TemplateRow | null, input: TemplateInput, publicBaseUrl: string) {
   if (input.html !== undefined && input.document) throw fieldError('document', 'give `html` or `document`, not both');
   if (input.document) {
     if (input.text !== undefined && input.text !== null)
       throw fieldError('text', 'a template made of a `document` has the text part written from its blocks');
-    return { document: input.document, ...(await renderDocument(input.document)) };
+    return { document: input.document, ...(await renderDocument(input.document, publicBaseUrl)) };
   }
   if (input.html !== undefined) {
     // Leaving a document for html: the text written from its blocks goes with it.
@@ -71,6 +71,7 @@ export async function draft(
   previous: TemplateRow | null,
   input: TemplateInput,
   now: Date,
+  publicBaseUrl: string,
 ): Promise<TemplateContentRow> {
   checkAlias(input.alias);
   checkSubject(input.subject);
@@ -84,7 +85,7 @@ export async function draft(
     subject: input.subject !== undefined ? input.subject : (previous?.subject ?? null),
     reply_to: replyTo !== undefined ? replyTo : (previous?.reply_to ?? null),
     variables,
-    ...(await body(previous, input)),
+    ...(await body(previous, input, publicBaseUrl)),
   };
   checkContent(content);
   return content;
@@ -104,9 +105,10 @@ export async function createTemplate(
   db: Knex,
   teamId: string,
   input: TemplateInput & { name: string },
+  publicBaseUrl: string,
 ): Promise<TemplateRow> {
   const now = new Date();
-  const content = await draft(null, input, now);
+  const content = await draft(null, input, now, publicBaseUrl);
   return insertTemplate(db, {
     id: newId(),
     team_id: teamId,
@@ -130,13 +132,14 @@ export async function updateTemplate(
   teamId: string,
   idOrAlias: string,
   input: TemplateInput,
+  publicBaseUrl: string,
 ): Promise<TemplateRow | null> {
   return db
     .transaction(async (trx) => {
       const previous = await named(trx, teamId, idOrAlias).forUpdate().first();
       if (!previous) return null;
       const now = new Date();
-      const content = await draft(previous, input, now);
+      const content = await draft(previous, input, now, publicBaseUrl);
       const changed = !sameContent(previous, content);
       const [row] = await trx<TemplateRow>('templates')
         .where({ id: previous.id })
