@@ -5177,7 +5177,7 @@ export interface components {
                 network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "github" | "pinterest" | "web";
                 /** @description The profile: an http(s), mailto: or tel: URL (up to 2048 characters), or a value starting with a variable such as `{{{URL}}}` */
                 href: string;
-                /** @description The icon (24 px); default the icon MJML serves for the network: an http(s) or cid: URL (up to 2048 characters), or a value starting with a variable such as `{{{URL}}}` */
+                /** @description The icon (24 px); default the platform's own for the network, served under its public URL: an http(s) or cid: URL (up to 2048 characters), or a value starting with a variable such as `{{{URL}}}` */
                 icon_src?: string;
             }[];
             /**

@@ -190,7 +190,7 @@ function SocialForm({ block, set, readOnly }: { block: Social; set: (b: AnyBlock
             label="Icon URL"
             value={l.icon_src}
             optional
-            hint="Your own icon; without one the icon is loaded from mailjet.com."
+            hint="Your own icon; without one, the platform's own for the network."
             onChange={(icon_src) => setLink(i, { ...l, icon_src })}
           />
           {!readOnly && block.links.length > 1 ? (
