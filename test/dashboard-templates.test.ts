@@ -3,7 +3,7 @@
 // column's blocks, the variables panel), the live preview rendered by the api and shown in a sandboxed frame under
 // the dashboard's strict CSP (styled, at 390 and 600 pixels), the pre-send checks pointing at a block, save draft and
 // publish, and the HTML mode. Every page is checked by axe-core and photographed at 1280 and 390 pixels.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import type { Page } from 'playwright-core';
 import path from 'node:path';
 import { answerConfirm } from './helpers/dashboard.ts';
@@ -32,6 +32,18 @@ const topOrder = (page: Page) =>
 async function addBlock(page: Page, kind: string, where = 'to the email') {
   await page.getByLabel(`Kind of block to add ${where}`).selectOption(kind);
   await page.getByRole('button', { name: `Add ${where}` }).click();
+}
+
+/** A social link with no icon of its own shows the platform's in the preview (served by the api, no third party's). */
+async function socialIconShown(t: ExecutionContext, page: Page, shots: string, publicBaseUrl: string) {
+  const icon = page.frameLocator('iframe.email-frame').locator('img[alt="web"]');
+  await until(async () => (await icon.evaluate((i: HTMLImageElement) => i.naturalWidth)) === 48, {
+    what: "the social link's default icon in the preview",
+    timeoutMs: 20_000,
+  });
+  t.is(await icon.getAttribute('src'), `${publicBaseUrl}/email-assets/social/web.png`);
+  await icon.scrollIntoViewIfNeeded();
+  await page.locator('iframe.email-frame').screenshot({ path: path.join(shots, 'template-preview-social-1280.png') });
 }
 
 test.serial('the list, a new block template, every kind of block, preview, checks, save and publish', async (t) => {
@@ -74,6 +86,7 @@ test.serial('the list, a new block template, every kind of block, preview, check
     'social-1',
     'footer-2',
   ]);
+  await socialIconShown(t, page, world.shots, world.p.config.PUBLIC_BASE_URL);
   // A block in the second column of the columns block, edited there.
   await page.locator('[data-block-select="columns-1"]').click();
   await addBlock(page, 'button', 'to column 2');

@@ -20,8 +20,11 @@ const policy = (images: string) =>
     'sandbox allow-popups allow-popups-to-escape-sandbox',
   ].join('; ');
 
-/** The page's policy: inline images only, or remote https images too. */
-export const EMAIL_HTML_CSP = { inline: policy('data:'), remote: policy('https: data:') } as const;
+/**
+ * The page's policy: inline images and the platform's own (a social link's default icon: no third party learns of the
+ * reader), or remote https images too.
+ */
+export const EMAIL_HTML_CSP = { inline: policy("'self' data:"), remote: policy("'self' https: data:") } as const;
 
 export const emailHtmlOperations = [
   defineOperation({
@@ -31,7 +34,7 @@ export const emailHtmlOperations = [
     method: 'get',
     path: '/emails/{email_id}/html',
     summary: "Open a sent email's HTML page",
-    description: `The HTML body of a sent email of the team as a document (\`text/html\`), for a sandboxed frame: its policy lets the email's inline styles apply and runs no script. Images are inline (\`data:\`) only unless \`images=remote\` (then https images load too, telling their hosts the reader's address): \`${EMAIL_HTML_CSP.inline}\`. 404 when the email is not the team's or has no HTML.`,
+    description: `The HTML body of a sent email of the team as a document (\`text/html\`), for a sandboxed frame: its policy lets the email's inline styles apply and runs no script. Images are inline (\`data:\`) and the platform's own only, unless \`images=remote\` (then https images load too, telling their hosts the reader's address): \`${EMAIL_HTML_CSP.inline}\`. 404 when the email is not the team's or has no HTML.`,
     scope: 'emails:read',
     params: z.object({ email_id: pathId('sent email') }),
     query: z.object({

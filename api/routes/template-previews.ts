@@ -11,7 +11,8 @@ import { emailCheck, fields } from './template-schemas.ts';
 export const PREVIEW_PAGE_CSP = [
   "default-src 'none'",
   "style-src 'unsafe-inline'",
-  'img-src https: data:',
+  // The platform's own images (a social link's default icon) load on an http:// platform too.
+  "img-src 'self' https: data:",
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'self'",

@@ -23,7 +23,7 @@ const escapeHtml = (s: string) =>
 export const SHARE_PAGE_CSP = [
   "default-src 'none'",
   "style-src 'unsafe-inline'",
-  'img-src https: data:',
+  "img-src 'self' https: data:",
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join('; ');

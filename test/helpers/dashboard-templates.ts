@@ -9,6 +9,7 @@ import { DESKTOP, launchChromium, PHONE, screenshotDir, type Visit } from './bro
 import { assertLook, buildDashboard, lookAt, signInThroughPage } from './dashboard.ts';
 import { makeUser, signIn as cookieSignIn, type CookieClient } from './accounts.ts';
 import { startPlatform, type Platform } from './platform.ts';
+import { freePort } from './ports.ts';
 
 export const PASSWORD = 'a long dashboard password';
 
@@ -24,7 +25,9 @@ export interface TemplatesWorld {
 
 export async function startTemplatesWorld(): Promise<TemplatesWorld> {
   await buildDashboard();
-  const p = await startPlatform();
+  // At a port of its own, so that PUBLIC_BASE_URL names it: the preview shows the platform's own images (a social
+  // link's default icon) from there.
+  const p = await startPlatform({ PORT: String(await freePort()) });
   const tag = newId().slice(0, 8);
   const owner = `owner-${tag}@people.test`;
   const viewer = `viewer-${tag}@people.test`;

@@ -517,7 +517,7 @@ export interface paths {
         };
         /**
          * Open a sent email's HTML page
-         * @description The HTML body of a sent email of the team as a document (`text/html`), for a sandboxed frame: its policy lets the email's inline styles apply and runs no script. Images are inline (`data:`) only unless `images=remote` (then https images load too, telling their hosts the reader's address): `default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox`. 404 when the email is not the team's or has no HTML.
+         * @description The HTML body of a sent email of the team as a document (`text/html`), for a sandboxed frame: its policy lets the email's inline styles apply and runs no script. Images are inline (`data:`) and the platform's own only, unless `images=remote` (then https images load too, telling their hosts the reader's address): `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox`. 404 when the email is not the team's or has no HTML.
          */
         get: operations["getEmailHtmlPage"];
         put?: never;
@@ -2015,7 +2015,7 @@ export interface paths {
         };
         /**
          * Open a template preview's page
-         * @description The rendered HTML of a preview of the team as a document (`text/html`), for a sandboxed frame: its policy lets the email's inline styles apply and runs no script (`default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox`). 404 once it expired.
+         * @description The rendered HTML of a preview of the team as a document (`text/html`), for a sandboxed frame: its policy lets the email's inline styles apply and runs no script (`default-src 'none'; style-src 'unsafe-inline'; img-src 'self' https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox`). 404 once it expired.
          */
         get: operations["getTemplatePreviewPage"];
         put?: never;
