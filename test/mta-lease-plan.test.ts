@@ -7,7 +7,7 @@
 import test from 'ava';
 import knexFactory from 'knex';
 import { createTestDatabase } from './helpers/db.ts';
-import { TAKE_LEASE_SQL } from '../mta/delivery/lease.ts';
+import { TAKE_LEASE_SQL, TAKE_LEASES_SQL } from '../mta/delivery/lease.ts';
 import { newId } from '../shared/ids.ts';
 
 /** `n` one-recipient emails of `team` whose recipients have `status`, in two statements. */
@@ -38,39 +38,64 @@ test('the lease reads the email by its index when many recipients are pending an
   await emails(db, team, 20_000, 'delivered');
   await db.raw('analyze email_recipients');
   await emails(db, team, 20_000, 'queued');
-  const target = (await db('emails').where({ team_id: team, status: 'queued' }).first('id')).id as string;
+  const targets = (await db('emails').where({ team_id: team, status: 'queued' }).limit(3).select('id')).map(
+    (e: { id: string }) => e.id as string,
+  );
   const now = new Date().toISOString();
   const token = new Date(Date.now() + 30_000).toISOString();
+  const array = (values: string[]) => `{${values.map((v) => `"${v}"`).join(',')}}`;
+  const statements = [
+    {
+      name: 'one job (takeLease)',
+      sql: TAKE_LEASE_SQL,
+      types: 'timestamptz, uuid, timestamptz',
+      leased: 1,
+      args: `'${token}', '${targets[0]}', '${now}'`,
+    },
+    {
+      name: 'three jobs in one statement (createLeaseGroup)',
+      sql: TAKE_LEASES_SQL,
+      leased: 3,
+      types: 'timestamptz[], uuid[], timestamptz[]',
+      args: [array(targets.map(() => token)), array(targets), array(targets.map(() => now))]
+        .map((a) => `'${a}'`)
+        .join(', '),
+    },
+  ];
 
-  for (const mode of ['force_custom_plan', 'force_generic_plan']) {
-    await db
-      .transaction(async (trx) => {
-        await trx.raw(`set local plan_cache_mode = ${mode}`);
-        await trx.raw(`prepare lease_plan (timestamptz, uuid, timestamptz) as ${TAKE_LEASE_SQL}`);
-        const [
-          {
-            'QUERY PLAN': [plan],
-          },
-        ] = (
-          await trx.raw(`explain (analyze, buffers, format json) execute lease_plan('${token}', '${target}', '${now}')`)
-        ).rows;
-        await trx.raw('deallocate lease_plan');
-        const update = findNode(
-          plan.Plan,
-          (n) => n['Node Type'] === 'ModifyTable' && n['Relation Name'] === 'email_recipients',
-        );
-        t.deepEqual(indexesOf(update), ['email_recipients_email_id_address_unique'], `${mode}: the email's index only`);
-        t.is(update?.['Actual Rows'], 1, `${mode}: the one recipient is leased`);
-        t.true(
-          Number(update?.['Shared Hit Blocks'] ?? Infinity) < 40,
-          `${mode}: a few pages read, not the pending index`,
-        );
-        throw rollback; // the explained update is undone: the next mode leases the same recipient
-      })
-      .catch((err) => {
-        if (err !== rollback) throw err;
-      });
-  }
+  for (const statement of statements)
+    for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+      const what = `${statement.name}, ${mode}`;
+      await db
+        .transaction(async (trx) => {
+          await trx.raw(`set local plan_cache_mode = ${mode}`);
+          await trx.raw(`prepare lease_plan (${statement.types}) as ${statement.sql}`);
+          const [
+            {
+              'QUERY PLAN': [plan],
+            },
+          ] = (await trx.raw(`explain (analyze, buffers, format json) execute lease_plan(${statement.args})`)).rows;
+          await trx.raw('deallocate lease_plan');
+          const update = findNode(
+            plan.Plan,
+            (n) => n['Node Type'] === 'ModifyTable' && n['Relation Name'] === 'email_recipients',
+          );
+          t.deepEqual(
+            indexesOf(update),
+            ['email_recipients_email_id_address_unique'],
+            `${what}: the email's index only`,
+          );
+          t.is(update?.['Actual Rows'], statement.leased, `${what}: each email's one recipient is leased`);
+          t.true(
+            Number(update?.['Shared Hit Blocks'] ?? Infinity) < 40 * statement.leased,
+            `${what}: a few pages read, not the pending index`,
+          );
+          throw rollback; // the explained update is undone: the next mode leases the same recipients
+        })
+        .catch((err) => {
+          if (err !== rollback) throw err;
+        });
+    }
 });
 
 const rollback = new Error('rollback');

@@ -14,6 +14,7 @@ import { retryJobId } from './sweep.ts';
 import { createSigningDomains, DOMAIN_CACHE_MS, type SigningDomains } from './signing-domain.ts';
 import { cachingResolver } from './dns-cache.ts';
 import { createGroupCommit, type RecordFn } from './group-commit.ts';
+import { createLeaseGroup, type LeaseFn } from './lease.ts';
 import { createByteBudget, type ByteBudget } from './memory.ts';
 import { mtaMetrics, type MtaMetrics } from '../../shared/metrics/mta.ts';
 
@@ -43,6 +44,8 @@ export interface DeliveryDeps {
   memory: ByteBudget;
   /** Writes an attempt's outcome, batched with the others that arrive meanwhile (group-commit.ts). */
   record: RecordFn;
+  /** Takes a job's lease, in one statement with the others that ask meanwhile (lease.ts createLeaseGroup). */
+  lease: LeaseFn;
   /** SMTP_DELIVERY_PORT, under the name transmit.ts takes it. */
   port: number;
   /** Enqueues the next attempt of a deferred email; without it, the sweep finds the email when it is due. */
@@ -89,6 +92,7 @@ export function createDeliveryDeps(
     throttle: createThrottle(options.maxPerDestination ?? config.MTA_MAX_PER_DESTINATION),
     memory: createByteBudget(options.messageMemoryBytes ?? config.MTA_MESSAGE_MEMORY_MB * 1024 * 1024),
     record: createGroupCommit(clients),
+    lease: createLeaseGroup(clients.db, clients.log),
     port: config.SMTP_DELIVERY_PORT,
     metrics,
     scheduleRetry: queue ? retryOn(queue) : undefined,

@@ -1,10 +1,10 @@
-// The deliver job (queues.deliver, data {emailId}): in one statement (lease.ts takeLease) refetch the email and lease
-// the recipients that are due (email.sent was recorded at acceptance or release); then deliver: simulator recipients
-// without the network, the others grouped by domain, one SMTP transaction per domain (route → throttle → transmit →
-// classify → record), in parallel; a topic send's or a broadcast's recipients one by one, each with its own
-// List-Unsubscribe (compose.ts unsubscribeHeader), and only those still subscribed to the topic; with open or click
-// tracking on, each recipient's copy with its own pixel and links (track.ts), one by one too. A duplicate or retried
-// job is harmless: it leases nothing that another job holds or that is not due.
+// The deliver job (queues.deliver, data {emailId}): in one statement (lease.ts, shared with the jobs asking meanwhile)
+// refetch the email and lease the recipients that are due (email.sent was recorded at acceptance or release); then
+// deliver: simulator recipients without the network, the others grouped by domain, one SMTP transaction per domain
+// (route → throttle → transmit → classify → record), in parallel; a topic send's or a broadcast's recipients one by
+// one, each with its own List-Unsubscribe (compose.ts unsubscribeHeader), and only those still subscribed to the topic;
+// with open or click tracking on, each recipient's copy with its own pixel and links (track.ts), one by one too. A
+// duplicate or retried job is harmless: it leases nothing that another job holds or that is not due.
 import { classify, type Answer } from '../../shared/bounces/classify.ts';
 import {
   messageOf,
@@ -26,7 +26,7 @@ import { routeDomain } from './route.ts';
 import { simulate } from './simulator.ts';
 import { transmit } from './transmit.ts';
 import type { Attempt, LeasedRecipient, Outcome } from './types.ts';
-import { takeLease, type Lease } from './lease.ts';
+import type { Lease } from './lease.ts';
 import { reportOutcomes } from './report.ts';
 import type { TrackingSettings } from './signing-domain.ts';
 import { trackedCopies, type TrackedCopies } from './track.ts';
@@ -326,8 +326,9 @@ export interface DeliverySummary {
 }
 
 export async function processDelivery(deps: DeliveryDeps, emailId: string, now = new Date()): Promise<DeliverySummary> {
-  // One statement: the email and the lease on its due recipients (nothing else is written: see lease.ts).
-  const work = await takeLease(deps.db, deps.log, emailId, now);
+  // One statement: the email and the lease on its due recipients (nothing else is written: see lease.ts), shared with
+  // the other jobs that ask meanwhile.
+  const work = await deps.lease(emailId, now);
   if (!work) return { leased: 0 };
   const { email, lease } = work;
   const leased = lease.recipients;
