@@ -99,6 +99,16 @@ async function sendTraffic(t: ExecutionContext): Promise<Traffic> {
   // The real worker verifies new domains: its records are published, so its verdict agrees with the test's.
   const domain = await w.p.request('GET', `/domains/${sender.domain.id}`, { key: sender.team.key });
   publishRecords(w.dns, sender.domain.name, domain.body.records);
+  // A check of the worker's may have come before the records were published: ask again, as a person would.
+  await until(
+    async () => {
+      const at = `/domains/${sender.domain.id}`;
+      if ((await w.p.request('GET', at, { key: sender.team.key })).body.status === 'verified') return true;
+      await w.p.request('POST', `${at}/verify`, { key: sender.team.key });
+      return false;
+    },
+    { what: `${sender.domain.name} verified`, timeoutMs: 30_000, intervalMs: 300 },
+  );
   w.mx('observed-inbox.test');
   const hook = await api('POST', '/webhooks', {
     key: sender.team.key,
