@@ -7,7 +7,7 @@
 import test from 'ava';
 import knexFactory from 'knex';
 import { createTestDatabase } from './helpers/db.ts';
-import { TAKE_LEASE_SQL, TAKE_LEASES_SQL } from '../mta/delivery/lease.ts';
+import { TAKE_LEASES_SQL } from '../mta/delivery/lease.ts';
 import { newId } from '../shared/ids.ts';
 
 /** `n` one-recipient emails of `team` whose recipients have `status`, in two statements. */
@@ -44,24 +44,17 @@ test('the lease reads the email by its index when many recipients are pending an
   const now = new Date().toISOString();
   const token = new Date(Date.now() + 30_000).toISOString();
   const array = (values: string[]) => `{${values.map((v) => `"${v}"`).join(',')}}`;
-  const statements = [
-    {
-      name: 'one job (takeLease)',
-      sql: TAKE_LEASE_SQL,
-      types: 'timestamptz, uuid, timestamptz',
-      leased: 1,
-      args: `'${token}', '${targets[0]}', '${now}'`,
-    },
-    {
-      name: 'three jobs in one statement (createLeaseGroup)',
+  // The one statement of every lease, for one job (takeLease) and for three together (createLeaseGroup).
+  const statements = [1, 3].map((n) => {
+    const jobs = targets.slice(0, n);
+    return {
+      name: n === 1 ? 'one job (takeLease)' : `${n} jobs in one statement (createLeaseGroup)`,
       sql: TAKE_LEASES_SQL,
-      leased: 3,
       types: 'timestamptz[], uuid[], timestamptz[]',
-      args: [array(targets.map(() => token)), array(targets), array(targets.map(() => now))]
-        .map((a) => `'${a}'`)
-        .join(', '),
-    },
-  ];
+      leased: n,
+      args: [array(jobs.map(() => token)), array(jobs), array(jobs.map(() => now))].map((a) => `'${a}'`).join(', '),
+    };
+  });
 
   for (const statement of statements)
     for (const mode of ['force_custom_plan', 'force_generic_plan']) {

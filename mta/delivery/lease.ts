@@ -67,33 +67,12 @@ const EMAIL_FIELDS = LEASED_NAMES.map((c) => `"${c}"`).join(', ');
 /** Rows through json: timestamps come back as strings. */
 const EMAIL_DATES = ['scheduled_at', 'created_at', 'updated_at'];
 
-/**
- * The lease's statement: $1 the token, $2 the email, $3 now. Reads the email and leases its recipients that are due
- * and free.
- */
-export const TAKE_LEASE_SQL = `with e as (
-    select ${EMAIL_COLUMNS}, r.bytes as raw, case when e.raw_blob_key is null and r.email_id is null then (
-      select coalesce(json_agg(json_build_object('filename', a.filename, 'content_type', a.content_type, 'content_id', a.content_id,
-        'content_disposition', a.content_disposition, 'blob_key', a.blob_key) order by a.position), '[]'::json)
-      from email_attachments a where a.email_id = e.id) end as attachments
-    from emails e left join email_raw r on r.email_id = e.id where e.id = $2 and e.status in ('queued', 'sending')
-      and not exists (select 1 from teams t where t.id = e.team_id and t.deletion_status <> 'none')),
-  leased as (update email_recipients set leased_until = $1
-    where email_id = $2 and exists (select 1 from e)
-      -- Due and free, as one CASE: the planner cannot match it to email_recipients_pending's predicate, so the
-      -- recipients are found by email_id alone. As plain conditions they let a plan read that index (every pending
-      -- recipient of every email, and the dead entries until a vacuum) whenever statistics lag, as they do when a
-      -- broadcast turns a hundred thousand pending at once: test/mta-lease-plan.test.ts.
-      and case when status in ('queued', 'deferred') and (next_attempt_at is null or next_attempt_at <= $3)
-        then leased_until is null or leased_until < $3 else false end
-    returning ${COLUMNS.join(', ')})
-  select (select row_to_json(x.*) from (select ${EMAIL_FIELDS}, attachments from e) x) as email, (select raw from e) as raw,
-    (select coalesce(json_agg(leased.*), '[]'::json) from leased) as recipients`;
+const LEASES_STATEMENT = 'mta_take_leases_v1';
 
 /**
- * The same for many jobs in one statement (takeLeases): $1 their tokens, $2 their emails, $3 their nows, as arrays in
- * the same order; a row per email that is sendable, each leasing under its own token and clock exactly what its own
- * TAKE_LEASE_SQL would.
+ * The lease's statement, for one job (takeLease) or many at once (createLeaseGroup): $1 their tokens, $2 their emails,
+ * $3 their nows, as arrays in the same order. Reads each email and leases its recipients that are due and free, under
+ * the job's own token and clock: a row per email that is sendable.
  */
 export const TAKE_LEASES_SQL = `with q as (select * from unnest($1::timestamptz[], $2::uuid[], $3::timestamptz[]) as q(token, id, now)),
   e as (
@@ -105,7 +84,10 @@ export const TAKE_LEASES_SQL = `with q as (select * from unnest($1::timestamptz[
       and not exists (select 1 from teams t where t.id = e.team_id and t.deletion_status <> 'none')),
   leased as (update email_recipients r set leased_until = q.token from q
     where r.email_id = q.id and q.id in (select id from e)
-      -- As TAKE_LEASE_SQL's: one CASE the planner cannot match to email_recipients_pending's predicate.
+      -- Due and free, as one CASE: the planner cannot match it to email_recipients_pending's predicate, so the
+      -- recipients are found by email_id alone. As plain conditions they let a plan read that index (every pending
+      -- recipient of every email, and the dead entries until a vacuum) whenever statistics lag, as they do when a
+      -- broadcast turns a hundred thousand pending at once: test/mta-lease-plan.test.ts.
       and case when r.status in ('queued', 'deferred') and (r.next_attempt_at is null or r.next_attempt_at <= q.now)
         then r.leased_until is null or r.leased_until < q.now else false end
     returning ${COLUMNS.map((c) => `r.${c}`).join(', ')})
@@ -129,7 +111,7 @@ export async function takeLease(
 ): Promise<LeasedWork | null> {
   const issued = performance.now();
   const taken = token(new Date(now.getTime() + LEASE_MS));
-  const [row] = await prepared<LeaseRow>(db, 'mta_take_lease_v3', TAKE_LEASE_SQL, [taken, emailId, now]);
+  const [row] = await prepared<LeaseRow>(db, LEASES_STATEMENT, TAKE_LEASES_SQL, [[taken], [emailId], [now]]);
   return row ? leaseOf(db, log, { emailId, now, token: taken, issued }, row, renewEveryMs) : null;
 }
 
@@ -219,7 +201,7 @@ export function createLeaseGroup(db: Knex, log: Logger, max = MAX_LEASES): Lease
     const issued = performance.now();
     // Each token runs LEASE_MS from the statement's sending on the job's own clock, however long the job waited for it.
     const tokens = batch.map((w) => token(new Date(w.now.getTime() + (issued - w.asked) + LEASE_MS)));
-    const rows = await prepared<LeaseRow & { id: string }>(db, 'mta_take_leases_v1', TAKE_LEASES_SQL, [
+    const rows = await prepared<LeaseRow & { id: string }>(db, LEASES_STATEMENT, TAKE_LEASES_SQL, [
       tokens,
       batch.map((w) => w.emailId),
       batch.map((w) => w.now),
