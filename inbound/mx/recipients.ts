@@ -3,6 +3,7 @@
 // and our own return-path addresses `bounces+<token>@<custom_return_path>.<domain>`. Everything else is refused
 // at RCPT, so we never accept a message we would then have to bounce (backscatter).
 import type { Knex } from 'knex';
+import { prepared } from '../../shared/db/prepared.ts';
 import { readReturnPathAddress } from '../../shared/emails/mail-tokens.ts';
 
 export type Recipient =
@@ -16,27 +17,39 @@ export function hostOf(address: string): string {
     .replace(/\.$/, '');
 }
 
+// Prepared statements (shared/db/prepared.ts): they run at every RCPT, and knex's building of them cost the MX more
+// than running them.
+const BOUNCE_SQL = `select e.team_id, d.name, d.custom_return_path
+  from emails e join domains d on d.id = e.domain_id
+  where e.id = $1 limit 1`;
+
+// One indexed query (domains.name): the host as a domain at '@', or its first label at its parent domain. Should a
+// name exist at several teams (a claim in progress), the verified one takes the mail.
+const DOMAIN_SQL = `select id, team_id from domains
+  where receiving = 'enabled' and ((name = $1 and receiving_host = '@') or (name = $2 and receiving_host = $3))
+  order by (status = 'verified') desc, created_at limit 1`;
+
 export async function findRecipient(db: Knex, secrets: Buffer, address: string): Promise<Recipient | null> {
   if (address.lastIndexOf('@') < 1) return null;
   const host = hostOf(address);
   const emailId = readReturnPathAddress(secrets, address);
   if (emailId) {
     // A valid tag is only ours at the email's own return-path host.
-    const email = await db('emails')
-      .join('domains', 'domains.id', 'emails.domain_id')
-      .where('emails.id', emailId)
-      .first('emails.team_id', 'domains.name', 'domains.custom_return_path');
+    const [email] = await prepared<{ team_id: string; name: string; custom_return_path: string }>(
+      db,
+      'mx_bounce_recipient_v1',
+      BOUNCE_SQL,
+      [emailId],
+    );
     if (email && `${email.custom_return_path}.${email.name}`.toLowerCase() === host)
       return { kind: 'bounce', teamId: email.team_id, domainId: null, emailId };
   }
   const dot = host.indexOf('.');
   const [label, parent] = dot > 0 ? [host.slice(0, dot), host.slice(dot + 1)] : ['', ''];
-  // One indexed query (domains.name): the host as a domain at '@', or its first label at its parent domain.
-  // Should a name exist at several teams (a claim in progress), the verified one takes the mail.
-  const domain = await db('domains')
-    .where('receiving', 'enabled')
-    .andWhere((q) => q.where({ name: host, receiving_host: '@' }).orWhere({ name: parent, receiving_host: label }))
-    .orderByRaw(`(status = 'verified') desc, created_at`)
-    .first('id', 'team_id');
+  const [domain] = await prepared<{ id: string; team_id: string }>(db, 'mx_domain_recipient_v1', DOMAIN_SQL, [
+    host,
+    parent,
+    label,
+  ]);
   return domain ? { kind: 'mail', teamId: domain.team_id, domainId: domain.id } : null;
 }

@@ -15,6 +15,7 @@
 import type { Knex } from 'knex';
 import type { BlobStore } from '../../shared/blobs.ts';
 import { newId } from '../../shared/ids.ts';
+import { prepared } from '../../shared/db/prepared.ts';
 import type { Recipient } from './recipients.ts';
 
 export interface StoredMessageInput {
@@ -47,6 +48,17 @@ export function receivedField(
   return `Received: ${from}\r\n\tby ${input.byHost} with ${input.tls ? 'ESMTPS' : 'ESMTP'} id ${id}${forClause};\r\n\t${rfc5322Date(at)}\r\n`;
 }
 
+// Every copy's row in one prepared statement (shared/db/prepared.ts), however many copies: the rows go as one JSON
+// array. It runs before every 250, where knex's building of an insert cost the MX more than running it.
+const INSERT_SQL = `insert into received_messages
+  (id, team_id, domain_id, raw_blob_key, size, envelope_from, rcpt_to, remote_ip, helo, tls, status, kind, email_id,
+   received_at)
+  select id, team_id, domain_id, raw_blob_key, size, envelope_from, rcpt_to, remote_ip, helo, tls, 'stored', kind,
+    email_id, received_at
+  from jsonb_to_recordset($1::jsonb) as r(id uuid, team_id uuid, domain_id uuid, raw_blob_key text, size integer,
+    envelope_from text, rcpt_to text[], remote_ip text, helo text, tls boolean, kind text, email_id uuid,
+    received_at timestamptz)`;
+
 export async function storeReceivedMessage(db: Knex, blobs: BlobStore, input: StoredMessageInput): Promise<string[]> {
   const groups = new Map<string, { recipient: Recipient; rcpt: string[] }>();
   for (const { address, recipient } of input.recipients) {
@@ -71,7 +83,6 @@ export async function storeReceivedMessage(db: Knex, blobs: BlobStore, input: St
       remote_ip: input.remoteIp,
       helo: input.helo,
       tls: input.tls,
-      status: 'stored',
       kind: recipient.kind,
       email_id: recipient.kind === 'bounce' ? recipient.emailId : null,
       received_at: now,
@@ -82,6 +93,7 @@ export async function storeReceivedMessage(db: Knex, blobs: BlobStore, input: St
   await Promise.all(rows.map((r) => blobs.put(r.raw_blob_key, r.raw)));
   // One INSERT statement for every row: atomic and committed on its own (autocommit, the WAL flushed under the
   // default synchronous_commit) before it returns, without the BEGIN and COMMIT round trips of a transaction.
-  await db('received_messages').insert(rows.map(({ raw: _raw, ...row }) => row));
+  const json = JSON.stringify(rows.map(({ raw: _raw, ...row }) => row));
+  await prepared(db, 'mx_store_received_v1', INSERT_SQL, [json]);
   return rows.map((r) => r.id);
 }
