@@ -214,7 +214,7 @@ async function checkMetrics(t: ExecutionContext, { emailId }: Traffic): Promise<
   t.is(m.value('postwerk_smtp_submission_sessions_total', { listener: 'starttls' }), 1);
   t.is(m.value('postwerk_smtp_submission_sessions_open', { listener: 'starttls' }), 0);
   t.is(m.value('postwerk_smtp_submission_sessions_total', { listener: 'tls' }), 0, 'a listener without sessions: 0');
-  // The submission thread's series beside the main thread's, and the process's own series once, not once per thread.
+  // The SMTP surface's accepted counter from the start (at 0), and the process's own series once.
   t.is(m.value('postwerk_emails_accepted_total', { surface: 'smtp' }), 0);
   t.is(m.samples.filter((s) => s.name === 'process_cpu_user_seconds_total').length, 1);
   t.truthy(m.value('process_cpu_user_seconds_total'));
