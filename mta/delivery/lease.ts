@@ -17,6 +17,7 @@ import { prepared } from '../../shared/db/prepared.ts';
 import { reviveDates } from '../../shared/emails/sql.ts';
 import type { LoadedEmail } from './compose.ts';
 import { EMAIL_COLUMNS as EMAIL_NAMES } from '../../shared/emails/columns.ts';
+import { batched } from './batched.ts';
 
 export const LEASE_MS = 30_000;
 /** Six renewals a lease: several may fail or come late before it could run out. */
@@ -95,6 +96,47 @@ export const TAKE_LEASES_SQL = `with q as (select * from unnest($1::timestamptz[
     (select coalesce(json_agg(l.*), '[]'::json) from leased l where l.email_id = x.id) as recipients
   from (select ${EMAIL_FIELDS}, attachments from e) x`;
 
+/** A job asking for its lease: its email, its clock, and when it read that clock (this process's monotonic one). */
+interface Asked {
+  emailId: string;
+  now: Date;
+  asked: number;
+}
+
+/**
+ * A token at `sent` (this process's monotonic clock) on the job's own clock: it runs LEASE_MS from that moment,
+ * however long the job waited before (for a batch's turn, for a renewal's).
+ */
+const tokenAt = (job: Asked, sent: number) => token(new Date(job.now.getTime() + (sent - job.asked) + LEASE_MS));
+
+interface LeaseRow {
+  id: string;
+  email: LoadedEmail | null;
+  raw: Buffer | null;
+  recipients: LeasedRecipient[];
+}
+
+/** One lease statement for any number of jobs of distinct emails: each job's work, in their order. */
+async function takeLeases(
+  db: Knex,
+  log: Logger,
+  jobs: Asked[],
+  renewEveryMs = RENEW_EVERY_MS,
+): Promise<(LeasedWork | null)[]> {
+  const issued = performance.now();
+  const tokens = jobs.map((job) => tokenAt(job, issued));
+  const rows = await prepared<LeaseRow>(db, LEASES_STATEMENT, TAKE_LEASES_SQL, [
+    tokens,
+    jobs.map((job) => job.emailId),
+    jobs.map((job) => job.now),
+  ]);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return jobs.map((job, i) => {
+    const row = byId.get(job.emailId);
+    return row ? leaseOf(db, log, job, { token: tokens[i], issued }, row, renewEveryMs) : null;
+  });
+}
+
 /**
  * A job's one statement (a named prepared statement, shared/db/prepared.ts): reads the email (and its submitted
  * message from email_raw, as bytes beside the JSON), unless it is no longer queued or sending, and leases its
@@ -109,38 +151,27 @@ export async function takeLease(
   now: Date,
   renewEveryMs = RENEW_EVERY_MS,
 ): Promise<LeasedWork | null> {
-  const issued = performance.now();
-  const taken = token(new Date(now.getTime() + LEASE_MS));
-  const [row] = await prepared<LeaseRow>(db, LEASES_STATEMENT, TAKE_LEASES_SQL, [[taken], [emailId], [now]]);
-  return row ? leaseOf(db, log, { emailId, now, token: taken, issued }, row, renewEveryMs) : null;
-}
-
-interface LeaseRow {
-  email: LoadedEmail | null;
-  raw: Buffer | null;
-  recipients: LeasedRecipient[];
-}
-
-interface Asked {
-  emailId: string;
-  now: Date;
-  /** The token the statement wrote. */
-  token: string;
-  /** When the statement was sent (this process's monotonic clock). */
-  issued: number;
+  const [work] = await takeLeases(db, log, [{ emailId, now, asked: performance.now() }], renewEveryMs);
+  return work;
 }
 
 /** The job's work from its statement's row, with the heartbeat that renews its lease. Null when nothing was leased. */
-function leaseOf(db: Knex, log: Logger, asked: Asked, row: LeaseRow, renewEveryMs = RENEW_EVERY_MS): LeasedWork | null {
-  const { emailId, now, issued } = asked;
-  let current = asked.token;
+function leaseOf(
+  db: Knex,
+  log: Logger,
+  job: Asked,
+  taken: { token: string; issued: number },
+  row: LeaseRow,
+  renewEveryMs: number,
+): LeasedWork | null {
+  const { emailId } = job;
+  let current = taken.token;
   if (!row.email || row.recipients.length === 0) return null;
   const email: LoadedEmail = { ...reviveDates(row.email, EMAIL_DATES), raw: row.raw };
   const recipients = row.recipients.map((r) => reviveDates(r, ['first_deferred_at']));
-  const started = performance.now();
   // Until when (this process's monotonic clock) the lease is certainly ours: a token is worth LEASE_MS from the
   // moment its statement was sent, whatever the database's answer took.
-  let provenUntil = issued + LEASE_MS;
+  let provenUntil = taken.issued + LEASE_MS;
   let turn: Promise<unknown> = Promise.resolve();
   const use = <T>(work: (t: string) => Promise<T>): Promise<T> => {
     const result = turn.then(() => work(current));
@@ -149,9 +180,9 @@ function leaseOf(db: Knex, log: Logger, asked: Asked, row: LeaseRow, renewEveryM
   };
   const heartbeat = setInterval(() => {
     void use(async (old) => {
-      // `now` may be a test's clock: the lease moves on from it by the time really spent.
+      // `now` may be a test's clock: the lease moves on from it by the time really spent since the job read it.
       const sent = performance.now();
-      const next = token(new Date(now.getTime() + (sent - started) + LEASE_MS));
+      const next = tokenAt(job, sent);
       const renewed = await db('email_recipients')
         .where({ email_id: emailId, leased_until: old })
         .update({ leased_until: next });
@@ -177,82 +208,18 @@ export type LeaseFn = (emailId: string, now: Date) => Promise<LeasedWork | null>
 /** At most this many jobs' leases in one statement. */
 const MAX_LEASES = 100;
 
-interface Waiting {
-  emailId: string;
-  now: Date;
-  /** When the job asked (this process's monotonic clock). */
-  asked: number;
-  resolve: (work: LeasedWork | null) => void;
-  reject: (err: unknown) => void;
-}
-
 /**
- * Leases taken the way records are committed (group-commit.ts): the jobs that ask while a lease statement runs wait
- * and go together in the next one (TAKE_LEASES_SQL), each with its own token and clock, so under load a job's lease
- * costs a fraction of a statement and of a WAL flush, and alone it waits for nothing. Two jobs of one email never
- * share a statement (the later one waits for the next, where it finds the recipients leased, as it would have alone).
- * A failed batch (a deadlock with another mta copy's, say) is taken again one job at a time.
+ * Leases taken the way records are committed (batched.ts): the jobs that ask while a lease statement runs go together
+ * in the next one, each with its own token and clock. Two jobs of one email never share a statement (the later one
+ * waits for the next, where it finds the recipients leased, as it would have alone).
  */
 export function createLeaseGroup(db: Knex, log: Logger, max = MAX_LEASES): LeaseFn {
-  const queue: Waiting[] = [];
-  let flushing = false;
-
-  async function takeBatch(batch: Waiting[]): Promise<void> {
-    const issued = performance.now();
-    // Each token runs LEASE_MS from the statement's sending on the job's own clock, however long the job waited for it.
-    const tokens = batch.map((w) => token(new Date(w.now.getTime() + (issued - w.asked) + LEASE_MS)));
-    const rows = await prepared<LeaseRow & { id: string }>(db, LEASES_STATEMENT, TAKE_LEASES_SQL, [
-      tokens,
-      batch.map((w) => w.emailId),
-      batch.map((w) => w.now),
-    ]);
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    batch.forEach((w, i) => {
-      const row = byId.get(w.emailId);
-      w.resolve(row ? leaseOf(db, log, { emailId: w.emailId, now: w.now, token: tokens[i], issued }, row) : null);
-    });
-  }
-
-  /** The next batch: the first `max` waiting jobs of distinct emails, in their order. */
-  function nextBatch(): Waiting[] {
-    const ids = new Set<string>();
-    const batch: Waiting[] = [];
-    for (let i = 0; i < queue.length && batch.length < max;) {
-      if (ids.has(queue[i].emailId)) {
-        i++;
-        continue;
-      }
-      ids.add(queue[i].emailId);
-      batch.push(...queue.splice(i, 1));
-    }
-    return batch;
-  }
-
-  async function flush(): Promise<void> {
-    try {
-      while (queue.length) {
-        const batch = nextBatch();
-        try {
-          await takeBatch(batch);
-        } catch (err) {
-          if (batch.length === 1) {
-            batch[0].reject(err);
-            continue;
-          }
-          log.warn({ err, leases: batch.length }, 'delivery.lease_group_failed');
-          for (const w of batch) await takeLease(db, log, w.emailId, w.now).then(w.resolve, w.reject);
-        }
-      }
-    } finally {
-      flushing = false;
-    }
-  }
-
-  return (emailId, now) =>
-    new Promise<LeasedWork | null>((resolve, reject) => {
-      queue.push({ emailId, now, asked: performance.now(), resolve, reject });
-      if (flushing) return;
-      flushing = true;
-      setImmediate(() => void flush());
-    });
+  const lease = batched<Asked, LeasedWork | null>({
+    run: (jobs) => takeLeases(db, log, jobs),
+    max,
+    log,
+    failedEvent: 'delivery.lease_group_failed',
+    key: (job) => job.emailId,
+  });
+  return (emailId, now) => lease({ emailId, now, asked: performance.now() });
 }
