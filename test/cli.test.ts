@@ -52,8 +52,14 @@ test('team set-rate-limit changes the reported and the enforced limit', async (t
   const after = await p.request('GET', '/team', { key: team.key });
   t.is(after.body.sending.rate_limit.requests_per_second, 3);
   t.is(after.headers.get('ratelimit-limit'), '3');
-  // Ten at once: a one-second window lets at most 3 through, or 6 if the burst straddles two windows.
-  const burst = await Promise.all(Array.from({ length: 10 }, () => p.request('GET', '/team', { key: team.key })));
+  // Ten at once: a one-second window (whole seconds of the clock) lets at most 3 through, or 6 if the burst straddles
+  // two windows. On a loaded machine ten requests may take longer than that to be answered: such a burst is sent again.
+  let burst: Awaited<ReturnType<typeof p.request>>[] = [];
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const started = Date.now();
+    burst = await Promise.all(Array.from({ length: 10 }, () => p.request('GET', '/team', { key: team.key })));
+    if (Math.floor(Date.now() / 1000) - Math.floor(started / 1000) < 2) break;
+  }
   const passed = burst.filter((r) => r.status === 200).length;
   const limited = burst.filter((r) => r.status === 429);
   t.true(passed <= 6, `${passed} of 10 passed`);
