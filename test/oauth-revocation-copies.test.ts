@@ -31,12 +31,19 @@ test.after.always(async () => {
 const domains = (at: string, token: string) =>
   fetch(`${at}/domains`, { headers: { authorization: `Bearer ${token}`, 'user-agent': 't' } });
 
-/** Uses the token on the other copy until it answers twice within 200 ms: then it answers from its cache. */
+/**
+ * Uses the token on the other copy until a second use answers within the cache's second of the first: then it answers
+ * from its cache. On a loaded machine a pair may take longer; it is tried again.
+ */
 async function warm(t: import('ava').ExecutionContext, token: string): Promise<void> {
-  t.is((await domains(other, token)).status, 200);
-  const started = Date.now();
-  t.is((await domains(other, token)).status, 200);
-  t.true(Date.now() - started < 1000);
+  let took = Infinity;
+  for (let attempt = 0; attempt < 10 && took >= 1000; attempt++) {
+    t.is((await domains(other, token)).status, 200);
+    const started = Date.now();
+    t.is((await domains(other, token)).status, 200);
+    took = Date.now() - started;
+  }
+  t.true(took < 1000);
 }
 
 test.serial('a grant revoked on one copy is refused by another on the next request', async (t) => {
