@@ -4,7 +4,7 @@
 // adds a domain (a bad name first) and reads its records; a viewer sees no create button; MFA sign-in; a password
 // reset. Every page is checked by axe-core and photographed at 1280 and 390 pixels.
 import test, { type ExecutionContext } from 'ava';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Response } from 'playwright-core';
 import { Resend } from 'resend';
 import { generate } from 'otplib';
 import { launchChromium, openPage, DESKTOP, type Visit } from './helpers/browser.ts';
@@ -40,17 +40,29 @@ const signIn = (page: Page, url: string, email: string, password = PASSWORD) =>
   signInThroughPage(page, url, email, password);
 
 /**
- * The page's answer, `text` or a refusal (role=alert), as text: a refusal fails the step with its own words, and a
- * page that says neither within the wait fails with what it does say.
+ * The page's answer to `go`, `text` or a refusal (role=alert), as text: a refusal fails the step with its own words
+ * and the requests the page made, and a page that says neither within the wait fails with what it does say.
  */
-async function answered(page: Page, text: string): Promise<string> {
+async function answered(page: Page, go: () => Promise<unknown>, text: string): Promise<string> {
+  const calls: string[] = [];
+  const onResponse = (r: Response) => {
+    const u = new URL(r.url());
+    if (!u.pathname.startsWith('/assets/')) calls.push(`${r.request().method()} ${u.pathname} ${r.status()}`);
+  };
+  page.on('response', onResponse);
+  await go();
   const answer = page.getByText(text).or(page.getByRole('alert')).first();
   try {
     await answer.waitFor();
+    const said = await answer.innerText();
+    // A refusal names the requests the page made meanwhile (a second POST of one token, say): the step's cause.
+    if (!said.includes(text)) throw new Error(`the page refused: ${said}\nits requests: ${calls.join('; ')}`);
+    return said;
   } catch (err) {
     throw new Error(`${(err as Error).message}\nthe page says: ${await page.locator('body').innerText()}`);
+  } finally {
+    page.off('response', onResponse);
   }
-  return answer.innerText();
 }
 
 test.serial('sign up, verify, sign in, make a team, create a key, send, see and open the email', async (t) => {
@@ -69,8 +81,8 @@ test.serial('sign up, verify, sign in, make a team, create a key, send, see and 
   await look(t, page, 'sign-up-sent');
 
   const token = linkToken((await world.mailTo(email)).text, 'verify');
-  await page.goto(`${url}/verify#token=${encodeURIComponent(token)}`);
-  t.regex(await answered(page, 'Your address is confirmed'), /Your address is confirmed/);
+  const verify = () => page.goto(`${url}/verify#token=${encodeURIComponent(token)}`);
+  t.regex(await answered(page, verify, 'Your address is confirmed'), /Your address is confirmed/);
   await look(t, page, 'verify-done');
   await page.goto(`${url}/verify#token=pwv_not-a-token`);
   await page.getByRole('alert').waitFor();
