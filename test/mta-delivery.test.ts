@@ -32,6 +32,7 @@ test('an API email is composed, DKIM-signed, sent over STARTTLS with the return-
     to: ['ann@alpha-rcpt.test'],
     bcc: ['hidden@alpha-rcpt.test'],
     subject: 'Your order',
+    text: 'Your order\nhas shipped.\n',
     tags: [{ name: 'kind', value: 'receipt' }],
     attachments: [{ filename: 'r.txt', content: Buffer.from('receipt body'), contentType: 'text/plain' }],
   });
@@ -80,6 +81,7 @@ test('an API email is composed, DKIM-signed, sent over STARTTLS with the return-
     message.raw.toString('latin1').endsWith(again.toString('latin1')),
     'composing again gives the bytes that were sent (after the DKIM header)',
   );
+  t.false(/(?<!\r)\n/.test(again.toString('latin1')), 'every line of the composed message ends in CRLF');
   const events = await eventsOf(w.p.db, id);
   t.deepEqual(
     events.map((e) => e.type),

@@ -92,7 +92,30 @@ export async function composeMessage(deps: ComposeDeps, db: Knex, email: LoadedE
       })),
     ),
   });
-  return composer.compile().build();
+  return crlfLines(await composer.compile().build());
+}
+
+const CR = 0x0d;
+const LF = 0x0a;
+const CRLF = Buffer.from('\r\n');
+
+/**
+ * `message` with every line ending in CRLF (RFC 5322 §2.1): MailComposer writes a 7bit text part as it was given,
+ * bare LFs and all. The bytes are sent with CRLF anyway; giving them CRLF here, once, also spares DKIM's relaxed body
+ * canonicalization its slow path (a new buffer for each line it must mend) and leaves the DATA payload nothing to
+ * convert. A relaxed body hash is the same either way (it reads a bare LF as CRLF). A bare CR stays as it is.
+ */
+export function crlfLines(message: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (let lf = message.indexOf(LF); lf !== -1; lf = message.indexOf(LF, lf + 1)) {
+    if (lf > 0 && message[lf - 1] === CR) continue;
+    parts.push(message.subarray(from, lf), CRLF);
+    from = lf + 1;
+  }
+  if (parts.length === 0) return message;
+  parts.push(message.subarray(from));
+  return Buffer.concat(parts);
 }
 
 /**
