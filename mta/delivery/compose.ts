@@ -97,7 +97,6 @@ export async function composeMessage(deps: ComposeDeps, db: Knex, email: LoadedE
 
 const CR = 0x0d;
 const LF = 0x0a;
-const CRLF = Buffer.from('\r\n');
 
 /**
  * `message` with every line ending in CRLF (RFC 5322 §2.1): MailComposer writes a 7bit text part as it was given,
@@ -106,16 +105,20 @@ const CRLF = Buffer.from('\r\n');
  * convert. A relaxed body hash is the same either way (it reads a bare LF as CRLF). A bare CR stays as it is.
  */
 export function crlfLines(message: Buffer): Buffer {
-  const parts: Buffer[] = [];
+  let bare = 0;
+  for (let lf = message.indexOf(LF); lf !== -1; lf = message.indexOf(LF, lf + 1)) if (message[lf - 1] !== CR) bare++;
+  if (bare === 0) return message;
+  const out = Buffer.allocUnsafe(message.length + bare);
   let from = 0;
+  let to = 0;
   for (let lf = message.indexOf(LF); lf !== -1; lf = message.indexOf(LF, lf + 1)) {
-    if (lf > 0 && message[lf - 1] === CR) continue;
-    parts.push(message.subarray(from, lf), CRLF);
-    from = lf + 1;
+    if (message[lf - 1] === CR) continue;
+    to += message.copy(out, to, from, lf);
+    out[to++] = CR;
+    from = lf;
   }
-  if (parts.length === 0) return message;
-  parts.push(message.subarray(from));
-  return Buffer.concat(parts);
+  message.copy(out, to, from);
+  return out;
 }
 
 /**
