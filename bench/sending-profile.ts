@@ -57,7 +57,8 @@ try {
     mtaConcurrency: Number(process.env.PROFILE_MTA_CONCURRENCY ?? configSchema.shape.MTA_CONCURRENCY.parse(undefined)),
     maxPerDestination: 20,
     onCleanup: (s) => undo.push(s),
-    extraEnv: env,
+    // PROFILE_MTA_NICE: the mta's own priority for an experiment (its default is MTA_NICE's).
+    extraEnv: { ...env, ...(process.env.PROFILE_MTA_NICE ? { MTA_NICE: process.env.PROFILE_MTA_NICE } : {}) },
   });
   const base0 = sink.count();
   await apiAccept(ours, 100, sessions, bytes);
