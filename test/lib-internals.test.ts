@@ -5,6 +5,7 @@ import path from 'node:path';
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import tls from 'node:tls';
 import { generateKeyPairSync } from 'node:crypto';
 import { SMTPServer } from 'smtp-server';
 import { SMTPConnection as ServerConnection } from 'smtp-server/lib/smtp-connection.js';
@@ -14,7 +15,8 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { dkimSignatures, MAILAUTH_VERSION } from '../shared/lib-internals/mailauth-dkim.ts';
 import { NODEMAILER_VERSION, sendPayloadDirectly } from '../shared/lib-internals/nodemailer-connection.ts';
 import { MxSmtpServer, SMTP_SERVER_VERSION } from '../shared/lib-internals/smtp-server-greeting.ts';
-import { correctReplies } from '../shared/lib-internals/smtp-server-replies.ts';
+import { correctReplies, corkReplies } from '../shared/lib-internals/smtp-server-replies.ts';
+import { tlsCredentials } from '../shared/tls/certificate.ts';
 import Handlebars from 'handlebars';
 import { HANDLEBARS_VERSION, lastParseErrorPosition } from '../shared/lib-internals/handlebars-parse-position.ts';
 import { rawSmtp } from './helpers/smtp-client.ts';
@@ -199,6 +201,64 @@ test('smtp-server: the members the greeting pause and the reply corrections rest
     t.true(server.passes.has('127.0.0.1'), 'the address that waited is remembered');
     t.true(Date.now() - again < 900, 'a client that waited once is greeted without the pause');
     second.close();
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
+
+test('smtp-server: the replies of one tick leave in one write, a 220 at once, and EHLO + STARTTLS pipelined still upgrade', async (t) => {
+  const creds = await tlsCredentials({}, 'localhost');
+  const server = new SMTPServer({ key: creds.key, cert: creds.cert, authOptional: true, logger: false });
+  corkReplies(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.server.address() as net.AddressInfo).port;
+  try {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    let got = '';
+    const until = (re: RegExp) =>
+      new Promise<void>((resolve) => {
+        const check = () => (re.test(got) ? (socket.off('data', onData), resolve()) : undefined);
+        const onData = (d: Buffer) => {
+          got += d.toString('latin1');
+          check();
+        };
+        socket.on('data', onData);
+        check();
+      });
+    await until(/^220 /m);
+    // The connection as smtp-server holds it: its own send, wrapped (the members the wrapper relies on).
+    const [connection] = [...server.connections] as unknown as {
+      send(code: number, data: string): void;
+      _socket: net.Socket;
+    }[];
+    connection.send(250, 'one');
+    connection.send(250, 'two');
+    t.is(connection._socket.writableCorked, 1, 'both replies held within the tick');
+    await new Promise((resolve) => process.nextTick(resolve));
+    t.is(connection._socket.writableCorked, 0, 'and written when it ends');
+    connection.send(250, 'three');
+    connection.send(220, 'go ahead');
+    t.is(connection._socket.writableCorked, 0, 'a 220 leaves at once, with what was held before it');
+    await until(/^220 go ahead/m);
+    t.regex(got, /250 one\r\n250 two\r\n250 three\r\n220 go ahead/);
+
+    // RFC 2920 lets STARTTLS end a pipelined group: its 220 must leave before the handshake starts.
+    got = '';
+    socket.write('EHLO client.test\r\nSTARTTLS\r\n');
+    await until(/^220 /m);
+    t.regex(got, /^250-/);
+    const secure = tls.connect({ socket, rejectUnauthorized: false, servername: 'localhost' });
+    await new Promise<void>((resolve, reject) => secure.once('secureConnect', resolve).once('error', reject));
+    const reply = new Promise<string>((resolve) => {
+      let text = '';
+      secure.on('data', (d) => {
+        text += d.toString('latin1');
+        if (/^250 /m.test(text)) resolve(text);
+      });
+    });
+    secure.write('EHLO client.test\r\n');
+    t.regex(await reply, /^250-/, 'EHLO answered over TLS');
+    secure.destroy();
   } finally {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }

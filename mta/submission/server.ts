@@ -11,7 +11,7 @@ import { readMessage } from '../../shared/smtp/data.ts';
 import { SmtpReply } from '../../shared/smtp/reply.ts';
 import { authenticateSubmission, currentSender, type Authed } from './credentials.ts';
 import { toSmtpReply } from './replies.ts';
-import { correctReplies } from '../../shared/lib-internals/smtp-server-replies.ts';
+import { correctReplies, corkReplies } from '../../shared/lib-internals/smtp-server-replies.ts';
 import { countSessions } from '../../shared/metrics/sessions.ts';
 
 export type { SubmissionDeps } from './accept.ts';
@@ -100,6 +100,7 @@ export function createSubmissionServer(
     },
   });
   correctReplies(server);
+  corkReplies(server);
   if (deps.metrics?.submissionSessions)
     countSessions(server.server, deps.metrics.submissionSessions, {
       listener: options.implicitTls ? 'tls' : 'starttls',

@@ -1,4 +1,4 @@
-// Two corrections to the replies of smtp-server, made where it writes them.
+// Two corrections to the replies of smtp-server, made where it writes them, and the replies of one tick in one write.
 //
 // Library: smtp-server 3.21.6. Internals used: SMTPServer's `connections` set (its add() wrapped) and each
 // connection's `send(code, data, context)` (wrapped; `secure`). Guarded by test/lib-internals.test.ts and
@@ -35,5 +35,50 @@ export function correctReplies(server: SMTPServer): void {
       return send(code, data, context);
     };
     return add(connection);
+  };
+}
+
+/**
+ * Every connection of `server` with the replies of one tick leaving in one write: a client that pipelines (RFC 2920)
+ * MAIL, RCPT and DATA gets their replies as they are decided, and those decided together go out together (one TLS
+ * record and one syscall instead of one each). Nothing is held while STARTTLS is under way.
+ */
+export function corkReplies(server: SMTPServer): void {
+  const add = server.connections.add.bind(server.connections);
+  server.connections.add = (connection) => {
+    const c = connection as unknown as CorkedConnection;
+    c.send = corked(c);
+    return add(connection);
+  };
+}
+
+interface CorkedConnection {
+  send(code: number, data: unknown, context?: unknown): void;
+  _socket: import('node:net').Socket;
+  _upgrading?: boolean;
+}
+
+/** The connection's own send, holding the replies of a tick (corkReplies). */
+function corked(connection: CorkedConnection): CorkedConnection['send'] {
+  const send = connection.send.bind(connection);
+  let held: import('node:net').Socket | null = null;
+  const release = () => {
+    held?.uncork();
+    held = null;
+  };
+  return (code, data, context) => {
+    // A 220 (the greeting, or STARTTLS's go-ahead, after which the TLS handshake may start in this very tick) leaves
+    // at once, with whatever was held before it.
+    if (code === 220) {
+      release();
+      return send(code, data, context);
+    }
+    const socket = connection._socket;
+    if (held === null && !connection._upgrading && socket?.writable) {
+      held = socket;
+      socket.cork();
+      process.nextTick(release);
+    }
+    return send(code, data, context);
   };
 }
