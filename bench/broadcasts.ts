@@ -3,8 +3,9 @@
 // messages/s, time to first delivery, and the ratio to the single-send delivered rate measured in the same run
 // (POST /emails as fast as it goes, first request to last message at the sink). POST /emails at 100/s for
 // BENCH_BROADCAST_PACED_SECONDS in BENCH_BROADCAST_ROUNDS rounds alone (before the broadcast and after it) and as many
-// spread over the broadcast's delivery: the median p99 of each side. Peak RSS of
-// every process over the broadcast. The targets of issue #20 print PASS/FAIL; they never fail the run.
+// spread over the broadcast's delivery: the median p99 of each side. Peak RSS of every process over the broadcast,
+// and whether it stays flat (its peak in the delivery's second half against the first). The targets of issue #20
+// print PASS/FAIL; they never fail the run.
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
@@ -21,7 +22,7 @@ import {
   type Ours,
 } from './sending-ours.ts';
 import { METRICS_ON_FREE_PORTS, repoRoot } from './servers.ts';
-import { startWindow, type WindowStats } from './proc.ts';
+import { startWindow, trackRssByHalf, type RssByHalf, type WindowStats } from './proc.ts';
 import { USER_AGENT } from './load.ts';
 import { fixed, renderTable } from './table.ts';
 import { median } from './sending-report.ts';
@@ -90,6 +91,9 @@ async function send(ours: Ours, segment: string): Promise<string> {
 }
 
 const mb = (s: WindowStats) => fixed(s.peakRssMb ?? NaN, 0);
+const halves = (r: RssByHalf) => `${fixed(r.startMb, 0)} → ${fixed(r.firstHalfMb, 0)} → ${fixed(r.secondHalfMb, 0)}`;
+/** Memory is flat when the second half of a broadcast's delivery peaks at most this much above the first half. */
+const FLAT = 1.1;
 
 /**
  * Postfix's smtp-sink when installed (as the sending suite uses); else the tests' loopback sink in this process,
@@ -162,6 +166,12 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
   // The broadcast: send → first message at the sink → last.
   const base = sink.count();
   const windows = { api: startWindow(ours.api.pid), mta: startWindow(ours.mta.pid), worker: startWindow(worker.pid) };
+  const progress = () => (sink.count() - base) / o.size;
+  const memory = {
+    api: trackRssByHalf(ours.api.pid, progress),
+    worker: trackRssByHalf(worker.pid, progress),
+    mta: trackRssByHalf(ours.mta.pid, progress),
+  };
   const started = performance.now();
   await send(ours, segment);
   const first = await sink.waitFor(base + 1, 120_000);
@@ -179,6 +189,7 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
   }
   const last = await sink.waitFor(base + o.size + pacedOk, 3_600_000);
   const stats = { api: windows.api.end(), mta: windows.mta.end(), worker: windows.worker.end() };
+  const rss = { api: memory.api.stop(), worker: memory.worker.stop(), mta: memory.mta.stop() };
   const seconds = last ? (last - started) / 1000 : NaN;
   const rate = o.size / seconds;
   // BENCH_BROADCAST_VACUUM=1: what autovacuum would do after a broadcast, on a server that runs without it (this
@@ -189,43 +200,18 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
     console.error(`bench: broadcasts: vacuum analyze took ${fixed((performance.now() - at) / 1000, 1)} s`);
   }
   alone.push(await paced('alone, after'));
-  const p99s = (rs: AcceptResult[]) => rs.map((r) => fixed(r.p99, 0)).join(', ');
-  const aloneP99 = median(alone.map((r) => r.p99)) ?? NaN;
-  const duringP99 = median(during.map((r) => r.p99)) ?? NaN;
-
-  console.log('');
-  console.log(
-    `broadcasts: ${o.size} recipients${o.size < 100_000 ? ' (BENCH_BROADCAST_SIZE: smaller than the 100,000 of the target)' : ''}`,
-  );
-  console.log(
-    renderTable(
-      ['measure', 'value'],
-      [
-        ['send → last message accepted (s)', fixed(seconds, 1)],
-        ['broadcast messages/s', fixed(rate, 0)],
-        ['time to first delivery (s)', fixed(first ? (first - started) / 1000 : NaN, 2)],
-        [`single sends delivered/s (${singles.ok})`, fixed(singleRate, 0)],
-        ['ratio broadcast / single', fixed(rate / singleRate, 2)],
-        [
-          `POST /emails p99 at 100/s alone: rounds (before…, after) → median (ms)`,
-          `${p99s(alone)} → ${fixed(aloneP99, 0)}`,
-        ],
-        [
-          `POST /emails p99 at 100/s during the broadcast: rounds → median (ms)`,
-          `${p99s(during)} → ${fixed(duringP99, 0)}`,
-        ],
-        ['peak RSS api / worker / mta (MB)', `${mb(stats.api)} / ${mb(stats.worker)} / ${mb(stats.mta)}`],
-      ],
-    ),
-  );
-  roundsTable(rounds);
-  const verdict = (ok: boolean, what: string) => console.log(`${ok ? 'PASS' : 'FAIL'} ${what}`);
-  verdict(first !== undefined && (first - started) / 1000 < 5, 'time to first delivery under 5 s');
-  verdict(rate / singleRate >= 0.8, 'broadcast rate at least 0.8x the single-send delivered rate');
-  verdict(
-    duringP99 <= 1.5 * aloneP99,
-    `POST /emails p99 during the broadcast within 1.5x of alone (medians of the rounds: ${fixed(duringP99 / aloneP99, 2)}x)`,
-  );
+  report(o.size, {
+    seconds,
+    rate,
+    firstSeconds: first ? (first - started) / 1000 : NaN,
+    singles: singles.ok,
+    singleRate,
+    alone,
+    during,
+    stats,
+    rss,
+    rounds,
+  });
   await worker.stop();
 }
 
@@ -258,4 +244,68 @@ function roundsTable(rounds: { when: string; r: AcceptResult; stalls: Stalls }[]
     console.log(`${when}:`);
     for (const s of stalls.statements) console.log(`  ${fixed(s.share, 2)}  ${s.statement}`);
   }
+}
+
+interface Outcome {
+  seconds: number;
+  rate: number;
+  firstSeconds: number;
+  singles: number;
+  singleRate: number;
+  alone: AcceptResult[];
+  during: AcceptResult[];
+  stats: Record<'api' | 'mta' | 'worker', WindowStats>;
+  rss: Record<'api' | 'worker' | 'mta', RssByHalf>;
+  rounds: { when: string; r: AcceptResult; stalls: Stalls }[];
+}
+
+/** The broadcast's table, its rounds and the PASS/FAIL lines of issue #20's targets. */
+function report(size: number, r: Outcome): void {
+  const p99s = (rs: AcceptResult[]) => rs.map((x) => fixed(x.p99, 0)).join(', ');
+  const aloneP99 = median(r.alone.map((x) => x.p99)) ?? NaN;
+  const duringP99 = median(r.during.map((x) => x.p99)) ?? NaN;
+
+  console.log('');
+  console.log(
+    `broadcasts: ${size} recipients${size < 100_000 ? ' (BENCH_BROADCAST_SIZE: smaller than the 100,000 of the target)' : ''}`,
+  );
+  console.log(
+    renderTable(
+      ['measure', 'value'],
+      [
+        ['send → last message accepted (s)', fixed(r.seconds, 1)],
+        ['broadcast messages/s', fixed(r.rate, 0)],
+        ['time to first delivery (s)', fixed(r.firstSeconds, 2)],
+        [`single sends delivered/s (${r.singles})`, fixed(r.singleRate, 0)],
+        ['ratio broadcast / single', fixed(r.rate / r.singleRate, 2)],
+        [
+          `POST /emails p99 at 100/s alone: rounds (before…, after) → median (ms)`,
+          `${p99s(r.alone)} → ${fixed(aloneP99, 0)}`,
+        ],
+        [
+          `POST /emails p99 at 100/s during the broadcast: rounds → median (ms)`,
+          `${p99s(r.during)} → ${fixed(duringP99, 0)}`,
+        ],
+        ['peak RSS api / worker / mta (MB)', `${mb(r.stats.api)} / ${mb(r.stats.worker)} / ${mb(r.stats.mta)}`],
+        ...(['api', 'worker', 'mta'] as const).map((name) => [
+          `RSS of the ${name}: at send → peak in the first half → in the second half (MB)`,
+          halves(r.rss[name]),
+        ]),
+      ],
+    ),
+  );
+  roundsTable(r.rounds);
+  const verdict = (ok: boolean, what: string) => console.log(`${ok ? 'PASS' : 'FAIL'} ${what}`);
+  verdict(r.firstSeconds < 5, 'time to first delivery under 5 s');
+  verdict(r.rate / r.singleRate >= 0.8, 'broadcast rate at least 0.8x the single-send delivered rate');
+  verdict(
+    duringP99 <= 1.5 * aloneP99,
+    `POST /emails p99 during the broadcast within 1.5x of alone (medians of the rounds: ${fixed(duringP99 / aloneP99, 2)}x)`,
+  );
+  const grown = Object.entries(r.rss).filter(([, m]) => !(m.secondHalfMb <= FLAT * m.firstHalfMb));
+  verdict(
+    grown.length === 0,
+    `memory flat: no process's peak RSS in the second half of the delivery above ${FLAT}x its peak in the first` +
+      (grown.length ? ` (${grown.map(([name]) => name).join(', ')})` : ''),
+  );
 }

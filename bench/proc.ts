@@ -140,3 +140,43 @@ export function switchesOf(pid: number): number {
   }
   return total;
 }
+
+export interface RssByHalf {
+  /** VmRSS when the work started, MB. */
+  startMb: number;
+  /** The highest VmRSS sampled while the work was in its first half, and in its second (MB). */
+  firstHalfMb: number;
+  secondHalfMb: number;
+}
+
+/**
+ * VmRSS of `pid` sampled every `everyMs` while a piece of work runs, filed by `progress()` (0 to 1): a process whose
+ * memory grows with the work shows a higher peak in the second half than in the first; a flat one does not.
+ */
+export function trackRssByHalf(pid: number, progress: () => number, everyMs = 200): { stop(): RssByHalf } {
+  const mb = () => (statusKb(pid, 'VmRSS') ?? Number.NaN) / 1024;
+  const result = { startMb: mb(), firstHalfMb: 0, secondHalfMb: 0 };
+  const sample = () => {
+    const now = mb();
+    if (progress() < 0.5) result.firstHalfMb = Math.max(result.firstHalfMb, now);
+    else result.secondHalfMb = Math.max(result.secondHalfMb, now);
+  };
+  const timer = setInterval(sample, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return result;
+    },
+  };
+}
+
+/** Read and write syscalls the process has made so far (/proc/<pid>/io: syscr, syscw), every thread. */
+export function syscallsOf(pid: number): { reads: number; writes: number } {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)$`, 'm').exec(io)?.[1] ?? Number.NaN);
+    return { reads: field('syscr'), writes: field('syscw') };
+  } catch {
+    return { reads: Number.NaN, writes: Number.NaN };
+  }
+}

@@ -16,7 +16,9 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startSink } from './sending-peers.ts';
 import { configSchema } from '../shared/config.ts';
-import { cpuOf, cpuOfAll, switchesOf } from './proc.ts';
+import { cpuOf, cpuOfAll, switchesOf, syscallsOf } from './proc.ts';
+
+type Syscalls = ReturnType<typeof syscallsOf>;
 import { apiAccept, smtpAccept, startOurs } from './sending-ours.ts';
 
 const messages = Number(process.env.PROFILE_MESSAGES ?? 1000);
@@ -84,6 +86,7 @@ try {
     client: process.cpuUsage(),
     at: performance.now(),
     switches: { api: switchesOf(ours.api.pid), mta: switchesOf(ours.mta.pid) },
+    syscalls: { api: syscallsOf(ours.api.pid), mta: syscallsOf(ours.mta.pid) },
   });
   const rows: string[] = [];
   const ways = (process.env.PROFILE_WAYS ?? 'API,SMTP').split(',');
@@ -103,13 +106,16 @@ try {
     await new Promise((res) => setTimeout(res, 1500));
     const pgB = await pgCounts();
     const per = (x: number) => ((x * 1000) / r.ok).toFixed(2);
+    const calls = (x: Syscalls, y: Syscalls) =>
+      `${((y.reads - x.reads) / r.ok).toFixed(1)}/${((y.writes - x.writes) / r.ok).toFixed(1)}`;
     const client = (b.client.user + b.client.system - a.client.user - a.client.system) / 1e6;
     const wall = (b.at - a.at) / 1000;
     rows.push(
       `${label.padEnd(5)} n=${r.ok} accept ${r.rate.toFixed(0)}/s p50 ${r.p50.toFixed(0)} p99 ${r.p99.toFixed(0)} delivered ${(r.ok / wall).toFixed(0)}/s | ms CPU/msg: ` +
         `api ${per(b.api - a.api)} mta ${per(b.mta - a.mta)} postgres ${per(b.postgres - a.postgres)} redis* ${per(b.redis - a.redis)} ` +
         `sink ${per(b.sink - a.sink)} client ${per(client)} | total ${per(b.api - a.api + b.mta - a.mta + b.postgres - a.postgres + b.redis - a.redis)} (ours+pg+redis) | context switches/msg: api ${((b.switches.api - a.switches.api) / r.ok).toFixed(1)} mta ${((b.switches.mta - a.switches.mta) / r.ok).toFixed(1)}` +
-        ` | pg/msg: ${((pgB.xacts - pgA.xacts) / r.ok).toFixed(2)} transactions, ${((pgB.writes - pgA.writes) / r.ok).toFixed(2)} rows written`,
+        ` | pg/msg: ${((pgB.xacts - pgA.xacts) / r.ok).toFixed(2)} transactions, ${((pgB.writes - pgA.writes) / r.ok).toFixed(2)} rows written` +
+        ` | read/write syscalls/msg: api ${calls(a.syscalls.api, b.syscalls.api)} mta ${calls(a.syscalls.mta, b.syscalls.mta)}`,
     );
     if (pgss) {
       // Which statements our database ran per message, and their execution time (PostgreSQL's own measure).
