@@ -2,7 +2,7 @@
 import { checkPostgres, checkRedis, readConfig, starting } from '../shared/startup.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
-import { warnIfAutovacuumOff } from '../shared/db/autovacuum.ts';
+import { ANALYZE_EVERY_MS, analyzeChangedTables, warnIfAutovacuumOff } from '../shared/db/autovacuum.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
@@ -41,7 +41,7 @@ const metricsListener = await starting(log, async () => {
   await checkRedis(config.REDIS_URL);
   return serveMetrics(config, 'worker', registry, log);
 });
-await warnIfAutovacuumOff(db, log);
+const autovacuum = await warnIfAutovacuumOff(db, log);
 const dns = createResolver({ servers: config.DNS_SERVERS });
 const secrets = secretsKey(config);
 const blobs = createFsBlobStore(config.BLOB_DIR);
@@ -82,6 +82,14 @@ await maintenanceQueue.upsertJobScheduler(
   { pattern: '0 3 * * *', tz: 'UTC' },
   { name: 'retention', data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } },
 );
+// Without autovacuum, its analyze of the tables that changed, once a minute (shared/db/autovacuum.ts).
+if (autovacuum) await maintenanceQueue.removeJobScheduler('analyze');
+else
+  await maintenanceQueue.upsertJobScheduler(
+    'analyze',
+    { every: ANALYZE_EVERY_MS },
+    { name: 'analyze', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
+  );
 // Team exports asked for are built within two seconds (shared/teams/export.ts; the rows say what is pending).
 await teamsQueue.upsertJobScheduler(
   'exports',
@@ -103,6 +111,11 @@ await sendingQueue.upsertJobScheduler(
 const stopping = new AbortController();
 const workers = [
   createWorker(config, queues.maintenance, async (job) => {
+    if (job.name === 'analyze') {
+      const analyzed = await analyzeChangedTables(db);
+      if (analyzed.length) log.info({ tables: analyzed }, 'postgres.analyzed');
+      return { analyzed };
+    }
     if (job.name === 'retention') {
       const done = await runRetention({ db, blobs, redis, config, log });
       log.info(done, 'retention.done');
