@@ -138,6 +138,8 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
     maxPerDestination: 20,
     onCleanup: o.onCleanup,
     extraEnv: { METRICS_API_PORT: String(metricsPort) },
+    // Its worker analyzes as the platform's does.
+    analyze: false,
   });
   const worker = startWorker(ours, o);
   const { segment } = await seed(ours, o.size);

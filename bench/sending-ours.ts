@@ -2,6 +2,7 @@
 // each its own process, on a fresh database and Redis prefix, resolving through a loopback DNS server in the
 // bench process (the sending domain's records, the recipient domain's MX → 127.0.0.1) and delivering to the
 // sink's port. The accept loads: autocannon POSTing to /emails, and nodemailer submitting over SMTP.
+import { ANALYZE_EVERY_MS, analyzeChangedTables, autovacuumOn } from '../shared/db/autovacuum.ts';
 import http from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,6 +36,11 @@ export interface OursOptions {
   onCleanup(step: () => Promise<unknown>): void;
   /** More environment for the api and mta (bench/sending-profile.ts: NODE_OPTIONS=--cpu-prof). */
   extraEnv?: Record<string, string>;
+  /**
+   * Whether the bench does the worker's analyze (shared/db/autovacuum.ts) on a server without autovacuum, as the
+   * platform's worker would: true unless the bench runs a worker of its own (bench/broadcasts.ts).
+   */
+  analyze?: boolean;
 }
 
 export interface Ours {
@@ -104,6 +110,11 @@ export async function startOurs(o: OursOptions): Promise<Ours> {
   const config = loadConfig(env);
   const db = createDb(config, { min: 0, max: 4 });
   o.onCleanup(() => db.destroy());
+  if (o.analyze !== false && !(await autovacuumOn(db))) {
+    // The platform's worker analyzes the tables that change on such a server; this bench runs no worker.
+    const timer = setInterval(() => void analyzeChangedTables(db).catch(() => undefined), ANALYZE_EVERY_MS);
+    o.onCleanup(async () => clearInterval(timer));
+  }
 
   const api = await startServer('api (sending)', 'api/main.ts', env);
   o.onCleanup(() => api.stop());
