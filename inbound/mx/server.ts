@@ -9,6 +9,7 @@ import type { Config } from '../../shared/config.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { BlobStore } from '../../shared/blobs.ts';
 import { MxSmtpServer } from '../../shared/lib-internals/smtp-server-greeting.ts';
+import { corkReplies } from '../../shared/lib-internals/smtp-server-replies.ts';
 import { findRecipient, type Recipient } from './recipients.ts';
 import { storeReceivedMessage } from './store.ts';
 import { batchedEnqueue } from './enqueue.ts';
@@ -132,6 +133,8 @@ export function createMxServer(deps: MxDeps): SMTPServer {
     },
     deps.config.INBOUND_GREETING_DELAY_MS,
   );
+  // A pipelining sender's RCPT and DATA replies leave in one write (shared/lib-internals/smtp-server-replies.ts).
+  corkReplies(server);
   if (deps.metrics) countSessions(server.server, deps.metrics.mxSessions);
   server.on('error', (err) => deps.log.warn({ err: err.message }, 'mx.error'));
   return server;
