@@ -6,6 +6,10 @@
 //   npx tsx bench/sending-profile.ts                 # 1000 messages each way
 //   PROFILE_MESSAGES=500 PROFILE_CPU_PROF=/tmp/prof npx tsx bench/sending-profile.ts
 //   PROFILE_WAYS=API npx tsx bench/sending-profile.ts   # only one way (API or SMTP)
+//   PROFILE_MTA_NICE=0 ...                           # the mta at another priority than MTA_NICE's default
+//
+// Besides CPU: context switches, read/write syscalls (/proc/<pid>/io) of the api and mta, and PostgreSQL's
+// transactions and rows written, each per message.
 //
 // PROFILE_CPU_PROF=<dir> profiles the api and mta (a .cpuprofile each, written when they stop, for Chrome's
 // DevTools or `npx tsx bench/cpuprofile-top.ts`): NODE_OPTIONS refuses --cpu-prof, so a preloaded module runs
