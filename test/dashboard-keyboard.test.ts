@@ -115,6 +115,16 @@ test.serial('keyboard only: overview, API keys, domains and a domain, suppressio
   await v.context.close();
 });
 
+/**
+ * The received message's page with its attachments and its frame's document: only then is the frame a Tab stop (a
+ * loaded CI run's walk ended before it).
+ */
+const messagePageReady = (page: Page) =>
+  Promise.all([
+    page.locator('.attachments a').waitFor(),
+    page.frameLocator('iframe[title="The message\'s HTML"]').locator('body').waitFor(),
+  ]);
+
 test.serial(
   'keyboard only: webhooks, an endpoint and its event, logs and a log, received mail and a message',
   async (t) => {
@@ -208,7 +218,7 @@ test.serial(
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { name: 'Order <b>42</b>' }).waitFor();
     });
-    await page.locator('.attachments a').waitFor();
+    await messagePageReady(page);
     await keyboardOnly(t, page, 'received message', async () => {
       // The confirmation is the page's own dialog: Tab from its Cancel to Delete, Enter.
       await tabToName(t, page, 'Delete');
