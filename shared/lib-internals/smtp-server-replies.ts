@@ -1,9 +1,9 @@
 // Two corrections to the replies of smtp-server, made where it writes them, and the replies of one tick in one write.
 //
-// Library: smtp-server 3.21.6. Internals used: SMTPServer's `connections` set (its add() wrapped) and each
-// connection's `send(code, data, context)` (wrapped; `secure`). Guarded by test/lib-internals.test.ts and
-// test/submission-session.test.ts (exactly one enhanced code per reply) and test/submission.test.ts (no AUTH
-// before STARTTLS).
+// Library: smtp-server 3.21.6. Internals used: SMTPServer's `connections` set (its add() wrapped, by wrapSends alone)
+// and each connection's `send(code, data, context)` (wrapped; `secure`, `_socket`, `_upgrading`). Guarded by
+// test/lib-internals.test.ts, test/submission-session.test.ts (exactly one enhanced code per reply) and
+// test/submission.test.ts (no AUTH before STARTTLS).
 import type { SMTPServer } from 'smtp-server';
 
 const OWN_CODE = /^[245]\.\d{1,3}\.\d{1,3} /;
@@ -21,19 +21,26 @@ const OWN_CODE = /^[245]\.\d{1,3}\.\d{1,3} /;
  *   smtpd_tls_auth_only, the EHLO reply leaves AUTH out until TLS is up.
  */
 export function correctReplies(server: SMTPServer): void {
+  wrapSends(server, (send, connection) => (code, data, context) => {
+    if (typeof data === 'string' && OWN_CODE.test(data)) return send(code, data, false);
+    if (code === 250 && Array.isArray(data) && !connection.secure)
+      return send(
+        code,
+        data.filter((line) => !/^AUTH /.test(line)),
+        context,
+      );
+    return send(code, data, context);
+  });
+}
+
+type Connection = Parameters<SMTPServer['connections']['add']>[0];
+type Send = Connection['send'];
+
+/** Each connection's send, wrapped as smtp-server adds the connection: the one place this file reaches in. */
+function wrapSends(server: SMTPServer, wrap: (send: Send, connection: Connection) => Send): void {
   const add = server.connections.add.bind(server.connections);
   server.connections.add = (connection) => {
-    const send = connection.send.bind(connection);
-    connection.send = (code, data, context) => {
-      if (typeof data === 'string' && OWN_CODE.test(data)) return send(code, data, false);
-      if (code === 250 && Array.isArray(data) && !connection.secure)
-        return send(
-          code,
-          data.filter((line) => !/^AUTH /.test(line)),
-          context,
-        );
-      return send(code, data, context);
-    };
+    connection.send = wrap(connection.send.bind(connection), connection);
     return add(connection);
   };
 }
@@ -44,23 +51,16 @@ export function correctReplies(server: SMTPServer): void {
  * record and one syscall instead of one each). Nothing is held while STARTTLS is under way.
  */
 export function corkReplies(server: SMTPServer): void {
-  const add = server.connections.add.bind(server.connections);
-  server.connections.add = (connection) => {
-    const c = connection as unknown as CorkedConnection;
-    c.send = corked(c);
-    return add(connection);
-  };
+  wrapSends(server, (send, connection) => corked(send, connection as unknown as CorkedConnection));
 }
 
 interface CorkedConnection {
-  send(code: number, data: unknown, context?: unknown): void;
   _socket: import('node:net').Socket;
   _upgrading?: boolean;
 }
 
-/** The connection's own send, holding the replies of a tick (corkReplies). */
-function corked(connection: CorkedConnection): CorkedConnection['send'] {
-  const send = connection.send.bind(connection);
+/** `send`, holding the replies of a tick (corkReplies). */
+function corked(send: Send, connection: CorkedConnection): Send {
   let held: import('node:net').Socket | null = null;
   const release = () => {
     held?.uncork();
