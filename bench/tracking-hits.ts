@@ -1,30 +1,95 @@
-// The hit generator of the tracking suite, as a process of its own (bench/tracking-load.ts starts it): autocannon
-// at a steady rate against the tracking listener, real recipients' paths in turn (a file of one path a line). Its own
+// The hit generator of the tracking suite, as a process of its own (bench/tracking-load.ts starts it): hits at a
+// steady rate against the tracking listener, real recipients' paths in turn (a file of one path a line). Its own
 // event loop: the open-loop POST /emails client of the bench process is not slowed by 2,000 requests a second beside
-// it. Prints autocannon's result as one JSON line.
+// it. Prints one JSON line (HitResult).
+//
+// Open loop, as the sending suite's steady row (apiPaced, bench/sending-ours.ts): hit i is due at start + i/rate
+// whatever the earlier ones are doing, and its latency counts from when it was due, so neither a stalled listener nor
+// a stalled generator is hidden. autocannon's `overallRate` was used here until 2026-11-30: it lets each of its
+// connections send its share of a second back to back at the start of the second, so the listener met its 50
+// connections' full concurrency for the first part of every second and idled for the rest, and the p99 measured
+// that burst's queue rather than a steady 2,000 a second. `lateP99` says how late the generator itself sent (its
+// own CPU share at nice 19): a large one means the figure is the generator's, not the listener's.
+import http from 'node:http';
 import { readFileSync } from 'node:fs';
-import autocannon from 'autocannon';
+import { performance } from 'node:perf_hooks';
 import { lowerPriority } from '../shared/priority.ts';
 
 // The generator stands for browsers on other machines: at nice 19 it takes only the CPU the platform leaves, so the
-// suite measures what the hits cost the api and PostgreSQL rather than the generator's own half core beside them.
+// suite measures what the hits cost the api and PostgreSQL rather than the generator's own share beside them.
 lowerPriority(19);
 
-const [port, host, pathsFile, rate, seconds, userAgent] = process.argv.slice(2);
-const paths = readFileSync(pathsFile, 'utf8').split('\n').filter(Boolean);
-let next = 0;
-const r = await autocannon({
-  url: `http://127.0.0.1:${port}`,
-  connections: 50,
-  duration: Number(seconds),
-  overallRate: Number(rate),
-  timeout: 10,
-  requests: [
-    {
-      method: 'GET',
-      headers: { host, 'user-agent': userAgent },
-      setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length] }),
-    },
-  ],
-});
-process.stdout.write(`${JSON.stringify(r)}\n`);
+interface HitResult {
+  sent: number;
+  /** Answered 200 or 302. */
+  ok: number;
+  /** Answered anything else, or not at all. */
+  bad: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+  max: number;
+  /** How late the generator sent its hits (ms after they were due), p99: its own scheduling, not the listener's. */
+  lateP99: number;
+}
+
+const CONNECTIONS = 50;
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
+}
+
+async function run(argv: string[]): Promise<HitResult> {
+  const [port, host, pathsFile, rateArg, secondsArg, userAgent] = argv;
+  const rate = Number(rateArg);
+  const n = Math.round(rate * Number(secondsArg));
+  const paths = readFileSync(pathsFile, 'utf8').split('\n').filter(Boolean);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const hit = (path: string) =>
+    new Promise<number>((resolve) => {
+      const req = http.request(
+        { agent, host: '127.0.0.1', port, path, headers: { host, 'user-agent': userAgent }, timeout: 10_000 },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('timeout', () => req.destroy());
+      req.on('error', () => resolve(0));
+      req.end();
+    });
+  const ms: number[] = [];
+  const late: number[] = [];
+  let bad = 0;
+  const all: Promise<void>[] = [];
+  const startedAt = performance.now();
+  for (let i = 0; i < n; i++) {
+    const due = startedAt + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    late.push(performance.now() - due);
+    all.push(
+      hit(paths[i % paths.length]).then((status) => {
+        if (status === 200 || status === 302) ms.push(performance.now() - due);
+        else bad++;
+      }),
+    );
+  }
+  await Promise.all(all);
+  const seconds = (performance.now() - startedAt) / 1000;
+  agent.destroy();
+  ms.sort((a, b) => a - b);
+  late.sort((a, b) => a - b);
+  return {
+    sent: n,
+    ok: ms.length,
+    bad,
+    seconds,
+    p50: percentile(ms, 50),
+    p99: percentile(ms, 99),
+    max: ms[ms.length - 1] ?? NaN,
+    lateP99: percentile(late, 99),
+  };
+}
+
+process.stdout.write(`${JSON.stringify(await run(process.argv.slice(2)))}\n`);

@@ -67,6 +67,7 @@ export function report(o: Asked, r: TrackingResults): void {
         'p50 ms',
         'p99 ms',
         'max ms',
+        'generator late p99 ms',
         'not 200/302',
         'recorded',
         'api µs/hit',
@@ -77,9 +78,10 @@ export function report(o: Asked, r: TrackingResults): void {
           o.hitRate,
           fixed(alone.rate, 0),
           alone.requests,
-          alone.p50,
-          alone.p99,
-          alone.max,
+          fixed(alone.p50, 1),
+          fixed(alone.p99, 1),
+          fixed(alone.max, 1),
+          fixed(alone.lateP99, 1),
           alone.bad,
           recorded,
           fixed(cpuPerHit.api, 0),
@@ -89,7 +91,7 @@ export function report(o: Asked, r: TrackingResults): void {
     ),
   );
   console.log(
-    `${verdict(alone.rate >= o.hitRate * 0.95 && alone.p99 < 20 && alone.bad === 0)} ${fixed(alone.rate, 0)} hits/s, p99 ${alone.p99} ms (target ${o.hitRate}/s, p99 < 20 ms); ${recorded} of ${alone.requests} recorded`,
+    `${verdict(alone.rate >= o.hitRate * 0.95 && alone.p99 < 20 && alone.bad === 0)} ${fixed(alone.rate, 0)} hits/s, p99 ${fixed(alone.p99, 1)} ms (target ${o.hitRate}/s, p99 < 20 ms); ${recorded} of ${alone.requests} recorded`,
   );
   console.log('');
   console.log(`## POST /emails at ${o.sendRate}/s (2 KB, open loop), without and beside ${o.hitRate} hits/s`);
@@ -103,7 +105,7 @@ export function report(o: Asked, r: TrackingResults): void {
         fixed(s.sends.p50, 1),
         fixed(s.sends.p99, 1),
         s.load ? fixed(s.load.rate, 0) : '-',
-        s.load?.p99,
+        s.load ? fixed(s.load.p99, 1) : '-',
       ]),
     ),
   );
