@@ -4,6 +4,7 @@
 // click tracking through noteActivity. Times only move forward, so a late or repeated record changes nothing.
 import type { Knex } from 'knex';
 import { canonicalAddress } from '../suppressions/suppressions.ts';
+import { prepared } from '../db/prepared.ts';
 
 export type ActivityKind = 'delivered' | 'opened' | 'clicked';
 
@@ -63,8 +64,10 @@ export const activityUpsert = (where = '') => `insert into contact_activity as a
     last_opened_at = greatest(a.last_opened_at, excluded.last_opened_at),
     last_clicked_at = greatest(a.last_clicked_at, excluded.last_clicked_at)`;
 
+const NOTE_SQL = activityUpsert();
+
 /** Records activity in the caller's transaction (open and click tracking: `opened`, `clicked`). */
 export async function noteActivity(trx: Knex, rows: Activity[]): Promise<void> {
   if (rows.length === 0) return;
-  await trx.raw(activityUpsert(), [activityParameter(rows)]);
+  await prepared(trx, 'pw_activity_note', NOTE_SQL, [activityParameter(rows)]);
 }

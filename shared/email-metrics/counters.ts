@@ -3,6 +3,7 @@
 // it counts: the worker's rollup of the delivery events (rollup.ts), the api's engagement recorder (every human open
 // and click) and the unsubscribe page.
 import type { Knex } from 'knex';
+import { prepared } from '../db/prepared.ts';
 
 /** The stored counters; the rates (metrics.ts) are computed from them. Order as the reference lists them. */
 export const COUNTERS = [
@@ -86,10 +87,10 @@ export async function addCounts(db: Knex, rows: CountRow[]): Promise<void> {
   const counted = rows.filter((r) => Object.values(r.counts).some((n) => n));
   if (counted.length === 0) return;
   const buckets = sum(counted, (r, b) => [r.team_id, b, r.domain_id ?? '', r.broadcast_id ?? ''].join(' '));
-  await db.raw(BUCKETS_SQL, [JSON.stringify(buckets)]);
+  await prepared(db, 'pw_metric_buckets_add', BUCKETS_SQL, [JSON.stringify(buckets)]);
   const perEmail = sum(
     counted.filter((r) => r.email_id !== null),
     (r, b) => `${r.email_id} ${b}`,
   );
-  if (perEmail.length) await db.raw(EMAILS_SQL, [JSON.stringify(perEmail)]);
+  if (perEmail.length) await prepared(db, 'pw_metric_emails_add', EMAILS_SQL, [JSON.stringify(perEmail)]);
 }

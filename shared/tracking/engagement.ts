@@ -19,6 +19,7 @@ import { LAST_EVENT_RANK } from '../emails/last-event.ts';
 import { addCounts } from '../email-metrics/counters.ts';
 import { noteActivity } from '../contacts/activity.ts';
 import type { TrackingKind } from './tokens.ts';
+import { prepared } from '../db/prepared.ts';
 
 export interface Hit {
   kind: TrackingKind;
@@ -96,7 +97,8 @@ function earliest(rows: Engagement[]): Engagement[] {
 async function firsts(trx: Knex, kind: TrackingKind, human: Engagement[]): Promise<Engagement[]> {
   const candidates = earliest(human.filter((r) => r.kind === kind));
   if (candidates.length === 0) return [];
-  const { rows } = await trx.raw(firstSql(kind === 'open' ? 'first_opened_at' : 'first_clicked_at'), [
+  const column = kind === 'open' ? 'first_opened_at' : 'first_clicked_at';
+  const rows = await prepared<{ recipient_id: string }>(trx, `pw_engagement_${column}`, firstSql(column), [
     JSON.stringify(
       candidates.map((c) => ({
         recipient_id: c.recipient_id,
@@ -106,21 +108,21 @@ async function firsts(trx: Knex, kind: TrackingKind, human: Engagement[]): Promi
       })),
     ),
   ]);
-  const won = new Set(rows.map((r: { recipient_id: string }) => r.recipient_id));
+  const won = new Set(rows.map((r) => r.recipient_id));
   return candidates.filter((c) => won.has(c.recipient_id));
 }
+
+const FIRST_EMAILS_SQL = `select r.id as recipient_id, r.address, e.id, e.team_id, e.created_at, e."from", e."to",
+    e.subject, e.message_id, e.tags
+  from email_recipients r join emails e on e.id = r.email_id where r.id = any(?::uuid[])`;
 
 /** email.opened / email.clicked for the firsts: the email's data, `to` the recipient, a click's `click` details. */
 async function firstEvents(trx: Knex, opens: Engagement[], clicks: Engagement[]): Promise<EventRow[]> {
   const ids = [...opens, ...clicks].map((e) => e.recipient_id);
   if (ids.length === 0) return [];
-  const { rows } = await trx.raw(
-    `select r.id as recipient_id, r.address, e.id, e.team_id, e.created_at, e."from", e."to", e.subject, e.message_id, e.tags
-     from email_recipients r join emails e on e.id = r.email_id where r.id = any(?::uuid[])`,
-    [ids],
-  );
   type Row = EmailRow & { recipient_id: string; address: string };
-  const byRecipient = new Map<string, Row>(rows.map((r: Row) => [r.recipient_id, r]));
+  const rows = await prepared<Row>(trx, 'pw_engagement_first_emails', FIRST_EMAILS_SQL, [ids]);
+  const byRecipient = new Map<string, Row>(rows.map((r) => [r.recipient_id, r]));
   const events: EventRow[] = [];
   for (const o of opens) {
     const email = byRecipient.get(o.recipient_id);
@@ -140,15 +142,14 @@ async function firstEvents(trx: Knex, opens: Engagement[], clicks: Engagement[])
   return events;
 }
 
+const RAISE_LAST_EVENT_SQL = `update emails set last_event = ?, updated_at = ? where id in (
+    select id from emails where id = any(?::uuid[]) and last_event = any(?::text[]) order by id for update)`;
+
 /** last_event moves up to opened / clicked where it ranks below (in id order, as the mta locks emails). */
 async function raiseLastEvent(trx: Knex, event: 'opened' | 'clicked', firsts: Engagement[], now: Date) {
   const ids = [...new Set(firsts.map((f) => f.email_id))];
   if (ids.length === 0) return;
-  await trx.raw(
-    `update emails set last_event = ?, updated_at = ? where id in (
-       select id from emails where id = any(?::uuid[]) and last_event = any(?::text[]) order by id for update)`,
-    [event, now, ids, below(event)],
-  );
+  await prepared(trx, 'pw_engagement_last_event', RAISE_LAST_EVENT_SQL, [event, now, ids, below(event)]);
 }
 
 /**
@@ -174,9 +175,9 @@ export async function recordEngagement(
     machine: h.machine,
     created_at: h.at,
   }));
-  const { rows: written } = (await trx.raw(INSERT_SQL, [JSON.stringify(rows), options.machineWindowSeconds])) as {
-    rows: (Pick<Engagement, 'id' | 'email_id' | 'machine'> & { address: string; broadcast_id: string | null })[];
-  };
+  const written = await prepared<
+    Pick<Engagement, 'id' | 'email_id' | 'machine'> & { address: string; broadcast_id: string | null }
+  >(trx, 'pw_engagement_insert', INSERT_SQL, [JSON.stringify(rows), options.machineWindowSeconds]);
   // What was written is what was given, with the recipient's email and the machine verdict the statement added.
   const given = new Map(rows.map((r) => [r.id, r]));
   const recorded: (Engagement & { address: string; broadcast_id: string | null })[] = written.map((w) => ({
