@@ -227,7 +227,7 @@ function roundsTable(rounds: { when: string; r: AcceptResult; stalls: Stalls }[]
         'p50 ms',
         'p99 ms',
         'api loop delay p99 / max ms',
-        'WAL MB / full-page images / buffers full / checkpoints',
+        'WAL MB / flushes / full-page images / buffers full / checkpoints',
         'PostgreSQL active, by wait',
       ],
       rounds.map(({ when, r, stalls: s }) => [
@@ -236,7 +236,7 @@ function roundsTable(rounds: { when: string; r: AcceptResult; stalls: Stalls }[]
         fixed(r.p50, 1),
         fixed(r.p99, 0),
         `${fixed(s.loopP99Ms, 0)} / ${fixed(s.loopMaxMs, 0)}`,
-        `${fixed(s.wal.mb, 0)} / ${s.wal.fpi} / ${s.wal.buffersFull} / ${s.wal.checkpoints}`,
+        `${fixed(s.wal.mb, 0)} / ${s.wal.syncs} / ${s.wal.fpi} / ${s.wal.buffersFull} / ${s.wal.checkpoints}`,
         s.waits.map((w) => `${w.wait} ${fixed(w.share, 2)}`).join(', ') || 'idle',
       ]),
     ),

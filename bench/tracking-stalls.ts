@@ -17,15 +17,16 @@ export interface Stalls {
   statements: { statement: string; share: number }[];
   samples: number;
   /**
-   * The server's WAL over the round (pg_stat_wal, the whole cluster): MB written, full-page images, writes forced by
-   * full WAL buffers; and checkpoints begun (pg_stat_bgwriter).
+   * The server's WAL over the round (pg_stat_wal, the whole cluster): MB written, flushes to disk (each a commit's
+   * wait, shared by the commits that queue behind it), full-page images, writes forced by full WAL buffers; and
+   * checkpoints begun (pg_stat_bgwriter).
    */
-  wal: { mb: number; fpi: number; buffersFull: number; checkpoints: number };
+  wal: { mb: number; syncs: number; fpi: number; buffersFull: number; checkpoints: number };
 }
 
-const WAL_SQL = `select w.wal_bytes::float8 as bytes, w.wal_fpi::float8 as fpi, w.wal_buffers_full::float8 as full,
+const WAL_SQL = `select w.wal_bytes::float8 as bytes, w.wal_sync::float8 as syncs, w.wal_fpi::float8 as fpi, w.wal_buffers_full::float8 as full,
   (b.checkpoints_timed + b.checkpoints_req)::float8 as checkpoints from pg_stat_wal w, pg_stat_bgwriter b`;
-type Wal = { bytes: number; fpi: number; full: number; checkpoints: number };
+type Wal = { bytes: number; syncs: number; fpi: number; full: number; checkpoints: number };
 
 type Scrape = Map<string, number>;
 
@@ -97,6 +98,7 @@ export async function watchStalls(db: Knex, database: string, metricsUrl: string
       samples,
       wal: {
         mb: (walAfter.bytes - walBefore.bytes) / 1e6,
+        syncs: walAfter.syncs - walBefore.syncs,
         fpi: walAfter.fpi - walBefore.fpi,
         buffersFull: walAfter.full - walBefore.full,
         checkpoints: walAfter.checkpoints - walBefore.checkpoints,
