@@ -11,6 +11,7 @@
 // the received email run under a per-team transaction lock, so concurrent jobs (any number of inbound
 // copies) never keep more than the limits allow.
 import type { Knex } from 'knex';
+import { prepared } from '../../shared/db/prepared.ts';
 
 export type LimitReason = 'daily_cap' | 'storage_quota';
 
@@ -36,7 +37,13 @@ export async function limitVerdict(
   message: LimitedMessage,
   options: { lock?: boolean } = {},
 ): Promise<LimitReason | null> {
-  const team = await db('teams').where({ id: message.team_id }).first('receive_daily_cap', 'receive_storage_bytes');
+  // Read twice a message (before the work and under the lock): a prepared statement, planned once per connection.
+  const [team] = await prepared<{ receive_daily_cap: number | null; receive_storage_bytes: string | number | null }>(
+    db,
+    'pw_receive_team_limits',
+    'select receive_daily_cap, receive_storage_bytes from teams where id = ?',
+    [message.team_id],
+  );
   if (!team || (team.receive_storage_bytes === null && team.receive_daily_cap === null)) return null;
   if (options.lock)
     await db.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`receive-limits:${message.team_id}`]);
