@@ -7,6 +7,7 @@
 // starts with that delivery's immediate retry, still ahead of the younger ones.
 import type { Knex } from 'knex';
 import { newId } from '../ids.ts';
+import { prepared } from '../db/prepared.ts';
 import type { AddressResolver } from '../dns/server-address.ts';
 import { signingSecret, type EndpointRow } from './endpoints.ts';
 import { signedHeaders } from './sign.ts';
@@ -56,20 +57,26 @@ export interface DeliveryRow {
 
 const open = ['pending', 'attempting'];
 
+// Run at every pass of the worker's loop (up to ~50 a second while events flow): a named prepared statement, planned
+// once per connection (it was planned at every call, 0.3 ms of PostgreSQL's CPU against 0.015 ms of running it).
+const LEASE_ENDPOINTS_SQL = `UPDATE webhook_endpoints SET leased_until = ? WHERE id IN (
+    SELECT e.id FROM webhook_endpoints e
+    WHERE e.status = 'enabled' AND (e.leased_until IS NULL OR e.leased_until < ?) AND NOT (e.id = ANY(?::uuid[]))
+      AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status IN ('pending', 'attempting')
+                  AND NOT d.parked AND d.next_attempt_at <= ?)
+    ORDER BY e.leased_until NULLS FIRST LIMIT ? FOR UPDATE SKIP LOCKED)
+  RETURNING id, team_id, endpoint, events, status, secret_sealed, secret_last4, leased_until, created_at`;
+
 /** Up to `cap` enabled endpoints with something due, least recently served first, each now leased to the caller. */
 export async function leaseEndpoints(db: Knex, now: Date, cap: number, exclude: string[] = []): Promise<EndpointRow[]> {
   if (cap <= 0) return [];
-  const { rows } = await db.raw(
-    `UPDATE webhook_endpoints SET leased_until = ? WHERE id IN (
-       SELECT e.id FROM webhook_endpoints e
-       WHERE e.status = 'enabled' AND (e.leased_until IS NULL OR e.leased_until < ?) AND NOT (e.id = ANY(?::uuid[]))
-         AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status IN ('pending', 'attempting')
-                     AND NOT d.parked AND d.next_attempt_at <= ?)
-       ORDER BY e.leased_until NULLS FIRST LIMIT ? FOR UPDATE SKIP LOCKED)
-     RETURNING *`,
-    [new Date(now.getTime() + LEASE_MS), now, exclude, now, cap],
-  );
-  return rows as EndpointRow[];
+  return prepared<EndpointRow>(db, 'pw_webhook_lease_endpoints', LEASE_ENDPOINTS_SQL, [
+    new Date(now.getTime() + LEASE_MS),
+    now,
+    exclude,
+    now,
+    cap,
+  ]);
 }
 
 async function dueDeliveries(db: Knex, endpointId: string, now: Date, limit: number): Promise<DeliveryRow[]> {
