@@ -23,6 +23,7 @@ import { startDnsServer, type DnsServer } from '../test/helpers/dns-server.ts';
 import { spawnMta, startServer, type ChildServer } from './servers.ts';
 import { USER_AGENT } from './load.ts';
 import { freePort } from './sending-peers.ts';
+import { paced, percentile } from './paced.ts';
 
 // Under .test (RFC 2606), which the bench's platform takes as an ordinary TLD (RESERVED_TLDS_ALLOWED below).
 export const SENDER_DOMAIN = 'bench-sender.test';
@@ -241,12 +242,7 @@ export async function apiAccept(
   };
 }
 
-/**
- * POST /emails `n` times at a steady `rate` per second, open loop: request i is due at start + i/rate whatever the
- * earlier ones are doing, and its latency is counted from when it was due (so a stalled client or server is not
- * hidden: no coordinated omission). autocannon's `overallRate` is not used here: it lets each connection send
- * its share of a second back to back at the start of the second, a burst at full concurrency every second.
- */
+/** POST /emails `n` times at a steady `rate` per second, open loop (bench/paced.ts). */
 export async function apiPaced(ours: Ours, n: number, rate: number, bytes: number): Promise<AcceptResult> {
   const tag = randomBytes(4).toString('hex');
   const text = body(bytes, tag);
@@ -282,25 +278,8 @@ export async function apiPaced(ours: Ours, n: number, rate: number, bytes: numbe
       req.on('error', () => resolve(0));
       req.end(payload);
     });
-  const ms: number[] = [];
-  let failed = 0;
-  const startedAt = performance.now();
-  const all: Promise<void>[] = [];
-  for (let i = 0; i < n; i++) {
-    const due = startedAt + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    all.push(
-      post(i).then((status) => {
-        if (status === 200) ms.push(performance.now() - due);
-        else failed++;
-      }),
-    );
-  }
-  await Promise.all(all);
+  const { ms, failed, startedAt, wallMs } = await paced(n, rate, async (i) => (await post(i)) === 200);
   agent.destroy();
-  const wallMs = performance.now() - startedAt;
-  ms.sort((a, b) => a - b);
   return {
     sent: n,
     ok: ms.length,
@@ -311,10 +290,6 @@ export async function apiPaced(ours: Ours, n: number, rate: number, bytes: numbe
     p50: percentile(ms, 50),
     p99: percentile(ms, 99),
   };
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
 }
 
 /**

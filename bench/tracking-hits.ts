@@ -3,23 +3,23 @@
 // event loop: the open-loop POST /emails client of the bench process is not slowed by 2,000 requests a second beside
 // it. Prints one JSON line (HitResult).
 //
-// Open loop, as the sending suite's steady row (apiPaced, bench/sending-ours.ts): hit i is due at start + i/rate
+// Open loop (bench/paced.ts, as the sending suite's steady row): hit i is due at start + i/rate
 // whatever the earlier ones are doing, and its latency counts from when it was due, so neither a stalled listener nor
-// a stalled generator is hidden. autocannon's `overallRate` was used here until 2026-11-30: it lets each of its
+// a stalled generator is hidden. autocannon's `overallRate` was used here until 2026-11-29: it lets each of its
 // connections send its share of a second back to back at the start of the second, so the listener met its 50
 // connections' full concurrency for the first part of every second and idled for the rest, and the p99 measured
 // that burst's queue rather than a steady 2,000 a second. `lateP99` says how late the generator itself sent (its
 // own CPU share at nice 19): a large one means the figure is the generator's, not the listener's.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
 import { lowerPriority } from '../shared/priority.ts';
+import { paced, percentile } from './paced.ts';
 
 // The generator stands for browsers on other machines: at nice 19 it takes only the CPU the platform leaves, so the
 // suite measures what the hits cost the api and PostgreSQL rather than the generator's own share beside them.
 lowerPriority(19);
 
-interface HitResult {
+export interface HitResult {
   sent: number;
   /** Answered 200 or 302. */
   ok: number;
@@ -34,10 +34,6 @@ interface HitResult {
 }
 
 const CONNECTIONS = 50;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
-}
 
 async function run(argv: string[]): Promise<HitResult> {
   const [port, host, pathsFile, rateArg, secondsArg, userAgent] = argv;
@@ -58,33 +54,16 @@ async function run(argv: string[]): Promise<HitResult> {
       req.on('error', () => resolve(0));
       req.end();
     });
-  const ms: number[] = [];
-  const late: number[] = [];
-  let bad = 0;
-  const all: Promise<void>[] = [];
-  const startedAt = performance.now();
-  for (let i = 0; i < n; i++) {
-    const due = startedAt + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    late.push(performance.now() - due);
-    all.push(
-      hit(paths[i % paths.length]).then((status) => {
-        if (status === 200 || status === 302) ms.push(performance.now() - due);
-        else bad++;
-      }),
-    );
-  }
-  await Promise.all(all);
-  const seconds = (performance.now() - startedAt) / 1000;
+  const { ms, late, failed, wallMs } = await paced(n, rate, async (i) => {
+    const status = await hit(paths[i % paths.length]);
+    return status === 200 || status === 302;
+  });
   agent.destroy();
-  ms.sort((a, b) => a - b);
-  late.sort((a, b) => a - b);
   return {
     sent: n,
     ok: ms.length,
-    bad,
-    seconds,
+    bad: failed,
+    seconds: wallMs / 1000,
     p50: percentile(ms, 50),
     p99: percentile(ms, 99),
     max: ms[ms.length - 1] ?? NaN,

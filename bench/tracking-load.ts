@@ -15,6 +15,8 @@ import { USER_AGENT } from './load.ts';
 import { RECIPIENT_DOMAIN, SENDER_DOMAIN, type Ours } from './sending-ours.ts';
 import type { Sink } from './sending-peers.ts';
 import { repoRoot } from './servers.ts';
+// Type only (erased): tracking-hits.ts is the generator's process, never loaded here.
+import type { HitResult } from './tracking-hits.ts';
 
 export const TRACKED_DOMAIN = 'bench-tracked.test';
 export const BROWSER =
@@ -163,16 +165,7 @@ export async function hits(port: number, pathsFile: string, rate: number, second
   await new Promise<void>((resolve, reject) =>
     child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`tracking-hits exited ${code}`)))),
   );
-  const r = JSON.parse(out) as {
-    sent: number;
-    ok: number;
-    bad: number;
-    seconds: number;
-    p50: number;
-    p99: number;
-    max: number;
-    lateP99: number;
-  };
+  const r = JSON.parse(out) as HitResult;
   return {
     rate: r.ok / r.seconds,
     requests: r.sent,
