@@ -2,6 +2,7 @@
 // them out. `data` is the payload's `data` object (../shared/reference/resend-api.md §4).
 import type { Knex } from 'knex';
 import { newId } from './ids.ts';
+import { prepared } from './db/prepared.ts';
 
 export const eventTypes = [
   'email.sent',
@@ -62,6 +63,9 @@ export async function recordEvent(
   data: Record<string, unknown>,
 ): Promise<string> {
   const row = eventRow(teamId, type, data);
-  await insertEvents(db, [row]);
+  // One event a call, from many places (a received email, a domain's change, ...): planned once per connection.
+  await prepared(db, 'pw_record_event', RECORD_EVENT_SQL, [row.id, row.team_id, row.type, row.data]);
   return row.id;
 }
+
+const RECORD_EVENT_SQL = 'insert into events (id, team_id, type, data) values (?, ?, ?, ?::jsonb)';

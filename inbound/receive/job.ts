@@ -78,6 +78,9 @@ const MESSAGE_SQL = `select id, team_id, raw_blob_key, size, envelope_from, rcpt
 const MARK_PROCESSED_SQL = `update received_messages set status = 'processed' where id = ? and status = 'stored'
   returning id`;
 const TEAM_STATE_SQL = 'select status, deletion_status from teams where id = ?';
+const INSERT_RECEIVED_SQL = `insert into received_emails (id, team_id, "from", "to", cc, bcc, reply_to, subject, message_id,
+    html, html_exact, text, text_exact, headers, dropped_reason, created_at, authentication)
+  values (?, ?, ?, ?::text[], ?::text[], ?::text[], ?::text[], ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb)`;
 
 /** Moves the row to processed unless someone already did; false means this run must not write anything. */
 async function markProcessed(trx: Knex, id: string): Promise<boolean> {
@@ -194,22 +197,26 @@ async function writeReceived(
     if (dropped === null || dropped === 'parse_failed') {
       dropped = (await limitVerdict(trx, row, { lock: true })) ?? dropped;
     }
-    await trx('received_emails').insert({
-      id: row.id,
-      team_id: row.team_id,
-      from: parsed.from,
-      to: parsed.to,
-      cc: parsed.cc,
-      bcc: parsed.bcc,
-      reply_to: parsed.replyTo,
-      subject: parsed.subject,
-      message_id: parsed.messageId,
-      ...body(dropped ? null : parsed.html, dropped ? null : parsed.text),
-      headers: JSON.stringify(m.headers),
-      dropped_reason: dropped,
-      created_at: row.received_at,
-      authentication: m.auth && !dropped ? JSON.stringify(m.auth.verdicts) : null,
-    });
+    const b = body(dropped ? null : parsed.html, dropped ? null : parsed.text);
+    await prepared(trx, 'pw_receive_insert_email', INSERT_RECEIVED_SQL, [
+      row.id,
+      row.team_id,
+      parsed.from,
+      parsed.to,
+      parsed.cc,
+      parsed.bcc,
+      parsed.replyTo,
+      parsed.subject,
+      parsed.messageId,
+      b.html,
+      b.html_exact,
+      b.text,
+      b.text_exact,
+      JSON.stringify(m.headers),
+      dropped,
+      row.received_at,
+      m.auth && !dropped ? JSON.stringify(m.auth.verdicts) : null,
+    ]);
     // Only a kept message is announced; a dropped one is visible in the list with its dropped_reason.
     if (!dropped) await keepAttachmentsAndAnnounce(trx, m);
     return { dropped };
