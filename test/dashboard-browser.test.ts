@@ -149,6 +149,9 @@ async function sendAndOpen(t: ExecutionContext, page: Page, url: string, key: st
   await page.waitForURL(/search=hello/);
   await link.click();
   await page.waitForURL(`${url}/dashboard/emails/${sent.data!.id}`);
+  // The URL moves before the email's page replaces the list (a CI run read the list's h1 here): wait for the heading
+  // to change, then check it is the subject as text (rendered as HTML it would read "Dashboard hello").
+  await page.waitForFunction(() => document.querySelector('h1')?.textContent !== 'Emails');
   t.is(await page.locator('h1').textContent(), subject, 'the subject as text');
   const frame = page.frameLocator('iframe[title="The email\'s HTML"]');
   t.is(await frame.locator('#inside').textContent(), 'Hi from the frame');
