@@ -119,8 +119,12 @@ const copiesTo = (address: string) => [...w.sink.deliveredTo(address), ...slow.d
  * though the client is gone, as a real MX does).
  */
 async function inFlightAtKill(broadcastId: string) {
+  // 30 s: a CI run on two busy cores timed out at the default 10 s; the sinks' counters name what was left.
   await until(() => [w.sink, slow].every((s) => s.stats.open === 0 && s.stats.pending === 0), {
     what: 'the sinks settled after the kill',
+    timeoutMs: 30_000,
+  }).catch((err: Error) => {
+    throw new Error(`${err.message}; sinks: ${JSON.stringify([w.sink.stats, slow.stats])}`);
   });
   const lower = (a: string) => a.toLowerCase();
   const leased: string[] = await w.p
