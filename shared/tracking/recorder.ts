@@ -57,9 +57,9 @@ export function engagementRecorder(db: Knex, log: Logger, options: RecorderOptio
     queued = true;
     writing = writing.then(async () => {
       queued = false;
-      // What waits when the drain starts, in batches of maxRows; hits that arrive meanwhile wait for their own timer
-      // (or a full batch), so a steady stream is written every delayMs rather than in as many small transactions
-      // as the previous one's commit takes.
+      // What waits when the drain starts, in batches of maxRows; hits that arrive meanwhile wait for the timer or the
+      // full batch their add() set going, so a steady stream is written every delayMs rather than in as many small
+      // transactions as the previous one's commit takes.
       let owed = pending.length;
       while (owed > 0) {
         const batch = pending.slice(0, Math.min(owed, options.maxRows));
@@ -67,8 +67,6 @@ export function engagementRecorder(db: Knex, log: Logger, options: RecorderOptio
         owed -= batch.length;
         await write(batch);
       }
-      if (pending.length >= options.maxRows) void flush();
-      else if (pending.length) timer ??= setTimeout(() => void flush(), options.delayMs);
     });
     return writing;
   };

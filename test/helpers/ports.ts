@@ -8,7 +8,7 @@ import net from 'node:net';
 import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
-/** A port the kernel just handed out and we released; the caller's server binds it a moment later. */
+/** A port free a moment ago (holdPort's, released); the caller's server binds it a moment later. */
 export async function freePort(): Promise<number> {
   const { port, release } = await holdPort();
   await release();
