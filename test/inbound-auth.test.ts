@@ -6,7 +6,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { dkimSign, dkimVerify, sealMessage, type ARCSealOptions } from 'mailauth';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
-import { startTestMx, type TestMx } from './helpers/receive-job.ts';
+import { startTestMx, storedBytes, type TestMx } from './helpers/receive-job.ts';
 import { processReceived, type ReceiveDeps } from '../inbound/receive/job.ts';
 import { authservIdOf, createAuthenticator, withoutForgedResults } from '../inbound/receive/authenticate.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
@@ -97,7 +97,7 @@ async function explainFailure(t: ExecutionContext, got: Awaited<ReturnType<typeo
     .where({ id: got.id })
     .first()
     .catch(() => undefined);
-  const stored = row?.raw_blob_key ? await p.deps.blobs.get(row.raw_blob_key) : null;
+  const stored = row ? await storedBytes(p, row.id) : null;
   const check = async (raw: Buffer) =>
     (await dkimVerify(raw, { resolver } as never)).results.map(
       (r: { status: { result: string; comment?: string } }) =>

@@ -12,6 +12,7 @@ import type { TestTeam } from './helpers/platform.ts';
 import { RCPT, dsn, startBounceWorld, type BounceWorld } from './helpers/bounce-world.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
 import { processReceived, type ReceiveDeps } from '../inbound/receive/job.ts';
+import { storedBytes } from './helpers/receive-job.ts';
 import { RecipientInFlight } from '../inbound/receive/bounce.ts';
 import { readReport } from '../inbound/receive/report.ts';
 import { returnPathAddress } from '../shared/emails/mail-tokens.ts';
@@ -80,11 +81,12 @@ test.serial(
     await processDelivery(w.deps, id);
     t.is((await recipientsOf(w.p.db, id)).get(`gone@${PF}`)?.status, 'delivered', 'Postfix took it with a 250');
     const messageId = await waitForReport(id);
-    const raw = (await w.p.deps.blobs.get(
-      (await w.p.db('received_messages').where({ id: messageId }).first()).raw_blob_key,
-    ))!.toString();
+    const raw = (await storedBytes(w.p, messageId))!.toString();
     t.regex(raw, /Content-Type: multipart\/report; report-type=delivery-status/);
     t.is(await processReceived(deps, messageId), 'processed');
+    const { raw_blob_key: key } = await w.p.db('received_messages').where({ id: messageId }).first();
+    t.is((await w.p.deps.blobs.get(key))?.toString(), raw, 'the report is kept in the blob store once processed');
+    t.falsy(await w.p.db('received_raw').where({ message_id: messageId }).first(), 'and no longer inline');
     t.like((await recipientsOf(w.p.db, id)).get(`gone@${PF}`), {
       status: 'bounced',
       bounce_type: 'Permanent',
@@ -108,9 +110,7 @@ test.serial("Postfix's delay warning (Action: delayed, 4.2.1) is read and change
   const id = await insertEmail(w.p.db, w.p.deps.blobs, { teamId: pfTeam.id, domain: pfDomain, to: [`slow@${PF}`] });
   await processDelivery(w.deps, id);
   const messageId = await waitForReport(id);
-  const raw = (await w.p.deps.blobs.get(
-    (await w.p.db('received_messages').where({ id: messageId }).first()).raw_blob_key,
-  ))!.toString();
+  const raw = (await storedBytes(w.p, messageId))!.toString();
   t.regex(raw, /Action: delayed/);
   t.regex(raw, /Status: 4\.2\.1/);
   t.is(await processReceived(deps, messageId), 'processed');

@@ -6,7 +6,7 @@ import test from 'ava';
 import net from 'node:net';
 import { deflateRawSync } from 'node:zlib';
 import { startPlatform, type Platform } from './helpers/platform.ts';
-import { startTestMx, type TestMx } from './helpers/receive-job.ts';
+import { startTestMx, storedBytes, type TestMx } from './helpers/receive-job.ts';
 import { processReceived } from '../inbound/receive/job.ts';
 
 let p: Platform;
@@ -83,7 +83,7 @@ test.serial(
         const id = /^250 .*stored as (\S+)/m.exec(transcript)?.[1];
         t.truthy(id, `${name}: accepted as one message`);
         const row = stored.find((r: { id: string }) => r.id === id);
-        const raw = (await p.deps.blobs.get(row.raw_blob_key))!.toString('latin1');
+        const raw = (await storedBytes(p, row.id))!.toString('latin1');
         t.true(
           raw.includes('MAIL FROM:<evil@smuggler.test>'),
           `${name}: the smuggled commands stayed data inside the one message`,

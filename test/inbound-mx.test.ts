@@ -14,6 +14,8 @@ import { returnPathAddress } from '../shared/emails/mail-tokens.ts';
 import { newId } from '../shared/ids.ts';
 import { insertEmail } from './helpers/emails.ts';
 import { until } from './helpers/wait.ts';
+import { storedBytes } from './helpers/receive-job.ts';
+import { RAW_INLINE_MAX_BYTES } from '../shared/receiving/raw.ts';
 
 let p: Platform;
 let mx: SMTPServer;
@@ -76,7 +78,7 @@ test.serial('mail to a receiving domain at @ is stored (blob and row) when the 2
   t.is(row.status, 'stored');
   t.is(row.kind, 'mail');
   t.true(row.tls, 'nodemailer upgraded with STARTTLS');
-  const raw = await p.deps.blobs.get(row.raw_blob_key);
+  const raw = await storedBytes(p, id);
   t.truthy(raw);
   t.is(raw!.length, row.size);
   t.regex(raw!.toString(), /Subject: Hi/);
@@ -212,7 +214,8 @@ test.serial('a storage failure answers 451 4.3.0 (the sender retries) and leaves
   const team = await p.createTeam();
   await domain(team.id, 'disk-full.test');
   const failing = createMxServer({
-    config: p.config,
+    // This file's platform refuses more than 512 KB; this MX takes a message past RAW_INLINE_MAX_BYTES.
+    config: { ...p.config, INBOUND_MAX_MESSAGE_BYTES: 2 * RAW_INLINE_MAX_BYTES },
     db: p.db,
     log: p.deps.log,
     secrets: secretsKey(p.config),
@@ -226,6 +229,11 @@ test.serial('a storage failure answers 451 4.3.0 (the sender retries) and leaves
     enqueueReceive: async () => {},
   });
   await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', () => resolve()));
+  // A small message's bytes go with its row (received_raw): there the database is what fails, in the same statement.
+  await p.db.raw(`create function pw_t_full() returns trigger language plpgsql as $$
+    begin raise exception 'could not extend file: No space left on device'; end $$`);
+  await p.db.raw(`create trigger pw_t_full before insert on received_raw for each row
+    when (new.team_id = '${team.id}') execute function pw_t_full()`);
   try {
     const transport = nodemailer.createTransport({
       host: '127.0.0.1',
@@ -233,13 +241,16 @@ test.serial('a storage failure answers 451 4.3.0 (the sender retries) and leaves
       secure: false,
       tls: { rejectUnauthorized: false },
     });
-    const err = await t.throwsAsync(
-      transport.sendMail({ from: 'a@sender.test', to: 'x@disk-full.test', subject: 's', text: 't' }),
-    );
-    t.is((err as { responseCode?: number }).responseCode, 451);
-    t.regex((err as { response?: string }).response ?? '', /^451 4\.3\.0/);
-    t.is((await p.db('received_messages').where({ team_id: team.id })).length, 0);
+    for (const text of ['t', 'x'.repeat(RAW_INLINE_MAX_BYTES + 1)]) {
+      const err = await t.throwsAsync(
+        transport.sendMail({ from: 'a@sender.test', to: 'x@disk-full.test', subject: 's', text }),
+      );
+      t.is((err as { responseCode?: number }).responseCode, 451);
+      t.regex((err as { response?: string }).response ?? '', /^451 4\.3\.0/);
+      t.is((await p.db('received_messages').where({ team_id: team.id })).length, 0);
+    }
   } finally {
+    await p.db.raw('drop trigger pw_t_full on received_raw; drop function pw_t_full()');
     await new Promise<void>((resolve) => failing.close(() => resolve()));
   }
 });

@@ -5,7 +5,7 @@
 import test from 'ava';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startClamd, EICAR, EICAR_SIGNATURE, type Clamd } from './helpers/clamd.ts';
-import { startTestMx, type TestMx } from './helpers/receive-job.ts';
+import { startTestMx, storedBytes, type TestMx } from './helpers/receive-job.ts';
 import { processReceived, type ReceiveDeps } from '../inbound/receive/job.ts';
 import { ScanUnavailableError } from '../inbound/receive/scan.ts';
 import { enqueueReceive } from '../inbound/receive/sweep.ts';
@@ -47,8 +47,7 @@ test.serial(
         { filename: 'ok.txt', content: 'fine' },
       ]),
     );
-    const message = await p.db('received_messages').where({ id }).first();
-    t.truthy(await p.deps.blobs.get(message.raw_blob_key), 'stored by the MX before the scan');
+    t.truthy(await storedBytes(p, id), 'stored by the MX before the scan');
 
     t.is(await processReceived(deps, id), 'processed');
     const email = await p.db('received_emails').where({ id }).first();
@@ -58,7 +57,7 @@ test.serial(
     t.is(email.html, null);
     t.is(email.text, null);
     t.deepEqual(await p.db('received_attachments').where({ email_id: id }), []);
-    t.is(await p.deps.blobs.get(message.raw_blob_key), null, 'refused and not stored');
+    t.is(await storedBytes(p, id), null, 'refused and not stored');
     t.deepEqual(await p.db('events').where({ team_id: team.id, type: 'email.received' }), []);
     t.is((await p.db('received_messages').where({ id }).first()).status, 'processed');
   },

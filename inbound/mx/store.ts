@@ -1,13 +1,13 @@
-// Storing an accepted message before the 250 (ARCHITECTURE, step 2): the raw bytes durably in the blob store
-// (file and directory fsynced), then every row in one statement. Only after the commit may the MX answer
-// 250, so a crash after the 250 loses nothing; a crash before it leaves at most an orphan blob, and the client
-// retries because it never saw a 250.
+// Storing an accepted message before the 250 (ARCHITECTURE, step 2): every row and the raw bytes in one statement
+// (received_raw, up to RAW_INLINE_MAX_BYTES; a larger message's bytes go durably to the blob store first, file and
+// directory fsynced). Only after the commit may the MX answer 250, so a crash after the 250 loses nothing; a crash
+// before it leaves at most an orphan blob, and the client retries because it never saw a 250.
 //
 // One row per team (per email for bounces): a message with recipients at two teams' domains becomes two
-// independent copies. Each copy gets its own blob, `received/<team>/<id>/raw.eml`, rather than one shared
-// blob: deleting a received email, the retention window and a team's storage allowance then act on that
-// team's copy alone, with no reference counting across tenants. The cost (one more write) only falls on the
-// rare message addressed to several teams.
+// independent copies. Each copy gets its own bytes (its received_raw row, then its blob `received/<team>/<id>.eml`)
+// rather than shared ones: deleting a received email, the retention window and a team's storage allowance then act
+// on that team's copy alone, with no reference counting across tenants. The cost (one more write) only falls on
+// the rare message addressed to several teams.
 //
 // Each copy starts with our trace field (RFC 5321 §4.4: a receiving SMTP server MUST insert a Received line),
 // naming the client's HELO and address, our host, the protocol (RFC 3848 ESMTP/ESMTPS), the copy's id and, when
@@ -16,6 +16,7 @@ import type { Knex } from 'knex';
 import type { BlobStore } from '../../shared/blobs.ts';
 import { newId } from '../../shared/ids.ts';
 import { prepared } from '../../shared/db/prepared.ts';
+import { RAW_INLINE_MAX_BYTES } from '../../shared/receiving/raw.ts';
 import type { Recipient } from './recipients.ts';
 
 export interface StoredMessageInput {
@@ -49,15 +50,21 @@ export function receivedField(
 }
 
 // Every copy's row in one prepared statement (shared/db/prepared.ts), however many copies: the rows go as one JSON
-// array. It runs before every 250, where knex's building of an insert cost the MX more than running it.
-const INSERT_SQL = `insert into received_messages
-  (id, team_id, domain_id, raw_blob_key, size, envelope_from, rcpt_to, remote_ip, helo, tls, status, kind, email_id,
-   received_at)
-  select id, team_id, domain_id, raw_blob_key, size, envelope_from, rcpt_to, remote_ip, helo, tls, 'stored', kind,
-    email_id, received_at
-  from jsonb_to_recordset($1::jsonb) as r(id uuid, team_id uuid, domain_id uuid, raw_blob_key text, size integer,
-    envelope_from text, rcpt_to text[], remote_ip text, helo text, tls boolean, kind text, email_id uuid,
-    received_at timestamptz)`;
+// array, and the bytes of each copy up to RAW_INLINE_MAX_BYTES go with them into received_raw (aligned arrays). It
+// runs before every 250, where knex's building of an insert cost the MX more than running it.
+const INSERT_SQL = `with stored as (
+    insert into received_messages
+      (id, team_id, domain_id, raw_blob_key, size, envelope_from, rcpt_to, remote_ip, helo, tls, status, kind, email_id,
+       received_at)
+    select id, team_id, domain_id, raw_blob_key, size, envelope_from, rcpt_to, remote_ip, helo, tls, 'stored', kind,
+      email_id, received_at
+    from jsonb_to_recordset($1::jsonb) as r(id uuid, team_id uuid, domain_id uuid, raw_blob_key text, size integer,
+      envelope_from text, rcpt_to text[], remote_ip text, helo text, tls boolean, kind text, email_id uuid,
+      received_at timestamptz)
+    returning id, team_id)
+  insert into received_raw (message_id, team_id, bytes)
+  select stored.id, stored.team_id, inline.bytes
+  from unnest($2::uuid[], $3::bytea[]) as inline(id, bytes) join stored on stored.id = inline.id`;
 
 export async function storeReceivedMessage(db: Knex, blobs: BlobStore, input: StoredMessageInput): Promise<string[]> {
   const groups = new Map<string, { recipient: Recipient; rcpt: string[] }>();
@@ -88,12 +95,14 @@ export async function storeReceivedMessage(db: Knex, blobs: BlobStore, input: St
       received_at: now,
     };
   });
-  // One file per copy in the team's directory (received/<team>/<id>.eml), not a directory per message: a new
-  // directory would cost a mkdir and an fsync of its parent before the 250 (shared/blobs.ts).
-  await Promise.all(rows.map((r) => blobs.put(r.raw_blob_key, r.raw)));
-  // One INSERT statement for every row: atomic and committed on its own (autocommit, the WAL flushed under the
-  // default synchronous_commit) before it returns, without the BEGIN and COMMIT round trips of a transaction.
+  // A copy up to RAW_INLINE_MAX_BYTES rides the statement below (received_raw); a larger one goes first to its
+  // file in the team's directory (received/<team>/<id>.eml, no directory per message: a new one would cost a mkdir
+  // and an fsync of its parent before the 250, shared/blobs.ts). The receive job moves an inline copy there later.
+  const inline = rows.filter((r) => r.raw.length <= RAW_INLINE_MAX_BYTES);
+  await Promise.all(rows.filter((r) => !inline.includes(r)).map((r) => blobs.put(r.raw_blob_key, r.raw)));
+  // One statement for every row and inline copy: atomic and committed on its own (autocommit, the WAL flushed under
+  // the default synchronous_commit) before it returns, without the BEGIN and COMMIT round trips of a transaction.
   const json = JSON.stringify(rows.map(({ raw: _raw, ...row }) => row));
-  await prepared(db, 'mx_store_received_v1', INSERT_SQL, [json]);
+  await prepared(db, 'mx_store_received_v2', INSERT_SQL, [json, inline.map((r) => r.id), inline.map((r) => r.raw)]);
   return rows.map((r) => r.id);
 }

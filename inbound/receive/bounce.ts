@@ -25,6 +25,7 @@ import { canonicalAddress, suppressRecipient } from '../../shared/suppressions/s
 import { readReport, type Report } from './report.ts';
 import type { Finding } from './finding.ts';
 import { reportedBounce } from './bounce-type.ts';
+import { dropInlineRaw, keepRaw, readStoredRaw } from '../../shared/receiving/raw.ts';
 
 export interface BounceDeps {
   db: Knex;
@@ -147,8 +148,11 @@ export async function processBounce(
       .first('id', 'team_id', 'raw_blob_key', 'email_id', 'status');
   if (!row || row.status !== 'stored') return 'skipped';
   const log = deps.log.child({ messageId, emailId: row.email_id });
-  const raw = await deps.blobs.get(row.raw_blob_key);
-  if (!raw) throw new Error(`raw message missing from the blob store: ${row.raw_blob_key}`);
+  const stored = await readStoredRaw(deps.db, deps.blobs, row);
+  if (!stored) throw new Error(`raw message missing: ${row.raw_blob_key}`);
+  const { raw } = stored;
+  // The report is kept, as any received message's source (shared/receiving/raw.ts).
+  await keepRaw(deps.blobs, row.raw_blob_key, stored);
   let report: Report | null = null;
   try {
     report = readReport(raw);
@@ -158,6 +162,7 @@ export async function processBounce(
 
   const outcome = await deps.db.transaction(async (trx) => {
     if (!(await markProcessed(trx, row.id))) return null;
+    await dropInlineRaw(trx, row.id, stored);
     if (!report || report.findings.length === 0)
       return { format: report?.format ?? null, changes: [] as Change[], unparseable: true };
     // One writer per email at a time: the MTA's record stage locks the same row.

@@ -1,5 +1,6 @@
 // The real MX on loopback for tests of the receive job: a team with a receiving domain, and a message sent
-// through SMTP to it, stored by the MX (raw blob + received_messages row) and left for processReceived.
+// through SMTP to it, stored by the MX (received_messages row, its raw bytes in received_raw or a blob) and left for
+// processReceived.
 import type { AddressInfo } from 'node:net';
 import nodemailer from 'nodemailer';
 import type { SMTPServer } from 'smtp-server';
@@ -8,6 +9,7 @@ import { tlsCredentials } from '../../shared/tls/certificate.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 import { newId } from '../../shared/ids.ts';
 import type { ReceiveDeps } from '../../inbound/receive/job.ts';
+import { readStoredRaw } from '../../shared/receiving/raw.ts';
 import type { Platform, TestTeam } from './platform.ts';
 
 export interface TestMx {
@@ -52,4 +54,10 @@ export async function startTestMx(p: Platform): Promise<TestMx> {
     },
     close: () => new Promise<void>((resolve) => mx.close(() => resolve())),
   };
+}
+
+/** The bytes stored for an accepted message, wherever they are now (received_raw until the receive job, then a blob). */
+export async function storedBytes(p: Platform, id: string): Promise<Buffer | null> {
+  const row = await p.db('received_messages').where({ id }).first('id', 'raw_blob_key');
+  return row ? ((await readStoredRaw(p.db, p.deps.blobs, row))?.raw ?? null) : null;
 }
