@@ -39,7 +39,7 @@ export interface BroadcastBenchOptions {
   onCleanup(step: () => Promise<unknown>): void;
 }
 
-function startWorker(ours: Ours, o: BroadcastBenchOptions) {
+export function startWorker(ours: Ours, o: Pick<BroadcastBenchOptions, 'onCleanup'>) {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'worker/main.ts')], {
     cwd: repoRoot,
     env: { ...process.env, ...METRICS_ON_FREE_PORTS, ...ours.env, PUBLIC_BASE_URL: ours.api.url },
@@ -55,7 +55,7 @@ function startWorker(ours: Ours, o: BroadcastBenchOptions) {
 }
 
 /** A segment of `n` contacts of the bench team at the sink's domain, written with one statement each. */
-async function seed(ours: Ours, n: number): Promise<{ teamId: string; segment: string }> {
+export async function seed(ours: Ours, n: number): Promise<{ teamId: string; segment: string }> {
   const team = await ours.db('teams').where({ name: 'Bench sending' }).first('id');
   const segment = newId();
   await ours.db('segments').insert({ id: segment, team_id: team.id, name: 'Everyone' });
@@ -73,7 +73,7 @@ async function seed(ours: Ours, n: number): Promise<{ teamId: string; segment: s
   return { teamId: team.id, segment };
 }
 
-async function send(ours: Ours, segment: string): Promise<string> {
+export async function send(ours: Ours, segment: string): Promise<string> {
   const res = await fetch(`${ours.api.url}/broadcasts`, {
     method: 'POST',
     headers: { 'user-agent': USER_AGENT, authorization: `Bearer ${ours.key}`, 'content-type': 'application/json' },

@@ -81,8 +81,9 @@ export function report(rows: Row[], load: string, outcomes: Record<string, numbe
     'VmHWM of the inbound process over the row; Postfix the highest sum of VmRSS over its processes. machine CPU: every',
   );
   console.log(
-    `process, % of one core. Durability: both fsync before 250 (Postfix its queue file; ours the raw blob and the row commit).`,
+    'process, % of one core. Durability: both fsync before 250 (Postfix its queue file; ours the commit of the row with its',
   );
+  console.log("raw bytes up to 512 KB, and a larger message's blob before it).");
   console.log(`load average (1, 5, 15 min): ${load}; above ~2 on this machine, something else competed for the CPU.`);
   if (outcomes) console.log(`our received emails at the end, by dropped_reason: ${JSON.stringify(outcomes)}`);
   for (const r of rows) {

@@ -23,6 +23,7 @@ import { createQueue, createWorker, queues } from '../shared/queue.ts';
 import { newId } from '../shared/ids.ts';
 import { freePort } from './helpers/ports.ts';
 import { until } from './helpers/wait.ts';
+import { storedBytes } from './helpers/receive-job.ts';
 
 const run = promisify(execFile);
 const SWAKS = '/usr/bin/swaks';
@@ -73,7 +74,7 @@ async function received(messageId: string) {
     { what: `received email ${messageId}`, timeoutMs: 20_000, intervalMs: 50 },
   );
   const message = await p.db('received_messages').where({ id: messageId }).first();
-  const raw = (await p.deps.blobs.get(message.raw_blob_key))!.toString();
+  const raw = (await storedBytes(p, messageId))!.toString();
   return { email, message, raw };
 }
 

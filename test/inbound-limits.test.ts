@@ -5,7 +5,7 @@
 // (over its MIME part limit) keeps its raw source.
 import test from 'ava';
 import { startPlatform, type Platform } from './helpers/platform.ts';
-import { startTestMx, type TestMx } from './helpers/receive-job.ts';
+import { startTestMx, storedBytes, type TestMx } from './helpers/receive-job.ts';
 import { runCli } from './helpers/cli.ts';
 import { processReceived } from '../inbound/receive/job.ts';
 
@@ -34,9 +34,8 @@ const mail = (subject: string, bytes = 10) => ({
 
 async function receiveOne(to: string, subject: string, bytes?: number) {
   const id = await mx.send([to], mail(subject, bytes));
-  const raw = (await p.db('received_messages').where({ id }).first()).raw_blob_key as string;
   if ((await processReceived(mx.deps, id)) !== 'processed') throw new Error('not processed');
-  return { id, raw, email: await p.db('received_emails').where({ id }).first() };
+  return { id, email: await p.db('received_emails').where({ id }).first() };
 }
 
 async function isDroppedWholly(
@@ -48,7 +47,7 @@ async function isDroppedWholly(
   t.is(r.email.html, null);
   t.is(r.email.text, null);
   t.deepEqual(await p.db('received_attachments').where({ email_id: r.id }), []);
-  t.is(await p.deps.blobs.get(r.raw), null, 'the raw source is not kept');
+  t.is(await storedBytes(p, r.id), null, 'the raw source is not kept');
   t.is(
     (await p.db('events').where({ type: 'email.received' }).whereRaw(`data->>'email_id' = ?`, [r.id])).length,
     0,
@@ -170,8 +169,7 @@ test.serial(
     t.is(email.html, null);
     t.is(email.text, null);
     t.deepEqual(await p.db('received_attachments').where({ email_id: id }), []);
-    const message = await p.db('received_messages').where({ id }).first();
-    const kept = (await p.deps.blobs.get(message.raw_blob_key))?.toString() ?? '';
+    const kept = (await storedBytes(p, id))?.toString() ?? '';
     t.regex(kept, /^Received: from /, 'our trace field first');
     t.true(kept.endsWith(raw), 'then the message as received, byte for byte');
     t.deepEqual(await p.db('events').where({ team_id: team.id, type: 'email.received' }), []);

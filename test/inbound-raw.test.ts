@@ -1,7 +1,7 @@
 // Where the MX keeps an accepted message's bytes (shared/receiving/raw.ts): up to RAW_INLINE_MAX_BYTES in
-// received_raw, committed with its row before the 250 and moved to the blob store by the receive job in the
-// transaction that marks it processed; a larger one in the blob store before the 250. Real MX on loopback, real
-// PostgreSQL and blob store.
+// received_raw, committed with its row before the 250 (raw_blob_key null), read from there by the receive job, the
+// API's raw download and deleted with the email; a larger one in the blob store before the 250. Real MX on
+// loopback, real PostgreSQL, blob store and api routes.
 import test from 'ava';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startTestMx, type TestMx } from './helpers/receive-job.ts';
@@ -23,26 +23,39 @@ test.after.always(async () => {
 const inline = async (id: string): Promise<Buffer | undefined> =>
   (await p.db('received_raw').where({ message_id: id }).first('bytes'))?.bytes;
 const message = (id: string) => p.db('received_messages').where({ id }).first();
+/** A signed link of the api, fetched from the test's api (its PUBLIC_BASE_URL's path and query). */
+const get = (link: URL) => fetch(`${p.url}${link.pathname}${link.search}`, { headers: { 'user-agent': 'test' } });
 const mail = (subject: string, text = 'hello') => ({ from: 'alice@sender.test', subject, text });
 
-test.serial('a small message rides its row before the 250 and reaches the blob store when processed', async (t) => {
-  await mx.receivingTeam('raw-small.test');
-  const id = await mx.send(['bob@raw-small.test'], mail('Small', 'x'.repeat(10_000)));
-  const row = await message(id);
-  const bytes = await inline(id);
-  t.truthy(bytes, 'committed with the row before the 250');
-  t.is(bytes!.length, row.size);
-  t.regex(bytes!.toString(), /^Received: from /);
-  t.regex(bytes!.toString(), /Subject: Small/);
-  t.is(await p.deps.blobs.get(row.raw_blob_key), null, 'no file written before the 250');
+test.serial(
+  'a small message rides its row before the 250 and stays there: processed, downloaded, deleted',
+  async (t) => {
+    const { team } = await mx.receivingTeam('raw-small.test');
+    const id = await mx.send(['bob@raw-small.test'], mail('Small', 'x'.repeat(10_000)));
+    const row = await message(id);
+    const bytes = await inline(id);
+    t.truthy(bytes, 'committed with the row before the 250');
+    t.is(row.raw_blob_key, null, 'no blob named: no file written before the 250');
+    t.is(bytes!.length, row.size);
+    t.regex(bytes!.toString(), /^Received: from /);
+    t.regex(bytes!.toString(), /Subject: Small/);
 
-  t.is(await processReceived(mx.deps, id), 'processed');
-  t.deepEqual(await p.deps.blobs.get(row.raw_blob_key), bytes, 'the same bytes, now where raw_blob_key says');
-  t.is(await inline(id), undefined, 'the inline copy is gone with the processed mark');
-  t.is((await message(id)).status, 'processed');
-  t.is(await processReceived(mx.deps, id), 'skipped', 'a second run finds it processed');
-  t.deepEqual(await p.deps.blobs.get(row.raw_blob_key), bytes);
-});
+    t.is(await processReceived(mx.deps, id), 'processed');
+    t.deepEqual(await inline(id), bytes, 'still there once processed');
+    t.is(await processReceived(mx.deps, id), 'skipped', 'a second run finds it processed');
+    const email = (await p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body;
+    t.like(email, { subject: 'Small', dropped_reason: null });
+    const link = new URL(email.raw.download_url);
+    const res = await get(link);
+    t.is(res.status, 200);
+    t.deepEqual(Buffer.from(await res.arrayBuffer()), bytes, 'the download serves the stored bytes');
+    link.searchParams.set('token', 'x'.repeat(43));
+    t.is((await get(link)).status, 404, 'a forged link reads nothing');
+
+    t.is((await p.request('DELETE', `/emails/receiving/${id}`, { key: team.key })).status, 200);
+    t.is(await inline(id), undefined, 'deleted with the email');
+  },
+);
 
 test.serial('a message over RAW_INLINE_MAX_BYTES goes to the blob store before the 250', async (t) => {
   await mx.receivingTeam('raw-large.test');
@@ -56,7 +69,7 @@ test.serial('a message over RAW_INLINE_MAX_BYTES goes to the blob store before t
   t.deepEqual(await p.deps.blobs.get(row.raw_blob_key), stored);
 });
 
-test.serial('a message dropped before its body is read leaves no bytes anywhere', async (t) => {
+test.serial('a message dropped is recorded without its bytes, in the same commit', async (t) => {
   const { team } = await mx.receivingTeam('raw-dropped.test');
   const id = await mx.send(['bob@raw-dropped.test'], mail('Dropped'));
   t.truthy(await inline(id));
@@ -64,17 +77,18 @@ test.serial('a message dropped before its body is read leaves no bytes anywhere'
   t.is(await processReceived(mx.deps, id), 'processed');
   t.is((await p.db('received_emails').where({ id }).first()).dropped_reason, 'team_blocked');
   t.is(await inline(id), undefined);
-  t.is(await p.deps.blobs.get((await message(id)).raw_blob_key), null);
+  await p.db('teams').where({ id: team.id }).update({ status: 'active' });
+  const email = (await p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body;
+  t.is(email.raw, null, 'no raw link for bytes that are not kept');
 });
 
-test.serial('two runs of one message at once: one processes it, the bytes end in the blob store once', async (t) => {
+test.serial('two runs of one message at once: one processes it, one received email', async (t) => {
   await mx.receivingTeam('raw-race.test');
   const id = await mx.send(['bob@raw-race.test'], mail('Race'));
   const bytes = await inline(id);
   const outcomes = await Promise.all([processReceived(mx.deps, id), processReceived(mx.deps, id)]);
   t.deepEqual(outcomes.sort(), ['processed', 'skipped']);
-  t.deepEqual(await p.deps.blobs.get((await message(id)).raw_blob_key), bytes);
-  t.is(await inline(id), undefined);
+  t.deepEqual(await inline(id), bytes);
   t.is((await p.db('received_emails').where({ id })).length, 1);
 });
 
@@ -84,8 +98,7 @@ test.serial('a message for two teams: each copy its own inline bytes, its own tr
   await mx.send(['a@raw-one.test', 'b@raw-two.test'], mail('Both'));
   const rows = await p.db('received_messages').whereRaw(`rcpt_to && array['a@raw-one.test', 'b@raw-two.test']`);
   t.is(rows.length, 2);
-  const [one, two] = await Promise.all(rows.map((r: { id: string }) => inline(r.id)));
-  t.regex(one!.toString(), /for <(a@raw-one|b@raw-two)\.test>/);
-  t.regex(two!.toString(), /for <(a@raw-one|b@raw-two)\.test>/);
-  t.notDeepEqual(one, two);
+  const copies = await Promise.all(rows.map((r: { id: string }) => inline(r.id)));
+  t.deepEqual(copies.map((c) => /for <(\S+)>/.exec(c!.toString())?.[1]).sort(), ['a@raw-one.test', 'b@raw-two.test']);
+  t.notDeepEqual(copies[0], copies[1]);
 });

@@ -188,12 +188,13 @@ test('a dropped message is listed with its reason, no body and no attachments; r
   t.like(e, { html: null, text: null, dropped_reason: 'no_mailbox', attachments: [] });
   // Whether the receive job keeps a dropped message's source is its policy (only parse_failed must stay
   // downloadable); the API offers a link exactly when the source is there.
-  const rawKey = (await w.p.db('received_messages').where({ id }).first()).raw_blob_key;
+  // (A small message's source is kept in received_raw: shared/receiving/raw.ts.)
   const link = (await w.p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body.raw;
-  await w.p.deps.blobs.put(rawKey, Buffer.from('Subject: kept\r\n\r\nx\r\n'));
+  const source = { message_id: id, team_id: team.id, bytes: Buffer.from('Subject: kept\r\n\r\nx\r\n') };
+  await w.p.db('received_raw').insert(source).onConflict('message_id').merge();
   const kept = (await w.p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body.raw;
   t.is(await (await w.download(kept.download_url)).text(), 'Subject: kept\r\n\r\nx\r\n');
-  await w.p.deps.blobs.delete(rawKey);
+  await w.p.db('received_raw').where({ message_id: id }).delete();
   t.is((await w.p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body.raw, null);
   t.is((await w.download(kept.download_url)).status, 404, 'a link to a source that is gone is refused');
   if (link) t.is((await w.download(link.download_url)).status, 404);

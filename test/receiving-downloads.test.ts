@@ -5,6 +5,8 @@ import type { Platform } from './helpers/platform.ts';
 import { isError } from './helpers/http.ts';
 import { BASE, PDF, REFUSED, ids, local, startReceivingWorld, type ReceivingWorld } from './helpers/receiving-world.ts';
 import { newId } from '../shared/ids.ts';
+import { RAW_INLINE_MAX_BYTES } from '../shared/receiving/raw.ts';
+import { storedBytes } from './helpers/receive-job.ts';
 import { DOWNLOAD_LINK_TTL_SECONDS, linkKey, nowSeconds, signLink } from '../shared/links/signed.ts';
 
 let w: ReceivingWorld;
@@ -138,7 +140,7 @@ test('raw.eml: the message exactly as the MX stored it, as a download, without a
   const raw = `From: a@sender.test\r\nTo: r@${domain}\r\nSubject: raw one\r\nContent-Type: text/html\r\n\r\n<script>alert(1)</script>\r\n`;
   const id = await deliverOne(`r@${domain}`, { raw });
   const e = (await p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body;
-  const stored = await p.deps.blobs.get((await p.db('received_messages').where({ id }).first()).raw_blob_key);
+  const stored = await storedBytes(p, id);
   for (const prefix of ['', '/api/v1']) {
     const res = await download(e.raw.download_url, prefix);
     t.is(res.status, 200);
@@ -264,12 +266,10 @@ test("delete: the record, attachments and raw blobs go, the size leaves the allo
   const usage = async (teamId: string) =>
     Number((await p.db('received_messages').where({ team_id: teamId }).sum('size as s').first())?.s ?? 0);
   const message = await p.db('received_messages').where({ id: mine }).first();
-  const blobKeys = [
-    message.raw_blob_key,
-    ...(await p.db('received_attachments').where({ email_id: mine }).pluck('blob_key')),
-  ];
-  t.is(blobKeys.length, 3);
+  const blobKeys = await p.db('received_attachments').where({ email_id: mine }).pluck('blob_key');
+  t.is(blobKeys.length, 2);
   for (const k of blobKeys) t.not(await p.deps.blobs.get(k), null);
+  t.not(await storedBytes(p, mine), null, 'its raw source (received_raw)');
   const usedBefore = await usage(first.team.id);
   t.true(usedBefore >= message.size && message.size > 0);
   const theirsRaw = (await p.request('GET', `/emails/receiving/${theirs}`, { key: second.team.key })).body.raw
@@ -283,6 +283,7 @@ test("delete: the record, attachments and raw blobs go, the size leaves the allo
     t.is((await p.db(table).where({ id: mine })).length, 0, table);
   t.is((await p.db('received_attachments').where({ email_id: mine })).length, 0);
   for (const k of blobKeys) t.is(await p.deps.blobs.get(k), null, k);
+  t.is((await p.db('received_raw').where({ message_id: mine })).length, 0, 'its raw source went with the row');
   t.is(await usage(first.team.id), usedBefore - message.size);
   isError(t, await p.request('GET', `/emails/receiving/${mine}`, { key: first.team.key }), 404, 'not_found');
   isError(t, await p.request('DELETE', `/emails/receiving/${mine}`, { key: first.team.key }), 404, 'not_found');
@@ -298,8 +299,10 @@ test("delete: the record, attachments and raw blobs go, the size leaves the allo
 
 test('a blob another row still names is kept when a received email is deleted', async (t) => {
   const { team, domain } = await receivingTeam();
-  const [a] = await deliver([`x@${domain}`], { subject: 'a', text: 'x' });
-  const [b] = await deliver([`x@${domain}`], { subject: 'b', text: 'x' });
+  // Past RAW_INLINE_MAX_BYTES: the MX keeps these in the blob store.
+  const text = 'x'.repeat(RAW_INLINE_MAX_BYTES);
+  const [a] = await deliver([`x@${domain}`], { subject: 'a', text });
+  const [b] = await deliver([`x@${domain}`], { subject: 'b', text });
   // Should two rows ever share one raw blob, deleting one must not take the other's bytes.
   const shared = (await p.db('received_messages').where({ id: b }).first()).raw_blob_key;
   await p.db('received_messages').where({ id: a }).update({ raw_blob_key: shared });

@@ -8,6 +8,7 @@ import { secretsKey } from '../shared/secrets.ts';
 import { storeReceivedMessage } from '../inbound/mx/store.ts';
 import { processReceived } from '../inbound/receive/job.ts';
 import { runMaintenance } from '../worker/maintenance.ts';
+import { storedBytes } from './helpers/receive-job.ts';
 
 let p: Platform;
 test.before(async () => {
@@ -47,8 +48,7 @@ async function receive(team: TestTeam, domain: { id: string; name: string }, day
     .db('received_emails')
     .where({ id })
     .update({ created_at: new Date(Date.now() - daysAgo * DAY) });
-  const blob = (await p.db('received_messages').where({ id }).first('raw_blob_key')).raw_blob_key as string;
-  return { id, blob };
+  return { id };
 }
 
 async function receivingDomain(team: TestTeam) {
@@ -109,14 +109,14 @@ test("dropped records older than the team's window go whole; young ones, kept on
   t.is(removed.dropped_received, 1);
   t.is(await status(team, old.id), 404);
   t.is(await p.db('received_messages').where({ id: old.id }).first(), undefined, 'the message row went too');
-  t.is(await p.deps.blobs.size(old.blob), null, 'its raw blob went');
+  t.is(await storedBytes(p, old.id), null, 'its raw source went');
   for (const [who, r] of [
     [team, young],
     [team, keptOld],
     [patient, patientOld],
   ] as const)
     t.is(await status(who, r.id), 200);
-  t.not(await p.deps.blobs.size(keptOld.blob), null);
+  t.not(await storedBytes(p, keptOld.id), null);
 
   // A second run finds nothing more; the window shortened, the patient team's record goes too.
   t.is((await runMaintenance(p.db, p.deps.blobs, new Date())).dropped_received, 0);

@@ -8,6 +8,7 @@ import { linkKey, liveLinkExpiry, serveSignedDownload } from '../../shared/links
 import * as query from '../../shared/receiving/query.ts';
 import * as present from '../../shared/receiving/present.ts';
 import { deleteReceived } from '../../shared/receiving/delete.ts';
+import { rawKept, readRaw } from '../../shared/receiving/raw.ts';
 import { defineOperation } from './operation.ts';
 import { attachmentFields, deleted, mailSearch, pathId, timestamp } from './schemas.ts';
 
@@ -132,7 +133,8 @@ export const receivingOperations = [
     handler: async ({ auth, params, deps }) => {
       const row = await query.getReceived(deps.db, auth.team.id, params.email_id);
       const attachments = (await query.attachmentsOf(deps.db, [row.id])).get(row.id) ?? [];
-      return present.presentReceived(row, attachments, await present.rawLink(deps.config, deps.blobs, row, new Date()));
+      const kept = await rawKept(deps.db, deps.blobs, row);
+      return present.presentReceived(row, attachments, present.rawLink(deps.config, row, kept, new Date()));
     },
   }),
   defineOperation({
@@ -241,7 +243,7 @@ export const receivingOperations = [
       const object = row && {
         id: row.id,
         team_id: row.team_id,
-        blob_key: row.raw_blob_key,
+        read: () => readRaw(deps.db, deps.blobs, row),
         filename: present.RAW_FILENAME,
         content_type: 'message/rfc822',
       };

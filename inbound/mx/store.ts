@@ -4,7 +4,7 @@
 // before it leaves at most an orphan blob, and the client retries because it never saw a 250.
 //
 // One row per team (per email for bounces): a message with recipients at two teams' domains becomes two
-// independent copies. Each copy gets its own bytes (its received_raw row, then its blob `received/<team>/<id>.eml`)
+// independent copies. Each copy gets its own bytes (its received_raw row, or its blob `received/<team>/<id>.eml`)
 // rather than shared ones: deleting a received email, the retention window and a team's storage allowance then act
 // on that team's copy alone, with no reference counting across tenants. The cost (one more write) only falls on
 // the rare message addressed to several teams.
@@ -83,7 +83,9 @@ export async function storeReceivedMessage(db: Knex, blobs: BlobStore, input: St
       id,
       team_id: recipient.teamId,
       domain_id: recipient.domainId,
-      raw_blob_key: `received/${recipient.teamId}/${id}.eml`,
+      // Null: the bytes ride the statement (received_raw). A larger copy's file in the team's directory, not a
+      // directory per message: a new one would cost a mkdir and an fsync of its parent before the 250.
+      raw_blob_key: raw.length <= RAW_INLINE_MAX_BYTES ? null : `received/${recipient.teamId}/${id}.eml`,
       size: raw.length,
       envelope_from: input.envelopeFrom,
       rcpt_to: rcpt,
@@ -95,11 +97,8 @@ export async function storeReceivedMessage(db: Knex, blobs: BlobStore, input: St
       received_at: now,
     };
   });
-  // A copy up to RAW_INLINE_MAX_BYTES rides the statement below (received_raw); a larger one goes first to its
-  // file in the team's directory (received/<team>/<id>.eml, no directory per message: a new one would cost a mkdir
-  // and an fsync of its parent before the 250, shared/blobs.ts). The receive job moves an inline copy there later.
-  const inline = rows.filter((r) => r.raw.length <= RAW_INLINE_MAX_BYTES);
-  await Promise.all(rows.filter((r) => !inline.includes(r)).map((r) => blobs.put(r.raw_blob_key, r.raw)));
+  const inline = rows.filter((r) => r.raw_blob_key === null);
+  await Promise.all(rows.map((r) => r.raw_blob_key !== null && blobs.put(r.raw_blob_key, r.raw)));
   // One statement for every row and inline copy: atomic and committed on its own (autocommit, the WAL flushed under
   // the default synchronous_commit) before it returns, without the BEGIN and COMMIT round trips of a transaction.
   const json = JSON.stringify(rows.map(({ raw: _raw, ...row }) => row));

@@ -25,7 +25,7 @@ import { canonicalAddress, suppressRecipient } from '../../shared/suppressions/s
 import { readReport, type Report } from './report.ts';
 import type { Finding } from './finding.ts';
 import { reportedBounce } from './bounce-type.ts';
-import { dropInlineRaw, keepRaw, readStoredRaw } from '../../shared/receiving/raw.ts';
+import { readRaw } from '../../shared/receiving/raw.ts';
 
 export interface BounceDeps {
   db: Knex;
@@ -141,18 +141,15 @@ export async function processBounce(
   markProcessed: MarkProcessed,
 ): Promise<'processed' | 'skipped'> {
   const row:
-    { id: string; team_id: string; raw_blob_key: string; email_id: string | null; status: string } | undefined =
+    { id: string; team_id: string; raw_blob_key: string | null; email_id: string | null; status: string } | undefined =
     await deps
       .db('received_messages')
       .where({ id: messageId, kind: 'bounce' })
       .first('id', 'team_id', 'raw_blob_key', 'email_id', 'status');
   if (!row || row.status !== 'stored') return 'skipped';
   const log = deps.log.child({ messageId, emailId: row.email_id });
-  const stored = await readStoredRaw(deps.db, deps.blobs, row);
-  if (!stored) throw new Error(`raw message missing: ${row.raw_blob_key}`);
-  const { raw } = stored;
-  // The report is kept, as any received message's source (shared/receiving/raw.ts).
-  await keepRaw(deps.blobs, row.raw_blob_key, stored);
+  const raw = await readRaw(deps.db, deps.blobs, row);
+  if (!raw) throw new Error(`raw message missing: ${row.raw_blob_key ?? 'received_raw'}`);
   let report: Report | null = null;
   try {
     report = readReport(raw);
@@ -162,7 +159,6 @@ export async function processBounce(
 
   const outcome = await deps.db.transaction(async (trx) => {
     if (!(await markProcessed(trx, row.id))) return null;
-    await dropInlineRaw(trx, row.id, stored);
     if (!report || report.findings.length === 0)
       return { format: report?.format ?? null, changes: [] as Change[], unparseable: true };
     // One writer per email at a time: the MTA's record stage locks the same row.

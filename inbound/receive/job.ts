@@ -7,8 +7,8 @@
 //
 // A dropped message is recorded with its header fields but no body and no attachments, and announces nothing
 // (no email.received: a webhook consumer would fetch a body that is not there). Its raw source is deleted after
-// the commit, except for parse_failed, whose raw stays downloadable (interface spec, dropped_reason). A raw source
-// the MX kept inline (received_raw) goes to the blob store here when it is kept (shared/receiving/raw.ts).
+// the commit (kept inline in received_raw: in the commit), except for parse_failed, whose raw stays downloadable
+// (interface spec, dropped_reason).
 import type { Knex } from 'knex';
 import type { BlobStore } from '../../shared/blobs.ts';
 import type { Logger } from '../../shared/logger.ts';
@@ -23,7 +23,7 @@ import { limitVerdict } from './limits.ts';
 import { withoutForgedResults, type Authentication, type Authenticator } from './authenticate.ts';
 import { toStored } from '../../shared/receiving/exact-text.ts';
 import { prepared } from '../../shared/db/prepared.ts';
-import { dropInlineRaw, keepRaw, readStoredRaw, type StoredRaw } from '../../shared/receiving/raw.ts';
+import { dropInlineRaw, readRaw } from '../../shared/receiving/raw.ts';
 
 export interface ReceiveDeps {
   db: Knex;
@@ -41,7 +41,8 @@ type DroppedReason = 'parse_failed' | 'no_mailbox' | 'team_blocked' | 'virus' | 
 interface MessageRow {
   id: string;
   team_id: string;
-  raw_blob_key: string;
+  /** Null: the bytes are in received_raw (shared/receiving/raw.ts). */
+  raw_blob_key: string | null;
   size: number;
   envelope_from: string;
   rcpt_to: string[];
@@ -181,7 +182,6 @@ interface Received {
   headers: [string, string][];
   auth: Authentication | null;
   attachments: KeptAttachment[];
-  stored: StoredRaw;
 }
 
 /** A message kept, or kept as parse_failed, keeps its raw source; one dropped for any other reason does not. */
@@ -199,11 +199,11 @@ async function writeReceived(
   const { row, parsed } = m;
   return deps.db.transaction(async (trx) => {
     if (!(await markProcessed(trx, row.id))) return false;
-    await dropInlineRaw(trx, row.id, m.stored);
     let dropped = droppedBefore;
     if (dropped === null || dropped === 'parse_failed') {
       dropped = (await limitVerdict(trx, row, { lock: true })) ?? dropped;
     }
+    if (!keepsRaw(dropped)) await dropInlineRaw(trx, row);
     const b = body(dropped ? null : parsed.html, dropped ? null : parsed.text);
     await prepared(trx, 'pw_receive_insert_email', INSERT_RECEIVED_SQL, [
       row.id,
@@ -274,27 +274,23 @@ export async function processReceived(deps: ReceiveDeps, messageId: string): Pro
   if (row.kind === 'bounce') return processBounce(deps, row.id, markProcessed);
 
   const droppedFirst = await droppedUpFront(deps, row);
-  const stored = await readStoredRaw(deps.db, deps.blobs, row);
-  if (!stored) throw new Error(`raw message missing: ${row.raw_blob_key}`);
-  const { raw } = stored;
+  const raw = await readRaw(deps.db, deps.blobs, row);
+  if (!raw) throw new Error(`raw message missing: ${row.raw_blob_key ?? 'received_raw'}`);
   const { dropped: droppedBefore, viruses, parsed } = await examine(deps, row, raw, droppedFirst);
   const auth = droppedBefore ? null : await authenticated(deps, row, raw);
   const attachments = attachmentsOf(row, parsed, droppedBefore);
-  // Blobs first (idempotent keys: a retry overwrites), rows after, in one transaction with the processed mark. The
-  // raw message too when it was kept inline and is not dropped already (shared/receiving/raw.ts).
-  await Promise.all([
-    ...attachments.map((a) => deps.blobs.put(a.blobKey, a.content)),
-    ...(keepsRaw(droppedBefore) ? [keepRaw(deps.blobs, row.raw_blob_key, stored)] : []),
-  ]);
+  // Blobs first (idempotent keys: a retry overwrites), rows after, in one transaction with the processed mark.
+  await Promise.all(attachments.map((a) => deps.blobs.put(a.blobKey, a.content)));
 
   const headers = storedHeaders(deps, parsed, auth);
-  const written = await writeReceived(deps, { row, parsed, headers, auth, attachments, stored }, droppedBefore);
+  const written = await writeReceived(deps, { row, parsed, headers, auth, attachments }, droppedBefore);
   if (!written) return 'skipped';
   const { dropped } = written;
   if (dropped) {
     // After the commit: a crash here leaves an orphaned blob, never a record without its raw source. Attachment
     // blobs exist only when the limits dropped the message under the lock, after they were written.
-    const gone = [...(keepsRaw(dropped) ? [] : [row.raw_blob_key]), ...attachments.map((a) => a.blobKey)];
+    const raw = keepsRaw(dropped) || row.raw_blob_key === null ? [] : [row.raw_blob_key];
+    const gone = [...raw, ...attachments.map((a) => a.blobKey)];
     await Promise.all(gone.map((key) => deps.blobs.delete(key)));
   }
   deps.log.info(

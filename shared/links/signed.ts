@@ -168,14 +168,14 @@ export function liveLinkExpiry(q: LinkQuery, ...ids: string[]): number {
 }
 
 /** The object a download link opens: its own team (the link is checked against it, so a link signed for another
- * team's object fits nothing) and where its bytes are. */
-export interface DownloadObject {
+ * team's object fits nothing) and where its bytes are: a blob, or `read()` for bytes kept elsewhere (a received
+ * message's in received_raw), called only once the link is verified. */
+export type DownloadObject = {
   id: string;
   team_id: string;
-  blob_key: string;
   filename: string | null;
   content_type: string | null;
-}
+} & ({ blob_key: string } | { read: () => Promise<Buffer | null> });
 
 /** The rest of every signed download once the object is looked up: the token must fit this kind, the object's
  * team and id and the expiry, the bytes must exist; then they are served. Any miss is the one 404. */
@@ -194,7 +194,7 @@ export async function serveSignedDownload(
   if (!object) throw linkRefused();
   if (!verifyLink(o.key, { kind: o.kind, teamId: object.team_id, objectId: object.id, expires: o.expires }, o.token))
     throw linkRefused();
-  const data = await o.blobs.get(object.blob_key);
+  const data = 'read' in object ? await object.read() : await o.blobs.get(object.blob_key);
   if (!data) throw linkRefused();
   serveDownload(ctx, { data, filename: object.filename, contentType: object.content_type });
 }

@@ -59,7 +59,7 @@ async function deleteWhole(
       .select('blob_key');
     // Only a received email (a message the receive job turned into one) is the API's to delete; the conditional
     // delete makes two concurrent deletes one 200 and one 404, and only the first removes blobs.
-    const [message]: { raw_blob_key: string }[] = await trx('received_messages')
+    const [message]: { raw_blob_key: string | null }[] = await trx('received_messages')
       .where({ id, team_id: teamId })
       .whereExists((q) => {
         q.select(trx.raw('1')).from('received_emails').where('received_emails.id', id);
@@ -68,7 +68,9 @@ async function deleteWhole(
       .del()
       .returning(['raw_blob_key']);
     if (!message) return null;
-    const candidates = [...new Set([message.raw_blob_key, ...attachments.map((a) => a.blob_key)])];
+    // Bytes kept in received_raw went with the row (its foreign key cascades); blobs go after the commit.
+    const raw = message.raw_blob_key === null ? [] : [message.raw_blob_key];
+    const candidates = [...new Set([...raw, ...attachments.map((a) => a.blob_key)])];
     const [rawUsers, attachmentUsers] = await Promise.all([
       trx('received_messages').whereIn('raw_blob_key', candidates).pluck('raw_blob_key'),
       trx('received_attachments').whereIn('blob_key', candidates).pluck('blob_key'),

@@ -112,8 +112,9 @@ export function presentReceived(
   };
 }
 
-/** The raw link of a received email, or null when its source is not kept (refused as a virus, or gone). */
-export async function rawLink(config: LinkConfig, blobs: BlobStore, row: ReceivedEmailDetail, now: Date) {
-  if (row.dropped_reason === 'virus' || (await blobs.size(row.raw_blob_key)) === null) return null;
+/** The raw link of a received email, or null when its source is not kept (refused as a virus, or gone: `kept`,
+ * shared/receiving/raw.ts). */
+export function rawLink(config: LinkConfig, row: ReceivedEmailDetail, kept: boolean, now: Date) {
+  if (row.dropped_reason === 'virus' || !kept) return null;
   return downloadLink(config, RECEIVED_RAW_LINK, row.team_id, row.id, rawDownloadPath(row.id), now);
 }

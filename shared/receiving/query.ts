@@ -41,7 +41,8 @@ export interface ReceivedEmailRow {
 /** A received email with what its message row adds: who it was accepted for and where its raw source is. */
 export interface ReceivedEmailDetail extends ReceivedEmailRow {
   rcpt_to: string[];
-  raw_blob_key: string;
+  /** Null: the bytes are in received_raw (shared/receiving/raw.ts). */
+  raw_blob_key: string | null;
 }
 
 export type ReceivedAttachmentRow = AttachmentRow;
@@ -156,7 +157,7 @@ export async function attachmentForLink(
 export async function rawForLink(
   db: Knex,
   emailId: string,
-): Promise<{ id: string; team_id: string; raw_blob_key: string } | undefined> {
+): Promise<{ id: string; team_id: string; raw_blob_key: string | null } | undefined> {
   // A message refused as a virus is not kept (spec, dropped_reason `virus`), whatever its blob still holds.
   return db('received_messages as rm')
     .join('received_emails as re', 're.id', 'rm.id')

@@ -1,10 +1,8 @@
-// Where an accepted message's bytes are until the receive job has processed it (migration 20261129060000): up to
-// RAW_INLINE_MAX_BYTES in received_raw, written by the MX's one statement before the 250; a larger one in the blob
-// store, written (durably) before that statement. The receive job reads them from either (readStoredRaw), writes
-// an inline copy it keeps to the blob store before its commit (keepRaw), and deletes the inline row in the
-// transaction that marks the message processed (dropInlineRaw): from then on the message's raw_blob_key names its
-// bytes, as for every message before this table existed. A crash between the blob write and that commit leaves the
-// row stored and its bytes in both places; the retry writes the same blob again.
+// Where an accepted message's bytes are (migration 20261129060100): up to RAW_INLINE_MAX_BYTES in received_raw,
+// written by the MX's one statement before the 250 (received_messages.raw_blob_key null); a larger one in the blob
+// store, written durably before that statement (raw_blob_key names it). Every reader goes through here: the receive
+// job and the bounce reader, the API's raw link and its download. A received message is deleted with its row
+// (received_raw goes by its foreign key's cascade; a blob after the commit, shared/receiving/delete.ts).
 import type { Knex } from 'knex';
 import type { BlobStore } from '../blobs.ts';
 import { prepared } from '../db/prepared.ts';
@@ -12,33 +10,29 @@ import { RAW_INLINE_MAX_BYTES } from '../emails/persist.ts';
 
 export { RAW_INLINE_MAX_BYTES };
 
-/** A stored message's bytes, and whether they are still in received_raw. */
-export interface StoredRaw {
-  raw: Buffer;
-  inline: boolean;
+/** A message row's pointer to its bytes: a blob key, or null when they are in received_raw. */
+export interface RawRef {
+  id: string;
+  raw_blob_key: string | null;
 }
 
 const READ_SQL = 'select bytes from received_raw where message_id = ?';
 const DELETE_SQL = 'delete from received_raw where message_id = ?';
 
-/** The bytes of an accepted message not yet processed (or of any message: the blob once processed); null if none. */
-export async function readStoredRaw(
-  db: Knex,
-  blobs: BlobStore,
-  row: { id: string; raw_blob_key: string },
-): Promise<StoredRaw | null> {
+/** The bytes of a received message, or null when they are gone. */
+export async function readRaw(db: Knex, blobs: BlobStore, row: RawRef): Promise<Buffer | null> {
+  if (row.raw_blob_key !== null) return blobs.get(row.raw_blob_key);
   const [inline] = await prepared<{ bytes: Buffer }>(db, 'pw_received_raw_read', READ_SQL, [row.id]);
-  if (inline) return { raw: inline.bytes, inline: true };
-  const raw = await blobs.get(row.raw_blob_key);
-  return raw ? { raw, inline: false } : null;
+  return inline?.bytes ?? null;
 }
 
-/** Before the processing commit: an inline message that is kept goes to the blob store (durably). */
-export async function keepRaw(blobs: BlobStore, key: string, stored: StoredRaw): Promise<void> {
-  if (stored.inline) await blobs.put(key, stored.raw);
+/** Whether a received message's bytes are still kept (without reading them). */
+export async function rawKept(db: Knex, blobs: BlobStore, row: RawRef): Promise<boolean> {
+  if (row.raw_blob_key !== null) return (await blobs.size(row.raw_blob_key)) !== null;
+  return (await db('received_raw').where({ message_id: row.id }).first(db.raw('1'))) !== undefined;
 }
 
-/** In the processing transaction: the inline copy goes (the blob store has it, or the message is dropped). */
-export async function dropInlineRaw(trx: Knex, messageId: string, stored: StoredRaw): Promise<void> {
-  if (stored.inline) await prepared(trx, 'pw_received_raw_delete', DELETE_SQL, [messageId]);
+/** A dropped message's inline bytes go in the transaction that drops it (a blob goes after its commit). */
+export async function dropInlineRaw(trx: Knex, row: RawRef): Promise<void> {
+  if (row.raw_blob_key === null) await prepared(trx, 'pw_received_raw_delete', DELETE_SQL, [row.id]);
 }

@@ -9,7 +9,7 @@ import { tlsCredentials } from '../../shared/tls/certificate.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 import { newId } from '../../shared/ids.ts';
 import type { ReceiveDeps } from '../../inbound/receive/job.ts';
-import { readStoredRaw } from '../../shared/receiving/raw.ts';
+import { readRaw } from '../../shared/receiving/raw.ts';
 import type { Platform, TestTeam } from './platform.ts';
 
 export interface TestMx {
@@ -56,8 +56,8 @@ export async function startTestMx(p: Platform): Promise<TestMx> {
   };
 }
 
-/** The bytes stored for an accepted message, wherever they are now (received_raw until the receive job, then a blob). */
+/** The bytes stored for an accepted message, wherever they are (received_raw, or the blob store when large). */
 export async function storedBytes(p: Platform, id: string): Promise<Buffer | null> {
   const row = await p.db('received_messages').where({ id }).first('id', 'raw_blob_key');
-  return row ? ((await readStoredRaw(p.db, p.deps.blobs, row))?.raw ?? null) : null;
+  return row ? readRaw(p.db, p.deps.blobs, row) : null;
 }
