@@ -83,6 +83,8 @@ export const configSchema = z.object({
     .default(40 * 1024 * 1024),
   /** The MX's pause before its 220 greeting; a client that talks first is cut (early-talker check). 0 turns it off. */
   INBOUND_GREETING_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(25),
+  /** How long the MX remembers a receiving domain it found at RCPT (inbound/mx/recipient-cache.ts). 0: not at all. */
+  INBOUND_RCPT_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
   /** clamd to scan received mail with: a unix socket path (`/run/clamav/clamd.ctl`) or `host:port`. Unset: no
    * scanning (the inbound logs it at start and /ready reports `virus_scanning: "off"`). */
   CLAMD_ADDRESS: z

@@ -5,6 +5,7 @@
 import type { Knex } from 'knex';
 import { prepared } from '../../shared/db/prepared.ts';
 import { readReturnPathAddress } from '../../shared/emails/mail-tokens.ts';
+import type { RecipientCache } from './recipient-cache.ts';
 
 export type Recipient =
   | { kind: 'mail'; teamId: string; domainId: string }
@@ -29,7 +30,13 @@ const DOMAIN_SQL = `select id, team_id from domains
   where receiving = 'enabled' and ((name = $1 and receiving_host = '@') or (name = $2 and receiving_host = $3))
   order by (status = 'verified') desc, created_at limit 1`;
 
-export async function findRecipient(db: Knex, secrets: Buffer, address: string): Promise<Recipient | null> {
+/** `cache`: the MX's memory of served hosts (recipient-cache.ts); the receive job looks without one. */
+export async function findRecipient(
+  db: Knex,
+  secrets: Buffer,
+  address: string,
+  cache?: RecipientCache,
+): Promise<Recipient | null> {
   if (address.lastIndexOf('@') < 1) return null;
   const host = hostOf(address);
   const emailId = readReturnPathAddress(secrets, address);
@@ -44,6 +51,8 @@ export async function findRecipient(db: Knex, secrets: Buffer, address: string):
     if (email && `${email.custom_return_path}.${email.name}`.toLowerCase() === host)
       return { kind: 'bounce', teamId: email.team_id, domainId: null, emailId };
   }
+  const remembered = cache?.get(host);
+  if (remembered) return remembered;
   const dot = host.indexOf('.');
   const [label, parent] = dot > 0 ? [host.slice(0, dot), host.slice(dot + 1)] : ['', ''];
   const [domain] = await prepared<{ id: string; team_id: string }>(db, 'mx_domain_recipient_v1', DOMAIN_SQL, [
@@ -51,5 +60,8 @@ export async function findRecipient(db: Knex, secrets: Buffer, address: string):
     parent,
     label,
   ]);
-  return domain ? { kind: 'mail', teamId: domain.team_id, domainId: domain.id } : null;
+  if (!domain) return null;
+  const recipient = { kind: 'mail' as const, teamId: domain.team_id, domainId: domain.id };
+  cache?.set(host, recipient);
+  return recipient;
 }

@@ -17,9 +17,13 @@ import { readMessage } from '../../shared/smtp/data.ts';
 import { SmtpReply, temporaryFailure } from '../../shared/smtp/reply.ts';
 import { mxResult, type InboundMetrics } from '../../shared/metrics/inbound.ts';
 import { countSessions } from '../../shared/metrics/sessions.ts';
+import { RecipientCache } from './recipient-cache.ts';
 
 export interface MxDeps {
-  config: Pick<Config, 'MTA_HOSTNAME' | 'INBOUND_MAX_MESSAGE_BYTES' | 'INBOUND_GREETING_DELAY_MS'>;
+  config: Pick<
+    Config,
+    'MTA_HOSTNAME' | 'INBOUND_MAX_MESSAGE_BYTES' | 'INBOUND_GREETING_DELAY_MS' | 'INBOUND_RCPT_CACHE_MS'
+  >;
   db: Knex;
   blobs: BlobStore;
   log: Logger;
@@ -41,6 +45,7 @@ const resolved = new WeakMap<SMTPServerSession['envelope'], Map<string, Recipien
 
 export function createMxServer(deps: MxDeps): SMTPServer {
   const limit = deps.config.INBOUND_MAX_MESSAGE_BYTES;
+  const served = new RecipientCache(deps.config.INBOUND_RCPT_CACHE_MS);
   const enqueue = batchedEnqueue(deps.enqueueReceive, (err, messageIds) =>
     deps.log.warn({ err, messageIds }, 'mx.enqueue_failed'),
   );
@@ -73,7 +78,7 @@ export function createMxServer(deps: MxDeps): SMTPServer {
           answered('mxRecipients', err);
           callback(err);
         };
-        findRecipient(deps.db, deps.secrets, address.address)
+        findRecipient(deps.db, deps.secrets, address.address, served)
           .then((recipient) => {
             if (!recipient)
               return reply(
