@@ -3,35 +3,24 @@
 // API's raw download and deleted with the email; a larger one in the blob store before the 250. Real MX on
 // loopback, real PostgreSQL, blob store and api routes.
 import test from 'ava';
-import { startPlatform, type Platform } from './helpers/platform.ts';
-import { startTestMx, type TestMx } from './helpers/receive-job.ts';
+import { mxForFile } from './helpers/receive-job.ts';
 import { processReceived } from '../inbound/receive/job.ts';
 import { RAW_INLINE_MAX_BYTES } from '../shared/receiving/raw.ts';
 
-let p: Platform;
-let mx: TestMx;
-
-test.before(async () => {
-  p = await startPlatform();
-  mx = await startTestMx(p);
-});
-test.after.always(async () => {
-  await mx?.close();
-  await p?.close();
-});
+const w = mxForFile();
 
 const inline = async (id: string): Promise<Buffer | undefined> =>
-  (await p.db('received_raw').where({ message_id: id }).first('bytes'))?.bytes;
-const message = (id: string) => p.db('received_messages').where({ id }).first();
+  (await w.p.db('received_raw').where({ message_id: id }).first('bytes'))?.bytes;
+const message = (id: string) => w.p.db('received_messages').where({ id }).first();
 /** A signed link of the api, fetched from the test's api (its PUBLIC_BASE_URL's path and query). */
-const get = (link: URL) => fetch(`${p.url}${link.pathname}${link.search}`, { headers: { 'user-agent': 'test' } });
+const get = (link: URL) => fetch(`${w.p.url}${link.pathname}${link.search}`, { headers: { 'user-agent': 'test' } });
 const mail = (subject: string, text = 'hello') => ({ from: 'alice@sender.test', subject, text });
 
 test.serial(
   'a small message rides its row before the 250 and stays there: processed, downloaded, deleted',
   async (t) => {
-    const { team } = await mx.receivingTeam('raw-small.test');
-    const id = await mx.send(['bob@raw-small.test'], mail('Small', 'x'.repeat(10_000)));
+    const { team } = await w.mx.receivingTeam('raw-small.test');
+    const id = await w.mx.send(['bob@raw-small.test'], mail('Small', 'x'.repeat(10_000)));
     const row = await message(id);
     const bytes = await inline(id);
     t.truthy(bytes, 'committed with the row before the 250');
@@ -40,10 +29,10 @@ test.serial(
     t.regex(bytes!.toString(), /^Received: from /);
     t.regex(bytes!.toString(), /Subject: Small/);
 
-    t.is(await processReceived(mx.deps, id), 'processed');
+    t.is(await processReceived(w.mx.deps, id), 'processed');
     t.deepEqual(await inline(id), bytes, 'still there once processed');
-    t.is(await processReceived(mx.deps, id), 'skipped', 'a second run finds it processed');
-    const email = (await p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body;
+    t.is(await processReceived(w.mx.deps, id), 'skipped', 'a second run finds it processed');
+    const email = (await w.p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body;
     t.like(email, { subject: 'Small', dropped_reason: null });
     const link = new URL(email.raw.download_url);
     const res = await get(link);
@@ -52,51 +41,51 @@ test.serial(
     link.searchParams.set('token', 'x'.repeat(43));
     t.is((await get(link)).status, 404, 'a forged link reads nothing');
 
-    t.is((await p.request('DELETE', `/emails/receiving/${id}`, { key: team.key })).status, 200);
+    t.is((await w.p.request('DELETE', `/emails/receiving/${id}`, { key: team.key })).status, 200);
     t.is(await inline(id), undefined, 'deleted with the email');
   },
 );
 
 test.serial('a message over RAW_INLINE_MAX_BYTES goes to the blob store before the 250', async (t) => {
-  await mx.receivingTeam('raw-large.test');
-  const id = await mx.send(['bob@raw-large.test'], mail('Large', 'y'.repeat(RAW_INLINE_MAX_BYTES + 1000)));
+  await w.mx.receivingTeam('raw-large.test');
+  const id = await w.mx.send(['bob@raw-large.test'], mail('Large', 'y'.repeat(RAW_INLINE_MAX_BYTES + 1000)));
   const row = await message(id);
   t.true(row.size > RAW_INLINE_MAX_BYTES);
   t.is(await inline(id), undefined);
-  const stored = await p.deps.blobs.get(row.raw_blob_key);
+  const stored = await w.p.deps.blobs.get(row.raw_blob_key);
   t.is(stored?.length, row.size, 'durable in the blob store before the 250');
-  t.is(await processReceived(mx.deps, id), 'processed');
-  t.deepEqual(await p.deps.blobs.get(row.raw_blob_key), stored);
+  t.is(await processReceived(w.mx.deps, id), 'processed');
+  t.deepEqual(await w.p.deps.blobs.get(row.raw_blob_key), stored);
 });
 
 test.serial('a message dropped is recorded without its bytes, in the same commit', async (t) => {
-  const { team } = await mx.receivingTeam('raw-dropped.test');
-  const id = await mx.send(['bob@raw-dropped.test'], mail('Dropped'));
+  const { team } = await w.mx.receivingTeam('raw-dropped.test');
+  const id = await w.mx.send(['bob@raw-dropped.test'], mail('Dropped'));
   t.truthy(await inline(id));
-  await p.db('teams').where({ id: team.id }).update({ status: 'suspended' });
-  t.is(await processReceived(mx.deps, id), 'processed');
-  t.is((await p.db('received_emails').where({ id }).first()).dropped_reason, 'team_blocked');
+  await w.p.db('teams').where({ id: team.id }).update({ status: 'suspended' });
+  t.is(await processReceived(w.mx.deps, id), 'processed');
+  t.is((await w.p.db('received_emails').where({ id }).first()).dropped_reason, 'team_blocked');
   t.is(await inline(id), undefined);
-  await p.db('teams').where({ id: team.id }).update({ status: 'active' });
-  const email = (await p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body;
+  await w.p.db('teams').where({ id: team.id }).update({ status: 'active' });
+  const email = (await w.p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body;
   t.is(email.raw, null, 'no raw link for bytes that are not kept');
 });
 
 test.serial('two runs of one message at once: one processes it, one received email', async (t) => {
-  await mx.receivingTeam('raw-race.test');
-  const id = await mx.send(['bob@raw-race.test'], mail('Race'));
+  await w.mx.receivingTeam('raw-race.test');
+  const id = await w.mx.send(['bob@raw-race.test'], mail('Race'));
   const bytes = await inline(id);
-  const outcomes = await Promise.all([processReceived(mx.deps, id), processReceived(mx.deps, id)]);
+  const outcomes = await Promise.all([processReceived(w.mx.deps, id), processReceived(w.mx.deps, id)]);
   t.deepEqual(outcomes.sort(), ['processed', 'skipped']);
   t.deepEqual(await inline(id), bytes);
-  t.is((await p.db('received_emails').where({ id })).length, 1);
+  t.is((await w.p.db('received_emails').where({ id })).length, 1);
 });
 
 test.serial('a message for two teams: each copy its own inline bytes, its own trace field', async (t) => {
-  await mx.receivingTeam('raw-one.test');
-  await mx.receivingTeam('raw-two.test');
-  await mx.send(['a@raw-one.test', 'b@raw-two.test'], mail('Both'));
-  const rows = await p.db('received_messages').whereRaw(`rcpt_to && array['a@raw-one.test', 'b@raw-two.test']`);
+  await w.mx.receivingTeam('raw-one.test');
+  await w.mx.receivingTeam('raw-two.test');
+  await w.mx.send(['a@raw-one.test', 'b@raw-two.test'], mail('Both'));
+  const rows = await w.p.db('received_messages').whereRaw(`rcpt_to && array['a@raw-one.test', 'b@raw-two.test']`);
   t.is(rows.length, 2);
   const copies = await Promise.all(rows.map((r: { id: string }) => inline(r.id)));
   t.deepEqual(copies.map((c) => /for <(\S+)>/.exec(c!.toString())?.[1]).sort(), ['a@raw-one.test', 'b@raw-two.test']);

@@ -3,35 +3,24 @@
 // memory runs out, then is refused at RCPT, and what was accepted meanwhile the receive job drops as no_mailbox.
 // Real MX on loopback and PostgreSQL; the class itself with a clock of the test's.
 import test from 'ava';
-import { startPlatform, type Platform } from './helpers/platform.ts';
-import { startTestMx, type TestMx } from './helpers/receive-job.ts';
+import { mxForFile } from './helpers/receive-job.ts';
 import { processReceived } from '../inbound/receive/job.ts';
 import { RecipientCache } from '../inbound/mx/recipient-cache.ts';
 
 const TTL_MS = 400;
-let p: Platform;
-let mx: TestMx;
-
-test.before(async () => {
-  p = await startPlatform({ INBOUND_RCPT_CACHE_MS: String(TTL_MS) });
-  mx = await startTestMx(p);
-});
-test.after.always(async () => {
-  await mx?.close();
-  await p?.close();
-});
+const w = mxForFile({ INBOUND_RCPT_CACHE_MS: String(TTL_MS) });
 
 const mail = { from: 'alice@sender.test', subject: 'Hi', text: 'hello' };
 const refusal = async (to: string) =>
-  mx.send([to], mail).then(
+  w.mx.send([to], mail).then(
     () => 'accepted',
     (err: { responseCode?: number }) => err.responseCode,
   );
 const setReceiving = (name: string, receiving: 'enabled' | 'disabled') =>
-  p.db('domains').where({ name }).update({ receiving });
+  w.p.db('domains').where({ name }).update({ receiving });
 
 test.serial('a domain that starts receiving is accepted at once: a refusal is never remembered', async (t) => {
-  await mx.receivingTeam('rc-late.test');
+  await w.mx.receivingTeam('rc-late.test');
   await setReceiving('rc-late.test', 'disabled');
   t.is(await refusal('a@rc-late.test'), 550);
   await setReceiving('rc-late.test', 'enabled');
@@ -41,12 +30,12 @@ test.serial('a domain that starts receiving is accepted at once: a refusal is ne
 test.serial(
   'a domain that stops receiving: accepted while remembered, dropped by the receive job, then refused',
   async (t) => {
-    await mx.receivingTeam('rc-stop.test');
+    await w.mx.receivingTeam('rc-stop.test');
     t.is(await refusal('a@rc-stop.test'), 'accepted');
     await setReceiving('rc-stop.test', 'disabled');
-    const id = await mx.send(['b@rc-stop.test'], mail);
-    t.is(await processReceived(mx.deps, id), 'processed');
-    t.is((await p.db('received_emails').where({ id }).first()).dropped_reason, 'no_mailbox', 'the job looks again');
+    const id = await w.mx.send(['b@rc-stop.test'], mail);
+    t.is(await processReceived(w.mx.deps, id), 'processed');
+    t.is((await w.p.db('received_emails').where({ id }).first()).dropped_reason, 'no_mailbox', 'the job looks again');
     await new Promise((r) => setTimeout(r, TTL_MS + 50));
     t.is(await refusal('c@rc-stop.test'), 550, 'refused at RCPT once the memory ran out');
   },

@@ -2,6 +2,7 @@
 // through SMTP to it, stored by the MX (received_messages row, its raw bytes in received_raw or a blob) and left for
 // processReceived.
 import type { AddressInfo } from 'node:net';
+import test from 'ava';
 import nodemailer from 'nodemailer';
 import type { SMTPServer } from 'smtp-server';
 import { createMxServer } from '../../inbound/mx/server.ts';
@@ -10,7 +11,7 @@ import { secretsKey } from '../../shared/secrets.ts';
 import { newId } from '../../shared/ids.ts';
 import type { ReceiveDeps } from '../../inbound/receive/job.ts';
 import { readRaw } from '../../shared/receiving/raw.ts';
-import type { Platform, TestTeam } from './platform.ts';
+import { startPlatform, type Platform, type TestTeam } from './platform.ts';
 
 export interface TestMx {
   /** The job's base dependencies; a test adds a scanner or an authenticator. */
@@ -60,4 +61,18 @@ export async function startTestMx(p: Platform): Promise<TestMx> {
 export async function storedBytes(p: Platform, id: string): Promise<Buffer | null> {
   const row = await p.db('received_messages').where({ id }).first('id', 'raw_blob_key');
   return row ? readRaw(p.db, p.deps.blobs, row) : null;
+}
+
+/** A test file's platform (with `env`) and MX on it: started before its tests, closed after them. */
+export function mxForFile(env: Record<string, string> = {}): { p: Platform; mx: TestMx } {
+  const world = {} as { p: Platform; mx: TestMx };
+  test.before(async () => {
+    world.p = await startPlatform(env);
+    world.mx = await startTestMx(world.p);
+  });
+  test.after.always(async () => {
+    await world.mx?.close();
+    await world.p?.close();
+  });
+  return world;
 }
