@@ -4,9 +4,13 @@
 // remembered, so a domain that starts receiving is never refused for it; one that stops receiving may still be
 // accepted for that long, and the receive job, which looks again without this memory, drops such a message as
 // `no_mailbox` (no backscatter: the sender got a 250, nothing is bounced). Return-path addresses are never cached.
-import type { Recipient } from './recipients.ts';
 
-type Served = Extract<Recipient, { kind: 'mail' }>;
+/** A receiving domain's answer to RCPT (recipients.ts's `Recipient` of kind `mail`). */
+export interface Served {
+  kind: 'mail';
+  teamId: string;
+  domainId: string;
+}
 
 /** Hosts remembered at most; the oldest go first (Map order is insertion order). */
 const MAX_HOSTS = 10_000;

@@ -5,11 +5,9 @@
 import type { Knex } from 'knex';
 import { prepared } from '../../shared/db/prepared.ts';
 import { readReturnPathAddress } from '../../shared/emails/mail-tokens.ts';
-import type { RecipientCache } from './recipient-cache.ts';
+import type { RecipientCache, Served } from './recipient-cache.ts';
 
-export type Recipient =
-  | { kind: 'mail'; teamId: string; domainId: string }
-  | { kind: 'bounce'; teamId: string; domainId: null; emailId: string };
+export type Recipient = Served | { kind: 'bounce'; teamId: string; domainId: null; emailId: string };
 
 export function hostOf(address: string): string {
   return address

@@ -289,8 +289,9 @@ export async function processReceived(deps: ReceiveDeps, messageId: string): Pro
   if (dropped) {
     // After the commit: a crash here leaves an orphaned blob, never a record without its raw source. Attachment
     // blobs exist only when the limits dropped the message under the lock, after they were written.
-    const raw = keepsRaw(dropped) || row.raw_blob_key === null ? [] : [row.raw_blob_key];
-    const gone = [...raw, ...attachments.map((a) => a.blobKey)];
+    // (Inline bytes went in the commit: dropInlineRaw.)
+    const rawBlob = keepsRaw(dropped) || row.raw_blob_key === null ? [] : [row.raw_blob_key];
+    const gone = [...rawBlob, ...attachments.map((a) => a.blobKey)];
     await Promise.all(gone.map((key) => deps.blobs.delete(key)));
   }
   deps.log.info(
