@@ -22,7 +22,8 @@ const DELETE_SQL = 'delete from received_raw where message_id = ?';
 /** The bytes of a received message, or null when they are gone. */
 export async function readRaw(db: Knex, blobs: BlobStore, row: RawRef): Promise<Buffer | null> {
   if (row.raw_blob_key !== null) return blobs.get(row.raw_blob_key);
-  const [inline] = await prepared<{ bytes: Buffer }>(db, 'pw_received_raw_read', READ_SQL, [row.id]);
+  // In binary: the bytes as they are, not 2 hex characters a byte for node-postgres to decode.
+  const [inline] = await prepared<{ bytes: Buffer }>(db, 'pw_received_raw_read', READ_SQL, [row.id], { binary: true });
   return inline?.bytes ?? null;
 }
 
