@@ -3,7 +3,7 @@
 // API's raw download and deleted with the email; a larger one in the blob store before the 250. Real MX on
 // loopback, real PostgreSQL, blob store and api routes.
 import test from 'ava';
-import { mxForFile } from './helpers/receive-job.ts';
+import { mxForFile, storedBytes } from './helpers/receive-job.ts';
 import { processReceived } from '../inbound/receive/job.ts';
 import { RAW_INLINE_MAX_BYTES } from '../shared/receiving/raw.ts';
 
@@ -45,6 +45,21 @@ test.serial(
     t.is(await inline(id), undefined, 'deleted with the email');
   },
 );
+
+test.serial('8-bit bytes come back exactly: stored, processed, downloaded', async (t) => {
+  const { team } = await w.mx.receivingTeam('raw-8bit.test');
+  // Latin-1 bytes that are not UTF-8 (0xe9, 0xff), and every byte value a body may carry but NUL, CR, LF.
+  const high = Buffer.from(Array.from({ length: 256 }, (_, i) => i).filter((b) => ![0, 10, 13].includes(b)));
+  const head = Buffer.from('From: a@sender.test\r\nTo: x@raw-8bit.test\r\nSubject: caf\xe9\r\n\r\n', 'latin1');
+  const raw = Buffer.concat([head, high, Buffer.from('\r\n')]);
+  const id = await w.mx.send(['x@raw-8bit.test'], { raw });
+  const stored = await storedBytes(w.p, id);
+  t.true(stored!.subarray(stored!.length - raw.length).equals(raw), 'stored as sent, after our trace field');
+  t.is(await processReceived(w.mx.deps, id), 'processed');
+  const email = (await w.p.request('GET', `/emails/receiving/${id}`, { key: team.key })).body;
+  const res = await get(new URL(email.raw.download_url));
+  t.true(Buffer.from(await res.arrayBuffer()).equals(stored!), 'downloaded byte for byte');
+});
 
 test.serial('a message over RAW_INLINE_MAX_BYTES goes to the blob store before the 250', async (t) => {
   await w.mx.receivingTeam('raw-large.test');

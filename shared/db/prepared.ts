@@ -12,9 +12,7 @@
 import type { Knex } from 'knex';
 
 interface PgConnection {
-  query(config: { name: string; text: string; values: readonly unknown[]; binary?: boolean }): Promise<{
-    rows: unknown[];
-  }>;
+  query(config: { name: string; text: string; values: readonly unknown[] }): Promise<{ rows: unknown[] }>;
 }
 
 const positional = new Map<string, string>();
@@ -29,21 +27,10 @@ function toPositional(sql: string): string {
   return text;
 }
 
-/**
- * `binary`: every result column comes in PostgreSQL's binary format (a bytea as its bytes, not as hex text to decode);
- * for statements whose columns node-postgres reads in binary as it would in text (bytea, text). A Buffer parameter
- * always goes in binary.
- */
-export async function prepared<T>(
-  db: Knex,
-  name: string,
-  sql: string,
-  values: readonly unknown[],
-  options: { binary?: boolean } = {},
-): Promise<T[]> {
+export async function prepared<T>(db: Knex, name: string, sql: string, values: readonly unknown[]): Promise<T[]> {
   const connection = (await db.client.acquireConnection()) as PgConnection;
   try {
-    return (await connection.query({ name, text: toPositional(sql), values, binary: options.binary })).rows as T[];
+    return (await connection.query({ name, text: toPositional(sql), values })).rows as T[];
   } finally {
     await db.client.releaseConnection(connection);
   }

@@ -22,8 +22,9 @@ const DELETE_SQL = 'delete from received_raw where message_id = ?';
 /** The bytes of a received message, or null when they are gone. */
 export async function readRaw(db: Knex, blobs: BlobStore, row: RawRef): Promise<Buffer | null> {
   if (row.raw_blob_key !== null) return blobs.get(row.raw_blob_key);
-  // In binary: the bytes as they are, not 2 hex characters a byte for node-postgres to decode.
-  const [inline] = await prepared<{ bytes: Buffer }>(db, 'pw_received_raw_read', READ_SQL, [row.id], { binary: true });
+  // As text (hex): node-postgres reads every result value as a UTF-8 string first, so a binary-format bytea would
+  // come back mangled (test/inbound-raw.test.ts sends 8-bit bytes through).
+  const [inline] = await prepared<{ bytes: Buffer }>(db, 'pw_received_raw_read', READ_SQL, [row.id]);
   return inline?.bytes ?? null;
 }
 
