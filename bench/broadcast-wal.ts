@@ -3,10 +3,9 @@
 // into Postfix's smtp-sink; over the broadcast, from send to the last message at the sink: the WAL written per
 // message, split by table or index and record type (pg_waldump over the broadcast's LSN range, so it needs the
 // server's pg_wal readable, as root on the machine that runs PostgreSQL), PostgreSQL's CPU per message (every
-// `postgres` process in /proc), and the latency of a one-row autocommitted INSERT at 100/s beside it against the
+// `postgres` process, bench/proc.ts), and the latency of a one-row autocommitted INSERT at 100/s beside it against the
 // same before it (BENCH_WAL_PROBE_ASYNC=1: with synchronous_commit off, which leaves the CPU's share of the wait).
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { startSink } from './sending-peers.ts';
@@ -14,25 +13,10 @@ import { startOurs } from './sending-ours.ts';
 import { seed, send, startWorker } from './broadcasts.ts';
 import { paced, percentile } from './paced.ts';
 import { fixed, renderTable } from './table.ts';
+import { cpuOfAll } from './proc.ts';
 
 const SIZE = Number(process.env.BENCH_WAL_SIZE ?? 10_000);
 const WALDUMP = '/usr/lib/postgresql/15/bin/pg_waldump';
-
-/** CPU seconds of every postgres process alive now (backends of pooled connections live through the run). */
-function postgresCpuSeconds(): number {
-  let ticks = 0;
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (!stat.includes('(postgres)')) continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return ticks / 100;
-}
 
 /** A one-row INSERT at 100/s on a connection of its own until stop(); answers each one's latency (ms). */
 async function commitProbe(url: string) {
@@ -85,7 +69,7 @@ try {
   const probe = await commitProbe(ours.databaseUrl);
   const before = await probe(10);
   const lsn = async () => (await ours.db.raw('select pg_current_wal_lsn()::text as l')).rows[0].l as string;
-  const [from, cpu0, base] = [await lsn(), postgresCpuSeconds(), sink.count()];
+  const [from, cpu0, base] = [await lsn(), cpuOfAll(/^postgres/), sink.count()];
   const started = Date.now();
   await send(ours, segment);
   let delivering = true;
@@ -97,7 +81,7 @@ try {
   const seconds = (Date.now() - started) / 1000;
   delivering = false;
   await probing;
-  const [to, cpu1] = [await lsn(), postgresCpuSeconds()];
+  const [to, cpu1] = [await lsn(), cpuOfAll(/^postgres/)];
   const { rows } = await ours.db.raw(`select pg_relation_filenode(oid)::text as node, relname,
     (select oid::text from pg_database where datname = current_database()) as db,
     (select setting from pg_settings where name = 'data_directory') as dir

@@ -50,10 +50,8 @@ export function receivedField(
 }
 
 // Every copy's row in one prepared statement (shared/db/prepared.ts), however many copies: the rows go as one JSON
-// array, and the bytes of each copy up to RAW_INLINE_MAX_BYTES go with them into received_raw: one binary bytea
-// parameter (all inline copies end to end, each cut out by its start and length), not a bytea[] (sent as text, two
-// hex characters a byte). It runs before every 250, where knex's building of an insert cost the MX more than
-// running it.
+// array, and the bytes of each copy up to RAW_INLINE_MAX_BYTES go with them into received_raw (aligned arrays). It
+// runs before every 250, where knex's building of an insert cost the MX more than running it.
 const INSERT_SQL = `with stored as (
     insert into received_messages
       (id, team_id, domain_id, raw_blob_key, size, envelope_from, rcpt_to, remote_ip, helo, tls, status, kind, email_id,
@@ -65,8 +63,8 @@ const INSERT_SQL = `with stored as (
       received_at timestamptz)
     returning id, team_id)
   insert into received_raw (message_id, team_id, bytes)
-  select stored.id, stored.team_id, substring($3::bytea from inline.start for inline.length)
-  from unnest($2::uuid[], $4::int[], $5::int[]) as inline(id, start, length) join stored on stored.id = inline.id`;
+  select stored.id, stored.team_id, inline.bytes
+  from unnest($2::uuid[], $3::bytea[]) as inline(id, bytes) join stored on stored.id = inline.id`;
 
 export async function storeReceivedMessage(db: Knex, blobs: BlobStore, input: StoredMessageInput): Promise<string[]> {
   const groups = new Map<string, { recipient: Recipient; rcpt: string[] }>();
@@ -104,13 +102,6 @@ export async function storeReceivedMessage(db: Knex, blobs: BlobStore, input: St
   // One statement for every row and inline copy: atomic and committed on its own (autocommit, the WAL flushed under
   // the default synchronous_commit) before it returns, without the BEGIN and COMMIT round trips of a transaction.
   const json = JSON.stringify(rows.map(({ raw: _raw, ...row }) => row));
-  const starts = inline.map((_, i) => 1 + inline.slice(0, i).reduce((n, r) => n + r.raw.length, 0));
-  await prepared(db, 'mx_store_received_v3', INSERT_SQL, [
-    json,
-    inline.map((r) => r.id),
-    inline.length === 1 ? inline[0].raw : Buffer.concat(inline.map((r) => r.raw)),
-    starts,
-    inline.map((r) => r.raw.length),
-  ]);
+  await prepared(db, 'mx_store_received_v2', INSERT_SQL, [json, inline.map((r) => r.id), inline.map((r) => r.raw)]);
   return rows.map((r) => r.id);
 }
