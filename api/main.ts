@@ -1,5 +1,4 @@
 // The api process: wiring only. Creates the clients, builds the app, listens, shuts down cleanly.
-import type { AddressInfo } from 'node:net';
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createRedis } from '../shared/redis.ts';
@@ -18,9 +17,7 @@ import { createRegistry } from '../shared/metrics/registry.ts';
 import { apiMetrics } from '../shared/metrics/api.ts';
 import { serveMetrics } from '../shared/metrics/server.ts';
 import { trackingMetrics } from '../shared/metrics/tracking.ts';
-import { engagementRecorder } from '../shared/tracking/recorder.ts';
-import { secretsKey } from '../shared/secrets.ts';
-import { createTrackingServer } from './tracking/server.ts';
+import { startListenerThread } from '../shared/listener-thread/start.ts';
 import { contactJobs as contactJobQueues } from '../shared/imports/jobs.ts';
 import { warmUp } from './warm-up.ts';
 
@@ -59,38 +56,30 @@ const apiDeps: ApiDeps = {
 const app = createApp(apiDeps);
 
 const server = createHttpServer(app, config);
-// The tracking listener (docs/tracking.md): hits answered at once, recorded in one transaction per 50 ms (or 500 hits).
+// The tracking listener (docs/tracking.md) in a thread of its own (api/tracking/thread.ts): a stream of hits never
+// queues in front of a REST request on one event loop.
 const tracking = trackingMetrics(registry);
-const recorder = engagementRecorder(db, log, {
-  delayMs: 50,
-  maxRows: 500,
-  maxPending: 100_000,
-  machineWindowSeconds: config.TRACKING_MACHINE_WINDOW_SECONDS,
-  recorded: (r) => tracking.recorded.inc({ outcome: 'recorded' }, r.recorded),
-  dropped: (n) => tracking.recorded.inc({ outcome: 'dropped' }, n),
-});
-const trackingServer = createTrackingServer({
-  config,
-  db,
+const trackingThread = startListenerThread({
+  source: new URL('./tracking/thread.ts', import.meta.url),
+  workerData: { config },
+  targets: { hits: tracking.hits, recorded: tracking.recorded },
   log,
-  secrets: secretsKey(config),
-  recorder,
-  metrics: tracking,
+  name: 'tracking',
 });
-const metricsListener = await starting(log, async () => {
+const { trackingPort, metricsListener } = await starting(log, async () => {
   await checkPostgres(db, config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
   await listen(server, config.PORT, config.HOST, 'PORT');
-  await listen(trackingServer, config.TRACKING_PORT, config.TRACKING_HOST, 'TRACKING_PORT');
-  return serveMetrics(config, 'api', registry, log);
+  const trackingPort = await trackingThread.listen();
+  return { trackingPort, metricsListener: await serveMetrics(config, 'api', registry, log) };
 });
 log.info({ host: config.HOST, port: config.PORT }, 'api.listening');
-log.info({ host: config.TRACKING_HOST, port: (trackingServer.address() as AddressInfo).port }, 'tracking.listening');
+log.info({ host: config.TRACKING_HOST, port: trackingPort, thread: await trackingThread.tid }, 'tracking.listening');
 if (config.NODE_ENV !== 'test') void warmUp(log);
 
 shutdown.ready(async () => {
-  await Promise.all([server, trackingServer].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  await Promise.allSettled([requestLogs.close(), enqueueDelivery.flush(), recorder.close()]);
+  await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), trackingThread.close()]);
+  await Promise.allSettled([requestLogs.close(), enqueueDelivery.flush()]);
   await Promise.allSettled([apiDeps.oauth?.close()]);
   await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close(), contactJobs.close()]);
   await metricsListener.close();

@@ -6,9 +6,7 @@
 // spread over the broadcast's delivery: the median p99 of each side. Peak RSS of every process over the broadcast,
 // and whether it stays flat (its peak in the delivery's second half against the first). The targets of issue #20
 // print PASS/FAIL; they never fail the run.
-import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import path from 'node:path';
 import { freePort, startSink, type Sink } from './sending-peers.ts';
 import { startSmtpSink } from '../test/helpers/smtp-sink.ts';
 import { existsSync } from 'node:fs';
@@ -21,7 +19,7 @@ import {
   type AcceptResult,
   type Ours,
 } from './sending-ours.ts';
-import { METRICS_ON_FREE_PORTS, repoRoot } from './servers.ts';
+import { spawnPlatform } from './servers.ts';
 import { startWindow, trackRssByHalf, type RssByHalf, type WindowStats } from './proc.ts';
 import { USER_AGENT } from './load.ts';
 import { fixed, renderTable } from './table.ts';
@@ -40,11 +38,7 @@ export interface BroadcastBenchOptions {
 }
 
 export function startWorker(ours: Ours, o: Pick<BroadcastBenchOptions, 'onCleanup'>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'worker/main.ts')], {
-    cwd: repoRoot,
-    env: { ...process.env, ...METRICS_ON_FREE_PORTS, ...ours.env, PUBLIC_BASE_URL: ours.api.url },
-    stdio: ['ignore', 2, 2],
-  });
+  const child = spawnPlatform('worker/main.ts', { ...ours.env, PUBLIC_BASE_URL: ours.api.url }, ['ignore', 2, 2]);
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');

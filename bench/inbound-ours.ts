@@ -4,7 +4,6 @@
 // job's SPF/DKIM/DMARC lookups (the sender domain publishes SPF for 127.0.0.1; every lookup answers at once, where
 // production waits on a resolver). The bench process holds its own handle on the receive queue so a run can
 // pause the workers (the MX alone) and resume them (the receive job alone).
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,7 +17,7 @@ import { createTeamWithKey } from '../shared/cli/commands.ts';
 import { newId } from '../shared/ids.ts';
 import { createTestDatabase } from '../test/helpers/db.ts';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
-import { METRICS_ON_FREE_PORTS, repoRoot } from './servers.ts';
+import { spawnPlatform } from './servers.ts';
 import { exited, freePort, listening } from './sending-peers.ts';
 
 export const RECEIVING_DOMAIN = 'bench-inbound.test';
@@ -99,11 +98,7 @@ export async function startInbound(o: InboundOptions): Promise<Inbound> {
   const queue = createQueue(config, queues.receive);
   o.onCleanup(() => queue.close());
 
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'inbound/main.ts')], {
-    cwd: repoRoot,
-    env: { ...process.env, ...METRICS_ON_FREE_PORTS, ...env },
-    stdio: ['ignore', 2, 2],
-  });
+  const child = spawnPlatform('inbound/main.ts', env, ['ignore', 2, 2]);
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');

@@ -127,7 +127,7 @@ export function report(rows: Row[], c: ReportContext): void {
     'request (API at full speed: autocannon, whole ms; API at a steady rate: an open-loop client sending one request every',
   );
   console.log(
-    "1/rate s, latency from each request's due time) or per message (SMTP, client-side from sendMail to 250); smtp-source",
+    "1/rate s, latency from each request's due time) or per message (SMTP, client-side from MAIL FROM to 250); smtp-source",
   );
   console.log(
     'reports none. Peak RSS: ours per process (VmHWM over the row); Postfix: highest sum of VmRSS over master + children',

@@ -317,14 +317,14 @@ async function mtaStoppedRow(o: SendingBenchOptions, ours: Ours, sink: Sink): Pr
   };
 }
 
-/** SMTP submission on pooled sessions: accepted, and delivered behind it. */
+/** SMTP submission on `sessions` sessions kept open: accepted, and delivered behind it. */
 async function smtpRows(o: SendingBenchOptions, ours: Ours, sink: Sink): Promise<Row[]> {
   const n = o.messages;
-  console.error(`bench: sending: SMTP submission x${n}, ${o.sessions} pooled sessions`);
+  console.error(`bench: sending: SMTP submission x${n}, ${o.sessions} sessions`);
   const m = await measured(o, ours, sink, 'SMTP', () => smtpAccept(ours, n, o.sessions, o.bytes));
   return acceptedAndDelivered(
     m,
-    { kind: 'smtp-accepted', name: `(a) ours SMTP accepted (${o.sessions} pooled STARTTLS sessions)` },
+    { kind: 'smtp-accepted', name: `(a) ours SMTP accepted (${o.sessions} STARTTLS sessions)` },
     { kind: 'smtp-delivered', name: '(b) ours delivered after SMTP (1st accept → last at sink)' },
   );
 }

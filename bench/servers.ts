@@ -1,11 +1,12 @@
-// Starts a server in its own node process (node --import tsx, as the tests and `npm run api` load TypeScript),
-// on a port picked here, and waits until it answers HTTP. A separate process keeps the load generator off the
+// Starts a server in its own node process (the build, as production runs it; bench/entry.ts), on a port picked
+// here, and waits until it answers HTTP. A separate process keeps the load generator off the
 // server's event loop and lets RSS and CPU be read per server.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/helpers/ports.ts';
 import { exited, listening } from './sending-peers.ts';
+import { entry } from './entry.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -18,6 +19,24 @@ export const METRICS_ON_FREE_PORTS = {
   // Not metrics, but a listener of the api all the same (docs/tracking.md): a bench's api must not need port 3001.
   TRACKING_PORT: '0',
 };
+
+/**
+ * A platform process (`file`: `api/main.ts`, `worker/main.ts`...) as production runs it (bench/entry.ts), with `env`
+ * over this process's environment and its metrics on free ports.
+ */
+export function spawnPlatform(
+  file: string,
+  env: Record<string, string>,
+  stdio: StdioOptions,
+  o: { sources?: boolean } = {},
+): ChildProcess {
+  const run = entry(file, o);
+  return spawn(process.execPath, run.args, {
+    cwd: repoRoot,
+    env: { ...process.env, ...run.env, ...METRICS_ON_FREE_PORTS, ...env },
+    stdio,
+  });
+}
 
 export interface ChildServer {
   name: string;
@@ -37,14 +56,16 @@ export async function stopAllServers(): Promise<void> {
 /**
  * Runs `file` (relative to the repository root) with `env` on top of ours plus PORT, and resolves once any
  * HTTP answer comes back from it. Its stdout and stderr go to our stderr so the tables on stdout stay clean.
+ * `sources`: the TypeScript under tsx even where the build exists (a comparison with a bench file, which has no build).
  */
-export async function startServer(name: string, file: string, env: Record<string, string>): Promise<ChildServer> {
+export async function startServer(
+  name: string,
+  file: string,
+  env: Record<string, string>,
+  o: { sources?: boolean } = {},
+): Promise<ChildServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, file)], {
-    cwd: repoRoot,
-    env: { ...process.env, ...METRICS_ON_FREE_PORTS, ...env, PORT: String(port) },
-    stdio: ['ignore', 2, 2],
-  });
+  const child = spawnPlatform(file, { ...env, PORT: String(port) }, ['ignore', 2, 2], o);
   const url = `http://127.0.0.1:${port}`;
   const server: ChildServer = {
     name,
@@ -94,11 +115,7 @@ export async function spawnMta(
   submissionPort: number,
   onCleanup: (step: () => Promise<unknown>) => void,
 ): Promise<MtaProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'mta/main.ts')], {
-    cwd: repoRoot,
-    env: { ...process.env, ...METRICS_ON_FREE_PORTS, ...env },
-    stdio: ['ignore', 2, 2],
-  });
+  const child = spawnPlatform('mta/main.ts', env, ['ignore', 2, 2]);
   const mta = {
     pid: child.pid ?? -1,
     async stop() {

@@ -138,13 +138,21 @@ export interface HitRun {
   bad: number;
   /** How late the generator sent, p99 (ms): its own lag, counted in the latencies. */
   lateP99: number;
+  /** Hits sent before the measured ones. */
+  warmup: number;
 }
 
 /**
  * Hits at `rate` per second for `seconds` on the tracking listener, real recipients' tokens in turn, from a process of
- * its own (bench/tracking-hits.ts, open loop).
+ * its own (bench/tracking-hits.ts, open loop), after two seconds of the same unmeasured (`onWarm` is called then).
  */
-export async function hits(port: number, pathsFile: string, rate: number, seconds: number): Promise<HitRun> {
+export async function hits(
+  port: number,
+  pathsFile: string,
+  rate: number,
+  seconds: number,
+  onWarm?: () => void,
+): Promise<HitRun> {
   const child = spawn(
     process.execPath,
     [
@@ -161,11 +169,17 @@ export async function hits(port: number, pathsFile: string, rate: number, second
     { cwd: repoRoot, stdio: ['ignore', 'pipe', 2] },
   );
   let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+    if (out.startsWith('warm\n') && onWarm) {
+      onWarm();
+      onWarm = undefined;
+    }
+  });
   await new Promise<void>((resolve, reject) =>
     child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`tracking-hits exited ${code}`)))),
   );
-  const r = JSON.parse(out) as HitResult;
+  const r = JSON.parse(out.replace(/^warm\n/, '')) as HitResult;
   return {
     rate: r.ok / r.seconds,
     requests: r.sent,
@@ -174,5 +188,6 @@ export async function hits(port: number, pathsFile: string, rate: number, second
     max: r.max,
     bad: r.bad,
     lateP99: r.lateP99,
+    warmup: r.warmup,
   };
 }

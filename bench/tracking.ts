@@ -117,8 +117,11 @@ async function sendsBesideHits(o: TrackingBenchOptions, ctx: Awaited<ReturnType<
   const database = new URL(ctx.ours.databaseUrl).pathname.slice(1);
   for (const withHits of Array.from({ length: o.rounds }, () => [false, true]).flat()) {
     console.error(`bench: tracking: POST /emails at ${o.sendRate}/s ${withHits ? 'beside' : 'without'} hits`);
-    const load = withHits ? hits(ctx.trackingPort, paths, o.hitRate, o.sendSeconds + 2) : undefined;
-    if (load) await new Promise((r) => setTimeout(r, 1000));
+    // The sends start once the hits' unmeasured first seconds are done, and end before the hits do.
+    let warm: () => void = () => undefined;
+    const warmed = new Promise<void>((r) => (warm = r));
+    const load = withHits ? hits(ctx.trackingPort, paths, o.hitRate, o.sendSeconds + 1, warm) : undefined;
+    if (load) await Promise.race([warmed, load]);
     const watched = await watchStalls(ctx.ours.db, database, ctx.metricsUrl);
     const sends = await apiPaced(ctx.ours, n, o.sendRate, 2048);
     const stalls = await watched();
@@ -142,8 +145,8 @@ export async function runTrackingBench(o: TrackingBenchOptions): Promise<void> {
   const alone = await hits(ctx.trackingPort, paths, o.hitRate, o.hitSeconds);
   await new Promise((r) => setTimeout(r, 1000));
   const cpuPerHit = {
-    api: ((cpuOf(ctx.trackingPid) - cpu0.api) * 1e6) / alone.requests,
-    pg: ((cpuOfAll(/^postgres$/, database) - cpu0.pg) * 1e6) / alone.requests,
+    api: ((cpuOf(ctx.trackingPid) - cpu0.api) * 1e6) / (alone.requests + alone.warmup),
+    pg: ((cpuOfAll(/^postgres$/, database) - cpu0.pg) * 1e6) / (alone.requests + alone.warmup),
   };
   const recorded = Number((await ctx.ours.db('email_engagements').count({ n: '*' }).first())!.n) - before;
   const sends = await sendsBesideHits(o, ctx, paths);

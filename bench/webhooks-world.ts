@@ -1,7 +1,7 @@
 // The world of the webhooks suite (bench/webhooks.ts): a fresh database and Redis prefix, the real api, mta and
 // worker (worker/main.ts, the production entry point) as their own processes, a loopback DNS server and SMTP
 // sink for the mta's deliveries, and a loopback HTTP receiver in the bench process that timestamps each webhook.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import { createRedis } from '../shared/redis.ts';
 import { createTestDatabase } from '../test/helpers/db.ts';
 import { startDnsServer, type DnsServer } from '../test/helpers/dns-server.ts';
 import { startSmtpSink, type SmtpSink } from '../test/helpers/smtp-sink.ts';
-import { METRICS_ON_FREE_PORTS, repoRoot, spawnMta, startServer, type ChildServer } from './servers.ts';
+import { spawnMta, spawnPlatform, startServer, type ChildServer } from './servers.ts';
 import { exited, freePort } from './sending-peers.ts';
 
 export interface Arrival {
@@ -94,11 +94,7 @@ export interface ChildProc {
  * resolves once one carries `readyMsg`.
  */
 export async function spawnEntry(file: string, env: Record<string, string>, readyMsg: string): Promise<ChildProc> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, file)], {
-    cwd: repoRoot,
-    env: { ...process.env, ...METRICS_ON_FREE_PORTS, ...env, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 2],
-  });
+  const child: ChildProcess = spawnPlatform(file, { ...env, LOG_LEVEL: 'info' }, ['ignore', 'pipe', 2]);
   const proc = {
     pid: child.pid ?? -1,
     async stop() {

@@ -1,6 +1,7 @@
 // The inbound process: wiring only. Runs the MX listener (inbound/mx/: RCPT checks, durable store before the
-// 250) and the receive pipeline (inbound/receive/: receive jobs from queues.receive and the receive sweep).
-import { checkPostgres, checkRedis, listen, readConfig, starting } from '../shared/startup.ts';
+// 250) in a thread of its own, and the receive pipeline (inbound/receive/: receive jobs from queues.receive and the
+// receive sweep) on the main thread at INBOUND_NICE.
+import { checkPostgres, checkRedis, readConfig, starting } from '../shared/startup.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
@@ -8,12 +9,13 @@ import { createQueue, createWorker, queues } from '../shared/queue.ts';
 import { secretsKey } from '../shared/secrets.ts';
 import { tlsCredentials } from '../shared/tls/certificate.ts';
 import { trapShutdown } from '../shared/shutdown.ts';
-import { createMxServer } from './mx/server.ts';
+import { startMxThread } from './mx/in-thread.ts';
+import { lowerPriority } from '../shared/priority.ts';
 import { processReceived, type ReceiveDeps } from './receive/job.ts';
 import { createAuthenticator } from './receive/authenticate.ts';
 import { createClamdScanner } from '../shared/clamd/client.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
-import { enqueueReceive, sweepReceived, SWEEP_EVERY_MS } from './receive/sweep.ts';
+import { sweepReceived, SWEEP_EVERY_MS } from './receive/sweep.ts';
 import { createRegistry } from '../shared/metrics/registry.ts';
 import { inboundMetrics } from '../shared/metrics/inbound.ts';
 import { measured } from '../shared/metrics/jobs.ts';
@@ -24,10 +26,16 @@ const config = readConfig('inbound');
 const log = createLogger(config, 'inbound');
 // From here on a SIGTERM stops the process cleanly, even one that comes while it is starting.
 const shutdown = trapShutdown(log);
+// The receive jobs' connections; the MX thread has its own (10).
 const db = createDb(config, { min: 0, max: Math.max(10, config.INBOUND_CONCURRENCY) });
-// Metrics (docs/observability.md): served on METRICS_INBOUND_PORT, before any job runs (a port in use ends the start).
 const registry = createRegistry();
 const metrics = inboundMetrics(registry);
+const tls = await tlsCredentials(config, config.MTA_HOSTNAME);
+if (tls.selfSigned) log.warn('mx.self_signed_certificate: set SMTP_TLS_KEY_FILE and SMTP_TLS_CERT_FILE in production');
+// Accepting, which a sending server waits on, runs in a thread of its own at the process's priority (made now, before
+// any lowering, so that it inherits the process's); receive jobs can wait.
+const mx = startMxThread({ config, tls, metrics, log });
+// Metrics (docs/observability.md): served on METRICS_INBOUND_PORT, before any job runs (a port in use ends the start).
 const metricsListener = await starting(log, async () => {
   await checkPostgres(db, config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
@@ -54,6 +62,10 @@ const authenticator = createAuthenticator({
   authservId: config.PLATFORM_INBOUND_HOST,
 });
 const receiveDeps: ReceiveDeps = { db, blobs, log, secrets, scanner, authenticator };
+// Receive jobs give way to accepting on a shared machine: every thread but the MX's is lowered before any job runs
+// (threads made later by the main thread inherit it).
+const mxThread = await mx.tid;
+lowerPriority(config.INBOUND_NICE, log, [mxThread]);
 const workers = [
   createWorker(
     config,
@@ -65,25 +77,16 @@ const workers = [
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
 
-const tls = await tlsCredentials(config, config.MTA_HOSTNAME);
-if (tls.selfSigned) log.warn('mx.self_signed_certificate: set SMTP_TLS_KEY_FILE and SMTP_TLS_CERT_FILE in production');
-const mx = createMxServer({
-  config,
-  db,
-  blobs,
-  log,
-  secrets,
-  tls,
-  enqueueReceive: (ids) => enqueueReceive(receiveQueue, ids),
-  metrics,
-});
-await starting(log, () => listen(mx.server, config.MX_PORT, config.MX_HOST, 'MX_PORT'));
-log.info({ mx: config.MX_PORT, host: config.MX_HOST, maxBytes: config.INBOUND_MAX_MESSAGE_BYTES }, 'mx.listening');
+await starting(log, () => mx.listen());
+log.info(
+  { mx: config.MX_PORT, host: config.MX_HOST, maxBytes: config.INBOUND_MAX_MESSAGE_BYTES, thread: mxThread },
+  'mx.listening',
+);
 
 shutdown.ready(async () => {
   // Stop taking mail first (sessions in progress finish and get their 250 or a retry), then stop taking jobs
   // receive jobs and let running ones finish, then close the clients.
-  await new Promise<void>((resolve) => mx.close(() => resolve()));
+  await mx.close();
   await Promise.all(workers.map((w) => w.close()));
   await Promise.all([receiveQueue.close(), sweepQueue.close()]);
   await db.destroy();

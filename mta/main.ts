@@ -1,6 +1,6 @@
 // The mta process: wiring only. Runs the SMTP submission listeners (mta/submission/: STARTTLS on
-// SMTP_SUBMISSION_PORT, implicit TLS on SMTP_SUBMISSION_TLS_PORT) and the delivery pipeline (mta/delivery/, see
-// mta/README.md): deliver jobs from queues.deliver and the delivery sweep.
+// SMTP_SUBMISSION_PORT, implicit TLS on SMTP_SUBMISSION_TLS_PORT) in a thread of their own, and the delivery pipeline
+// (mta/delivery/, see mta/README.md) on the main thread: deliver jobs from queues.deliver and the delivery sweep.
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
@@ -9,14 +9,11 @@ import { trapShutdown } from '../shared/shutdown.ts';
 import { closeDeliveryDeps, createDeliveryDeps, retryOn } from './delivery/deps.ts';
 import { processDelivery } from './delivery/job.ts';
 import { sweepDeliveries, SWEEP_EVERY_MS } from './delivery/sweep.ts';
-import { createSubmissionServer } from './submission/server.ts';
-import { createResolver } from '../shared/dns/resolver.ts';
-import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
+import { startSubmissionThread } from './submission/in-thread.ts';
 import { tlsCredentials } from '../shared/tls/certificate.ts';
-import { createRedis } from '../shared/redis.ts';
 import { ensurePlatformKey, platformDkimRecord } from '../shared/domains/platform-dkim.ts';
 import { lowerPriority } from '../shared/priority.ts';
-import { checkPostgres, checkRedis, listen, readConfig, starting } from '../shared/startup.ts';
+import { checkPostgres, checkRedis, readConfig, starting } from '../shared/startup.ts';
 import { createRegistry } from '../shared/metrics/registry.ts';
 import { mtaMetrics } from '../shared/metrics/mta.ts';
 import { queueMetrics } from '../shared/metrics/queues.ts';
@@ -29,15 +26,19 @@ const config = readConfig('mta');
 const log = createLogger(config, 'mta');
 // From here on a SIGTERM stops the process cleanly, even one that comes while it is starting.
 const shutdown = trapShutdown(log);
-// Delivery gives way to the api on a shared machine (its signing threads, made later, inherit this).
-lowerPriority(config.MTA_NICE, log);
+const registry = createRegistry();
+const metrics = mtaMetrics(registry);
+const tls = await tlsCredentials(config, config.MTA_HOSTNAME);
+if (tls.selfSigned)
+  log.warn('submission.self_signed_certificate: set SMTP_TLS_KEY_FILE and SMTP_TLS_CERT_FILE in production');
+// Accepting a submission, which a client waits on, runs in a thread of its own at the process's priority (made now,
+// before any lowering, so that it inherits the process's); bench/README.md, "Submission in a thread of its own".
+const submission = startSubmissionThread({ config, tls, metrics, log });
 // A deliver job holds a connection only for its statements (taking the lease, renewing it; its records go through one
 // group commit at a time), never while it waits on a peer: a pool far smaller than MTA_CONCURRENCY serves it, and
 // copies of the mta do not run PostgreSQL out of connections (max_connections is 100 by default).
 const db = createDb(config, { min: 0, max: MTA_DB_CONNECTIONS });
 // Metrics (docs/observability.md): served on METRICS_MTA_PORT, before any job runs (a port in use ends the start).
-const registry = createRegistry();
-const metrics = mtaMetrics(registry);
 const metricsListener = await starting(log, async () => {
   await checkPostgres(db, config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
@@ -64,6 +65,10 @@ await sweepQueue.upsertJobScheduler(
   { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
 );
 
+// Delivery, which can wait, gives way to the api and to submission on a shared machine: every thread but the
+// submission thread is lowered before any job runs (threads made later by the main thread inherit it).
+const submissionThread = await submission.tid;
+lowerPriority(config.MTA_NICE, log, [submissionThread]);
 const workers = [
   createWorker(config, queues.deliver, async (job) => processDelivery(delivery, String(job.data.emailId)), {
     concurrency: config.MTA_CONCURRENCY,
@@ -77,44 +82,14 @@ const workers = [
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
 
-const tls = await tlsCredentials(config, config.MTA_HOSTNAME);
-if (tls.selfSigned)
-  log.warn('submission.self_signed_certificate: set SMTP_TLS_KEY_FILE and SMTP_TLS_CERT_FILE in production');
-// Submission counts in the api's rate-limit window.
-const redis = createRedis(config);
-redis.on('error', (err) => log.warn({ err: err.message }, 'redis.error'));
-// As the api's: a submitted message's deliver job goes to Redis in one pipeline per 20 ms, and the 250 waits only
-// for the commit, not for Redis too (a round trip less per message, and a quarter of BullMQ's cost per job); a crash
-// in that window loses only enqueues, which the sweep redoes.
-const enqueueDelivery = deliveryEnqueuer(deliverQueue, log, { delayMs: 20 });
-const submissionDeps = {
-  config,
-  db,
-  blobs,
-  log,
-  tls,
-  redis,
-  dns: createResolver({ servers: config.DNS_SERVERS }),
-  enqueueDelivery,
-  metrics,
-};
-const listeners = [
-  {
-    server: createSubmissionServer(submissionDeps, { implicitTls: false, maxBytes: config.SMTP_SUBMISSION_MAX_BYTES }),
-    port: config.SMTP_SUBMISSION_PORT,
-    variable: 'SMTP_SUBMISSION_PORT',
-  },
-  {
-    server: createSubmissionServer(submissionDeps, { implicitTls: true, maxBytes: config.SMTP_SUBMISSION_MAX_BYTES }),
-    port: config.SMTP_SUBMISSION_TLS_PORT,
-    variable: 'SMTP_SUBMISSION_TLS_PORT',
-  },
-];
-await starting(log, () =>
-  Promise.all(listeners.map(({ server, port, variable }) => listen(server.server, port, config.SMTP_HOST, variable))),
-);
+await starting(log, () => submission.listen());
 log.info(
-  { submission: config.SMTP_SUBMISSION_PORT, submissionTls: config.SMTP_SUBMISSION_TLS_PORT, host: config.SMTP_HOST },
+  {
+    submission: config.SMTP_SUBMISSION_PORT,
+    submissionTls: config.SMTP_SUBMISSION_TLS_PORT,
+    host: config.SMTP_HOST,
+    thread: submissionThread,
+  },
   'submission.listening',
 );
 log.info(
@@ -131,11 +106,10 @@ log.info(
 shutdown.ready(async () => {
   // Stop taking mail first (sessions in progress finish), then stop taking jobs and let running deliveries finish (each
   // records its outcome), then close the clients.
-  await Promise.all(listeners.map(({ server }) => new Promise<void>((resolve) => server.close(() => resolve()))));
-  await enqueueDelivery.flush();
+  await submission.close();
   await Promise.all(workers.map((w) => w.close()));
   await closeDeliveryDeps(delivery);
-  await Promise.all([deliverQueue.close(), sweepQueue.close(), bulkQueue.close(), redis.quit()]);
+  await Promise.all([deliverQueue.close(), sweepQueue.close(), bulkQueue.close()]);
   await db.destroy();
   // Last: what the drain did is still there to scrape until the end.
   await metricsListener.close();

@@ -171,8 +171,9 @@ export const configSchema = z.object({
   /** DKIM signing threads of one mta process; unset: cores minus two (none on 2 cores); 0: sign on the main thread. */
   MTA_SIGNING_THREADS: z.coerce.number().int().min(0).max(64).optional(),
   /**
-   * Nice value (0-19) the mta runs at: on a machine it shares with the api, accepting a send comes before delivering
-   * one when both want the CPU (delivery catches up when the api is idle). 0: the same priority as the api.
+   * Nice value (0-19) the mta's delivery runs at: on a machine it shares with the api, accepting a send (the api, and
+   * the mta's submission thread, left at the process's priority) comes before delivering one when both want the CPU
+   * (delivery catches up when accepting is idle). 0: the same priority as the api.
    */
   MTA_NICE: z.coerce.number().int().min(0).max(19).default(10),
   /**
@@ -180,6 +181,11 @@ export const configSchema = z.object({
    * that gives way to the api's answers when both want the CPU. 0: the same priority as the api.
    */
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  /**
+   * Nice value (0-19) of the inbound's receive jobs (scan, parse, authenticate): they give way to accepting (the api,
+   * and the inbound's own MX thread, left at the process's priority) when both want the CPU. 0: the same priority.
+   */
+  INBOUND_NICE: z.coerce.number().int().min(0).max(19).default(10),
   /**
    * Broadcast deliveries waiting in the mta's bulk queue above which a fan-out waits before its next batch: the
    * audience is written as fast as delivery drains it, not all at once (PostgreSQL's work spread over the send).

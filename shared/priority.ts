@@ -6,8 +6,11 @@ import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import type { Logger } from './logger.ts';
 
-/** Lowers this process's threads to `nice` (0-19; 0 leaves them alone). Raising priority is not attempted. */
-export function lowerPriority(nice: number, log?: Logger): void {
+/**
+ * Lowers this process's threads to `nice` (0-19; 0 leaves them alone), but those named in `except` (kernel thread
+ * ids: a thread that must keep the process's priority, made before this call). Raising priority is not attempted.
+ */
+export function lowerPriority(nice: number, log?: Logger, except: (number | null)[] = []): void {
   if (nice <= 0) return;
   let threads: number[];
   try {
@@ -16,6 +19,7 @@ export function lowerPriority(nice: number, log?: Logger): void {
     threads = [0]; // not Linux: the whole process where the platform has one priority, this thread where not
   }
   for (const tid of threads) {
+    if (except.includes(tid)) continue;
     try {
       setPriority(tid, nice);
     } catch (err) {

@@ -4,7 +4,7 @@
 // adds a domain (a bad name first) and reads its records; a viewer sees no create button; MFA sign-in; a password
 // reset. Every page is checked by axe-core and photographed at 1280 and 390 pixels.
 import test, { type ExecutionContext } from 'ava';
-import type { Browser, Page, Response } from 'playwright-core';
+import type { Browser, Page, Request, Response } from 'playwright-core';
 import { Resend } from 'resend';
 import { generate } from 'otplib';
 import { launchChromium, openPage, DESKTOP, type Visit } from './helpers/browser.ts';
@@ -82,7 +82,14 @@ test.serial('sign up, verify, sign in, make a team, create a key, send, see and 
 
   const token = linkToken((await world.mailTo(email)).text, 'verify');
   const verify = () => page.goto(`${url}/verify#token=${encodeURIComponent(token)}`);
+  let posted = 0;
+  const onRequest = (r: Request) => void (r.method() === 'POST' && r.url().endsWith('/auth/verify-email') && posted++);
+  page.on('request', onRequest);
   t.regex(await answered(page, verify, 'Your address is confirmed'), /Your address is confirmed/);
+  await page.waitForLoadState('networkidle');
+  page.off('request', onRequest);
+  // The token is spent by its first use: the page posts it once, however often it renders.
+  t.is(posted, 1, 'one POST /auth/verify-email');
   await look(t, page, 'verify-done');
   await page.goto(`${url}/verify#token=pwv_not-a-token`);
   await page.getByRole('alert').waitFor();

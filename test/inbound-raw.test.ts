@@ -106,7 +106,7 @@ test.serial('a message for two teams: each copy its own inline bytes, its own tr
   t.deepEqual(copies.map((c) => /for <(\S+)>/.exec(c!.toString())?.[1]).sort(), ['a@raw-one.test', 'b@raw-two.test']);
   t.notDeepEqual(copies[0], copies[1]);
   copies.forEach((c, i) => {
-    t.is(c!.length, rows[i].size, 'each copy cut at its own start and length');
+    t.is(c!.length, rows[i].size, 'each copy its own length');
     t.regex(c!.toString(), /^Received: [^]*Subject: Both/);
   });
 });

@@ -112,13 +112,15 @@ test('the launcher creates and migrates the database, prints the first key once,
   t.is(await first.exited, 0);
   for (const proc of ['api', 'mta', 'inbound', 'worker']) {
     const stopped = new RegExp(`"process":"${proc}"[^\\n]*"msg":"process.stopped"`).test(first.output());
+    // What tells why: the process's last lines, the launcher's (a process that died and waited for its restart) and
+    // whatever was not a log line (a stack trace).
     if (!stopped)
       t.log(
         first
           .output()
           .split('\n')
-          .filter((l) => l.includes(`"process":"${proc}"`))
-          .slice(-8)
+          .filter((l) => l.includes(`"process":"${proc}"`) || l.includes('"process":"launcher"') || !l.startsWith('{'))
+          .slice(-30)
           .join('\n'),
       );
     t.true(stopped, `${proc} stopped cleanly`);

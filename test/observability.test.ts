@@ -224,11 +224,15 @@ async function checkMetrics(t: ExecutionContext, { emailId }: Traffic): Promise<
     t.not(m.value('postwerk_queue_oldest_waiting_age_seconds', { queue }), undefined);
   }
 
-  // The inbound: two sessions, the refused and the accepted recipient, the stored message and its receive job.
+  // The inbound: two sessions, the refused and the accepted recipient, the stored message and its receive job. The
+  // MX's figures come from its thread, relayed within 100 ms: the receive job may be counted before them.
   const i = await scrapeUntil(
     metricsPort(procs.inbound),
-    'the receive job in the inbound metrics',
-    (s) => s.value('postwerk_receive_jobs_total', { result: 'processed' }) === 1,
+    "the receive job and the MX thread's sessions in the inbound metrics",
+    (s) =>
+      s.value('postwerk_receive_jobs_total', { result: 'processed' }) === 1 &&
+      s.value('postwerk_mx_sessions_total') === 2 &&
+      s.value('postwerk_mx_messages_total', { result: 'accepted' }) === 1,
   );
   t.is(i.value('postwerk_mx_sessions_total'), 2);
   t.is(i.value('postwerk_mx_recipients_total', { result: 'refused' }), 1);

@@ -1,7 +1,8 @@
 // Tracking with the real processes: the api entry point (api/main.ts) serving its tracking listener on TRACKING_PORT
-// beside its REST port, and the worker entry point (worker/main.ts) rolling the delivery events up and sending the
-// webhooks. A hit answered by the api is recorded even when the api is stopped a moment later (SIGTERM flushes what
-// waits), the worker delivers its `email.opened`, and GET /emails/metrics counts it all.
+// beside its REST port (in a thread of its own, whose metrics reach the api's /metrics), and the worker entry point
+// (worker/main.ts) rolling the delivery events up and sending the webhooks. A hit answered by the api is recorded even
+// when the api is stopped a moment later (SIGTERM flushes what waits), the worker delivers its `email.opened`, and
+// GET /emails/metrics counts it all.
 import test from 'ava';
 import { processDelivery } from '../mta/delivery/job.ts';
 import { startEntry, type EntryProcess } from './helpers/processes.ts';
@@ -10,6 +11,7 @@ import { freePort } from './helpers/ports.ts';
 import { until } from './helpers/wait.ts';
 import { htmlOf, startTrackingWorld, trackedSender, type TrackingWorld } from './helpers/tracking.ts';
 import { nodeRequest } from './helpers/http.ts';
+import { scrape } from './helpers/metrics.ts';
 
 let world: TrackingWorld;
 let receiver: Receiver;
@@ -43,7 +45,13 @@ test('the api process serves the pixel and links on TRACKING_PORT; the worker ro
 
   // The links name the world's listener port; the api process listens on one of its own, reached with the same Host.
   const port = await freePort();
-  const api = startEntry('api/main.ts', w.p.config, { PORT: '0', TRACKING_PORT: String(port) });
+  const metricsPort = await freePort();
+  const api = startEntry('api/main.ts', w.p.config, {
+    PORT: '0',
+    TRACKING_PORT: String(port),
+    METRICS_API_PORT: String(metricsPort),
+    METRICS_HOST: '127.0.0.1',
+  });
   procs.push(api);
   await api.logged('tracking.listening');
   const hit = (url: string) => {
@@ -58,6 +66,15 @@ test('the api process serves the pixel and links on TRACKING_PORT; the worker ro
   const click = await hit(copy.hrefs[0]);
   t.is(click.status, 302);
   t.is(click.headers.location, 'https://shop.example.test/p');
+  const counted = await until(
+    async () => {
+      const m = await scrape(metricsPort);
+      const hits = (kind: string) => m.value('postwerk_tracking_hits_total', { kind, verdict: 'human' });
+      return hits('open') === 1 && hits('click') === 1 && m;
+    },
+    { what: "the tracking thread's hits in the api's metrics", timeoutMs: 10_000 },
+  );
+  t.is(counted.value('postwerk_tracking_hits_total', { kind: 'open', verdict: 'refused' }) ?? 0, 0);
   t.is(await api.stop(30_000), 0, 'a clean stop');
   t.deepEqual(
     (await w.p.db('email_engagements').where({ email_id: id }).orderBy('created_at')).map((r) => r.kind),

@@ -5,6 +5,8 @@
 import test, { type ExecutionContext } from 'ava';
 import { Resend } from 'resend';
 import { processDelivery } from '../mta/delivery/job.ts';
+import { composeMessage } from '../mta/delivery/compose.ts';
+import { trackedCopies } from '../mta/delivery/track.ts';
 import { fanOutSettled } from '../shared/webhooks/fanout.ts';
 import { deliverDue } from '../shared/webhooks/deliver.ts';
 import { rollUpSettled } from '../shared/email-metrics/rollup.ts';
@@ -333,4 +335,46 @@ test('a message submitted over SMTP is tracked too (its base64 HTML part); a ret
     rows.map((r) => r.recipient_id),
     [(await w.p.db('email_recipients').where({ email_id: id, address: 'now@track-smtp.test' }).first()).id, late.id],
   );
+});
+
+test('one recipient of a composed message: composed with its tracked HTML, as the split path tracks it; a deferral stores the message as written', async (t) => {
+  const { w, listener } = world;
+  w.mx('track-once.test');
+  const sender = await trackedSender(w, 'track-compose.test');
+  const id = await sender.send({ to: 'one@track-once.test', subject: 'Once', html: HTML, text: 'Sale' });
+  await processDelivery(w.deps, id);
+  const [one] = w.sink.deliveredTo('one@track-once.test');
+  const copy = await htmlOf(one.raw);
+  // The other way, which a stored message takes: the message composed as written, split, tracked for the recipient.
+  const email = await w.p.db('emails').where({ id }).first();
+  const recipient = await w.p.db('email_recipients').where({ email_id: id }).first();
+  const sending = (await w.deps.domains.get(sender.domain.id))!;
+  const split = (await trackedCopies(
+    w.deps,
+    sender.domain.id,
+    sending.tracking,
+    await composeMessage(w.deps, w.p.db, email),
+  ))!;
+  const other = await htmlOf(split.copyFor(recipient.id));
+  // The placeholder is filled afterwards, either way (unsubscribe-url.ts).
+  const filled = other.html.replace('{{{RESEND_UNSUBSCRIBE_URL}}}', keptFor(recipient.id)[6]);
+  t.is(copy.html.replace(/\r\n/g, '\n'), filled.replace(/\r\n/g, '\n'), 'the same HTML either way');
+  t.true(copy.hrefs[0].startsWith(`http://${sender.trackingHost}:`), copy.hrefs[0]);
+  t.deepEqual(copy.hrefs.slice(2), keptFor(recipient.id));
+  t.is((await listener.hit(copy.hrefs[0])).headers.location, 'https://shop.example.test/a?x=1&y=2');
+
+  // Deferred: what is stored for the retry is the message as written, which the retry tracks for the recipient.
+  w.sink.script('later@track-once.test', { rcpt: '450 4.2.1 Mailbox busy, try later' });
+  const later = await sender.send({ to: 'later@track-once.test', subject: 'Later', html: HTML });
+  await processDelivery(w.deps, later);
+  const stored = await w.p.db('emails').where({ id: later }).first();
+  const kept = await htmlOf((await w.deps.blobs.get(stored.raw_blob_key))!);
+  t.is(kept.hrefs[0], 'https://shop.example.test/a?x=1&amp;y=2', 'no tracked link in the stored message');
+  t.is(kept.images.length, 0);
+  w.sink.script('later@track-once.test', {});
+  const due = await w.p.db('email_recipients').where({ email_id: later }).first();
+  await processDelivery(w.deps, later, new Date(due.next_attempt_at.getTime() + 1000));
+  const retried = await htmlOf(w.sink.deliveredTo('later@track-once.test')[0].raw);
+  t.is((await listener.hit(retried.hrefs[0])).headers.location, 'https://shop.example.test/a?x=1&y=2');
+  t.is(retried.images.length, 1);
 });

@@ -66,7 +66,8 @@ const webhooks = webhookService({
   log,
   metrics,
 });
-const enqueueDelivery = deliveryEnqueuer(createQueue(config, queues.deliver), log);
+const deliverQueue = createQueue(config, queues.deliver);
+const enqueueDelivery = deliveryEnqueuer(deliverQueue, log);
 // The counters of GET /emails/metrics, from the events, a second behind at most (docs/metrics.md).
 const rollup = metricsRollup({ db, log });
 // One schedule however many workers run: BullMQ keeps a single scheduler per id.
@@ -168,6 +169,7 @@ shutdown.ready(async () => {
     sendingQueue.close(),
     webhooksQueue.close(),
     teamsQueue.close(),
+    deliverQueue.close(),
     redis.quit(),
   ]);
   await broadcastJobs.flush();

@@ -71,13 +71,13 @@ function verify(secrets: Buffer, domains: TrackingDomain[], kind: TrackingKind, 
 
 export function createTrackingServer(deps: TrackingServerDeps): http.Server {
   const hosts = trackingHosts(deps.db);
-  // The counter's series, looked up once rather than by labels on every hit.
+  // The counter's series by name, each with its labels made once.
   const counted = Object.fromEntries(
     (['open', 'click'] as const).flatMap((kind) =>
-      (['human', 'machine', 'refused'] as const).map((verdict) => [
-        `${kind} ${verdict}`,
-        deps.metrics.hits.labels(kind, verdict),
-      ]),
+      (['human', 'machine', 'refused'] as const).map((verdict) => {
+        const labels = { kind, verdict };
+        return [`${kind} ${verdict}`, { inc: () => deps.metrics.hits.inc(labels) }];
+      }),
     ),
   );
 

@@ -15,9 +15,14 @@ import { storeReceivedMessage } from './store.ts';
 import { batchedEnqueue } from './enqueue.ts';
 import { readMessage } from '../../shared/smtp/data.ts';
 import { SmtpReply, temporaryFailure } from '../../shared/smtp/reply.ts';
-import { mxResult, type InboundMetrics } from '../../shared/metrics/inbound.ts';
-import { countSessions } from '../../shared/metrics/sessions.ts';
+import { mxResult, type MxResult } from '../../shared/metrics/inbound.ts';
+import { countSessions, type SessionMetrics } from '../../shared/metrics/sessions.ts';
 import { RecipientCache } from './recipient-cache.ts';
+
+/** What counting answers needs of a counter. */
+interface MxAnswers {
+  inc(labels: { result: MxResult }): void;
+}
 
 export interface MxDeps {
   config: Pick<
@@ -33,8 +38,15 @@ export interface MxDeps {
    * Hands stored messages to the receive job (not awaited before the 250); a failure is logged, the sweep re-enqueues.
    */
   enqueueReceive: (messageIds: string[]) => Promise<void>;
-  /** Sessions, recipients and messages by answer (shared/metrics/inbound.ts). */
-  metrics?: Pick<InboundMetrics, 'mxSessions' | 'mxRecipients' | 'mxMessages'>;
+  /**
+   * Sessions, recipients and messages by answer (shared/metrics/inbound.ts): the registry's metrics, or a thread's
+   * calls relayed to them (thread.ts).
+   */
+  metrics?: {
+    mxSessions: SessionMetrics<never>;
+    mxRecipients: MxAnswers;
+    mxMessages: MxAnswers;
+  };
 }
 
 /** RFC 5321 §4.5.3.1.8: at least 100 recipients must be accepted per message. */

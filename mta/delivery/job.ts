@@ -7,6 +7,7 @@
 // duplicate or retried job is harmless: it leases nothing that another job holds or that is not due.
 import { classify, type Answer } from '../../shared/bounces/classify.ts';
 import {
+  composeMessage,
   messageOf,
   needsUnsubscribeHeader,
   keepComposedMessage,
@@ -29,7 +30,7 @@ import type { Attempt, LeasedRecipient, Outcome } from './types.ts';
 import type { Lease } from './lease.ts';
 import { reportOutcomes } from './report.ts';
 import type { TrackingSettings } from './signing-domain.ts';
-import { trackedCopies, type TrackedCopies } from './track.ts';
+import { trackedCopies, trackedHtml, type TrackedCopies } from './track.ts';
 import { fillUnsubscribeUrl, needsOwnUnsubscribeUrl, recipientUnsubscribeUrl } from './unsubscribe-url.ts';
 
 interface Job {
@@ -39,7 +40,7 @@ interface Job {
   /** Some recipient was deferred: the job schedules its next attempt. */
   deferred: boolean;
   /** The message this job composed (not stored yet): stored for the retries once someone is deferred. */
-  composed?: Buffer;
+  composed?: () => Promise<Buffer>;
 }
 
 /**
@@ -93,6 +94,7 @@ interface Prepared {
   raw: Buffer;
   keys: SigningKey[];
   domainId: string;
+  /** Null: tracking is off, or the composition has the recipient's tracked HTML already (prepare). */
   tracking: TrackingSettings | null;
 }
 
@@ -195,19 +197,26 @@ async function deliverDomain(
   await record(deps, ctx, attempt);
 }
 
-async function prepare(deps: DeliveryDeps, ctx: Job): Promise<Prepared | null> {
+async function prepare(deps: DeliveryDeps, ctx: Job, recipients: LeasedRecipient[]): Promise<Prepared | null> {
   const { email } = ctx;
   const sending = email.domain_id ? await deps.domains.get(email.domain_id) : null;
   if (!sending) return null;
+  const from = envelopeSender(deps.secrets, email.id, sending.domain);
+  const common = { from, keys: sending.keys, domainId: sending.domain.id };
+  // One recipient of a message this job composes: composed with its tracked HTML, which makes it that recipient's
+  // copy. What a retry needs stored is the message as written, composed again only should the recipient be deferred.
+  const stored = email.raw || email.raw_blob_key;
+  const html =
+    stored || recipients.length !== 1
+      ? null
+      : trackedHtml(deps, common.domainId, sending.tracking, email.html, recipients[0].id);
+  if (html !== null) {
+    ctx.composed = () => composeMessage(deps, deps.db, email);
+    return { ...common, raw: await composeMessage(deps, deps.db, { ...email, html }), tracking: null };
+  }
   const { raw, composed } = await messageOf(deps, email);
-  if (composed) ctx.composed = raw;
-  return {
-    from: envelopeSender(deps.secrets, email.id, sending.domain),
-    raw,
-    keys: sending.keys,
-    domainId: sending.domain.id,
-    tracking: sending.tracking,
-  };
+  if (composed) ctx.composed = () => Promise.resolve(raw);
+  return { ...common, raw, tracking: sending.tracking };
 }
 
 /** The recipients' own tracked copies, or null (tracking off, nothing to track, or a message it cannot read). */
@@ -236,7 +245,7 @@ async function inTurns(tasks: (() => Promise<void>)[], limit: number): Promise<v
 async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRecipient[]): Promise<void> {
   let prepared: Prepared | null;
   try {
-    prepared = await prepare(deps, ctx);
+    prepared = await prepare(deps, ctx, recipients);
   } catch (err) {
     deps.log.error({ err, ...ids(ctx) }, 'delivery.prepare_failed');
     const outcome = classify(localError(err));
@@ -350,9 +359,10 @@ export async function processDelivery(deps: DeliveryDeps, emailId: string, now =
   }
   if (job.deferred && job.composed) {
     // Not under the lease: a crash before this only makes the retry compose the same bytes again.
-    await keepComposedMessage(deps, email, job.composed, now).catch((err) =>
-      deps.log.warn({ err, ...ids(job) }, 'delivery.store_failed'),
-    );
+    await job
+      .composed()
+      .then((raw) => keepComposedMessage(deps, email, raw, now))
+      .catch((err) => deps.log.warn({ err, ...ids(job) }, 'delivery.store_failed'));
   }
   // Only a job that deferred someone has a next attempt to schedule (a recipient another job deferred is that job's).
   if (!job.deferred || !deps.scheduleRetry) return { leased: leased.length };

@@ -6,13 +6,13 @@
 // rate, the api's p99 at a steady 200 sends/s ~50-70 ms instead of ~700-900 ms, the mta's RSS ~210 MB instead of
 // ~380 MB). MTA_SIGNING_THREADS sets it; `threads: 0` signs inline.
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Knex } from 'knex';
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { dkimSignatures } from '../../shared/lib-internals/mailauth-dkim.ts';
 import { open } from '../../shared/secrets.ts';
 import { ensurePlatformKey, type ManagedDkimConfig } from '../../shared/domains/platform-dkim.ts';
-import { compiled } from '../../shared/layout.ts';
+import { startThread } from '../../shared/threads.ts';
 
 export interface SigningKey {
   domain: string;
@@ -84,17 +84,6 @@ export function defaultSigningThreads(cores = availableParallelism()): number {
   return Math.max(0, cores - 2);
 }
 
-/**
- * The signing thread from the TypeScript sources (tests, `npm run dev`): a worker thread starts without the
- * parent's loader hooks, so tsx is registered there before the worker's file loads. The build needs none of it.
- */
-function sourceWorker(): Worker {
-  const script = new URL('./sign-worker.ts', import.meta.url).href;
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(script)}); })`;
-  return new Worker(bootstrap, { eval: true });
-}
-
 export function createSigner(options: { threads?: number } = {}): Signer {
   const size = options.threads ?? defaultSigningThreads();
   if (size <= 0) return { sign: (m, k, now) => signMessage(m, k, now.getTime()), close: async () => {} };
@@ -106,7 +95,7 @@ export function createSigner(options: { threads?: number } = {}): Signer {
   let closed = false;
 
   function spawn(slot: number): Worker {
-    const worker = compiled ? new Worker(new URL('./sign-worker.js', import.meta.url)) : sourceWorker();
+    const worker = startThread(new URL('./sign-worker.ts', import.meta.url));
     worker.unref();
     worker.on('message', (m: { id: number; signatures?: string; error?: string }) => {
       const p = pending.get(m.id);

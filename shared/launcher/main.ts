@@ -42,7 +42,11 @@ function start(name: string, entry: string, restarts = 0) {
   const child = run(name, entry);
   const startedAt = Date.now();
   child.on('exit', (code, signal) => {
-    if (stopping) return;
+    // A process that did not stop cleanly is named: its own last lines above tell why.
+    if (stopping) {
+      if (code !== 0) log.error({ name, code, signal }, 'process.stop_failed');
+      return;
+    }
     // A process that ran a while gets a fresh restart budget; one that keeps dying is given up on.
     const budget = Date.now() - startedAt > 60_000 ? 0 : restarts + 1;
     if (budget > 5) {

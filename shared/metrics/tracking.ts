@@ -24,4 +24,8 @@ export function trackingMetrics(registry: Registry = new Registry()) {
   };
 }
 
-export type TrackingMetrics = ReturnType<typeof trackingMetrics>;
+/** What the listener and the recorder call on them: a thread relaying to its process's metrics is one too. */
+export interface TrackingMetrics {
+  hits: Pick<Counter<'kind' | 'verdict'>, 'inc'>;
+  recorded: Pick<Counter<'outcome'>, 'inc'>;
+}

@@ -56,10 +56,13 @@ export function killRig(w: MtaWorld, children: Children, mtaConcurrency: number)
 
   /**
    * An mta with its submission listeners on the given ports (0: the kernel picks one; never 587/465, another test
-   * file may run an mta too).
+   * file may run an mta too). Its delivery at the priority of the test processes (MTA_NICE=0): these tests are about
+   * what a kill leaves, and on a loaded CI machine a delivery at nice 10 waits behind every other test file's
+   * processes (the whole backlog of a kill took over 90 s there).
    */
   const startMta = (ports: SubmissionPorts): ChildProcess =>
     startChild('mta/main.ts', {
+      MTA_NICE: '0',
       MTA_CONCURRENCY: String(mtaConcurrency),
       SMTP_SUBMISSION_PORT: String(ports.submission),
       SMTP_SUBMISSION_TLS_PORT: String(ports.submissionTls),

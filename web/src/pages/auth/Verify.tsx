@@ -12,8 +12,29 @@ export function useFragmentToken(...names: string[]): string | null {
   return null;
 }
 
+type Outcome = 'done' | ApiError;
+
+/**
+ * One request per token for the page's life: the first use spends it, so a second request (the page mounted again,
+ * as when the session's first answer re-renders the routes) would be refused as "used" and, answering last, replace
+ * the confirmation with that error (a CI run saw both requests, 200 then 422).
+ */
+const verifications = new Map<string, Promise<Outcome>>();
+
+function verification(token: string): Promise<Outcome> {
+  let outcome = verifications.get(token);
+  if (!outcome) {
+    outcome = api
+      .POST('/auth/verify-email', { body: { token } })
+      .then((r): Outcome => (r.response.ok ? 'done' : asApiError(r.error, r.response.status)))
+      .catch((e: unknown) => asApiError(e));
+    verifications.set(token, outcome);
+  }
+  return outcome;
+}
+
 export function Verify() {
-  const [state, setState] = useState<'working' | 'done' | ApiError>('working');
+  const [state, setState] = useState<'working' | Outcome>('working');
   const token = useFragmentToken('token', 'verify');
   useEffect(() => {
     setState('working');
@@ -24,10 +45,11 @@ export function Verify() {
       } as ApiError);
       return;
     }
-    api
-      .POST('/auth/verify-email', { body: { token } })
-      .then((r) => setState(r.response.ok ? 'done' : asApiError(r.error, r.response.status)))
-      .catch((e) => setState(asApiError(e)));
+    let shown = true;
+    void verification(token).then((outcome) => shown && setState(outcome));
+    return () => {
+      shown = false;
+    };
   }, [token]);
   return (
     <AuthFrame title="Confirm your address">
