@@ -2,6 +2,7 @@
 import test from 'ava';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
+import { until } from './helpers/wait.ts';
 import { sweepDomains } from '../worker/domains.ts';
 import { checkDomain, leaseDueDomains, leaseEnd } from '../shared/domains/verify.ts';
 import { CHECK_WINDOW_MS, nextCheckAt, PENDING_DELAYS_MS, VERIFIED_RECHECK_MS } from '../shared/domains/status.ts';
@@ -99,3 +100,59 @@ test.serial('a verification asked for while a sweep looks at the domain is not l
   t.is(await sweepDomains(p.db, p.deps.dns, p.config, p.deps.log), 1);
   t.is((await p.db('domains').where({ id: created.body.id }).first()).status, 'verified');
 });
+
+test.serial(
+  'a slow check that started before a newer one finished does not undo what the newer one found',
+  async (t) => {
+    const team = await p.createTeam();
+    const name = 'sweep-four.test';
+    const created = await p.request('POST', '/domains', { key: team.key, body: { name } });
+    // A sweep looks the records up before they are published; its answers arrive late (a slow network): each lookup
+    // goes to the DNS server at once, its answer is held until `release`.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let answered = 0;
+    const late =
+      <A extends unknown[], R>(fn: (...a: A) => Promise<R>) =>
+      async (...a: A) => {
+        const answer = await fn(...a);
+        answered++;
+        await held;
+        return answer;
+      };
+    const real = p.deps.dns;
+    const slow = {
+      txt: late((n: string) => real.txt(n)),
+      mx: late((n: string) => real.mx(n)),
+      caa: late((n: string) => real.caa(n)),
+      cname: late((n: string) => real.cname(n)),
+    };
+    const first = new Date();
+    t.deepEqual(await leaseDueDomains(p.db, first, 50), [created.body.id]);
+    const older = checkDomain(p.db, slow, p.config, created.body.id, first, leaseEnd(first));
+    // One lookup per name and type (two records on one TXT name share it).
+    const lookups = new Set(created.body.records.map((r: { type: string; name: string }) => `${r.type} ${r.name}`));
+    await until(() => answered >= lookups.size, { what: 'the slow check has its (empty) answers' });
+
+    // The records are published, the customer asks again, and a second sweep finds them.
+    for (const r of created.body.records) {
+      const owner = `${r.name}.${name}`;
+      if (r.type === 'MX') dns.set(owner, 'MX', [{ exchange: r.value, priority: r.priority }]);
+      else dns.set(owner, 'TXT', [r.value]);
+    }
+    t.is((await p.request('POST', `/domains/${created.body.id}/verify`, { key: team.key })).status, 200);
+    const second = new Date(Math.max(Date.now(), first.getTime() + 1));
+    t.is((await checkDomain(p.db, real, p.config, created.body.id, second, leaseEnd(second)))?.status, 'verified');
+    const after = await p.db('domains').where({ id: created.body.id }).first();
+
+    // The first check's answers arrive now: what it would write is older than what is there, and nothing changes.
+    release();
+    await older;
+    const row = await p.db('domains').where({ id: created.body.id }).first();
+    t.is(row.status, 'verified');
+    t.deepEqual(row.last_checked_at, second);
+    t.deepEqual(row.next_check_at, after.next_check_at);
+    const records = await p.db('domain_records').where({ domain_id: created.body.id }).select('status');
+    t.deepEqual([...new Set(records.map((r: { status: string }) => r.status))], ['verified']);
+  },
+);

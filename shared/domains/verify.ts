@@ -130,6 +130,9 @@ export async function checkDomain(
   return db.transaction(async (trx) => {
     const locked = await trx<DomainRow>('domains').where({ id: domainId }).forUpdate().first();
     if (!locked) return null;
+    // A check that started after this one has written what it found (two sweeps overlap when a check is asked for
+    // during one, and this one's lookups were slower): this one's answers are older and would undo it.
+    if (locked.last_checked_at && locked.last_checked_at > now) return locked;
     const checkingSince = locked.checking_since ?? now;
     const keys = await publishedKeys(trx, domainId);
     let changed = false;
