@@ -9,6 +9,8 @@ export interface PacedRun {
   ms: number[];
   /** How late the client itself sent each request (ms after it was due), sorted: its own scheduling. */
   late: number[];
+  /** Each answered request's due time (performance.now()) and latency, in the order they were due. */
+  spans: { due: number; ms: number }[];
   failed: number;
   startedAt: number;
   wallMs: number;
@@ -18,6 +20,7 @@ export interface PacedRun {
 export async function paced(n: number, rate: number, fire: (i: number) => Promise<boolean>): Promise<PacedRun> {
   const ms: number[] = [];
   const late: number[] = [];
+  const spans: { due: number; ms: number }[] = [];
   let failed = 0;
   const all: Promise<void>[] = [];
   const startedAt = performance.now();
@@ -28,8 +31,10 @@ export async function paced(n: number, rate: number, fire: (i: number) => Promis
     late.push(performance.now() - due);
     all.push(
       fire(i).then((ok) => {
-        if (ok) ms.push(performance.now() - due);
-        else failed++;
+        if (ok) {
+          ms.push(performance.now() - due);
+          spans.push({ due, ms: ms[ms.length - 1] });
+        } else failed++;
       }),
     );
   }
@@ -37,7 +42,8 @@ export async function paced(n: number, rate: number, fire: (i: number) => Promis
   const wallMs = performance.now() - startedAt;
   ms.sort((a, b) => a - b);
   late.sort((a, b) => a - b);
-  return { ms, late, failed, startedAt, wallMs };
+  spans.sort((a, b) => a.due - b.due);
+  return { ms, late, spans, failed, startedAt, wallMs };
 }
 
 /** The p-th percentile of sorted values (nearest rank); NaN when there are none. */

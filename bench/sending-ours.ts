@@ -192,6 +192,9 @@ export interface AcceptResult {
   rate: number;
   p50: number;
   p99: number;
+  /** Paced runs: each answered request's due time and latency, and how late the client itself sent (sorted). */
+  spans?: { due: number; ms: number }[];
+  late?: number[];
 }
 
 /** POST /emails `n` times on `connections` keep-alive connections, as fast as it goes or at `rate` per second. */
@@ -280,9 +283,9 @@ export async function apiPaced(ours: Ours, n: number, rate: number, bytes: numbe
       req.on('error', () => resolve(0));
       req.end(payload);
     });
-  const { ms, failed, startedAt, wallMs } = await paced(n, rate, async (i) => (await post(i)) === 200);
+  const { ms, late, spans, failed, startedAt, wallMs } = await paced(n, rate, async (i) => (await post(i)) === 200);
   agent.destroy();
-  return accepted(n, ms, failed, wallMs, startedAt);
+  return { ...accepted(n, ms, failed, wallMs, startedAt), spans, late };
 }
 
 /**

@@ -21,6 +21,7 @@ import { deliverRound, hitPaths, hits, trackedDomain, type CpuRun } from './trac
 import { queryMetrics, seedMetrics, EVENTS } from './tracking-metrics.ts';
 import { report, type SendRun } from './tracking-report.ts';
 import { watchStalls } from './tracking-stalls.ts';
+import { startStallProbe } from './stall-probe.ts';
 
 export interface TrackingBenchOptions {
   /** Messages per CPU round and mode. */
@@ -115,6 +116,8 @@ async function sendsBesideHits(o: TrackingBenchOptions, ctx: Awaited<ReturnType<
   const n = o.sendRate * o.sendSeconds;
   const rows: SendRun[] = [];
   const database = new URL(ctx.ours.databaseUrl).pathname.slice(1);
+  const probe = startStallProbe();
+  o.onCleanup(() => probe.stop());
   for (const withHits of Array.from({ length: o.rounds }, () => [false, true]).flat()) {
     console.error(`bench: tracking: POST /emails at ${o.sendRate}/s ${withHits ? 'beside' : 'without'} hits`);
     // The sends start once the hits' unmeasured first seconds are done, and end before the hits do.
@@ -125,9 +128,12 @@ async function sendsBesideHits(o: TrackingBenchOptions, ctx: Awaited<ReturnType<
     const watched = await watchStalls(ctx.ours.db, database, ctx.metricsUrl);
     const sends = await apiPaced(ctx.ours, n, o.sendRate, 2048);
     const stalls = await watched();
-    rows.push({ hits: withHits, sends, load: load ? await load : undefined, stalls });
+    rows.push({ hits: withHits, sends, load: load ? await load : undefined, stalls, gaps: [] });
   }
-  return rows;
+  const gaps = await probe.stop();
+  for (const r of rows)
+    r.gaps = gaps.filter((g) => g.at + g.ms > r.sends.startedAt && g.at < r.sends.startedAt + r.sends.wallMs);
+  return { rows, realtime: probe.realtime };
 }
 
 export async function runTrackingBench(o: TrackingBenchOptions): Promise<void> {
@@ -154,6 +160,6 @@ export async function runTrackingBench(o: TrackingBenchOptions): Promise<void> {
   const seeded = await seedMetrics(ctx.ours);
   const queries = await queryMetrics(ctx.ours, seeded, o.queries);
 
-  report(o, { cpu, alone, recorded, cpuPerHit, sends, queries });
+  report(o, { cpu, alone, recorded, cpuPerHit, sends: sends.rows, probeRealtime: sends.realtime, queries });
   console.log(`(tracking suite: ${fixed((performance.now() - t0) / 1000, 0)} s)`);
 }
