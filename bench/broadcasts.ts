@@ -26,6 +26,7 @@ import { fixed, renderTable } from './table.ts';
 import { median } from './sending-report.ts';
 import { newId } from '../shared/ids.ts';
 import { watchStalls, type Stalls } from './tracking-stalls.ts';
+import { gapsDuring, outsideGaps, startStallProbe, type Gap } from './stall-probe.ts';
 
 export interface BroadcastBenchOptions {
   size: number;
@@ -149,11 +150,14 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
   // spread over its run (each round's p99 is its tenth-slowest request of 1,000: one round is mostly noise).
   // Each round with what the api and PostgreSQL did meanwhile (bench/tracking-stalls.ts).
   const database = new URL(ours.databaseUrl).pathname.slice(1);
-  const rounds: { when: string; r: AcceptResult; stalls: Stalls }[] = [];
+  const rounds: Round[] = [];
+  // The machine's own pauses over the rounds (bench/stall-probe.ts): each round's p99 is also given without them.
+  const probe = startStallProbe();
+  o.onCleanup(() => probe.stop());
   const paced = async (when: string) => {
     const watched = await watchStalls(ours.db, database, `http://127.0.0.1:${metricsPort}/metrics`);
     const r = await apiPaced(ours, 100 * o.pacedSeconds, 100, 1024);
-    rounds.push({ when, r, stalls: await watched() });
+    rounds.push({ when, r, stalls: await watched(), gaps: [] });
     return r;
   };
   const alone: AcceptResult[] = [];
@@ -196,6 +200,8 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
     console.error(`bench: broadcasts: vacuum analyze took ${fixed((performance.now() - at) / 1000, 1)} s`);
   }
   alone.push(await paced('alone, after'));
+  const gaps = await probe.stop();
+  for (const round of rounds) round.gaps = gapsDuring(gaps, round.r);
   report(o.size, {
     seconds,
     rate,
@@ -212,7 +218,7 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
 }
 
 /** Every paced round: its requests, latencies, and what the api and PostgreSQL did meanwhile. */
-function roundsTable(rounds: { when: string; r: AcceptResult; stalls: Stalls }[]): void {
+function roundsTable(rounds: Round[]): void {
   console.log(
     renderTable(
       [
@@ -220,15 +226,19 @@ function roundsTable(rounds: { when: string; r: AcceptResult; stalls: Stalls }[]
         'ok / sent',
         'p50 ms',
         'p99 ms',
+        'machine pauses (n / longest ms)',
+        'p99 outside them ms',
         'api loop delay p99 / max ms',
         'WAL MB / flushes / full-page images / buffers full / checkpoints',
         'PostgreSQL active, by wait',
       ],
-      rounds.map(({ when, r, stalls: s }) => [
+      rounds.map(({ when, r, stalls: s, gaps }) => [
         when,
         `${r.ok} / ${r.sent}`,
         fixed(r.p50, 1),
         fixed(r.p99, 0),
+        gaps.length ? `${gaps.length} / ${fixed(Math.max(...gaps.map((g) => g.ms)), 0)}` : '0',
+        fixed(outsideGaps(r, gaps).p99, 0),
         `${fixed(s.loopP99Ms, 0)} / ${fixed(s.loopMaxMs, 0)}`,
         `${fixed(s.wal.mb, 0)} / ${s.wal.syncs} / ${s.wal.fpi} / ${s.wal.buffersFull} / ${s.wal.checkpoints}`,
         s.waits.map((w) => `${w.wait} ${fixed(w.share, 2)}`).join(', ') || 'idle',
@@ -242,6 +252,14 @@ function roundsTable(rounds: { when: string; r: AcceptResult; stalls: Stalls }[]
   }
 }
 
+/** A paced round of POST /emails, what the api and PostgreSQL did meanwhile, and the machine's pauses in it. */
+interface Round {
+  when: string;
+  r: AcceptResult;
+  stalls: Stalls;
+  gaps: Gap[];
+}
+
 interface Outcome {
   seconds: number;
   rate: number;
@@ -252,7 +270,7 @@ interface Outcome {
   during: AcceptResult[];
   stats: Record<'api' | 'mta' | 'worker', WindowStats>;
   rss: Record<'api' | 'worker' | 'mta', RssByHalf>;
-  rounds: { when: string; r: AcceptResult; stalls: Stalls }[];
+  rounds: Round[];
 }
 
 /** The broadcast's table, its rounds and the PASS/FAIL lines of issue #20's targets. */
@@ -297,6 +315,13 @@ function report(size: number, r: Outcome): void {
   verdict(
     duringP99 <= 1.5 * aloneP99,
     `POST /emails p99 during the broadcast within 1.5x of alone (medians of the rounds: ${fixed(duringP99 / aloneP99, 2)}x)`,
+  );
+  const outside = (when: RegExp) =>
+    median(r.rounds.filter((x) => when.test(x.when)).map((x) => outsideGaps(x.r, x.gaps).p99)) ?? NaN;
+  const [aloneOut, duringOut] = [outside(/^alone/), outside(/^during/)];
+  verdict(
+    duringOut <= 1.5 * aloneOut,
+    `the same outside the machine's pauses (what the broadcast itself adds): ${fixed(duringOut, 0)} against ${fixed(aloneOut, 0)} ms, ${fixed(duringOut / aloneOut, 2)}x`,
   );
   const grown = Object.entries(r.rss).filter(([, m]) => !(m.secondHalfMb <= FLAT * m.firstHalfMb));
   verdict(

@@ -7,6 +7,7 @@
 // normal priority and says so (its gaps then include our own load).
 import { spawn, spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { percentile } from './paced.ts';
 
 export const GAP_MS = 15;
 
@@ -60,3 +61,15 @@ export function startStallProbe(): StallProbe {
 /** Whether the span [from, from + ms] overlaps a gap. */
 export const overlapsGap = (gaps: Gap[], from: number, ms: number) =>
   gaps.some((g) => g.at < from + ms && from < g.at + g.ms);
+
+/** The gaps that fall within a paced run (its first request's due time to its end). */
+export const gapsDuring = (gaps: Gap[], run: { startedAt: number; wallMs: number }) =>
+  gaps.filter((g) => g.at + g.ms > run.startedAt && g.at < run.startedAt + run.wallMs);
+
+/** A paced run's answered requests that no gap overlapped: how many were left out, and the p99 of the rest. */
+export function outsideGaps(run: { spans?: { due: number; ms: number }[] }, gaps: Gap[]) {
+  const spans = run.spans ?? [];
+  const kept = spans.filter((x) => !overlapsGap(gaps, x.due, x.ms)).map((x) => x.ms);
+  kept.sort((a, b) => a - b);
+  return { excluded: spans.length - kept.length, p99: percentile(kept, 99) };
+}

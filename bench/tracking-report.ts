@@ -4,7 +4,7 @@ import type { AcceptResult } from './sending-ours.ts';
 import type { CpuRun, HitRun } from './tracking-load.ts';
 import { EVENTS, type QueryRun } from './tracking-metrics.ts';
 import type { Stalls } from './tracking-stalls.ts';
-import { GAP_MS, overlapsGap, type Gap } from './stall-probe.ts';
+import { GAP_MS, outsideGaps as outside, type Gap } from './stall-probe.ts';
 import { percentile } from './paced.ts';
 
 export interface SendRun {
@@ -153,12 +153,7 @@ function stallsTable(sends: SendRun[]): void {
   );
 }
 
-/** A round's sends that no pause of the machine overlapped: how many were left out, and the p99 of the rest. */
-function outsideGaps(s: SendRun): { excluded: number; p99: number } {
-  const kept = (s.sends.spans ?? []).filter((x) => !overlapsGap(s.gaps, x.due, x.ms)).map((x) => x.ms);
-  kept.sort((a, b) => a - b);
-  return { excluded: (s.sends.spans ?? []).length - kept.length, p99: percentile(kept, 99) };
-}
+const outsideGaps = (s: SendRun) => outside(s.sends, s.gaps);
 
 /** Each round's machine pauses (bench/stall-probe.ts), the client's own lateness, and the p99 without the pauses. */
 function gapsTable(sends: SendRun[], realtime: boolean) {

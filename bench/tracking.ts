@@ -21,7 +21,7 @@ import { deliverRound, hitPaths, hits, trackedDomain, type CpuRun } from './trac
 import { queryMetrics, seedMetrics, EVENTS } from './tracking-metrics.ts';
 import { report, type SendRun } from './tracking-report.ts';
 import { watchStalls } from './tracking-stalls.ts';
-import { startStallProbe } from './stall-probe.ts';
+import { gapsDuring, startStallProbe } from './stall-probe.ts';
 
 export interface TrackingBenchOptions {
   /** Messages per CPU round and mode. */
@@ -131,8 +131,7 @@ async function sendsBesideHits(o: TrackingBenchOptions, ctx: Awaited<ReturnType<
     rows.push({ hits: withHits, sends, load: load ? await load : undefined, stalls, gaps: [] });
   }
   const gaps = await probe.stop();
-  for (const r of rows)
-    r.gaps = gaps.filter((g) => g.at + g.ms > r.sends.startedAt && g.at < r.sends.startedAt + r.sends.wallMs);
+  for (const r of rows) r.gaps = gapsDuring(gaps, r.sends);
   return { rows, realtime: probe.realtime };
 }
 
