@@ -139,6 +139,30 @@ test('SERVFAIL and silence are temporary failures, never verified', async (t) =>
   t.is((await check(body.id))?.status, 'verified');
 });
 
+test('a re-check whose lookups fail for now leaves a verified domain verified and sending, and looks again soon', async (t) => {
+  const team = await p.createTeam();
+  const name = 'delta-blip.test';
+  const body = await create(team, { name });
+  publish(name, body.records);
+  t.is((await check(body.id))?.status, 'verified');
+  const before = await p.db('domain_records').where({ domain_id: body.id }).orderBy('position');
+  dns.fail(`send.${name}`, 'servfail');
+  const at = new Date(Date.now() + 25 * 3600_000);
+  const d = await check(body.id, at);
+  t.is(d?.status, 'verified', 'a SERVFAIL says nothing about records found before');
+  const after = await p.db('domain_records').where({ domain_id: body.id }).orderBy('position');
+  t.deepEqual(
+    after.map((r) => [r.status, r.found]),
+    before.map((r) => [r.status, r.found]),
+  );
+  t.is(d?.next_check_at?.getTime(), at.getTime() + 60_000, 'looked at again in a minute, not a day');
+  dns.remove(`send.${name}`);
+  publish(name, body.records);
+  const again = await check(body.id, new Date(at.getTime() + 60_000));
+  t.is(again?.status, 'verified');
+  t.is(again?.next_check_at?.getTime(), at.getTime() + 60_000 + 24 * 3600_000);
+});
+
 test('a verified domain whose DKIM record is removed is noticed on the next check', async (t) => {
   const team = await p.createTeam();
   const name = 'epsilon-removed.test';

@@ -12,6 +12,7 @@ import {
   recordStatus,
   sendingRecordsVerified,
   CHECK_WINDOW_MS,
+  PENDING_DELAYS_MS,
   type RecordStatus,
 } from './status.ts';
 import { publishedKeys, recordsOf, syncRecords, type DkimKeyRow, type DomainRow, type RecordRow } from './store.ts';
@@ -136,6 +137,7 @@ export async function checkDomain(
     const checkingSince = locked.checking_since ?? now;
     const keys = await publishedKeys(trx, domainId);
     let changed = false;
+    let retrySoon = false;
     const statuses: RecordStatus[] = [];
     for (const [i, r] of records.entries()) {
       // A pending key's record (a rotation's, an Ed25519 key's) has its own 72 hours from when it was added, so a
@@ -148,11 +150,18 @@ export async function checkDomain(
       // A record that was verified and is now gone failed: the customer removed it (noticed on a re-check).
       let status = recordStatus(verdicts[i], windowClosed);
       if (r.status === 'verified' && status === 'pending' && locked.status === 'verified') status = 'failed';
+      // A lookup that failed for now (a timeout, SERVFAIL) says nothing about a record found before: it stays
+      // verified, with what was found, and is looked at again soon; it does not stop the domain's sends.
+      const kept = r.status === 'verified' && verdicts[i].result === 'temporary';
+      if (kept) {
+        status = 'verified';
+        retrySoon = true;
+      }
       statuses.push(status);
       if (status !== r.status) changed = true;
       await trx('domain_records')
         .where({ id: r.id })
-        .update({ status, found: verdicts[i].found, last_checked_at: now });
+        .update({ status, ...(kept ? {} : { found: verdicts[i].found }), last_checked_at: now });
       r.status = status;
     }
 
@@ -177,6 +186,10 @@ export async function checkDomain(
       liveKeys.filter((k) => k.status === 'active').map((k) => k.selector),
     );
     let next = nextCheckAt(status, since, count, now, canSend);
+    if (retrySoon) {
+      const soon = new Date(now.getTime() + PENDING_DELAYS_MS[0]);
+      if (!next || soon < next) next = soon;
+    }
     // A rotation's (or an Ed25519) new key is looked for every few minutes for as long as its pending window lasts.
     const rotating = liveKeys.some(
       (k) => k.status === 'pending' && now.getTime() < k.created_at.getTime() + CHECK_WINDOW_MS,
