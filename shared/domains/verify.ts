@@ -12,7 +12,6 @@ import {
   recordStatus,
   sendingRecordsVerified,
   CHECK_WINDOW_MS,
-  PENDING_DELAYS_MS,
   type RecordStatus,
 } from './status.ts';
 import { publishedKeys, recordsOf, syncRecords, type DkimKeyRow, type DomainRow, type RecordRow } from './store.ts';
@@ -62,6 +61,7 @@ async function cnameChain(resolver: VerifyResolver, name: string, goal: string):
 export const DKIM_RETIRE_AFTER_MS = 7 * 24 * 3600_000;
 const LEASE_MS = 2 * 60_000;
 const ROTATION_RECHECK_MS = 5 * 60_000;
+const RETRY_KEPT_MS = 3600_000;
 
 function lookupsFor(resolver: VerifyResolver, domain: string) {
   const cache = new Map<string, Promise<unknown>>();
@@ -151,7 +151,8 @@ export async function checkDomain(
       let status = recordStatus(verdicts[i], windowClosed);
       if (r.status === 'verified' && status === 'pending' && locked.status === 'verified') status = 'failed';
       // A lookup that failed for now (a timeout, SERVFAIL) says nothing about a record found before: it stays
-      // verified, with what was found, and is looked at again soon; it does not stop the domain's sends.
+      // verified, with what was found, and is looked at again within the hour (not the next day; hourly, not every
+      // minute, while the customer's DNS keeps failing); it does not stop the domain's sends.
       const kept = r.status === 'verified' && verdicts[i].result === 'temporary';
       if (kept) {
         status = 'verified';
@@ -187,7 +188,7 @@ export async function checkDomain(
     );
     let next = nextCheckAt(status, since, count, now, canSend);
     if (retrySoon) {
-      const soon = new Date(now.getTime() + PENDING_DELAYS_MS[0]);
+      const soon = new Date(now.getTime() + RETRY_KEPT_MS);
       if (!next || soon < next) next = soon;
     }
     // A rotation's (or an Ed25519) new key is looked for every few minutes for as long as its pending window lasts.
