@@ -141,12 +141,20 @@ function stallsTable(sends: SendRun[]): void {
   const gc = (s: Stalls, kind: string) => (s.gc[kind] ? `${s.gc[kind].count} / ${fixed(s.gc[kind].ms, 0)}` : '-');
   console.log(
     renderTable(
-      ['hits', 'loop delay p99 / max ms', 'scavenges (n / ms)', 'mark-sweeps (n / ms)', 'PostgreSQL active, by wait'],
+      [
+        'hits',
+        'loop delay p99 / max ms',
+        'scavenges (n / ms)',
+        'mark-sweeps (n / ms)',
+        'WAL MB / flushes / full-page images / checkpoints',
+        'PostgreSQL active, by wait',
+      ],
       sends.map(({ hits, stalls: s }) => [
         hits ? 'beside' : 'without',
         `${fixed(s.loopP99Ms, 0)} / ${fixed(s.loopMaxMs, 0)}`,
         gc(s, 'minor'),
         gc(s, 'major'),
+        `${fixed(s.wal.mb, 0)} / ${s.wal.syncs} / ${s.wal.fpi} / ${s.wal.checkpoints}`,
         s.waits.map((w) => `${w.wait} ${fixed(w.share, 2)}`).join(', ') || 'idle',
       ]),
     ),
