@@ -31,10 +31,10 @@ export async function paced(n: number, rate: number, fire: (i: number) => Promis
     late.push(performance.now() - due);
     all.push(
       fire(i).then((ok) => {
-        if (ok) {
-          ms.push(performance.now() - due);
-          spans.push({ due, ms: ms[ms.length - 1] });
-        } else failed++;
+        if (!ok) return void failed++;
+        const took = performance.now() - due;
+        ms.push(took);
+        spans.push({ due, ms: took });
       }),
     );
   }

@@ -2,9 +2,9 @@
 // above everything the bench and the platform run) wakes every millisecond and reports each wake-up that came more
 // than GAP_MS late. At that priority nothing of ours can hold it off a core, so a gap is the VM itself not running
 // (the hypervisor's steal, which this VM's /proc/stat does not report) or the kernel busy. The tracking suite
-// (bench/tracking.ts part 3) reports each round's sends with and without the ones such a gap overlapped, so the
-// hits' share of the tail shows through the machine's. Without permission for real-time priority it runs at the
-// normal priority and says so (its gaps then include our own load).
+// (bench/tracking.ts part 3) and the broadcasts suite report each paced round with and without the requests such a
+// gap overlapped, so the platform's share of the tail shows through the machine's. Without permission for real-time
+// priority it runs at the normal priority and says so (its gaps then include our own load).
 import { spawn, spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { percentile } from './paced.ts';
