@@ -9,7 +9,7 @@ import { createApp } from './app.ts';
 import type { ApiDeps } from './deps.ts';
 import { createHttpServer } from './server.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
-import { createQueue, queues } from '../shared/queue.ts';
+import { closeQueues, createQueue, queues } from '../shared/queue.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import { requestLogWriter } from '../shared/logs/writer.ts';
 import { checkPostgres, checkRedis, listen, readConfig, starting } from '../shared/startup.ts';
@@ -77,10 +77,15 @@ log.info({ host: config.HOST, port: config.PORT }, 'api.listening');
 log.info({ host: config.TRACKING_HOST, port: trackingPort, thread: await trackingThread.tid }, 'tracking.listening');
 if (config.NODE_ENV !== 'test') void warmUp(log);
 
-shutdown.ready(async () => {
+shutdown.ready(async (step) => {
+  step('server');
   await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), trackingThread.close()]);
+  step('request logs, enqueues');
   await Promise.allSettled([requestLogs.close(), enqueueDelivery.flush()]);
+  step('oauth');
   await Promise.allSettled([apiDeps.oauth?.close()]);
-  await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close(), contactJobs.close()]);
+  step('clients');
+  await Promise.allSettled([db.destroy(), redis.quit(), closeQueues([deliverQueue]), contactJobs.close()]);
+  step('metrics');
   await metricsListener.close();
 });

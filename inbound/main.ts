@@ -5,7 +5,7 @@ import { checkPostgres, checkRedis, readConfig, starting } from '../shared/start
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
-import { createQueue, createWorker, queues } from '../shared/queue.ts';
+import { closeQueues, createQueue, createWorker, queues } from '../shared/queue.ts';
 import { secretsKey } from '../shared/secrets.ts';
 import { tlsCredentials } from '../shared/tls/certificate.ts';
 import { trapShutdown } from '../shared/shutdown.ts';
@@ -83,12 +83,17 @@ log.info(
   'mx.listening',
 );
 
-shutdown.ready(async () => {
+shutdown.ready(async (step) => {
   // Stop taking mail first (sessions in progress finish and get their 250 or a retry), then stop taking jobs
   // receive jobs and let running ones finish, then close the clients.
+  step('mx');
   await mx.close();
-  await Promise.all(workers.map((w) => w.close()));
-  await Promise.all([receiveQueue.close(), sweepQueue.close()]);
+  step('workers');
+  await closeQueues(workers);
+  step('queues');
+  await closeQueues([receiveQueue, sweepQueue]);
+  step('database');
   await db.destroy();
+  step('metrics');
   await metricsListener.close();
 });

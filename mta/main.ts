@@ -4,7 +4,7 @@
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
-import { createQueue, createWorker, queues } from '../shared/queue.ts';
+import { closeQueues, createQueue, createWorker, queues } from '../shared/queue.ts';
 import { trapShutdown } from '../shared/shutdown.ts';
 import { closeDeliveryDeps, createDeliveryDeps, retryOn } from './delivery/deps.ts';
 import { processDelivery } from './delivery/job.ts';
@@ -103,14 +103,20 @@ log.info(
   'mta.started',
 );
 
-shutdown.ready(async () => {
+shutdown.ready(async (step) => {
   // Stop taking mail first (sessions in progress finish), then stop taking jobs and let running deliveries finish (each
   // records its outcome), then close the clients.
+  step('submission');
   await submission.close();
-  await Promise.all(workers.map((w) => w.close()));
+  step('workers');
+  await closeQueues(workers);
+  step('delivery');
   await closeDeliveryDeps(delivery);
-  await Promise.all([deliverQueue.close(), sweepQueue.close(), bulkQueue.close()]);
+  step('queues');
+  await closeQueues([deliverQueue, sweepQueue, bulkQueue]);
+  step('database');
   await db.destroy();
   // Last: what the drain did is still there to scrape until the end.
+  step('metrics');
   await metricsListener.close();
 });

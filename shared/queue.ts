@@ -58,7 +58,10 @@ function connection(config: Pick<Config, 'REDIS_URL'>) {
   };
 }
 
-export function createQueue(config: Config, name: QueueName): Queue {
+/** What a queue or worker needs of the configuration. */
+type RedisConfig = Pick<Config, 'REDIS_URL' | 'REDIS_PREFIX'>;
+
+export function createQueue(config: RedisConfig, name: QueueName): Queue {
   return new Queue(name, {
     connection: connection(config),
     prefix: prefix(config),
@@ -72,7 +75,7 @@ export function createQueue(config: Config, name: QueueName): Queue {
 }
 
 export function createWorker(
-  config: Config,
+  config: RedisConfig,
   name: QueueName,
   processor: Processor,
   options: Partial<WorkerOptions> = {},
@@ -83,4 +86,21 @@ export function createWorker(
     concurrency: 1,
     ...options,
   });
+}
+
+/** How long a stop waits for a queue or worker still connecting (Redis away) before closing it anyway. */
+const READY_BEFORE_CLOSE_MS = 5000;
+
+/**
+ * Closes queues and workers (a worker after its running jobs), each once it has finished connecting. BullMQ 5
+ * closes a connection that is still starting (its Redis version check in flight) by dropping it, and the start's
+ * failure is then emitted as an `error` event on a connection whose listeners the close removed: an uncaught
+ * exception that ended the process in the middle of its clean stop.
+ */
+export async function closeQueues(items: (Queue | Worker)[]): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, READY_BEFORE_CLOSE_MS)));
+  await Promise.race([Promise.allSettled(items.map((i) => i.waitUntilReady())), late]);
+  clearTimeout(timer);
+  await Promise.all(items.map((i) => i.close()));
 }

@@ -3,21 +3,35 @@
 // handed over once everything it closes exists (ready). A signal that arrives while the process is starting (its
 // workers may already run jobs) is kept, and the process stops cleanly as soon as it is ready, instead of dying
 // in the middle of whatever it had begun.
+// A stop that waits on something nothing will ever settle (its event loop empty) would otherwise end the process
+// with code 0 and no word: it is logged as `process.stop_stalled`, naming the step it was in, and exits 1.
 import type { Logger } from './logger.ts';
+
+/** Names the step a stop has reached: the one a stalled stop is reported in. */
+export type StopStep = (name: string) => void;
 
 export interface ShutdownTrap {
   /** The process is started: `stop` runs at the first signal (at once if one came during the start). */
-  ready(stop: () => Promise<void>): void;
+  ready(stop: (step: StopStep) => Promise<void>): void;
 }
 
 export function trapShutdown(log: Logger): ShutdownTrap {
-  let stop: (() => Promise<void>) | null = null;
+  let stop: ((step: StopStep) => Promise<void>) | null = null;
   let requested: string | null = null;
   let stopping = false;
+  let step = 'start';
   const run = (signal: string) => {
     stopping = true;
     log.info({ signal }, 'process.stopping');
-    stop!()
+    // Only an empty event loop emits this: nothing left that could settle what the stop waits for.
+    process.on('beforeExit', () => {
+      log.error({ step }, 'process.stop_stalled');
+      process.exit(1);
+    });
+    stop!((name) => {
+      step = name;
+      log.debug({ step }, 'process.stop_step');
+    })
       .then(() => {
         log.info('process.stopped');
         process.exit(0);

@@ -109,22 +109,22 @@ test('the launcher creates and migrates the database, prints the first key once,
     await until(() => started.test(first.output()), { what: `${proc} to start`, timeoutMs: 120_000, intervalMs: 100 });
   }
   first.child.kill('SIGTERM');
-  t.is(await first.exited, 0);
+  const exitCode = await first.exited;
   for (const proc of ['api', 'mta', 'inbound', 'worker']) {
     const stopped = new RegExp(`"process":"${proc}"[^\\n]*"msg":"process.stopped"`).test(first.output());
-    // What tells why: the process's last lines, the launcher's (a process that died and waited for its restart) and
-    // whatever was not a log line (a stack trace).
-    if (!stopped)
-      t.log(
-        first
+    // What tells why, in the assertion's message (the part of a failure CI keeps): the process's last lines, the
+    // launcher's (a process that died and waited for its restart) and whatever was not a log line (a stack trace).
+    const why = stopped
+      ? ''
+      : first
           .output()
           .split('\n')
           .filter((l) => l.includes(`"process":"${proc}"`) || l.includes('"process":"launcher"') || !l.startsWith('{'))
           .slice(-30)
-          .join('\n'),
-      );
-    t.true(stopped, `${proc} stopped cleanly`);
+          .join('\n');
+    t.true(stopped, `${proc} stopped cleanly${why && `; its last lines:\n${why}`}`);
   }
+  t.is(exitCode, 0, 'the launcher stops cleanly once every process has');
 
   // A second start finds the team and prints no key.
   const second = run();
@@ -134,7 +134,13 @@ test('the launcher creates and migrates the database, prints the first key once,
     intervalMs: 100,
   });
   second.child.kill('SIGTERM');
-  t.is(await second.exited, 0);
+  const launcherLines = () =>
+    second
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"process":"launcher"'))
+      .join('\n');
+  t.is(await second.exited, 0, launcherLines());
   t.notRegex(second.output(), /rk_[0-9A-Za-z]{20,}/);
   const db = knexFactory({ client: 'pg', connection: dbUrl(name), pool: { min: 0, max: 1 } });
   t.is(Number((await db('teams').count({ n: '*' }))[0].n), 1);

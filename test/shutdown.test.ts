@@ -1,6 +1,6 @@
 // shared/shutdown.ts as every process uses it: a SIGTERM stops a started process cleanly (its stop runs, exit 0);
 // one that arrives while the process is still starting is kept, and the process stops cleanly once started
-// instead of dying half-way; a second signal exits at once.
+// instead of dying half-way; a second signal exits at once; a stop left waiting on nothing says so and exits 1.
 import test from 'ava';
 import { spawn } from 'node:child_process';
 import { codePath, loaderArgs } from '../shared/layout.ts';
@@ -47,5 +47,13 @@ test('a SIGTERM while the process starts is kept: it finishes starting, then sto
 test('a second signal while starting exits at once, without waiting for the start', async (t) => {
   const r = await run({ SIGNAL_AT: 'starting-twice', START_MS: '5000' });
   t.deepEqual(r.lines, []);
+  t.is(r.code, 1);
+});
+
+test('a stop that waits on what nothing can settle is logged with its step and exits 1, not 0 in silence', async (t) => {
+  const r = await run({ STALL: '1', LOG_LEVEL: 'info' }, (line, kill) => line === 'started' && kill());
+  const stalled = r.lines.map((l) => (l.startsWith('{') ? JSON.parse(l) : { msg: l })).find((l) => l.level >= 50);
+  t.like(stalled, { msg: 'process.stop_stalled', step: 'waiting on nothing' });
+  t.false(r.lines.includes('stopped'));
   t.is(r.code, 1);
 });

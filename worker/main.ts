@@ -3,7 +3,7 @@ import { checkPostgres, checkRedis, readConfig, starting } from '../shared/start
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { ANALYZE_EVERY_MS, analyzeChangedTables, warnIfAutovacuumOff } from '../shared/db/autovacuum.ts';
-import { createQueue, createWorker, queues } from '../shared/queue.ts';
+import { closeQueues, createQueue, createWorker, queues } from '../shared/queue.ts';
 import { createResolver } from '../shared/dns/resolver.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
 import { secretsKey } from '../shared/secrets.ts';
@@ -155,25 +155,28 @@ await webhooks.start();
 rollup.start();
 log.info({ queues: workers.map((w) => w.name) }, 'worker.started');
 
-shutdown.ready(async () => {
+shutdown.ready(async (step) => {
   // Stop claiming, let running jobs finish (a running import pauses at its next batch), then close the clients.
   stopping.abort();
   contactJobs.stop();
   await broadcastJobs.stop();
-  await Promise.all(workers.map((w) => w.close()));
+  step('workers');
+  await closeQueues(workers);
+  step('webhooks');
   await webhooks.stop();
+  step('rollup');
   await rollup.stop();
+  step('queues');
   await Promise.all([
-    maintenanceQueue.close(),
-    domainsQueue.close(),
-    sendingQueue.close(),
-    webhooksQueue.close(),
-    teamsQueue.close(),
-    deliverQueue.close(),
+    closeQueues([maintenanceQueue, domainsQueue, sendingQueue, webhooksQueue, teamsQueue, deliverQueue]),
     redis.quit(),
   ]);
+  step('broadcast enqueues');
   await broadcastJobs.flush();
-  await Promise.all([...contactJobs.queues, ...broadcastJobs.queues].map((q) => q.close()));
+  step('area queues');
+  await closeQueues([...contactJobs.queues, ...broadcastJobs.queues]);
+  step('database');
   await db.destroy();
+  step('metrics');
   await metricsListener.close();
 });

@@ -8,7 +8,7 @@ import type { Config } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createDb } from '../../shared/db/knex.ts';
 import { createFsBlobStore } from '../../shared/blobs.ts';
-import { createQueue, queues } from '../../shared/queue.ts';
+import { closeQueues, createQueue, queues } from '../../shared/queue.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 import { listen } from '../../shared/startup.ts';
 import { enqueueReceive } from '../receive/sweep.ts';
@@ -44,7 +44,7 @@ serveListeners(
     // receive job not yet handed to Redis is the sweep's.
     async close() {
       await new Promise<void>((resolve) => mx.close(() => resolve()));
-      await receiveQueue.close();
+      await closeQueues([receiveQueue]);
       await db.destroy();
     },
   },

@@ -8,7 +8,7 @@ import type { Config } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createDb } from '../../shared/db/knex.ts';
 import { createFsBlobStore } from '../../shared/blobs.ts';
-import { createQueue, queues } from '../../shared/queue.ts';
+import { closeQueues, createQueue, queues } from '../../shared/queue.ts';
 import { createResolver } from '../../shared/dns/resolver.ts';
 import { deliveryEnqueuer } from '../../shared/emails/enqueue.ts';
 import { createRedis } from '../../shared/redis.ts';
@@ -50,7 +50,7 @@ serveListeners(
     async close() {
       await listeners.close();
       await enqueueDelivery.flush();
-      await Promise.all([deliverQueue.close(), redis.quit()]);
+      await Promise.all([closeQueues([deliverQueue]), redis.quit()]);
       await db.destroy();
     },
   },

@@ -5,7 +5,7 @@
 import type { Queue } from 'bullmq';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import { createQueue, queues } from '../queue.ts';
+import { closeQueues, createQueue, queues } from '../queue.ts';
 
 export const USAGE_DEBOUNCE_MS = 10_000;
 
@@ -62,7 +62,7 @@ export function contactJobs(config: Config, log: Logger): ContactJobs {
       });
     },
     async close() {
-      await Promise.allSettled([imports.close(), housekeeping.close()]);
+      await closeQueues([imports, housekeeping]);
     },
   };
 }

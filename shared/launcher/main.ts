@@ -25,6 +25,8 @@ const childEnv = { MALLOC_ARENA_MAX: '2', ...process.env };
 
 const children = new Map<string, ChildProcess>();
 let stopping = false;
+/** A child that did not stop cleanly makes the launcher's own stop fail (exit 1): systemd and a test see it. */
+let stopFailed = false;
 
 /** `entry` as a child process, in this layout, with the launcher's environment and output. */
 function run(name: string, entry: string, args: string[] = []): ChildProcess {
@@ -44,7 +46,12 @@ function start(name: string, entry: string, restarts = 0) {
   child.on('exit', (code, signal) => {
     // A process that did not stop cleanly is named: its own last lines above tell why.
     if (stopping) {
-      if (code !== 0) log.error({ name, code, signal }, 'process.stop_failed');
+      // Killed by the SIGTERM itself: it had not trapped the signals yet (still loading), so it had begun nothing.
+      if (signal === 'SIGTERM') log.info({ name }, 'process.stopped_while_loading');
+      else if (code !== 0) {
+        stopFailed = true;
+        log.error({ name, code, signal }, 'process.stop_failed');
+      }
       return;
     }
     // A process that ran a while gets a fresh restart budget; one that keeps dying is given up on.
@@ -72,7 +79,7 @@ function shutdown(code = 0) {
     if (children.size === 0) {
       clearInterval(wait);
       clearTimeout(force);
-      process.exit(code);
+      process.exit(stopFailed ? code || 1 : code);
     }
   }, 100);
 }
