@@ -7,16 +7,24 @@ import { describeScope, scopeList } from '../shared/oauth/scopes.ts';
 
 type Json = Record<string, unknown>;
 
-const errorStatuses: Record<string, string> = {
-  '400': 'Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key)',
-  '401': 'missing_api_key or restricted_api_key',
-  '403': 'invalid_api_key, suspended_api_key or another refusal',
-  '404': 'not_found',
-  '413': 'The body is larger than the operation accepts',
-  '422': 'validation_error with errors[], or missing_required_field',
-  '429': 'rate_limit_exceeded or a quota',
-  '500': 'application_error',
+/**
+ * The error answers the operations share, each written once under `components.responses` and referenced by status:
+ * written out in each of 228 operations they were 40 % of the document, and Swagger UI's OpenAPI 3.1 parser takes
+ * time in proportion to it (the reference page renders ~1.3 s sooner this way).
+ */
+const errorResponses: Record<string, { name: string; description: string }> = {
+  '400': { name: 'BadRequest', description: 'Malformed request (bad JSON, missing User-Agent, bad Idempotency-Key)' },
+  '401': { name: 'Unauthorized', description: 'missing_api_key or restricted_api_key' },
+  '403': { name: 'Forbidden', description: 'invalid_api_key, suspended_api_key or another refusal' },
+  '404': { name: 'NotFound', description: 'not_found' },
+  '413': { name: 'PayloadTooLarge', description: 'The body is larger than the operation accepts' },
+  '422': { name: 'ValidationError', description: 'validation_error with errors[], or missing_required_field' },
+  '429': { name: 'RateLimited', description: 'rate_limit_exceeded or a quota' },
+  '500': { name: 'ApplicationError', description: 'application_error' },
+  '501': { name: 'NotImplemented', description: 'not_implemented: this area is not built yet' },
 };
+const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+const errorRef = (code: string) => ({ $ref: `#/components/responses/${errorResponses[code].name}` });
 
 /** Each area's line in the reference, in the order the reference lists them. */
 const TAGS: Record<string, string> = {
@@ -118,10 +126,10 @@ function operationObject(op: Operation, components: Json): Json {
   const responses: Json = { [status]: success };
   for (const s of op.alsoAnswers ?? [])
     responses[String(s)] = { ...success, description: `Also answered with status ${s}` };
-  const errorRef = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
-  const errors = op.permission === 'none' ? ['400', '404', '500'] : Object.keys(errorStatuses);
-  for (const code of errors) if (!responses[code]) responses[code] = { description: errorStatuses[code], ...errorRef };
-  if (op.notImplemented) responses['501'] = { description: 'not_implemented: this area is not built yet', ...errorRef };
+  const errors =
+    op.permission === 'none' ? ['400', '404', '500'] : ['400', '401', '403', '404', '413', '422', '429', '500'];
+  for (const code of errors) if (!responses[code]) responses[code] = errorRef(code);
+  if (op.notImplemented) responses['501'] = errorRef('501');
   const result: Json = {
     operationId: op.operationId,
     summary: op.summary,
@@ -138,7 +146,7 @@ function operationObject(op: Operation, components: Json): Json {
   if (op.permission === null) result.security = [{ oauth2: [] }];
   if (op.oauthOnly)
     responses['401'] = {
-      ...(responses['401'] as Json),
+      content: errorContent,
       description:
         'No OAuth access token for this resource (none, an API key, a token for another resource, expired or revoked)',
       headers: {
@@ -242,6 +250,9 @@ export function buildOpenApi(
     webhooks: Object.fromEntries(events.map((e) => [e.type, webhookObject(e, components)])),
     components: {
       schemas: components,
+      responses: Object.fromEntries(
+        Object.values(errorResponses).map(({ name, description }) => [name, { description, content: errorContent }]),
+      ),
       securitySchemes: {
         bearerAuth: {
           type: 'http',

@@ -42,8 +42,10 @@ const validate = (schema: Json, value: unknown): string[] => checkSchema(doc.com
 function responseSchema(method: string, path: string, status: number): Json {
   const op = doc.paths[path]?.[method];
   if (!op) throw new Error(`${method.toUpperCase()} ${path} is not documented`);
-  const response = op.responses[String(status)];
-  if (!response) throw new Error(`${method.toUpperCase()} ${path} documents no ${status} response`);
+  const named = op.responses[String(status)];
+  if (!named) throw new Error(`${method.toUpperCase()} ${path} documents no ${status} response`);
+  // The shared error answers are references into components.responses.
+  const response = named.$ref ? doc.components.responses[named.$ref.replace('#/components/responses/', '')] : named;
   return response.content['application/json'].schema;
 }
 
@@ -193,8 +195,8 @@ test('every $ref in the document resolves', (t) => {
   walk(doc);
   t.true(refs.length > 0);
   for (const ref of new Set(refs)) {
-    const m = /^#\/components\/schemas\/(.+)$/.exec(ref);
-    t.truthy(m && doc.components.schemas[m[1]], `unresolved ${ref}`);
+    const m = /^#\/components\/(schemas|responses)\/(.+)$/.exec(ref);
+    t.truthy(m && doc.components[m[1]][m[2]], `unresolved ${ref}`);
   }
 });
 
