@@ -86,3 +86,33 @@ test.serial('flush() writes what was added before it, without waiting for the ti
   await recorder.close();
   t.is(batches.length, 2);
 });
+
+test.serial("a batch's commit does not wait for the disk; the database's other transactions still do", async (t) => {
+  // A database at PostgreSQL's default (synchronous_commit on), whose engagement insert notes the setting it ran
+  // under: a statement trigger fires even for these hits, which name no recipient and insert no row.
+  const strict = await createTestDatabase();
+  const sdb = createDb({ DATABASE_URL: strict.url });
+  t.teardown(async () => {
+    await sdb.destroy();
+    await strict.drop();
+  });
+  await sdb.raw(`create table commit_seen (setting text not null);
+    create function note_commit() returns trigger language plpgsql as $$
+      begin insert into commit_seen values (current_setting('synchronous_commit')); return null; end $$;
+    create trigger note_commit after insert on email_engagements for each statement execute function note_commit()`);
+  const recorder = engagementRecorder(sdb, createLogger({ LOG_LEVEL: 'silent' }, 'test'), {
+    delayMs: 10,
+    maxRows: 500,
+    maxPending: 10_000,
+    machineWindowSeconds: 2,
+  });
+  recorder.add(hit());
+  await recorder.close();
+  t.deepEqual(
+    (await sdb('commit_seen').select('setting')).map((r) => r.setting),
+    ['off'],
+  );
+  // The setting was the batch's transaction's alone: the pool's connections are back at the default.
+  const { rows } = await sdb.raw(`select current_setting('synchronous_commit') as setting`);
+  t.is(rows[0].setting, 'on');
+});
