@@ -18,7 +18,7 @@ import { createTeamWithKey } from '../../shared/cli/commands.ts';
 import { createTestDatabase } from './db.ts';
 import { requestAt, type RequestOptions, type TestResponse } from './request.ts';
 import { createResolver } from '../../shared/dns/resolver.ts';
-import { createQueue, queues } from '../../shared/queue.ts';
+import { closeQueues, createQueue, queues } from '../../shared/queue.ts';
 import { deliveryEnqueuer } from '../../shared/emails/enqueue.ts';
 import type { ApiDeps } from '../../api/deps.ts';
 import { contactJobs } from '../../shared/imports/jobs.ts';
@@ -126,7 +126,7 @@ export async function startPlatform(
         // Redis unreachable (a test pointed the platform at a dead one): nothing of ours is there to remove.
       }
       await deps.oauth?.close();
-      await Promise.allSettled([db.destroy(), redis.quit(), deliverQueue.close(), jobs.close()]);
+      await Promise.allSettled([db.destroy(), redis.quit(), closeQueues([deliverQueue]), jobs.close()]);
       await database.drop();
       await rm(blobDir, { recursive: true, force: true });
     },
