@@ -20,6 +20,11 @@ import { tlsCredentials } from '../shared/tls/certificate.ts';
 import Handlebars from 'handlebars';
 import { HANDLEBARS_VERSION, lastParseErrorPosition } from '../shared/lib-internals/handlebars-parse-position.ts';
 import { rawSmtp } from './helpers/smtp-client.ts';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import MimeNode from 'nodemailer/lib/mime-node';
+import * as qp from 'nodemailer/lib/qp';
+import * as base64 from 'nodemailer/lib/base64';
+import { buildMessage } from '../shared/lib-internals/nodemailer-mime-build.ts';
 import { root } from '../shared/layout.ts';
 
 const installed = (name: string) =>
@@ -163,6 +168,35 @@ test('nodemailer: the connection members the mta relies on exist, and a prepared
     conn.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+});
+
+test('nodemailer: the MimeNode and encoder members the one-pass build reads exist; a raw node is left to build()', async (t) => {
+  const tree = new MailComposer({
+    from: 'a@lib-internals.test',
+    to: 'b@lib-internals.test',
+    subject: 'members',
+    text: 'text',
+    html: '<p>html</p>',
+  }).compile();
+  const members = tree as unknown as { _transforms: unknown; _processFuncs: unknown };
+  t.true(Array.isArray(members._transforms));
+  t.true(Array.isArray(members._processFuncs));
+  tree.buildHeaders();
+  t.is(tree.multipart, 'alternative');
+  t.is(typeof tree.boundary, 'string');
+  // A part's content type is set when its own headers are built, which the one-pass build does before its body.
+  tree.childNodes[1].buildHeaders();
+  t.is(tree.childNodes[1].contentType, 'text/html');
+  for (const encoder of [new qp.Encoder({}), new base64.Encoder({})]) {
+    const steps = encoder as unknown as { _transform: unknown; _flush: unknown };
+    t.is(typeof steps._transform, 'function');
+    t.is(typeof steps._flush, 'function');
+  }
+  // `_raw` set: the bytes are the caller's, and build() itself writes them.
+  const raw = new MimeNode();
+  raw.setRaw('Subject: raw\r\n\r\nas given\n');
+  t.is((raw as unknown as { _raw: unknown })._raw, 'Subject: raw\r\n\r\nas given\n');
+  t.true((await buildMessage(raw)).equals(await raw.build()));
 });
 
 test('smtp-server: the members the greeting pause and the reply corrections restate or wrap exist and still work', async (t) => {

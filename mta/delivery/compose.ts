@@ -1,15 +1,15 @@
 // The message to send: an API send is built with nodemailer's MailComposer from the email row and its attachment
-// blobs, its tree written out in one pass (mime-build.ts). The build is deterministic (Message-ID and Date from the
-// row, MIME boundaries derived from the email id), so a job that composes again after a crash sends the bytes an
-// earlier one sent. A first attempt sends from memory; only when a recipient is deferred is the message stored as
-// `emails/<team>/<id>.<random>.eml` and named by raw_blob_key, so every later attempt (and every copy of the mta)
-// sends those bytes even across an upgrade of the composer. An SMTP-submitted email already has its raw message (in
-// email_raw, or a blob when large). Signing happens per attempt on top of these bytes (sign.ts).
+// blobs, its tree written out in one pass (shared/lib-internals/nodemailer-mime-build.ts). The build is deterministic
+// (Message-ID and Date from the row, MIME boundaries derived from the email id), so a job that composes again after a
+// crash sends the bytes an earlier one sent. A first attempt sends from memory; only when a recipient is deferred is
+// the message stored as `emails/<team>/<id>.<random>.eml` and named by raw_blob_key, so every later attempt (and
+// every copy of the mta) sends those bytes even across an upgrade of the composer. An SMTP-submitted email already has
+// its raw message (in email_raw, or a blob when large). Signing happens per attempt on top of these bytes (sign.ts).
 import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { BlobStore } from '../../shared/blobs.ts';
-import { buildMessage } from './mime-build.ts';
+import { buildMessage } from '../../shared/lib-internals/nodemailer-mime-build.ts';
 import type { EmailRow } from '../../shared/emails/present.ts';
 import { unsubscribeToken } from '../../shared/emails/mail-tokens.ts';
 
