@@ -9,7 +9,7 @@
 //   PROFILE_MTA_NICE=0 ...                           # the mta at another priority than MTA_NICE's default
 //
 // Besides CPU: context switches, read/write syscalls (/proc/<pid>/io) of the api and mta, and PostgreSQL's
-// transactions and rows written, each per message.
+// transactions and rows written, each per message, the rows also by table (inserted, updated, of them HOT, deleted).
 //
 // PROFILE_CPU_PROF=<dir> profiles the api and mta (a .cpuprofile each, written when they stop, for Chrome's
 // DevTools or `npx tsx bench/cpuprofile-top.ts`): NODE_OPTIONS refuses --cpu-prof, so a preloaded module runs
@@ -81,6 +81,35 @@ try {
     );
     return { xacts: Number(r.rows[0].xact_commit), writes: Number(r.rows[0].writes) };
   };
+  // The same rows by table and kind (pg_stat_user_tables), to name what a message writes.
+  const tableCounts = async () => {
+    const r = await ours.db.raw(
+      `select relname, n_tup_ins as ins, n_tup_upd as upd, n_tup_hot_upd as hot, n_tup_del as del from pg_stat_user_tables`,
+    );
+    return new Map(
+      (r.rows as { relname: string; ins: string; upd: string; hot: string; del: string }[]).map((t) => [
+        t.relname,
+        { ins: Number(t.ins), upd: Number(t.upd), hot: Number(t.hot), del: Number(t.del) },
+      ]),
+    );
+  };
+  /** Per message, each table with writes between the two counts: inserted / updated (of them HOT) / deleted. */
+  const tableLine = (a: Awaited<ReturnType<typeof tableCounts>>, b: typeof a, n: number) =>
+    [...b]
+      .map(([name, y]) => {
+        const x = a.get(name) ?? { ins: 0, upd: 0, hot: 0, del: 0 };
+        return {
+          name,
+          ins: (y.ins - x.ins) / n,
+          upd: (y.upd - x.upd) / n,
+          hot: (y.hot - x.hot) / n,
+          del: (y.del - x.del) / n,
+        };
+      })
+      .filter((t) => t.ins + t.upd + t.del >= 0.01)
+      .sort((p, q) => q.ins + q.upd + q.del - (p.ins + p.upd + p.del))
+      .map((t) => `${t.name} ${t.ins.toFixed(2)}/${t.upd.toFixed(2)} (${t.hot.toFixed(2)} HOT)/${t.del.toFixed(2)}`)
+      .join(', ');
   const snapshot = () => ({
     api: cpuOf(ours.api.pid),
     mta: cpuOf(ours.mta.pid),
@@ -102,6 +131,7 @@ try {
     const base = sink.count();
     if (pgss) await ours.db.raw('select pg_stat_statements_reset()');
     const pgA = await pgCounts();
+    const tablesA = await tableCounts();
     const a = snapshot();
     const r = await go();
     await sink.waitFor(base + r.ok, 300_000);
@@ -109,6 +139,7 @@ try {
     // The mta records each delivery just after the sink's 250, and the statistics follow within a second.
     await new Promise((res) => setTimeout(res, 1500));
     const pgB = await pgCounts();
+    const tablesB = await tableCounts();
     const per = (x: number) => ((x * 1000) / r.ok).toFixed(2);
     const calls = (x: Syscalls, y: Syscalls) =>
       `${((y.reads - x.reads) / r.ok).toFixed(1)}/${((y.writes - x.writes) / r.ok).toFixed(1)}`;
@@ -120,6 +151,7 @@ try {
         `sink ${per(b.sink - a.sink)} client ${per(client)} | total ${per(b.api - a.api + b.mta - a.mta + b.postgres - a.postgres + b.redis - a.redis)} (ours+pg+redis) | context switches/msg: api ${((b.switches.api - a.switches.api) / r.ok).toFixed(1)} mta ${((b.switches.mta - a.switches.mta) / r.ok).toFixed(1)}` +
         ` | pg/msg: ${((pgB.xacts - pgA.xacts) / r.ok).toFixed(2)} transactions, ${((pgB.writes - pgA.writes) / r.ok).toFixed(2)} rows written` +
         ` | read/write syscalls/msg: api ${calls(a.syscalls.api, b.syscalls.api)} mta ${calls(a.syscalls.mta, b.syscalls.mta)}`,
+      `  rows a message by table, inserted/updated (HOT)/deleted: ${tableLine(tablesA, tablesB, r.ok)}`,
     );
     if (pgss) {
       // Which statements our database ran per message, and their execution time (PostgreSQL's own measure).
