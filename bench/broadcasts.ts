@@ -25,6 +25,7 @@ import { USER_AGENT } from './load.ts';
 import { fixed, renderTable } from './table.ts';
 import { median } from './sending-report.ts';
 import { newId } from '../shared/ids.ts';
+import type { Db } from '../shared/db/knex.ts';
 import { watchStalls, type Stalls } from './tracking-stalls.ts';
 import { gapsDuring, outsideGaps, startStallProbe, type Gap } from './stall-probe.ts';
 
@@ -156,8 +157,10 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
   o.onCleanup(() => probe.stop());
   const paced = async (when: string) => {
     const watched = await watchStalls(ours.db, database, `http://127.0.0.1:${metricsPort}/metrics`);
+    const from = new Date();
     const r = await apiPaced(ours, 100 * o.pacedSeconds, 100, 1024);
-    rounds.push({ when, r, stalls: await watched(), gaps: [] });
+    const stalls = await watched();
+    rounds.push({ when, r, stalls, gaps: [], inside: await insideApi(ours.db, from, new Date(), r.ok) });
     return r;
   };
   const alone: AcceptResult[] = [];
@@ -229,10 +232,11 @@ function roundsTable(rounds: Round[]): void {
         'machine pauses (n / longest ms)',
         'p99 outside them ms',
         'api loop delay p99 / max ms',
+        'in the api p99 / max ms',
         'WAL MB / flushes / full-page images / buffers full / checkpoints',
         'PostgreSQL active, by wait',
       ],
-      rounds.map(({ when, r, stalls: s, gaps }) => [
+      rounds.map(({ when, r, stalls: s, gaps, inside }) => [
         when,
         `${r.ok} / ${r.sent}`,
         fixed(r.p50, 1),
@@ -240,11 +244,17 @@ function roundsTable(rounds: Round[]): void {
         gaps.length ? `${gaps.length} / ${fixed(Math.max(...gaps.map((g) => g.ms)), 0)}` : '0',
         fixed(outsideGaps(r, gaps).p99, 0),
         `${fixed(s.loopP99Ms, 0)} / ${fixed(s.loopMaxMs, 0)}`,
+        `${fixed(inside.p99, 0)} / ${fixed(inside.max, 0)}`,
         `${fixed(s.wal.mb, 0)} / ${s.wal.syncs} / ${s.wal.fpi} / ${s.wal.buffersFull} / ${s.wal.checkpoints}`,
         s.waits.map((w) => `${w.wait} ${fixed(w.share, 2)}`).join(', ') || 'idle',
       ]),
     ),
   );
+  console.log('\nThe ten slowest requests of each round as the api timed them (when answered, UTC: ms):');
+  for (const { when, inside } of rounds) {
+    const at = (d: Date) => d.toISOString().slice(11, 23);
+    console.log(`${when}: ${inside.slowest.map((x) => `${at(x.created_at)} ${x.duration_ms}`).join(', ')}`);
+  }
   console.log('\nThe statements PostgreSQL ran in each round (share of the 10 ms samples):');
   for (const { when, stalls } of rounds) {
     console.log(`${when}:`);
@@ -258,6 +268,36 @@ interface Round {
   r: AcceptResult;
   stalls: Stalls;
   gaps: Gap[];
+  /** The round's requests as the api timed them (its request log's duration_ms: the operation, not the wire). */
+  inside: { p99: number; max: number; slowest: { created_at: Date; duration_ms: number }[] };
+}
+
+/**
+ * The api's own timing of the `expected` POST /emails it answered between `from` and `to` (its request log, written
+ * a moment after each answer): NaN when they are not all there within 5 s.
+ */
+async function insideApi(db: Db, from: Date, to: Date, expected: number): Promise<Round['inside']> {
+  for (const deadline = Date.now() + 5_000; Date.now() < deadline;) {
+    const [row] = (
+      await db.raw(
+        `select count(*)::int as n, percentile_disc(0.99) within group (order by duration_ms) as p99,
+          max(duration_ms) as max from request_logs where method = 'POST' and endpoint = '/emails'
+          and created_at >= ? and created_at <= ?`,
+        [from, to],
+      )
+    ).rows;
+    if (row.n >= expected) {
+      const slowest = await db('request_logs')
+        .where({ method: 'POST', endpoint: '/emails' })
+        .whereBetween('created_at', [from, to])
+        .orderBy('duration_ms', 'desc')
+        .limit(10)
+        .select('created_at', 'duration_ms');
+      return { p99: row.p99, max: row.max, slowest: slowest.sort((a, b) => a.created_at - b.created_at) };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { p99: NaN, max: NaN, slowest: [] };
 }
 
 interface Outcome {
