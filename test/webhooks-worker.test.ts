@@ -23,7 +23,7 @@ test.after.always(async () => {
   await p?.close();
 });
 
-/** The server's transactions older than the newest running one: what holds an event back. */
+/** The server's oldest running transactions that hold a transaction id: what holds an event back. */
 async function olderTransactions(events: number): Promise<string> {
   const { rows } = await p.db.raw(
     `select datname, pid, state, round(extract(epoch from now() - xact_start)::numeric, 1) as age_s, left(query, 60) as query from pg_stat_activity
