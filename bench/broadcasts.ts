@@ -160,7 +160,9 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
     const from = new Date();
     const r = await apiPaced(ours, 100 * o.pacedSeconds, 100, 1024);
     const stalls = await watched();
-    rounds.push({ when, r, stalls, gaps: [], inside: await insideApi(ours.db, from, new Date(), r.ok) });
+    const to = new Date();
+    const opened = await openedDuring(ours.db, database, from, to);
+    rounds.push({ when, r, stalls, gaps: [], inside: await insideApi(ours.db, from, to, r.ok), opened });
     return r;
   };
   const alone: AcceptResult[] = [];
@@ -233,10 +235,11 @@ function roundsTable(rounds: Round[]): void {
         'p99 outside them ms',
         'api loop delay p99 / max ms',
         'in the api p99 / max ms',
+        'connections opened',
         'WAL MB / flushes / full-page images / buffers full / checkpoints',
         'PostgreSQL active, by wait',
       ],
-      rounds.map(({ when, r, stalls: s, gaps, inside }) => [
+      rounds.map(({ when, r, stalls: s, gaps, inside, opened }) => [
         when,
         `${r.ok} / ${r.sent}`,
         fixed(r.p50, 1),
@@ -245,6 +248,7 @@ function roundsTable(rounds: Round[]): void {
         fixed(outsideGaps(r, gaps).p99, 0),
         `${fixed(s.loopP99Ms, 0)} / ${fixed(s.loopMaxMs, 0)}`,
         `${fixed(inside.p99, 0)} / ${fixed(inside.max, 0)}`,
+        opened,
         `${fixed(s.wal.mb, 0)} / ${s.wal.syncs} / ${s.wal.fpi} / ${s.wal.buffersFull} / ${s.wal.checkpoints}`,
         s.waits.map((w) => `${w.wait} ${fixed(w.share, 2)}`).join(', ') || 'idle',
       ]),
@@ -270,6 +274,18 @@ interface Round {
   gaps: Gap[];
   /** The round's requests as the api timed them (its request log's duration_ms: the operation, not the wire). */
   inside: { p99: number; max: number; slowest: { created_at: Date; duration_ms: number }[] };
+  /** PostgreSQL connections to the platform's database opened during the round (still open at its end), by process. */
+  opened: string;
+}
+
+/** The connections to `database` that PostgreSQL started between `from` and `to`, by process (PGAPPNAME). */
+async function openedDuring(db: Db, database: string, from: Date, to: Date): Promise<string> {
+  const { rows } = await db.raw(
+    `select application_name as name, count(*)::int as n from pg_stat_activity
+      where datname = ? and backend_start between ? and ? group by 1 order by 1`,
+    [database, from, to],
+  );
+  return rows.map((x: { name: string; n: number }) => `${x.name || '?'} ${x.n}`).join(', ') || '0';
 }
 
 /**

@@ -31,9 +31,11 @@ export function spawnPlatform(
   o: { sources?: boolean } = {},
 ): ChildProcess {
   const run = entry(file, o);
+  // node-postgres names its connections by PGAPPNAME: pg_stat_activity tells the processes' connections apart.
+  const PGAPPNAME = file.split('/')[0];
   return spawn(process.execPath, run.args, {
     cwd: repoRoot,
-    env: { ...process.env, ...run.env, ...METRICS_ON_FREE_PORTS, ...env },
+    env: { ...process.env, ...run.env, ...METRICS_ON_FREE_PORTS, PGAPPNAME, ...env },
     stdio,
   });
 }

@@ -162,6 +162,11 @@ export const configSchema = z.object({
   /** Contacts one broadcast fan-out batch walks (one transaction: its recipients, their emails, the cursor). */
   BROADCAST_BATCH_SIZE: z.coerce.number().int().min(1).max(10000).default(500),
   /**
+   * RSA DKIM keys the worker keeps made ahead (dkim_key_pool), so POST /domains takes one instead of spending
+   * 50-500 ms of CPU on it; 0 keeps none (each new domain makes its key then).
+   */
+  DKIM_KEY_POOL_SIZE: z.coerce.number().int().min(0).max(1000).default(20),
+  /**
    * Message bytes (emails.size_bytes) one mta process holds at once across its deliver jobs (mta/delivery/memory.ts);
    * a single larger message runs alone.
    */

@@ -50,7 +50,8 @@ test.before(async () => {
   });
   // The platform's configuration has METRICS_INBOUND_PORT and METRICS_WORKER_PORT at 0: the kernel picks them.
   procs.inbound = startEntry('inbound/main.ts', w.p.config, { MX_HOST: '127.0.0.1', MX_PORT: String(ports.mx) });
-  procs.worker = startEntry('worker/main.ts', w.p.config);
+  // Two DKIM keys made ahead (the tests' platforms keep none: helpers/platform.ts).
+  procs.worker = startEntry('worker/main.ts', w.p.config, { DKIM_KEY_POOL_SIZE: '2' });
   // Starting takes seconds alone and far longer while the rest of the suite runs on the same two cores.
   await Promise.all([
     procs.api.logged('api.listening', 120_000),
@@ -304,6 +305,22 @@ test.serial(
     t.is((await fetch(`${base}/metrics`, { method: 'POST' })).status, 404);
   },
 );
+
+test.serial('the worker makes DKIM_KEY_POOL_SIZE keys ahead, and a new domain takes one of them', async (t) => {
+  const pooled = await until(
+    async () => {
+      const keys: string[] = await w.p.db('dkim_key_pool').pluck('public_key');
+      return keys.length === 2 ? keys : undefined;
+    },
+    { what: 'two keys in dkim_key_pool', timeoutMs: 120_000 },
+  );
+  const team = await w.p.createTeam();
+  const made = await w.p.request('POST', '/domains', { key: team.key, body: { name: `pool-${newId()}.test` } });
+  t.is(made.status, 201, JSON.stringify(made.body));
+  const key = await w.p.db('dkim_keys').where({ domain_id: made.body.id }).first();
+  t.true(pooled.includes(key.public_key), 'the domain signs with a key from the pool');
+  t.false((await w.p.db('dkim_key_pool').pluck('public_key')).includes(key.public_key), 'taken out of the pool');
+});
 
 test.serial('METRICS_ENABLED=false: a process starts without a metrics listener and says so', async (t) => {
   t.timeout(150_000);

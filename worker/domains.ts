@@ -57,6 +57,6 @@ export async function sweepClaims(
 }
 
 /** A key takes a fraction of a second (seconds on a busy machine): a stopping worker ends the refill between keys. */
-export function refillKeyPool(db: Knex, secrets: Buffer, signal: AbortSignal): Promise<number> {
-  return fillPool(db, secrets, undefined, signal);
+export function refillKeyPool(db: Knex, secrets: Buffer, target: number, signal: AbortSignal): Promise<number> {
+  return fillPool(db, secrets, target, signal);
 }

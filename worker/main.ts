@@ -130,7 +130,8 @@ const workers = [
     config,
     queues.domains,
     async (job) => {
-      if (job.name === 'dkim-pool') return { added: await refillKeyPool(db, secrets, stopping.signal) };
+      if (job.name === 'dkim-pool')
+        return { added: await refillKeyPool(db, secrets, config.DKIM_KEY_POOL_SIZE, stopping.signal) };
       return {
         checked: await sweepDomains(db, dns, config, log),
         claims: await sweepClaims(db, { resolver: dns, hosts: config, secrets }, log),

@@ -10,6 +10,7 @@ import { seal } from '../secrets.ts';
 
 const generate = promisify(generateKeyPair);
 
+/** DKIM_KEY_POOL_SIZE's default (shared/config.ts). */
 export const POOL_TARGET = 20;
 
 export interface GeneratedKey {

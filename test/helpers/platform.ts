@@ -83,6 +83,9 @@ export async function startPlatform(
     METRICS_WORKER_PORT: '0',
     // The api's tracking listener (docs/tracking.md) too.
     TRACKING_PORT: '0',
+    // No DKIM keys made ahead: a worker process would spend its first seconds on 20 RSA keys (about 4 s of CPU) that
+    // a test's few domains never take. test/dkim-pool.test.ts and a worker of test/observability.test.ts fill it.
+    DKIM_KEY_POOL_SIZE: '0',
     ...env,
   });
   const db = createDb(config);
