@@ -4,7 +4,6 @@ import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger.ts';
 import type { PlatformHosts } from '../shared/domains/records.ts';
 import { checkDomain, leaseDueDomains, leaseEnd, type VerifyResolver } from '../shared/domains/verify.ts';
-import { fillPool } from '../shared/domains/dkim.ts';
 import { checkClaim, leaseDueClaims } from '../shared/domains/claim-verify.ts';
 import type { ClaimContext } from '../shared/domains/claims.ts';
 
@@ -54,9 +53,4 @@ export async function sweepClaims(
     }
   }
   return ids.length;
-}
-
-/** A key takes a fraction of a second (seconds on a busy machine): a stopping worker ends the refill between keys. */
-export function refillKeyPool(db: Knex, secrets: Buffer, target: number, signal: AbortSignal): Promise<number> {
-  return fillPool(db, secrets, target, signal);
 }

@@ -13,7 +13,8 @@ import { runMaintenance } from './maintenance.ts';
 import { runRetention } from './retention.ts';
 import { buildPendingExports } from '../shared/teams/export.ts';
 import { createRedis } from '../shared/redis.ts';
-import { refillKeyPool, sweepClaims, sweepDomains, SWEEP_EVERY_MS } from './domains.ts';
+import { sweepClaims, sweepDomains, SWEEP_EVERY_MS } from './domains.ts';
+import { fillPool } from '../shared/domains/dkim.ts';
 import { releaseScheduled } from './sending.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import { webhookService } from './webhooks.ts';
@@ -131,7 +132,7 @@ const workers = [
     queues.domains,
     async (job) => {
       if (job.name === 'dkim-pool')
-        return { added: await refillKeyPool(db, secrets, config.DKIM_KEY_POOL_SIZE, stopping.signal) };
+        return { added: await fillPool(db, secrets, config.DKIM_KEY_POOL_SIZE, stopping.signal) };
       return {
         checked: await sweepDomains(db, dns, config, log),
         claims: await sweepClaims(db, { resolver: dns, hosts: config, secrets }, log),

@@ -10,9 +10,6 @@ import { seal } from '../secrets.ts';
 
 const generate = promisify(generateKeyPair);
 
-/** DKIM_KEY_POOL_SIZE's default (shared/config.ts). */
-export const POOL_TARGET = 20;
-
 export interface GeneratedKey {
   algorithm: 'rsa' | 'ed25519';
   /** the `p=` value: base64 of the DER SubjectPublicKeyInfo (RSA), of the raw 32-byte public key (Ed25519) */
@@ -71,8 +68,11 @@ export async function takeKey(db: Knex, secrets: Buffer): Promise<GeneratedKey> 
   return pooled ?? generateRsaKey(secrets);
 }
 
-/** Tops the pool up to `target` keys, one at a time; an aborted `signal` (a stopping worker) ends it between keys. */
-export async function fillPool(db: Knex, secrets: Buffer, target = POOL_TARGET, signal?: AbortSignal): Promise<number> {
+/**
+ * Tops the pool up to `target` keys (the worker's DKIM_KEY_POOL_SIZE), one at a time; an aborted `signal` (a stopping
+ * worker) ends it between keys: a key takes a fraction of a second, seconds on a busy machine.
+ */
+export async function fillPool(db: Knex, secrets: Buffer, target: number, signal?: AbortSignal): Promise<number> {
   const [{ n }] = await db('dkim_key_pool').count({ n: '*' });
   let added = 0;
   for (let i = Number(n); i < target && !signal?.aborted; i++) {
