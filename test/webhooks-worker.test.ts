@@ -34,9 +34,8 @@ async function olderTransactions(events: number): Promise<string> {
 
 test.serial('the worker process delivers an event on its own, signed, soon after the commit', async (t) => {
   t.timeout(90_000);
-  // At the test processes' priority (WORKER_NICE=0): the bound below is about the wake, not about the share a
-  // nice worker gets of a machine the test files beside it keep busy (a CI run's took 5.8 s once the event was due).
-  worker = startEntry('worker/main.ts', p.config, { WORKER_NICE: '0' });
+  // At the test processes' priority (WORKER_NICE=0, helpers/platform.ts).
+  worker = startEntry('worker/main.ts', p.config);
   await worker.logged('worker.started');
   const team = await p.createTeam('Worker');
   const r = await startReceiver();
