@@ -11,7 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from './helpers/browser.ts';
 import { buildDashboard, focused, keyboardOnly, look, tabToName, whileLoading } from './helpers/dashboard.ts';
 import { PDF, startReceivingWorld, type ReceivingWorld } from './helpers/receiving-world.ts';
-import { browse, person, unexpected, type Person } from './helpers/dashboard-ops.ts';
+import { browse, chooseFileWithKeys, person, unexpected, type Person } from './helpers/dashboard-ops.ts';
 import { newId } from '../shared/ids.ts';
 import { fanOut } from '../shared/webhooks/fanout.ts';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -279,9 +279,7 @@ test.serial('keyboard only: contacts and a contact, imports and an import', asyn
   // The form's segment and topic choices are in (they load beside the page's own list).
   await page.locator('#import-segments, #import-topics').nth(1).waitFor();
   await keyboardOnly(t, page, 'imports', async () => {
-    await tabToName(t, page, 'CSV file');
-    const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.keyboard.press('Space')]);
-    await chooser.setFiles(csv);
+    await chooseFileWithKeys(t, page, 'CSV file', csv);
     await page.locator('#file-size').waitFor();
     await tabToName(t, page, 'Upload and import');
     await page.keyboard.press('Enter');
