@@ -6,7 +6,7 @@
 // spread over the broadcast's delivery: the median p99 of each side. Peak RSS of every process over the broadcast,
 // and whether it stays flat (its peak in the delivery's second half against the first). The targets of issue #20
 // print PASS/FAIL; they never fail the run.
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { freePort, startSink, type Sink } from './sending-peers.ts';
 import { startSmtpSink } from '../test/helpers/smtp-sink.ts';
 import { existsSync } from 'node:fs';
@@ -25,9 +25,10 @@ import { USER_AGENT } from './load.ts';
 import { fixed, renderTable } from './table.ts';
 import { median } from './sending-report.ts';
 import { newId } from '../shared/ids.ts';
+import { watchStalls } from './tracking-stalls.ts';
 import type { Db } from '../shared/db/knex.ts';
-import { watchStalls, type Stalls } from './tracking-stalls.ts';
-import { gapsDuring, outsideGaps, startStallProbe, type Gap } from './stall-probe.ts';
+import { insideApi, openedDuring, roundsTable, type Round } from './broadcast-rounds.ts';
+import { gapsDuring, outsideGaps, startStallProbe } from './stall-probe.ts';
 
 export interface BroadcastBenchOptions {
   size: number;
@@ -123,6 +124,25 @@ async function anySink(): Promise<Sink> {
   };
 }
 
+/**
+ * BENCH_BROADCAST_AUTOVACUUM=1, on a server that runs without autovacuum (this machine's): the run with it on, as a
+ * production server has it (ALTER SYSTEM, a superuser's; reset when the run ends). The worker, started after it, sees
+ * it on and leaves the analyzes to it, as it does on such a server.
+ */
+async function autovacuumForTheRun(db: Db, onCleanup: BroadcastBenchOptions['onCleanup']): Promise<void> {
+  const on = async () => (await db.raw(`select current_setting('autovacuum') as v`)).rows[0].v === 'on';
+  if (await on()) return;
+  const reload = async (sql: string, want: boolean) => {
+    await db.raw(sql);
+    await db.raw('select pg_reload_conf()');
+    // The backends read the file at their next statement after the signal: poll until this one has.
+    for (let i = 0; i < 100 && (await on()) !== want; i++) await new Promise((r) => setTimeout(r, 20));
+  };
+  onCleanup(() => reload('alter system reset autovacuum', false));
+  await reload('alter system set autovacuum = on', true);
+  console.error('bench: broadcasts: autovacuum on for the run (reset at its end)');
+}
+
 export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void> {
   const sink = await anySink();
   o.onCleanup(() => sink.close());
@@ -133,10 +153,12 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
     mtaConcurrency: 100,
     maxPerDestination: 20,
     onCleanup: o.onCleanup,
-    extraEnv: { METRICS_API_PORT: String(metricsPort) },
+    // The commits' flushes of the WAL timed (pg_stat_wal.wal_sync_time: each round's mean flush).
+    extraEnv: { METRICS_API_PORT: String(metricsPort), PGOPTIONS: '-c track_wal_io_timing=on' },
     // Its worker analyzes as the platform's does.
     analyze: false,
   });
+  if (process.env.BENCH_BROADCAST_AUTOVACUUM === '1') await autovacuumForTheRun(ours.db, o.onCleanup);
   const worker = startWorker(ours, o);
   const { segment } = await seed(ours, o.size);
   console.error(`bench: broadcasts: ${o.size} contacts seeded`);
@@ -158,11 +180,23 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
   const paced = async (when: string) => {
     const watched = await watchStalls(ours.db, database, `http://127.0.0.1:${metricsPort}/metrics`);
     const from = new Date();
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
     const r = await apiPaced(ours, 100 * o.pacedSeconds, 100, 1024);
+    loop.disable();
     const stalls = await watched();
     const to = new Date();
     const opened = await openedDuring(ours.db, database, from, to);
-    rounds.push({ when, r, stalls, gaps: [], inside: await insideApi(ours.db, from, to, r.ok), opened });
+    const benchLoopMaxMs = loop.max / 1e6;
+    rounds.push({
+      when,
+      r,
+      stalls,
+      gaps: [],
+      inside: await insideApi(ours.db, from, to, r.ok),
+      opened,
+      benchLoopMaxMs,
+    });
     return r;
   };
   const alone: AcceptResult[] = [];
@@ -220,100 +254,6 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
     rounds,
   });
   await worker.stop();
-}
-
-/** Every paced round: its requests, latencies, and what the api and PostgreSQL did meanwhile. */
-function roundsTable(rounds: Round[]): void {
-  console.log(
-    renderTable(
-      [
-        'round',
-        'ok / sent',
-        'p50 ms',
-        'p99 ms',
-        'machine pauses (n / longest ms)',
-        'p99 outside them ms',
-        'api loop delay p99 / max ms',
-        'in the api p99 / max ms',
-        'connections opened',
-        'WAL MB / flushes / full-page images / buffers full / checkpoints',
-        'PostgreSQL active, by wait',
-      ],
-      rounds.map(({ when, r, stalls: s, gaps, inside, opened }) => [
-        when,
-        `${r.ok} / ${r.sent}`,
-        fixed(r.p50, 1),
-        fixed(r.p99, 0),
-        gaps.length ? `${gaps.length} / ${fixed(Math.max(...gaps.map((g) => g.ms)), 0)}` : '0',
-        fixed(outsideGaps(r, gaps).p99, 0),
-        `${fixed(s.loopP99Ms, 0)} / ${fixed(s.loopMaxMs, 0)}`,
-        `${fixed(inside.p99, 0)} / ${fixed(inside.max, 0)}`,
-        opened,
-        `${fixed(s.wal.mb, 0)} / ${s.wal.syncs} / ${s.wal.fpi} / ${s.wal.buffersFull} / ${s.wal.checkpoints}`,
-        s.waits.map((w) => `${w.wait} ${fixed(w.share, 2)}`).join(', ') || 'idle',
-      ]),
-    ),
-  );
-  console.log('\nThe ten slowest requests of each round as the api timed them (when answered, UTC: ms):');
-  for (const { when, inside } of rounds) {
-    const at = (d: Date) => d.toISOString().slice(11, 23);
-    console.log(`${when}: ${inside.slowest.map((x) => `${at(x.created_at)} ${x.duration_ms}`).join(', ')}`);
-  }
-  console.log('\nThe statements PostgreSQL ran in each round (share of the 10 ms samples):');
-  for (const { when, stalls } of rounds) {
-    console.log(`${when}:`);
-    for (const s of stalls.statements) console.log(`  ${fixed(s.share, 2)}  ${s.statement}`);
-  }
-}
-
-/** A paced round of POST /emails, what the api and PostgreSQL did meanwhile, and the machine's pauses in it. */
-interface Round {
-  when: string;
-  r: AcceptResult;
-  stalls: Stalls;
-  gaps: Gap[];
-  /** The round's requests as the api timed them (its request log's duration_ms: the operation, not the wire). */
-  inside: { p99: number; max: number; slowest: { created_at: Date; duration_ms: number }[] };
-  /** PostgreSQL connections to the platform's database opened during the round (still open at its end), by process. */
-  opened: string;
-}
-
-/** The connections to `database` that PostgreSQL started between `from` and `to`, by process (PGAPPNAME). */
-async function openedDuring(db: Db, database: string, from: Date, to: Date): Promise<string> {
-  const { rows } = await db.raw(
-    `select application_name as name, count(*)::int as n from pg_stat_activity
-      where datname = ? and backend_start between ? and ? group by 1 order by 1`,
-    [database, from, to],
-  );
-  return rows.map((x: { name: string; n: number }) => `${x.name || '?'} ${x.n}`).join(', ') || '0';
-}
-
-/**
- * The api's own timing of the `expected` POST /emails it answered between `from` and `to` (its request log, written
- * a moment after each answer): NaN when they are not all there within 5 s.
- */
-async function insideApi(db: Db, from: Date, to: Date, expected: number): Promise<Round['inside']> {
-  for (const deadline = Date.now() + 5_000; Date.now() < deadline;) {
-    const [row] = (
-      await db.raw(
-        `select count(*)::int as n, percentile_disc(0.99) within group (order by duration_ms) as p99,
-          max(duration_ms) as max from request_logs where method = 'POST' and endpoint = '/emails'
-          and created_at >= ? and created_at <= ?`,
-        [from, to],
-      )
-    ).rows;
-    if (row.n >= expected) {
-      const slowest = await db('request_logs')
-        .where({ method: 'POST', endpoint: '/emails' })
-        .whereBetween('created_at', [from, to])
-        .orderBy('duration_ms', 'desc')
-        .limit(10)
-        .select('created_at', 'duration_ms');
-      return { p99: row.p99, max: row.max, slowest: slowest.sort((a, b) => a.created_at - b.created_at) };
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { p99: NaN, max: NaN, slowest: [] };
 }
 
 interface Outcome {

@@ -19,14 +19,16 @@ export interface Stalls {
   /**
    * The server's WAL over the round (pg_stat_wal, the whole cluster): MB written, flushes to disk (each a commit's
    * wait, shared by the commits that queue behind it), full-page images, writes forced by full WAL buffers; and
-   * checkpoints begun (pg_stat_bgwriter).
+   * checkpoints begun (pg_stat_bgwriter); the flushes' mean time in ms, where the backends that flushed ran with
+   * `track_wal_io_timing` (NaN where none did).
    */
-  wal: { mb: number; syncs: number; fpi: number; buffersFull: number; checkpoints: number };
+  wal: { mb: number; syncs: number; fpi: number; buffersFull: number; checkpoints: number; syncMeanMs: number };
 }
 
 const WAL_SQL = `select w.wal_bytes::float8 as bytes, w.wal_sync::float8 as syncs, w.wal_fpi::float8 as fpi, w.wal_buffers_full::float8 as full,
-  (b.checkpoints_timed + b.checkpoints_req)::float8 as checkpoints from pg_stat_wal w, pg_stat_bgwriter b`;
-type Wal = { bytes: number; syncs: number; fpi: number; full: number; checkpoints: number };
+  w.wal_sync_time::float8 as sync_ms, (b.checkpoints_timed + b.checkpoints_req)::float8 as checkpoints
+  from pg_stat_wal w, pg_stat_bgwriter b`;
+type Wal = { bytes: number; syncs: number; fpi: number; full: number; sync_ms: number; checkpoints: number };
 
 type Scrape = Map<string, number>;
 
@@ -102,6 +104,10 @@ export async function watchStalls(db: Knex, database: string, metricsUrl: string
         fpi: walAfter.fpi - walBefore.fpi,
         buffersFull: walAfter.full - walBefore.full,
         checkpoints: walAfter.checkpoints - walBefore.checkpoints,
+        syncMeanMs:
+          walAfter.sync_ms > walBefore.sync_ms
+            ? (walAfter.sync_ms - walBefore.sync_ms) / (walAfter.syncs - walBefore.syncs)
+            : NaN,
       },
     };
   };
