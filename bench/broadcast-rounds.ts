@@ -1,11 +1,39 @@
 // The broadcasts suite's paced rounds of POST /emails (bench/broadcasts.ts): each round's requests as the client and
 // the api timed them, what PostgreSQL and the api did meanwhile, and the table that prints them.
 import type { Db } from '../shared/db/knex.ts';
-import type { AcceptResult } from './sending-ours.ts';
+import { apiPaced, type AcceptResult, type Ours } from './sending-ours.ts';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { percentile } from './paced.ts';
 import { outsideGaps, type Gap } from './stall-probe.ts';
-import type { Stalls } from './tracking-stalls.ts';
+import { watchStalls, type Stalls } from './tracking-stalls.ts';
 import { fixed, renderTable } from './table.ts';
+import { cpuOf, cpuOfAll } from './proc.ts';
+
+/**
+ * A paced round of POST /emails at 100/s for `seconds` (the api's, in `ours`), with what the api, PostgreSQL, the
+ * processes (the api, the mta and `pids`) and the bench itself did meanwhile; pushed onto `rounds`.
+ */
+export async function pacedRound(
+  ours: Ours,
+  o: { database: string; metricsPort: number; seconds: number; pids: number[]; rounds: Round[] },
+  when: string,
+): Promise<AcceptResult> {
+  const pids = [ours.api.pid, ours.mta.pid, ...o.pids];
+  const watched = await watchStalls(ours.db, o.database, `http://127.0.0.1:${o.metricsPort}/metrics`);
+  const from = new Date();
+  const cpuBefore = cpuReading(pids);
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  const r = await apiPaced(ours, 100 * o.seconds, 100, 1024);
+  loop.disable();
+  const cpu = coresSince(cpuBefore, cpuReading(pids), (Date.now() - from.getTime()) / 1000);
+  const stalls = await watched();
+  const to = new Date();
+  const opened = await openedDuring(ours.db, o.database, from, to);
+  const inside = await insideApi(ours.db, from, to, r.ok);
+  o.rounds.push({ when, r, stalls, gaps: [], inside, opened, benchLoopMaxMs: loop.max / 1e6, cpu });
+  return r;
+}
 
 /** Every paced round: its requests, latencies, and what the api and PostgreSQL did meanwhile. */
 export function roundsTable(rounds: Round[]): void {
@@ -19,13 +47,14 @@ export function roundsTable(rounds: Round[]): void {
         'machine pauses (n / longest ms)',
         'p99 outside them ms',
         'bench late p99 / max, its loop max ms',
+        'CPU cores api / mta / worker / PostgreSQL',
         'api loop delay p99 / max ms',
         'in the api p99 / max ms',
         'connections opened',
         'WAL MB / flushes / a flush mean ms / full-page images / buffers full / checkpoints',
         'PostgreSQL active, by wait',
       ],
-      rounds.map(({ when, r, stalls: s, gaps, inside, opened, benchLoopMaxMs }) => [
+      rounds.map(({ when, r, stalls: s, gaps, inside, opened, benchLoopMaxMs, cpu }) => [
         when,
         `${r.ok} / ${r.sent}`,
         fixed(r.p50, 1),
@@ -33,6 +62,7 @@ export function roundsTable(rounds: Round[]): void {
         gaps.length ? `${gaps.length} / ${fixed(Math.max(...gaps.map((g) => g.ms)), 0)}` : '0',
         fixed(outsideGaps(r, gaps).p99, 0),
         `${lateness(r.late ?? [])}, ${fixed(benchLoopMaxMs, 0)}`,
+        cpu.map((c) => fixed(c, 2)).join(' / '),
         `${fixed(s.loopP99Ms, 0)} / ${fixed(s.loopMaxMs, 0)}`,
         `${fixed(inside.p99, 0)} / ${fixed(inside.max, 0)}`,
         opened,
@@ -70,10 +100,22 @@ export interface Round {
   opened: string;
   /** The bench's own event loop's longest delay in the round: a late answer's read counts in its latency too. */
   benchLoopMaxMs: number;
+  /** Cores each process used over the round: api, mta, worker, PostgreSQL (all its processes). */
+  cpu: number[];
+}
+
+/** CPU seconds so far of each of `pids`, then of PostgreSQL (all its processes). */
+function cpuReading(pids: number[]): number[] {
+  return pids.map(cpuOf).concat(cpuOfAll(/^postgres$/));
+}
+
+/** The cores each process used between two readings of their CPU seconds `seconds` apart. */
+function coresSince(before: number[], after: number[], seconds: number): number[] {
+  return after.map((a, i) => (a - before[i]) / seconds);
 }
 
 /** The connections to `database` that PostgreSQL started between `from` and `to`, by process (PGAPPNAME). */
-export async function openedDuring(db: Db, database: string, from: Date, to: Date): Promise<string> {
+async function openedDuring(db: Db, database: string, from: Date, to: Date): Promise<string> {
   const { rows } = await db.raw(
     `select application_name as name, count(*)::int as n from pg_stat_activity
       where datname = ? and backend_start between ? and ? group by 1 order by 1`,
@@ -86,7 +128,7 @@ export async function openedDuring(db: Db, database: string, from: Date, to: Dat
  * The api's own timing of the `expected` POST /emails it answered between `from` and `to` (its request log, written
  * a moment after each answer): NaN when they are not all there within 5 s.
  */
-export async function insideApi(db: Db, from: Date, to: Date, expected: number): Promise<Round['inside']> {
+async function insideApi(db: Db, from: Date, to: Date, expected: number): Promise<Round['inside']> {
   for (const deadline = Date.now() + 5_000; Date.now() < deadline;) {
     const [row] = (
       await db.raw(

@@ -6,28 +6,19 @@
 // spread over the broadcast's delivery: the median p99 of each side. Peak RSS of every process over the broadcast,
 // and whether it stays flat (its peak in the delivery's second half against the first). The targets of issue #20
 // print PASS/FAIL; they never fail the run.
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import { freePort, startSink, type Sink } from './sending-peers.ts';
 import { startSmtpSink } from '../test/helpers/smtp-sink.ts';
 import { existsSync } from 'node:fs';
-import {
-  apiAccept,
-  apiPaced,
-  RECIPIENT_DOMAIN,
-  SENDER_DOMAIN,
-  startOurs,
-  type AcceptResult,
-  type Ours,
-} from './sending-ours.ts';
+import { apiAccept, RECIPIENT_DOMAIN, SENDER_DOMAIN, startOurs, type AcceptResult, type Ours } from './sending-ours.ts';
 import { spawnPlatform } from './servers.ts';
 import { startWindow, trackRssByHalf, type RssByHalf, type WindowStats } from './proc.ts';
 import { USER_AGENT } from './load.ts';
 import { fixed, renderTable } from './table.ts';
 import { median } from './sending-report.ts';
 import { newId } from '../shared/ids.ts';
-import { watchStalls } from './tracking-stalls.ts';
 import type { Db } from '../shared/db/knex.ts';
-import { insideApi, openedDuring, roundsTable, type Round } from './broadcast-rounds.ts';
+import { pacedRound, roundsTable, type Round } from './broadcast-rounds.ts';
 import { gapsDuring, outsideGaps, startStallProbe } from './stall-probe.ts';
 
 export interface BroadcastBenchOptions {
@@ -177,28 +168,8 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
   // The machine's own pauses over the rounds (bench/stall-probe.ts): each round's p99 is also given without them.
   const probe = startStallProbe();
   o.onCleanup(() => probe.stop());
-  const paced = async (when: string) => {
-    const watched = await watchStalls(ours.db, database, `http://127.0.0.1:${metricsPort}/metrics`);
-    const from = new Date();
-    const loop = monitorEventLoopDelay({ resolution: 10 });
-    loop.enable();
-    const r = await apiPaced(ours, 100 * o.pacedSeconds, 100, 1024);
-    loop.disable();
-    const stalls = await watched();
-    const to = new Date();
-    const opened = await openedDuring(ours.db, database, from, to);
-    const benchLoopMaxMs = loop.max / 1e6;
-    rounds.push({
-      when,
-      r,
-      stalls,
-      gaps: [],
-      inside: await insideApi(ours.db, from, to, r.ok),
-      opened,
-      benchLoopMaxMs,
-    });
-    return r;
-  };
+  const paced = (when: string) =>
+    pacedRound(ours, { database, metricsPort, seconds: o.pacedSeconds, pids: [worker.pid], rounds }, when);
   const alone: AcceptResult[] = [];
   for (let i = 1; i < o.rounds; i++) alone.push(await paced('alone, before'));
 
