@@ -8,6 +8,7 @@ import { outsideGaps, type Gap } from './stall-probe.ts';
 import { watchStalls, type Stalls } from './tracking-stalls.ts';
 import { fixed, renderTable } from './table.ts';
 import { cpuOf, cpuOfAll } from './proc.ts';
+import type { Sink } from './sending-peers.ts';
 
 /**
  * A paced round of POST /emails at 100/s for `seconds` (the api's, in `ours`), with what the api, PostgreSQL, the
@@ -15,23 +16,27 @@ import { cpuOf, cpuOfAll } from './proc.ts';
  */
 export async function pacedRound(
   ours: Ours,
-  o: { database: string; metricsPort: number; seconds: number; pids: number[]; rounds: Round[] },
+  o: { database: string; metricsPort: number; seconds: number; pids: number[]; rounds: Round[]; sink: Sink },
   when: string,
 ): Promise<AcceptResult> {
   const pids = [ours.api.pid, ours.mta.pid, ...o.pids];
   const watched = await watchStalls(ours.db, o.database, `http://127.0.0.1:${o.metricsPort}/metrics`);
   const from = new Date();
   const cpuBefore = cpuReading(pids);
+  const atSink = o.sink.count();
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   const r = await apiPaced(ours, 100 * o.seconds, 100, 1024);
   loop.disable();
-  const cpu = coresSince(cpuBefore, cpuReading(pids), (Date.now() - from.getTime()) / 1000);
+  const seconds = (Date.now() - from.getTime()) / 1000;
+  const cpu = coresSince(cpuBefore, cpuReading(pids), seconds);
+  // The sink's messages over the round but the round's own: the broadcast's (and the singles' tail, before it).
+  const others = (o.sink.count() - atSink - r.ok) / seconds;
   const stalls = await watched();
   const to = new Date();
   const opened = await openedDuring(ours.db, o.database, from, to);
   const inside = await insideApi(ours.db, from, to, r.ok);
-  o.rounds.push({ when, r, stalls, gaps: [], inside, opened, benchLoopMaxMs: loop.max / 1e6, cpu });
+  o.rounds.push({ when, r, stalls, gaps: [], inside, opened, benchLoopMaxMs: loop.max / 1e6, cpu, others });
   return r;
 }
 
@@ -48,13 +53,14 @@ export function roundsTable(rounds: Round[]): void {
         'p99 outside them ms',
         'bench late p99 / max, its loop max ms',
         'CPU cores api / mta / worker / PostgreSQL',
+        'other messages at the sink /s',
         'api loop delay p99 / max ms',
         'in the api p99 / max ms',
         'connections opened',
         'WAL MB / flushes / a flush mean ms / full-page images / buffers full / checkpoints',
         'PostgreSQL active, by wait',
       ],
-      rounds.map(({ when, r, stalls: s, gaps, inside, opened, benchLoopMaxMs, cpu }) => [
+      rounds.map(({ when, r, stalls: s, gaps, inside, opened, benchLoopMaxMs, cpu, others }) => [
         when,
         `${r.ok} / ${r.sent}`,
         fixed(r.p50, 1),
@@ -63,6 +69,7 @@ export function roundsTable(rounds: Round[]): void {
         fixed(outsideGaps(r, gaps).p99, 0),
         `${lateness(r.late ?? [])}, ${fixed(benchLoopMaxMs, 0)}`,
         cpu.map((c) => fixed(c, 2)).join(' / '),
+        fixed(others, 0),
         `${fixed(s.loopP99Ms, 0)} / ${fixed(s.loopMaxMs, 0)}`,
         `${fixed(inside.p99, 0)} / ${fixed(inside.max, 0)}`,
         opened,
@@ -102,6 +109,8 @@ export interface Round {
   benchLoopMaxMs: number;
   /** Cores each process used over the round: api, mta, worker, PostgreSQL (all its processes). */
   cpu: number[];
+  /** Messages a second the sink took in the round besides the round's own (the broadcast's, during it). */
+  others: number;
 }
 
 /** CPU seconds so far of each of `pids`, then of PostgreSQL (all its processes). */

@@ -79,7 +79,7 @@ export async function send(ours: Ours, segment: string): Promise<string> {
 }
 
 const mb = (s: WindowStats) => fixed(s.peakRssMb ?? NaN, 0);
-const halves = (r: RssByHalf) => `${fixed(r.startMb, 0)} → ${fixed(r.firstHalfMb, 0)} → ${fixed(r.secondHalfMb, 0)}`;
+const quarters = (r: RssByHalf) => [r.startMb, ...r.quartersMb].map((m) => fixed(m, 0)).join(' → ');
 /** Memory is flat when the second half of a broadcast's delivery peaks at most this much above the first half. */
 const FLAT = 1.1;
 
@@ -144,8 +144,12 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
     mtaConcurrency: 100,
     maxPerDestination: 20,
     onCleanup: o.onCleanup,
-    // The commits' flushes of the WAL timed (pg_stat_wal.wal_sync_time: each round's mean flush).
-    extraEnv: { METRICS_API_PORT: String(metricsPort), PGOPTIONS: '-c track_wal_io_timing=on' },
+    // The commits' flushes of the WAL timed (pg_stat_wal.wal_sync_time: each round's mean flush); more settings of
+    // the platform's sessions from BENCH_BROADCAST_PGOPTIONS (`-c log_min_duration_statement=15`, say).
+    extraEnv: {
+      METRICS_API_PORT: String(metricsPort),
+      PGOPTIONS: `-c track_wal_io_timing=on ${process.env.BENCH_BROADCAST_PGOPTIONS ?? ''}`.trim(),
+    },
     // Its worker analyzes as the platform's does.
     analyze: false,
   });
@@ -169,7 +173,7 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
   const probe = startStallProbe();
   o.onCleanup(() => probe.stop());
   const paced = (when: string) =>
-    pacedRound(ours, { database, metricsPort, seconds: o.pacedSeconds, pids: [worker.pid], rounds }, when);
+    pacedRound(ours, { database, metricsPort, seconds: o.pacedSeconds, pids: [worker.pid], rounds, sink }, when);
   const alone: AcceptResult[] = [];
   for (let i = 1; i < o.rounds; i++) alone.push(await paced('alone, before'));
 
@@ -268,9 +272,14 @@ function report(size: number, r: Outcome): void {
           `${p99s(r.during)} → ${fixed(duringP99, 0)}`,
         ],
         ['peak RSS api / worker / mta (MB)', `${mb(r.stats.api)} / ${mb(r.stats.worker)} / ${mb(r.stats.mta)}`],
+        [
+          'CPU over the broadcast api / worker / mta / the machine (cores)',
+          [r.stats.api, r.stats.worker, r.stats.mta].map((x) => fixed((x.cpuPercent ?? NaN) / 100, 2)).join(' / ') +
+            ` / ${fixed((r.stats.mta.machineCpuPercent ?? NaN) / 100, 2)}`,
+        ],
         ...(['api', 'worker', 'mta'] as const).map((name) => [
-          `RSS of the ${name}: at send → peak in the first half → in the second half (MB)`,
-          halves(r.rss[name]),
+          `RSS of the ${name}: at send → peak in each quarter of the delivery (MB)`,
+          quarters(r.rss[name]),
         ]),
       ],
     ),

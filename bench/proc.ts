@@ -147,6 +147,8 @@ export interface RssByHalf {
   /** The highest VmRSS sampled while the work was in its first half, and in its second (MB). */
   firstHalfMb: number;
   secondHalfMb: number;
+  /** The highest VmRSS sampled in each quarter of the work (MB): the shape of a growth, a plateau or a leak. */
+  quartersMb: number[];
 }
 
 /**
@@ -155,11 +157,14 @@ export interface RssByHalf {
  */
 export function trackRssByHalf(pid: number, progress: () => number, everyMs = 200): { stop(): RssByHalf } {
   const mb = () => (statusKb(pid, 'VmRSS') ?? Number.NaN) / 1024;
-  const result = { startMb: mb(), firstHalfMb: 0, secondHalfMb: 0 };
+  const result = { startMb: mb(), firstHalfMb: 0, secondHalfMb: 0, quartersMb: [0, 0, 0, 0] };
   const sample = () => {
     const now = mb();
-    if (progress() < 0.5) result.firstHalfMb = Math.max(result.firstHalfMb, now);
+    const done = progress();
+    if (done < 0.5) result.firstHalfMb = Math.max(result.firstHalfMb, now);
     else result.secondHalfMb = Math.max(result.secondHalfMb, now);
+    const q = Math.min(3, Math.max(0, Math.floor(done * 4)));
+    result.quartersMb[q] = Math.max(result.quartersMb[q], now);
   };
   const timer = setInterval(sample, everyMs);
   return {
