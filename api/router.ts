@@ -114,17 +114,15 @@ function handlerFor(op: Operation, deps: ApiDeps) {
     const auth = await identifyCaller(ctx, deps, op);
     const started = performance.now();
     ctx.state.auth = auth;
-    let limitHeaders = () => {};
     try {
       // Rate limit first: a valid key refused for its permission is still an authenticated request (CONTRACT:
       // every authenticated response carries the ratelimit headers) and counts against the team's limit.
-      limitHeaders = await rateLimit(ctx, deps, auth);
+      await rateLimit(ctx, deps, auth);
       checkPermission(op, auth);
       await runOperation(op, ctx, deps, auth);
     } catch (err) {
       sendError(ctx, err, deps.log);
     }
-    limitHeaders();
     const logId = newId();
     ctx.set('X-Request-Log-Id', logId);
     await deps.requestLogs?.record({

@@ -22,6 +22,16 @@ export interface RateWindow {
 const COUNT_SCRIPT =
   "local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('EXPIRE', KEYS[1], 2) end return n";
 
+/** Counts one request of `team` in the current window. Throws when Redis does not answer (callers fail open). */
+export async function countRequest(
+  redis: Redis,
+  config: Pick<Config, 'REDIS_PREFIX' | 'RATE_LIMIT_RPS'>,
+  team: { id: string; rate_limit_rps?: number | null },
+  now = Date.now(),
+): Promise<RateWindow> {
+  return windowOf(config, team, await countIn(redis, config, team.id, now), now);
+}
+
 /** Counts one request of team `teamId` in the window of `now`; answers the window's count, this one included. */
 export async function countIn(
   redis: Redis,
@@ -33,11 +43,6 @@ export async function countIn(
   return Number(await redis.eval(COUNT_SCRIPT, 1, key));
 }
 
-/** The team's requests a second: its own limit, or the platform's. */
-export function limitOf(config: Pick<Config, 'RATE_LIMIT_RPS'>, team: { rate_limit_rps?: number | null }): number {
-  return team.rate_limit_rps ?? config.RATE_LIMIT_RPS;
-}
-
 /** The window of `now` holding `count` requests, judged by the team's limit. */
 export function windowOf(
   config: Pick<Config, 'RATE_LIMIT_RPS'>,
@@ -45,7 +50,7 @@ export function windowOf(
   count: number,
   now: number,
 ): RateWindow {
-  const limit = limitOf(config, team);
+  const limit = team.rate_limit_rps ?? config.RATE_LIMIT_RPS;
   const second = Math.floor(now / 1000);
   const reset = Math.max(1, Math.ceil(((second + 1) * 1000 - now) / 1000));
   return { limit, count, remaining: Math.max(0, limit - count), reset, exceeded: count > limit };

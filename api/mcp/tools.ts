@@ -91,7 +91,7 @@ export async function callTool(
   const op = tool.op;
   try {
     checkPermission(op, auth);
-    (await rateLimit(ctx, deps, auth))();
+    await rateLimit(ctx, deps, auth);
     const input = (args ?? {}) as Record<string, unknown>;
     const params = op.params ? parseParams(op.params, pathOf(op, input.path), 'Resource') : undefined;
     const query = op.query ? parseQuery(op.query, input.query ?? {}) : undefined;
