@@ -112,6 +112,7 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
   let greetingAction: SinkAction | null = null;
   let held: Promise<void> | null = null;
   const closed = new Set<string>();
+  const connected = new Set<string>();
 
   const server: SMTPServer = new SMTPServer({
     logger: false,
@@ -122,6 +123,7 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
     ...(options.size ? { size: options.size } : {}),
     onConnect(session, callback) {
       stats.connections++;
+      connected.add(session.id);
       stats.open++;
       stats.peakOpen = Math.max(stats.peakOpen, stats.open);
       changed();
@@ -130,7 +132,8 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
     },
     onClose(session) {
       closed.add(session.id);
-      stats.open--;
+      // A client gone before its greeting (smtp-server's reverse lookup still running) closes without a connect.
+      if (connected.delete(session.id)) stats.open--;
       changed();
     },
     onMailFrom(_address, _session, callback) {
