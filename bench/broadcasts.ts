@@ -12,7 +12,7 @@ import { startSmtpSink } from '../test/helpers/smtp-sink.ts';
 import { existsSync } from 'node:fs';
 import { apiAccept, RECIPIENT_DOMAIN, SENDER_DOMAIN, startOurs, type AcceptResult, type Ours } from './sending-ours.ts';
 import { spawnPlatform } from './servers.ts';
-import { startWindow, trackRssByHalf, type RssByHalf, type WindowStats } from './proc.ts';
+import { startWindow, trackRssByQuarter, type RssByQuarter, type WindowStats } from './proc.ts';
 import { USER_AGENT } from './load.ts';
 import { fixed, renderTable } from './table.ts';
 import { median } from './sending-report.ts';
@@ -79,7 +79,7 @@ export async function send(ours: Ours, segment: string): Promise<string> {
 }
 
 const mb = (s: WindowStats) => fixed(s.peakRssMb ?? NaN, 0);
-const quarters = (r: RssByHalf) => [r.startMb, ...r.quartersMb].map((m) => fixed(m, 0)).join(' → ');
+const quarters = (r: RssByQuarter) => [r.startMb, ...r.quartersMb].map((m) => fixed(m, 0)).join(' → ');
 /**
  * Memory is flat when the last quarter of a broadcast's delivery peaks at most this much above the first half: a
  * process whose memory grows with the messages is at its highest at the end, while a peak in the third quarter that
@@ -186,9 +186,9 @@ export async function runBroadcastBench(o: BroadcastBenchOptions): Promise<void>
   const windows = { api: startWindow(ours.api.pid), mta: startWindow(ours.mta.pid), worker: startWindow(worker.pid) };
   const progress = () => (sink.count() - base) / o.size;
   const memory = {
-    api: trackRssByHalf(ours.api.pid, progress),
-    worker: trackRssByHalf(worker.pid, progress),
-    mta: trackRssByHalf(ours.mta.pid, progress),
+    api: trackRssByQuarter(ours.api.pid, progress),
+    worker: trackRssByQuarter(worker.pid, progress),
+    mta: trackRssByQuarter(ours.mta.pid, progress),
   };
   const started = performance.now();
   await send(ours, segment);
@@ -244,7 +244,7 @@ interface Outcome {
   alone: AcceptResult[];
   during: AcceptResult[];
   stats: Record<'api' | 'mta' | 'worker', WindowStats>;
-  rss: Record<'api' | 'worker' | 'mta', RssByHalf>;
+  rss: Record<'api' | 'worker' | 'mta', RssByQuarter>;
   rounds: Round[];
 }
 
@@ -304,9 +304,8 @@ function report(size: number, r: Outcome): void {
     `the same outside the machine's pauses (what the broadcast itself adds): ${fixed(duringOut, 0)} against ${fixed(aloneOut, 0)} ms, ${fixed(duringOut / aloneOut, 2)}x`,
   );
   // A last quarter without a sample (a delivery over in a moment) is not flat: nothing was seen.
-  const grown = Object.entries(r.rss).filter(
-    ([, m]) => !(m.quartersMb[3] > 0 && m.quartersMb[3] <= FLAT * m.firstHalfMb),
-  );
+  const flat = ([q1, q2, , q4]: number[]) => q4 > 0 && q4 <= FLAT * Math.max(q1, q2);
+  const grown = Object.entries(r.rss).filter(([, m]) => !flat(m.quartersMb));
   verdict(
     grown.length === 0,
     `memory flat: no process's peak RSS in the last quarter of the delivery above ${FLAT}x its peak in the first half` +

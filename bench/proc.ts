@@ -141,12 +141,10 @@ export function switchesOf(pid: number): number {
   return total;
 }
 
-export interface RssByHalf {
+export interface RssByQuarter {
   /** VmRSS when the work started, MB. */
   startMb: number;
-  /** The highest VmRSS sampled while the work was in its first half (MB). */
-  firstHalfMb: number;
-  /** The highest VmRSS sampled in each quarter of the work (MB): the shape of a growth, a plateau or a leak. */
+  /** The highest VmRSS sampled in each quarter of the work (MB, 0 where none was): a growth, a plateau or a leak. */
   quartersMb: number[];
 }
 
@@ -154,14 +152,12 @@ export interface RssByHalf {
  * VmRSS of `pid` sampled every `everyMs` while a piece of work runs, filed by `progress()` (0 to 1): a process whose
  * memory grows with the work is at its highest in the last quarter, above its first half; a flat one is not.
  */
-export function trackRssByHalf(pid: number, progress: () => number, everyMs = 200): { stop(): RssByHalf } {
+export function trackRssByQuarter(pid: number, progress: () => number, everyMs = 200): { stop(): RssByQuarter } {
   const mb = () => (statusKb(pid, 'VmRSS') ?? Number.NaN) / 1024;
-  const result = { startMb: mb(), firstHalfMb: 0, quartersMb: [0, 0, 0, 0] };
+  const result = { startMb: mb(), quartersMb: [0, 0, 0, 0] };
   const sample = () => {
     const now = mb();
-    const done = progress();
-    if (done < 0.5) result.firstHalfMb = Math.max(result.firstHalfMb, now);
-    const q = Math.min(3, Math.max(0, Math.floor(done * 4)));
+    const q = Math.min(3, Math.max(0, Math.floor(progress() * 4)));
     result.quartersMb[q] = Math.max(result.quartersMb[q], now);
   };
   const timer = setInterval(sample, everyMs);

@@ -124,7 +124,7 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
     onConnect(session, callback) {
       stats.connections++;
       connected.add(session.id);
-      stats.open++;
+      stats.open = connected.size;
       stats.peakOpen = Math.max(stats.peakOpen, stats.open);
       changed();
       if (!greetingAction) return callback();
@@ -133,7 +133,8 @@ export async function startSmtpSink(options: SinkOptions = {}): Promise<SmtpSink
     onClose(session) {
       closed.add(session.id);
       // A client gone before its greeting (smtp-server's reverse lookup still running) closes without a connect.
-      if (connected.delete(session.id)) stats.open--;
+      connected.delete(session.id);
+      stats.open = connected.size;
       changed();
     },
     onMailFrom(_address, _session, callback) {
