@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 
-// The longest test files start first (six at a time), so they run beside the many short ones instead of being left
+// The longest test files start first (four at a time), so they run beside the many short ones instead of being left
 // alone at the end of the run; the rest follow in name order. Measured one file at a time (docs/testing.md): the
 // files that start the real processes, Chromium or Postfix. A file missing from the list only starts later.
 const slowFirst = [
@@ -58,7 +58,7 @@ export default {
   files: compiled ? compiledFiles() : ['test/**/*.test.ts'],
   ...(compiled ? {} : { extensions: { ts: 'module' }, nodeArguments: ['--import=tsx'] }),
   timeout: '60s',
-  concurrency: 6,
+  concurrency: 4,
   workerThreads: false,
   sortTestFiles: (a, b) => rank(a) - rank(b) || a.localeCompare(b),
 };
