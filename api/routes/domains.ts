@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import * as domains from '../../shared/domains/domains.ts';
-import { findDomain, listDomains, recordsOf } from '../../shared/domains/store.ts';
+import { findDomainWithRecords, listDomains, recordsOf } from '../../shared/domains/store.ts';
 import { presentDomain, presentListItem } from '../../shared/domains/present.ts';
 import { rotateDkim } from '../../shared/domains/rotate.ts';
 import { cancelClaim } from '../../shared/domains/claims.ts';
@@ -151,8 +151,8 @@ export const domainOperations = [
     params: domainParams,
     response: domain,
     handler: async ({ auth, params, deps }) => {
-      const row = await findDomain(deps.db, auth.team.id, params.domain_id);
-      return presentDomain(row, await recordsOf(deps.db, row.id));
+      const { row, records } = await findDomainWithRecords(deps.db, auth.team.id, params.domain_id);
+      return presentDomain(row, records);
     },
   }),
   defineOperation({

@@ -51,6 +51,25 @@ export async function findDomain(db: Knex, teamId: string, id: string): Promise<
   return row;
 }
 
+/**
+ * The domain and its records as of one moment (a read-only REPEATABLE READ snapshot). Read one after the other, a
+ * check the worker commits between the two reads pairs the domain's old status with its new records: a CI run's
+ * domain page showed every record verified under a `pending` domain and, no record being pending, stopped polling.
+ */
+export function findDomainWithRecords(
+  db: Knex,
+  teamId: string,
+  id: string,
+): Promise<{ row: DomainRow; records: RecordRow[] }> {
+  return db.transaction(
+    async (trx) => {
+      const row = await findDomain(trx, teamId, id);
+      return { row, records: await recordsOf(trx, row.id) };
+    },
+    { isolationLevel: 'repeatable read', readOnly: true },
+  );
+}
+
 export function listDomains(db: Knex, teamId: string, page: ListQuery) {
   return paginate<DomainRow>(db('domains').where({ team_id: teamId }), page);
 }

@@ -1,5 +1,5 @@
 // A domain: the DNS records to publish, each with copy buttons and its own status, and verifying it.
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, asApiError, type ApiError, type Schemas } from '../api/client';
 import { can, useSession } from '../session';
@@ -115,9 +115,16 @@ function usePolled(id: string, load: Loaded): [Loaded, () => void] {
   useEffect(() => setLatest(null), [load]);
   const current = latest ?? (load.state === 'ready' ? load.data : null);
   const active = current !== null && polling(current);
+  // Asks overlap (a poll, Verify's, Refresh status) and their answers can come back out of order: an older one is
+  // dropped, so the page never goes back to a state the domain has left.
+  const asked = useRef(0);
+  const applied = useRef(0);
   const refresh = useCallback(() => {
+    const n = ++asked.current;
     void api.GET('/domains/{domain_id}', { params: { path: { domain_id: id } } }).then((r) => {
-      if (r.data) setLatest(r.data);
+      if (!r.data || n < applied.current) return;
+      applied.current = n;
+      setLatest(r.data);
     });
   }, [id]);
   useEffect(() => {
