@@ -6,6 +6,7 @@ import { checkDomain } from '../shared/domains/verify.ts';
 import { CHECK_WINDOW_MS } from '../shared/domains/status.ts';
 import { open } from '../shared/secrets.ts';
 import { secretsKey } from '../shared/secrets.ts';
+import { until } from './helpers/wait.ts';
 
 let p: Platform;
 let dns: DnsServer;
@@ -363,3 +364,32 @@ test('delete removes the domain and records domain.deleted; another team cannot 
   t.truthy(await p.db('events').where({ team_id: team.id, type: 'domain.deleted' }).first());
   t.is(await p.db('dkim_keys').where({ domain_id: body.id }).first(), undefined);
 });
+
+// Serial: alone in this file's database, so the read waiting on the lock below is this test's own.
+test.serial(
+  'a domain is read at one moment: a check committed during the read is seen whole or not at all',
+  async (t) => {
+    const team = await p.createTeam();
+    const { id } = await create(team, { name: 'snapshot-read.test' });
+    const waiting = `select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+    // A check's commit held open (domain and records verified), holding domain_records: the read waits between the two.
+    const trx = await p.db.transaction();
+    try {
+      await trx.raw('lock table domain_records in access exclusive mode');
+      await trx('domains').where({ id }).update({ status: 'verified' });
+      await trx('domain_records').where({ domain_id: id }).update({ status: 'verified' });
+      const read = p.request('GET', `/domains/${id}`, { key: team.key });
+      await until(async () => (await p.db.raw(waiting)).rows.length > 0, { what: 'the read waiting for the records' });
+      await trx.commit();
+      const res = await read;
+      t.is(res.status, 200, res.text);
+      t.is(res.body.status, 'not_started', 'the read began before the commit: all of it as it was then');
+      t.deepEqual([...new Set(res.body.records.map((r: ApiRecord) => r.status))], ['not_started']);
+    } finally {
+      if (!trx.isCompleted()) await trx.rollback();
+    }
+    const after = await p.request('GET', `/domains/${id}`, { key: team.key });
+    t.is(after.body.status, 'verified');
+    t.deepEqual([...new Set(after.body.records.map((r: ApiRecord) => r.status))], ['verified']);
+  },
+);
