@@ -91,7 +91,7 @@ test('mail from the managed domain is signed d=<MANAGED_DOMAIN_HOST> with the ke
   // The policy found at the organizational domain (RFC 7489 §6.6.3), the From domain having none of its own.
   t.like(verdicts.dmarc, { result: 'pass', domain: HOST });
 
-  // The CLI printed the key the mta had already made on demand: still one row.
+  // The CLI printed the key the mta signed with: still one row.
   t.is((await w.p.db('platform_dkim_keys').where({ domain: HOST })).length, 1);
 });
 

@@ -50,7 +50,9 @@ test.before(async () => {
   });
   // The platform's configuration has METRICS_INBOUND_PORT and METRICS_WORKER_PORT at 0: the kernel picks them.
   procs.inbound = startEntry('inbound/main.ts', w.p.config, { MX_HOST: '127.0.0.1', MX_PORT: String(ports.mx) });
-  // Two DKIM keys made ahead (the tests' platforms keep none: helpers/platform.ts).
+  // Two DKIM keys made ahead by the worker itself: the machine's test keys the platform put in the pool
+  // (helpers/test-keys.ts) taken out first.
+  await w.p.db('dkim_key_pool').delete();
   procs.worker = startEntry('worker/main.ts', w.p.config, { DKIM_KEY_POOL_SIZE: '2' });
   // Starting takes seconds alone and far longer while the rest of the suite runs on the same two cores.
   await Promise.all([

@@ -16,6 +16,8 @@ import { createApp } from '../../api/app.ts';
 import { createHttpServer } from '../../api/server.ts';
 import { createTeamWithKey } from '../../shared/cli/commands.ts';
 import { createTestDatabase } from './db.ts';
+import { seedKeys } from './test-keys.ts';
+import { secretsKey } from '../../shared/secrets.ts';
 import { requestAt, type RequestOptions, type TestResponse } from './request.ts';
 import { createResolver } from '../../shared/dns/resolver.ts';
 import { closeQueues, createQueue, queues } from '../../shared/queue.ts';
@@ -83,8 +85,9 @@ export async function startPlatform(
     METRICS_WORKER_PORT: '0',
     // The api's tracking listener (docs/tracking.md) too.
     TRACKING_PORT: '0',
-    // No DKIM keys made ahead: a worker process would spend its first seconds on 20 RSA keys (about 4 s of CPU) that
-    // a test's few domains never take. test/dkim-pool.test.ts and a worker of test/observability.test.ts fill it.
+    // No DKIM keys made by the worker: it would spend its first seconds on 20 RSA keys (about 4 s of CPU); the pool
+    // holds the machine's test keys instead (seedKeys below). test/dkim-pool.test.ts and a worker of
+    // test/observability.test.ts fill it.
     DKIM_KEY_POOL_SIZE: '0',
     // A worker process at the test files' own priority: the tests bound its wake (a webhook soon after the commit, a
     // scheduled broadcast soon after its time), not the share a nice-10 worker gets of a machine the files beside it
@@ -93,6 +96,7 @@ export async function startPlatform(
     ...env,
   });
   const db = createDb(config);
+  await seedKeys(db, secretsKey(config), config);
   const redis = createRedis(config);
   const log = createLogger(config, 'api', options.logTo);
   // Generous enough for a loaded CI machine; tests of timeouts build their own resolvers.
