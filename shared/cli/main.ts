@@ -1,10 +1,7 @@
 // `npm run cli -- <command> [--flags]`: JSON on stdout, errors as JSON on stderr with a non-zero exit (2 for a
 // mistake in the call or the input, 1 for our own failure), never a stack trace. `--help` anywhere: the help.
-import { ConfigError, loadConfig } from '../config.ts';
-import { createDb } from '../db/knex.ts';
-import { ensureDatabase, migrateLatest } from '../db/migrate.ts';
-import { ServiceError } from '../errors.ts';
-import { checkPostgres, StartupError } from '../startup.ts';
+// What only a running command needs (the configuration, the database, the startup checks: about half the CLI's
+// start) is imported after the help and the flags' check, which answer without it (0.3 s of CPU instead of 0.6).
 import { checkFlags } from './command.ts';
 import { cliCommands, overview, parseArgs, usage, UsageError } from './commands.ts';
 
@@ -24,9 +21,22 @@ if (help) {
   process.stdout.write(usage(name, command));
   process.exit(0);
 }
-
 try {
   checkFlags(name, command, flags);
+} catch (err) {
+  fail((err as UsageError).message, 2);
+}
+
+const [{ ConfigError, loadConfig }, { createDb }, { ensureDatabase, migrateLatest }, { ServiceError }, startup] =
+  await Promise.all([
+    import('../config.ts'),
+    import('../db/knex.ts'),
+    import('../db/migrate.ts'),
+    import('../errors.ts'),
+    import('../startup.ts'),
+  ]);
+const { checkPostgres, StartupError } = startup;
+try {
   const config = loadConfig();
   await ensureDatabase(config.DATABASE_URL).catch((err: Error) => {
     throw new StartupError(`cannot reach PostgreSQL at DATABASE_URL: ${err.message}`);
