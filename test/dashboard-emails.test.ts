@@ -2,14 +2,16 @@
 // signs in, sends from the dashboard's form (a refusal first, shown with its field path) to the simulator, finds the
 // email by the api's search (the search in the URL), opens it and watches the timeline reach `delivered` without
 // reloading, times in the browser's timezone; a send to the simulator's bounced, complained and suppressed addresses
-// shows each recipient's own state from the email's events; a viewer is offered no send and the api refuses theirs.
+// shows each recipient's own state from the email's events; a viewer is offered no send and the api refuses theirs;
+// answers read on either side of a delivery (the email before it, its events after) are followed until they agree.
 // Every page is checked by axe-core and photographed at 1280 and 390 pixels.
 import test, { type ExecutionContext } from 'ava';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
 import { launchChromium, DESKTOP } from './helpers/browser.ts';
 import { buildDashboard, look, signInThroughPage } from './helpers/dashboard.ts';
 import { PEOPLE, startAccountsWorld, type AccountsWorld } from './helpers/accounts.ts';
 import { browse, person, PASSWORD, type Person } from './helpers/dashboard-ops.ts';
+import { until } from './helpers/wait.ts';
 
 let world: AccountsWorld;
 let browser: Browser;
@@ -241,3 +243,53 @@ test.serial('a viewer reads and searches but is offered no send; the api refuses
   t.is(refused.status, 403, refused.text);
   await v.context.close();
 });
+
+test.serial(
+  'answers read on either side of the delivery: the page follows until the email and its events agree',
+  async (t) => {
+    t.timeout(120_000);
+    const managed = (await owner.client.request('GET', '/domains')).body.data.find(
+      (d: { managed: boolean }) => d.managed,
+    );
+    const sent = await owner.client.request('POST', '/emails', {
+      body: { from: `hello@${managed.name}`, to: sim('delivered+torn'), subject: 'Read at two moments', text: 'x' },
+    });
+    t.is(sent.status, 200, sent.text);
+    const id: string = sent.body.id;
+    await until(async () => (await owner.client.request('GET', `/emails/${id}`)).body.last_event === 'delivered', {
+      what: 'the email delivered',
+      timeoutMs: 60_000,
+    });
+    const v = await browse(browser, owner, ZONE);
+    const { page } = v;
+    // As three reads straddling the delivery's commit answer: the email's first answer from before it (`sent`), the
+    // attempts' first two from before it (none yet), the events' from after it (delivered).
+    const stale = { email: 1, attempts: 2 };
+    const staleAnswer =
+      (what: keyof typeof stale, edit: (body: Record<string, unknown>) => Record<string, unknown>) =>
+      async (route: Route) => {
+        if (stale[what] === 0) return route.continue();
+        stale[what]--;
+        const response = await route.fetch();
+        await route.fulfill({ response, json: edit(await response.json()) });
+      };
+    await page.route(
+      (u) => u.pathname === `/emails/${id}`,
+      staleAnswer('email', (b) => ({ ...b, last_event: 'sent' })),
+    );
+    await page.route(
+      (u) => u.pathname === `/emails/${id}/attempts`,
+      staleAnswer('attempts', (b) => ({ ...b, data: [], has_more: false })),
+    );
+    await page.goto(`${url()}/dashboard/emails/${id}`);
+    await page.locator('.timeline [data-event="email.delivered"]').waitFor({ timeout: 30_000 });
+    // The email's own answer said it was on its way: the page asked again, and shows it delivered.
+    await page.locator('dl.facts .badge.delivered').waitFor({ timeout: 30_000 });
+    await page.getByText('following its delivery').waitFor({ state: 'detached' });
+    // The poll that ended the following still had no attempt: the page asked for the attempts once more.
+    await page.locator('.timeline li.attempt').first().waitFor({ timeout: 30_000 });
+    t.deepEqual(stale, { email: 0, attempts: 0 }, 'every stale answer was given');
+    t.deepEqual(unexpected(v.errors), []);
+    await v.context.close();
+  },
+);

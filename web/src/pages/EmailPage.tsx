@@ -3,11 +3,11 @@
 // each recipient's state from those events (./email-states.ts); and its HTML in a sandboxed frame (no scripts, no
 // same-origin) that opens the email's own page, served with a policy made for an email (./EmailFrame.tsx). While a
 // recipient may still change, the page asks again every few seconds without losing what it shows.
-import { Fragment, useEffect } from 'react';
+import { Fragment, useEffect, useRef } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, type Schemas } from '../api/client';
 import { formatTime } from '../time';
-import { Empty, Shown, useQuietLoad, type Answer } from '../ui';
+import { Empty, Shown, useQuietLoad, type Answer, type Load } from '../ui';
 import { EmailFrame } from './EmailFrame';
 import { EVENT_LABELS, eventDetail, pending, recipientStates, type EmailEvent } from './email-states';
 
@@ -15,6 +15,8 @@ type Attempt = Schemas['DeliveryAttempt'];
 
 /** Every 3 s while a recipient may still change. */
 const FOLLOW_MS = 3000;
+/** The email's own states while a recipient is on its way (GET /emails/{email_id}'s `last_event`). */
+const ON_ITS_WAY = new Set<Schemas['Email']['last_event']>(['queued', 'sent', 'delivery_delayed']);
 /** At most this many pages of 100 events (an email clicked thousands of times shows its first 1,000 events). */
 const EVENT_PAGES = 10;
 
@@ -34,6 +36,40 @@ async function allEvents(id: string): Promise<Answer<{ events: EmailEvent[]; mor
   return { data: { events, more: true }, response: new Response(null, { status: 200 }) };
 }
 
+/**
+ * Whether the page follows the email, asking again every FOLLOW_MS while it does. The email, its events and its
+ * attempts are three requests: a change committed between their reads shows the events after it and the email
+ * before (its badge still `sent`). So the page also follows while the email itself says it is on its way, and looks
+ * at the attempts once more when it stops following.
+ */
+function useFollowing(
+  email: Load<Schemas['Email']>,
+  events: Load<{ events: EmailEvent[] }>,
+  reload: { reloadEmail: () => void; reloadEvents: () => void; reloadAttempts: () => void },
+): boolean {
+  const following =
+    email.state === 'ready' &&
+    events.state === 'ready' &&
+    (ON_ITS_WAY.has(email.data.last_event) ||
+      recipientStates(email.data, events.data.events).some((r) => pending(r.state)));
+  const followed = useRef(false);
+  useEffect(() => {
+    if (!following) {
+      if (followed.current) reload.reloadAttempts();
+      followed.current = false;
+      return;
+    }
+    followed.current = true;
+    const timer = setInterval(() => {
+      reload.reloadEmail();
+      reload.reloadEvents();
+      reload.reloadAttempts();
+    }, FOLLOW_MS);
+    return () => clearInterval(timer);
+  }, [following]);
+  return following;
+}
+
 export function EmailPage() {
   const { id = '' } = useParams();
   const [email, reloadEmail] = useQuietLoad(
@@ -45,19 +81,7 @@ export function EmailPage() {
     () => api.GET('/emails/{email_id}/attempts', { params: { path: { email_id: id }, query: { limit: '100' } } }),
     [id],
   );
-  const following =
-    email.state === 'ready' &&
-    events.state === 'ready' &&
-    recipientStates(email.data, events.data.events).some((r) => pending(r.state));
-  useEffect(() => {
-    if (!following) return;
-    const timer = setInterval(() => {
-      reloadEmail();
-      reloadEvents();
-      reloadAttempts();
-    }, FOLLOW_MS);
-    return () => clearInterval(timer);
-  }, [following]);
+  const following = useFollowing(email, events, { reloadEmail, reloadEvents, reloadAttempts });
   return (
     <>
       <p>
