@@ -37,8 +37,11 @@ export interface OAuthServerOptions {
   db: Knex;
   /** Every scope a client may ask for (shared/oauth/scopes.ts scopeList). */
   scopes: string[];
-  /** Hears every grant the provider revokes and every access token it destroys (the token cache forgets them). */
-  forget?: { grant(providerGrantId: string): void; token(token: string): void };
+  /**
+   * Hears every grant the provider revokes and every access token it destroys (the token cache forgets them); the
+   * provider answers once a destroyed token's forgetting resolves (shared/oauth/adapter.ts).
+   */
+  forget?: { grant(providerGrantId: string): void; token(token: string): Promise<void> };
 }
 
 export async function createProvider({ config, db, scopes, forget }: OAuthServerOptions): Promise<Provider> {
@@ -47,7 +50,7 @@ export async function createProvider({ config, db, scopes, forget }: OAuthServer
   const targets = resources(config);
   const cookieKey = createHmac('sha256', secrets).update('oauth-cookies').digest('base64url');
   const configuration: Configuration = {
-    adapter: postgresAdapter(db),
+    adapter: postgresAdapter(db, { destroyed: async (token) => forget?.token(token) }),
     jwks: await signingKeys(db, secrets),
     cookies: {
       keys: [cookieKey],
@@ -111,6 +114,5 @@ export async function createProvider({ config, db, scopes, forget }: OAuthServer
     forget?.grant(grantId);
     void markGrantRevoked(db, grantId, revokedReason(ctx)).catch(() => undefined);
   });
-  provider.on('access_token.destroyed', (token: { jti: string }) => forget?.token(token.jti));
   return provider;
 }

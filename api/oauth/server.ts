@@ -71,7 +71,7 @@ export function createOAuthServer(deps: Deps, scopes: string[]): OAuthServer {
     grant: (id: string) => void forgetGrant(id),
     token: (t: string) => {
       cache.forgetToken(t);
-      void bus.publishToken();
+      return bus.publishToken();
     },
   };
   const provider = (): Promise<Provider> => {

@@ -12,7 +12,11 @@ type Payload = Record<string, unknown> & {
 
 const TABLE = 'oauth_models';
 
-export function postgresAdapter(db: Knex) {
+/**
+ * `destroyed`: told of each access token destroyed (RFC 7009's revocation among others) and awaited before the
+ * provider answers, so every api copy's token cache has been told before the revoking client hears back.
+ */
+export function postgresAdapter(db: Knex, hooks: { destroyed?: (accessToken: string) => Promise<void> } = {}) {
   return class PostgresAdapter {
     constructor(readonly model: string) {}
 
@@ -59,6 +63,7 @@ export function postgresAdapter(db: Knex) {
 
     async destroy(id: string): Promise<void> {
       await db(TABLE).where({ model: this.model, id }).delete();
+      if (this.model === 'AccessToken') await hooks.destroyed?.(id);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
