@@ -3,7 +3,8 @@
 // email by the api's search (the search in the URL), opens it and watches the timeline reach `delivered` without
 // reloading, times in the browser's timezone; a send to the simulator's bounced, complained and suppressed addresses
 // shows each recipient's own state from the email's events; a viewer is offered no send and the api refuses theirs;
-// answers read on either side of a delivery (the email before it, its events after) are followed until they agree.
+// answers read on either side of a delivery (the email before it, its events after) are followed until they agree,
+// and a follow that fails keeps the email on screen with a notice and goes on.
 // Every page is checked by axe-core and photographed at 1280 and 390 pixels.
 import test, { type ExecutionContext } from 'ava';
 import type { Browser, Page, Route } from 'playwright-core';
@@ -244,22 +245,28 @@ test.serial('a viewer reads and searches but is offered no send; the api refuses
   await v.context.close();
 });
 
+/** An email sent through the api to the simulator, once delivered: its id. */
+async function deliveredEmail(t: ExecutionContext, to: string, subject: string): Promise<string> {
+  const managed = (await owner.client.request('GET', '/domains')).body.data.find(
+    (d: { managed: boolean }) => d.managed,
+  );
+  const sent = await owner.client.request('POST', '/emails', {
+    body: { from: `hello@${managed.name}`, to, subject, text: 'x' },
+  });
+  t.is(sent.status, 200, sent.text);
+  const id: string = sent.body.id;
+  await until(async () => (await owner.client.request('GET', `/emails/${id}`)).body.last_event === 'delivered', {
+    what: 'the email delivered',
+    timeoutMs: 60_000,
+  });
+  return id;
+}
+
 test.serial(
   'answers read on either side of the delivery: the page follows until the email and its events agree',
   async (t) => {
     t.timeout(120_000);
-    const managed = (await owner.client.request('GET', '/domains')).body.data.find(
-      (d: { managed: boolean }) => d.managed,
-    );
-    const sent = await owner.client.request('POST', '/emails', {
-      body: { from: `hello@${managed.name}`, to: sim('delivered+torn'), subject: 'Read at two moments', text: 'x' },
-    });
-    t.is(sent.status, 200, sent.text);
-    const id: string = sent.body.id;
-    await until(async () => (await owner.client.request('GET', `/emails/${id}`)).body.last_event === 'delivered', {
-      what: 'the email delivered',
-      timeoutMs: 60_000,
-    });
+    const id = await deliveredEmail(t, sim('delivered+torn'), 'Read at two moments');
     const v = await browse(browser, owner, ZONE);
     const { page } = v;
     // As three reads straddling the delivery's commit answer: the email's first answer from before it (`sent`), the
@@ -293,3 +300,40 @@ test.serial(
     await v.context.close();
   },
 );
+
+test.serial('a follow that fails keeps the email on screen, says so, and goes on following', async (t) => {
+  t.timeout(120_000);
+  const id = await deliveredEmail(t, sim('delivered+outage'), 'Followed through an outage');
+  const v = await browse(browser, owner, ZONE);
+  const { page } = v;
+  // The first answer from before the delivery (so the page follows), the second a restarting api's 503.
+  let asked = 0;
+  await page.route(
+    (u) => u.pathname === `/emails/${id}`,
+    async (route) => {
+      asked++;
+      if (asked > 2) return route.continue();
+      if (asked === 2)
+        return route.fulfill({
+          status: 503,
+          json: { statusCode: 503, name: 'application_error', message: 'The api is restarting' },
+        });
+      const response = await route.fetch();
+      await route.fulfill({ response, json: { ...(await response.json()), last_event: 'sent' } });
+    },
+  );
+  await page.goto(`${url()}/dashboard/emails/${id}`);
+  const stale = page.locator('.stale', { hasText: 'Could not refresh the email: The api is restarting' });
+  await stale.waitFor({ timeout: 30_000 });
+  t.is(await page.locator('h1').textContent(), 'Followed through an outage', 'the email stays on screen');
+  t.is(await page.locator('main .error').count(), 0, 'no error in its place');
+  await look(t, page, 'email-refresh-failed');
+  await page.locator('dl.facts .badge.delivered').waitFor({ timeout: 30_000 });
+  t.is(await stale.count(), 0, 'the notice goes with the next answer');
+  t.true(asked >= 3);
+  t.deepEqual(
+    unexpected(v.errors).filter((e) => !/status of 503/.test(e)),
+    [],
+  );
+  await v.context.close();
+});

@@ -3,7 +3,9 @@ import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { asApiError, type ApiError } from './api/client';
 import { onSignedInAgain } from './signed-in';
 
-export type Load<T> = { state: 'loading' } | { state: 'error'; error: ApiError } | { state: 'ready'; data: T };
+/** `refreshError`: a quiet reload failed; `data` is the last answer that came (useQuietLoad). */
+export type Load<T> =
+  { state: 'loading' } | { state: 'error'; error: ApiError } | { state: 'ready'; data: T; refreshError?: ApiError };
 
 /** An openapi-fetch answer: data, or the api's Error. */
 export interface Answer<T> {
@@ -16,7 +18,11 @@ export function useLoad<T>(fetcher: () => Promise<Answer<T>>, deps: unknown[]): 
   return useFetched(fetcher, deps, false);
 }
 
-/** As useLoad, but a reload keeps showing the data it had until the new answer (a list followed while it changes). */
+/**
+ * As useLoad, but a reload keeps showing the data it had until the new answer (a list followed while it changes),
+ * and a reload that fails keeps it too, with the failure beside it (`refreshError`): a page that follows something
+ * goes on asking through a moment's outage (a restarting api) instead of trading what it showed for an error.
+ */
 export function useQuietLoad<T>(fetcher: () => Promise<Answer<T>>, deps: unknown[]): [Load<T>, () => void] {
   return useFetched(fetcher, deps, true);
 }
@@ -28,19 +34,25 @@ function useFetched<T>(fetcher: () => Promise<Answer<T>>, deps: unknown[], quiet
   useEffect(() => {
     let live = true;
     if (!quiet) setLoad({ state: 'loading' });
+    const failed = (error: ApiError) =>
+      setLoad((was) =>
+        quiet && was.state === 'ready'
+          ? { state: 'ready', data: was.data, refreshError: error }
+          : { state: 'error', error },
+      );
     run()
       .then((r) => {
         if (!live) return;
         if (r.data !== undefined && r.response.ok) setLoad({ state: 'ready', data: r.data });
-        else setLoad({ state: 'error', error: asApiError(r.error, r.response.status) });
+        else failed(asApiError(r.error, r.response.status));
       })
-      .catch((e) => live && setLoad({ state: 'error', error: asApiError(e) }));
+      .catch((e) => live && failed(asApiError(e)));
     return () => {
       live = false;
     };
   }, [run, tick, quiet]);
   // An error shown (a 401 while the session was lost, among others) is tried again once signed in again.
-  const failed = load.state === 'error';
+  const failed = load.state === 'error' || (load.state === 'ready' && load.refreshError !== undefined);
   useEffect(() => (failed ? onSignedInAgain(() => setTick((t) => t + 1)) : undefined), [failed]);
   return [load, () => setTick((t) => t + 1)];
 }
@@ -86,7 +98,21 @@ export function ErrorBox({ error }: { error: ApiError }) {
 export function Shown<T>({ load, what, children }: { load: Load<T>; what: string; children: (data: T) => ReactNode }) {
   if (load.state === 'loading') return <Loading what={what} />;
   if (load.state === 'error') return <ErrorBox error={load.error} />;
-  return <>{children(load.data)}</>;
+  return (
+    <>
+      {load.refreshError ? <Stale what={what} error={load.refreshError} /> : null}
+      {children(load.data)}
+    </>
+  );
+}
+
+/** A quiet reload failed: what is shown is the last answer. */
+function Stale({ what, error }: { what: string; error: ApiError }) {
+  return (
+    <p className="stale" role="status">
+      Could not refresh {what}: {error.message}. What you see may be out of date.
+    </p>
+  );
 }
 
 /** Copies `text` to the clipboard; says so for a moment. */

@@ -13,17 +13,18 @@ export default function ImportPage() {
   const { id = '' } = useParams();
   const [tick, setTick] = useState(0);
   const [imp] = useLoad(() => api.GET('/contacts/imports/{id}', { params: { path: { id } } }), [id, tick]);
-  const status = imp.state === 'ready' ? imp.data.status : null;
-  useEffect(() => {
-    if (status === null || done(status)) return;
-    const t = setTimeout(() => setTick((n) => n + 1), POLL_MS);
-    return () => clearTimeout(t);
-  }, [status, tick]);
   // The last answer stays on screen while the next one is asked (no flicker to "Loading…" every second).
   const [shown, setShown] = useState<Schemas['ContactImport'] | null>(null);
   useEffect(() => {
     if (imp.state === 'ready') setShown(imp.data);
   }, [imp]);
+  // Asked again after each answer until the import ends; a failed ask (a moment's outage) is shown and asked again.
+  const status = imp.state === 'ready' ? imp.data.status : shown?.id === id ? shown.status : null;
+  useEffect(() => {
+    if (imp.state === 'loading' || status === null || done(status)) return;
+    const t = setTimeout(() => setTick((n) => n + 1), POLL_MS);
+    return () => clearTimeout(t);
+  }, [status, tick, imp.state]);
   return (
     <>
       <p className="crumbs">
