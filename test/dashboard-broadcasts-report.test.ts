@@ -1,9 +1,12 @@
 // A broadcast's report page in a real browser (Debian's headless Chromium) from what really happened to its copies:
 // delivered by the mta's deliver job to a loopback sink, links followed over HTTP on the tracking listener (people
 // counted; a link scanner flagged as a machine and counted nowhere). The page shows the counts, the recipients by type
-// paged with Newer and Older, and the clicked links with clicks and unique clicks; axe and screenshots.
+// paged with Newer and Older, and the clicked links with clicks and unique clicks; axe and screenshots. A sent
+// broadcast whose copies are still on their way is followed until they arrive.
 import test from 'ava';
-import { created, fanOutAndDeliver } from './helpers/broadcasts.ts';
+import { created, fanOutAndDeliver, fanoutDeps } from './helpers/broadcasts.ts';
+import { runBroadcast } from '../shared/broadcasts/fanout.ts';
+import { processDelivery } from '../mta/delivery/job.ts';
 import { htmlOf, startTrackingWorld, trackedSender, type TrackingWorld } from './helpers/tracking.ts';
 import { buildDashboard } from './helpers/dashboard.ts';
 import { launchChromium } from './helpers/browser.ts';
@@ -96,6 +99,43 @@ test('the report: counts, recipients by type paged, clicked links with clicks an
   await page.getByLabel('Show recipients').focus();
   await page.keyboard.press('Home');
   await until(async () => (await recipientRows.count()) === 20, { what: 'sent again, by keyboard' });
+  t.deepEqual(unexpected(errors), []);
+  await context.close();
+});
+
+test('a sent broadcast whose copies are still on their way: the counts follow them until they arrive', async (t) => {
+  t.timeout(240_000);
+  const { w } = world;
+  w.mx('df-inbox.test');
+  const sender = await trackedSender(w, 'df-news.test');
+  const segment = await created(w, sender.team, '/segments', { name: 'Followers' });
+  const people = ['f0@df-inbox.test', 'f1@df-inbox.test', 'f2@df-inbox.test'];
+  for (const email of people) await created(w, sender.team, '/contacts', { email, audience_id: segment });
+  const id = await created(w, sender.team, '/broadcasts', {
+    name: 'Followed',
+    segment_id: segment,
+    from: `News <news@${sender.domain.name}>`,
+    subject: 'On its way',
+    html: '<p>Hi</p><p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Leave</a></p>',
+    send: true,
+  });
+  // Every copy made (the broadcast is sent), none delivered yet: the mta's jobs run once the page is open.
+  const deps = fanoutDeps(w);
+  t.is(await runBroadcast(deps, id), 'sent');
+  const member = await person(w.p, `follow-${id.slice(0, 8)}@people.test`, { teamId: sender.team.id, role: 'member' });
+  const { page, context, errors } = await browse(browser, member);
+  await page.goto(`${w.p.url}/dashboard/broadcasts/${id}`);
+  await page.locator('#counts-following').waitFor();
+  t.is(await page.locator('#broadcast-status').textContent(), 'sent');
+  t.is(await page.locator('[data-count=sent] dd').textContent(), '3');
+  t.is(await page.locator('[data-count=delivered] dd').textContent(), '0');
+  await look(t, page, 'broadcast-report-following');
+  for (const emailId of deps.handed) await processDelivery(w.deps, emailId);
+  await until(async () => (await page.locator('[data-count=delivered] dd').textContent()) === '3', {
+    what: 'the delivered count followed',
+    timeoutMs: 30_000,
+  });
+  await page.locator('#counts-following').waitFor({ state: 'detached' });
   t.deepEqual(unexpected(errors), []);
   await context.close();
 });

@@ -1,7 +1,7 @@
-// A broadcast past draft: its status moves and counts (refreshed while it is on its way), cancel while queued,
-// scheduled or sending, duplicate into a new draft, its recipients by what happened to their copy, and the links
-// they clicked (clicks and unique clicks, humans only). Times in the browser's timezone.
-import { useEffect, useState } from 'react';
+// A broadcast past draft: its status moves and counts (refreshed while it is on its way, and once sent while its
+// copies are), cancel while queued, scheduled or sending, duplicate into a new draft, its recipients by what happened
+// to their copy, and the links they clicked (clicks and unique clicks, humans only). Times in the browser's timezone.
+import { useEffect, useRef, useState } from 'react';
 import { useNavigate } from 'react-router';
 import { api, asApiError, type ApiError } from '../../api/client';
 import { can, useSession } from '../../session';
@@ -24,6 +24,38 @@ const TYPES = [
 ] as const;
 type RecipientType = (typeof TYPES)[number];
 
+/** Answers in a row that changed nothing after which a sent broadcast's copies are no longer followed (30 s). */
+const GIVE_UP = 20;
+
+/** Copies neither delivered nor bounced yet: a sent broadcast's deliveries go on after its last copy was made. */
+const inFlight = (x: Broadcast) => x.status === 'sent' && x.counts.delivered + x.counts.bounced < x.counts.recipients;
+
+/**
+ * The broadcast asked again every 1.5 s while it moves (queued, scheduled, sending) and, once sent, while copies are
+ * on their way; a copy that never arrives (suppressed or failed at delivery, retried for hours) would keep the page
+ * asking, so that ends after GIVE_UP answers that changed nothing.
+ */
+function useFollowed(b: Broadcast): [Broadcast, boolean] {
+  const [fresh, setFresh] = useState(b);
+  const [unchanged, setUnchanged] = useState(0);
+  const last = useRef('');
+  const following = MOVING.has(fresh.status) || (inFlight(fresh) && unchanged < GIVE_UP);
+  useEffect(() => {
+    if (!following) return;
+    const timer = setInterval(() => {
+      void api.GET('/broadcasts/{id}', { params: { path: { id: b.id } } }).then((r) => {
+        if (!r.data) return;
+        const seen = `${r.data.status} ${JSON.stringify(r.data.counts)}`;
+        setUnchanged((n) => (seen === last.current ? n + 1 : 0));
+        last.current = seen;
+        setFresh(r.data);
+      });
+    }, 1500);
+    return () => clearInterval(timer);
+  }, [following, b.id]);
+  return [fresh, following];
+}
+
 export function Report({ broadcast: b, reload }: { broadcast: Broadcast; reload: () => void }) {
   const { load: session } = useSession();
   const member = session.state === 'ready' && can(session.data.role, 'member');
@@ -31,15 +63,8 @@ export function Report({ broadcast: b, reload }: { broadcast: Broadcast; reload:
   const navigate = useNavigate();
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
-  const [fresh, setFresh] = useState(b);
+  const [fresh, following] = useFollowed(b);
   const moving = MOVING.has(fresh.status);
-  useEffect(() => {
-    if (!moving) return;
-    const timer = setInterval(() => {
-      void api.GET('/broadcasts/{id}', { params: { path: { id: b.id } } }).then((r) => r.data && setFresh(r.data));
-    }, 1500);
-    return () => clearInterval(timer);
-  }, [moving, b.id]);
   async function act(what: 'cancel' | 'duplicate') {
     setBusy(true);
     setError(null);
@@ -116,6 +141,11 @@ export function Report({ broadcast: b, reload }: { broadcast: Broadcast; reload:
               </div>
             ))}
           </dl>
+          {following && fresh.status === 'sent' ? (
+            <p className="muted" role="status" id="counts-following">
+              Copies are still on their way: the counts follow them.
+            </p>
+          ) : null}
           <p className="hint">Opens and clicks count people only (link scanners are left out).</p>
         </section>
       </div>
