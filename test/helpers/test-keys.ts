@@ -25,12 +25,14 @@ interface RawKey {
 
 let loaded: Promise<RawKey[]> | undefined;
 
+/** The file's keys; none when it is missing or not whole (a run killed while writing it never renamed it). */
 async function readKeys(): Promise<RawKey[] | undefined> {
-  const keys = await readFile(FILE, 'utf8').then(
-    (text) => JSON.parse(text) as RawKey[],
-    () => undefined,
-  );
-  return keys?.length === COUNT ? keys : undefined;
+  try {
+    const keys = JSON.parse(await readFile(FILE, 'utf8')) as RawKey[];
+    return keys.length === COUNT ? keys : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function makeKeys(): Promise<RawKey[]> {
