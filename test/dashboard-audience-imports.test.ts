@@ -15,6 +15,7 @@ import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from './helpers/browser.ts';
 import { buildDashboard, look } from './helpers/dashboard.ts';
 import { signedInPage, startAudienceWorld, unexpected, type AudienceWorld } from './helpers/audience-dashboard.ts';
+import { inTurns, RESTARTING } from './helpers/route-turns.ts';
 
 const BIG_MB = Number(process.env.TEST_IMPORT_CSV_MB ?? 10);
 /** Shown by the page as BIG_MB with one decimal (52,400,000 bytes: "50.0 MB"). */
@@ -158,33 +159,23 @@ test.serial(
     const v = await signedInPage(browser, url, world.admin);
     const { page } = v;
     // The first answer from while the import ran (nothing read yet), the second a restarting api's 503.
-    let asked = 0;
-    await page.route(
-      (u) => /^\/contacts\/imports\/[0-9a-f-]{36}$/.test(u.pathname),
-      async (route) => {
-        asked++;
-        if (asked > 2) return route.continue();
-        if (asked === 2)
-          return route.fulfill({
-            status: 503,
-            json: { statusCode: 503, name: 'application_error', message: 'The api is restarting' },
-          });
-        const response = await route.fetch();
-        const body = await response.json();
-        const counts = { ...body.counts, created: 0, updated: 0, skipped: 0, failed: 0 };
-        await route.fulfill({ response, json: { ...body, status: 'in_progress', counts } });
-      },
-    );
+    const running = (b: Record<string, unknown>) => ({
+      ...b,
+      status: 'in_progress',
+      counts: { ...(b.counts as object), created: 0, updated: 0, skipped: 0, failed: 0 },
+    });
+    const imports = inTurns([running, 'restarting']);
+    await page.route((u) => /^\/contacts\/imports\/[0-9a-f-]{36}$/.test(u.pathname), imports.handler);
     const small = path.join(dir, 'small.csv');
     await writeFile(small, 'email\nfollowed1@people.test\nfollowed2@people.test\n');
     await page.goto(`${url}/dashboard/contacts/imports`);
     await page.locator('#import-form input[type=file]').setInputFiles(small);
     await page.getByRole('button', { name: 'Upload and import' }).click();
-    await page.getByRole('alert').filter({ hasText: 'The api is restarting' }).waitFor({ timeout: 30_000 });
+    await page.getByRole('alert').filter({ hasText: RESTARTING }).waitFor({ timeout: 30_000 });
     await page.locator('#import-status', { hasText: 'completed' }).waitFor({ timeout: 30_000 });
     t.is(await page.locator('#count-created').textContent(), '2');
     t.is(await page.getByRole('alert').count(), 0, 'the error goes with the next answer');
-    t.true(asked >= 3);
+    t.true(imports.asked() >= 3);
     t.deepEqual(
       unexpected(v).filter((e) => !/status of 503/.test(e)),
       [],

@@ -28,21 +28,29 @@ test.after.always(async () => {
 
 const SCANNER = 'Barracuda Sentinel (EE)';
 
+/**
+ * A broadcast sent to `people` (contacts of a new segment, at `<prefix>-inbox.test`) by a tracked sender of
+ * `<prefix>-news.test`; its copies not yet made.
+ */
+async function broadcastTo(prefix: string, people: string[], content: { name: string; subject: string; html: string }) {
+  const { w } = world;
+  w.mx(`${prefix}-inbox.test`);
+  const sender = await trackedSender(w, `${prefix}-news.test`);
+  const segment = await created(w, sender.team, '/segments', { name: 'Readers' });
+  for (const email of people) await created(w, sender.team, '/contacts', { email, audience_id: segment });
+  const from = `News <news@${sender.domain.name}>`;
+  const id = await created(w, sender.team, '/broadcasts', { ...content, segment_id: segment, from, send: true });
+  return { sender, id };
+}
+
 test('the report: counts, recipients by type paged, clicked links with clicks and unique clicks', async (t) => {
   t.timeout(240_000);
   const { w, listener } = world;
-  w.mx('dr-inbox.test');
-  const sender = await trackedSender(w, 'dr-news.test');
-  const segment = await created(w, sender.team, '/segments', { name: 'Readers' });
   const people = Array.from({ length: 22 }, (_, i) => `p${String(i).padStart(2, '0')}@dr-inbox.test`);
-  for (const email of people) await created(w, sender.team, '/contacts', { email, audience_id: segment });
-  const id = await created(w, sender.team, '/broadcasts', {
+  const { sender, id } = await broadcastTo('dr', people, {
     name: 'June <script>alert(1)</script>',
-    segment_id: segment,
-    from: `News <news@${sender.domain.name}>`,
     subject: 'June',
     html: '<p><a href="https://dr-news.test/a">A</a> <a href="https://dr-news.test/b">B</a></p><p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Leave</a></p>',
-    send: true,
   });
   const run = await fanOutAndDeliver(w, id);
   t.is(run.outcome, 'sent');
@@ -106,18 +114,11 @@ test('the report: counts, recipients by type paged, clicked links with clicks an
 test('a sent broadcast whose copies are still on their way: the counts follow them until they arrive', async (t) => {
   t.timeout(240_000);
   const { w } = world;
-  w.mx('df-inbox.test');
-  const sender = await trackedSender(w, 'df-news.test');
-  const segment = await created(w, sender.team, '/segments', { name: 'Followers' });
   const people = ['f0@df-inbox.test', 'f1@df-inbox.test', 'f2@df-inbox.test'];
-  for (const email of people) await created(w, sender.team, '/contacts', { email, audience_id: segment });
-  const id = await created(w, sender.team, '/broadcasts', {
+  const { sender, id } = await broadcastTo('df', people, {
     name: 'Followed',
-    segment_id: segment,
-    from: `News <news@${sender.domain.name}>`,
     subject: 'On its way',
     html: '<p>Hi</p><p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Leave</a></p>',
-    send: true,
   });
   // Every copy made (the broadcast is sent), none delivered yet: the mta's jobs run once the page is open.
   const deps = fanoutDeps(w);
