@@ -47,6 +47,9 @@ test.after.always(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+/** The shortest padding row: `pad@people.test,x,` and its newline. */
+const PAD_ROW_MIN = 'pad@people.test,x,\n'.length;
+
 /** A CSV of `bytes` bytes (padded by the last rows' names), written as a stream; answers its data rows. */
 async function bigCsv(file: string, bytes: number): Promise<number> {
   const out = createWriteStream(file);
@@ -60,7 +63,8 @@ async function bigCsv(file: string, bytes: number): Promise<number> {
   for (;;) {
     const i = rows + 1;
     const line = BAD.has(i) ? `not-an-address-${i},Bad,Row\n` : `big${i}@people.test,Ann,Lee${i % 1000}\n`;
-    if (written + Buffer.byteLength(line) > bytes) break;
+    // Room left for the padding row (at least its address and commas), so the file comes out at exactly `bytes`.
+    if (written + Buffer.byteLength(line) + PAD_ROW_MIN > bytes) break;
     await write(line);
     rows++;
   }
