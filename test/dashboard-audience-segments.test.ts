@@ -1,8 +1,9 @@
 // The segment pages in a real browser against the real api: a filter built with the builder (all / any / not
 // groups, conditions of several kinds), the live count following it (checked against SQL), a value the api refuses
-// shown at its path in the builder, saved, opened again as it was saved, changed, deleted; a viewer reads it only.
+// shown at its path in the builder, saved, opened again as it was saved, changed, deleted; a viewer reads it only;
+// a count the api never answered (unreachable) is said, and counted again once it answers.
 import test from 'ava';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
 import { launchChromium } from './helpers/browser.ts';
 import { buildDashboard, look } from './helpers/dashboard.ts';
 import { signedInPage, startAudienceWorld, unexpected, type AudienceWorld } from './helpers/audience-dashboard.ts';
@@ -152,5 +153,37 @@ test.serial('a viewer sees a segment read-only, with its live count', async (t) 
   t.is(await page.getByRole('button', { name: /Save|Delete|Add/ }).count(), 0, 'no action for a viewer');
   await look(t, page, 'audience-segment-viewer');
   t.deepEqual(unexpected(v), []);
+  await v.context.close();
+});
+
+test.serial('the live count when the api cannot be reached: said, then counted once it answers again', async (t) => {
+  t.timeout(120_000);
+  const v = await signedInPage(browser, url, world.admin);
+  const { page } = v;
+  await page.goto(`${url}/dashboard/segments/new`);
+  await page.getByText('No filter: only contacts added by hand').waitFor();
+  const counting = (u: URL) => u.pathname === '/segments/count';
+  const unreachable = (route: Route) => route.abort('connectionrefused');
+  await page.route(counting, unreachable);
+  await page.getByRole('button', { name: 'Add condition' }).click();
+  await input(page, 'Field', 'filter.all.0').selectOption('property');
+  await input(page, 'Property', 'filter.all.0').selectOption('plan');
+  await input(page, 'Operator', 'filter.all.0').selectOption('equals');
+  await input(page, 'Value', 'filter.all.0').fill('trial');
+  await page.locator('#live-count', { hasText: 'cannot be counted yet' }).waitFor();
+  t.is(
+    await page.getByRole('alert').textContent(),
+    'The api could not be reached. (network_error)',
+    "said as such, not as the browser's TypeError",
+  );
+  await page.unroute(counting, unreachable);
+  await input(page, 'Value', 'filter.all.0').fill('trial ');
+  await input(page, 'Value', 'filter.all.0').fill('trial');
+  await liveCount(page, await count(`properties->>'plan' = 'trial'`));
+  t.is(await page.getByRole('alert').count(), 0, 'the error goes with the answer');
+  t.deepEqual(
+    unexpected(v).filter((e) => !/ERR_CONNECTION_REFUSED/.test(e)),
+    [],
+  );
   await v.context.close();
 });

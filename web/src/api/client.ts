@@ -29,7 +29,8 @@ api.use(csrf);
 
 /** What an answer's `error` is when the api did not answer in its Error shape (the network failed, a proxy page). */
 export function asApiError(error: unknown, status?: number): ApiError {
-  if (error && typeof error === 'object' && 'message' in error) return error as ApiError;
+  // A thrown Error (fetch's TypeError when nothing answered) is not the api's: its name would show as a code.
+  if (error && typeof error === 'object' && 'message' in error && !(error instanceof Error)) return error as ApiError;
   return {
     statusCode: status ?? 0,
     name: 'network_error',

@@ -139,16 +139,21 @@ function LiveCount(props: {
     let live = true;
     setCount({ state: 'counting' });
     const t = setTimeout(() => {
-      void api.POST('/segments/count', { body: { filter: filter as never } }).then((r) => {
-        if (!live) return;
-        if (r.response.ok && r.data) {
-          setCount({ state: 'done', n: r.data.count });
-          onRefused(null);
-        } else {
-          setCount({ state: 'refused' });
-          onRefused(asApiError(r.error, r.response.status));
-        }
-      });
+      const refused = (e: ApiError) => {
+        setCount({ state: 'refused' });
+        onRefused(e);
+      };
+      api
+        .POST('/segments/count', { body: { filter: filter as never } })
+        .then((r) => {
+          if (!live) return;
+          if (r.response.ok && r.data) {
+            setCount({ state: 'done', n: r.data.count });
+            onRefused(null);
+          } else refused(asApiError(r.error, r.response.status));
+        })
+        // Not answered at all (the api unreachable): said below, as a refusal is, instead of counting for ever.
+        .catch((e) => live && refused(asApiError(e)));
     }, 500);
     return () => {
       live = false;
