@@ -121,11 +121,15 @@ function usePolled(id: string, load: Loaded): [Loaded, () => void] {
   const applied = useRef(0);
   const refresh = useCallback(() => {
     const n = ++asked.current;
-    void api.GET('/domains/{domain_id}', { params: { path: { domain_id: id } } }).then((r) => {
-      if (!r.data || n < applied.current) return;
-      applied.current = n;
-      setLatest(r.data);
-    });
+    api
+      .GET('/domains/{domain_id}', { params: { path: { domain_id: id } } })
+      .then((r) => {
+        if (!r.data || n < applied.current) return;
+        applied.current = n;
+        setLatest(r.data);
+      })
+      // Unanswered (the api unreachable): the next poll asks again.
+      .catch(() => undefined);
   }, [id]);
   useEffect(() => {
     if (!active) return;

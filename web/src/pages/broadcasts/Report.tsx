@@ -43,13 +43,17 @@ function useFollowed(b: Broadcast): [Broadcast, boolean] {
   useEffect(() => {
     if (!following) return;
     const timer = setInterval(() => {
-      void api.GET('/broadcasts/{id}', { params: { path: { id: b.id } } }).then((r) => {
-        if (!r.data) return;
-        const seen = `${r.data.status} ${JSON.stringify(r.data.counts)}`;
-        setUnchanged((n) => (seen === last.current ? n + 1 : 0));
-        last.current = seen;
-        setFresh(r.data);
-      });
+      api
+        .GET('/broadcasts/{id}', { params: { path: { id: b.id } } })
+        .then((r) => {
+          if (!r.data) return;
+          const seen = `${r.data.status} ${JSON.stringify(r.data.counts)}`;
+          setUnchanged((n) => (seen === last.current ? n + 1 : 0));
+          last.current = seen;
+          setFresh(r.data);
+        })
+        // Unanswered (the api unreachable): the next tick asks again.
+        .catch(() => undefined);
     }, 1500);
     return () => clearInterval(timer);
   }, [following, b.id]);
