@@ -50,7 +50,7 @@ export async function createProvider({ config, db, scopes, forget }: OAuthServer
   const targets = resources(config);
   const cookieKey = createHmac('sha256', secrets).update('oauth-cookies').digest('base64url');
   const configuration: Configuration = {
-    adapter: postgresAdapter(db, { destroyed: async (token) => forget?.token(token) }),
+    adapter: postgresAdapter(db, { destroyed: forget?.token }),
     jwks: await signingKeys(db, secrets),
     cookies: {
       keys: [cookieKey],

@@ -17,13 +17,19 @@ export interface GeneratedKey {
   private_key_sealed: string;
 }
 
-export async function generateRsaKey(secrets: Buffer): Promise<GeneratedKey> {
+/** A new RSA-2048 key: the `p=` value (base64 of the DER SubjectPublicKeyInfo) and the PKCS#8 PEM, not sealed. */
+export async function rsaKeyPair(): Promise<{ public_key: string; private_pem: string }> {
   const { publicKey, privateKey } = await generate('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'spki', format: 'der' },
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
-  return { algorithm: 'rsa', public_key: publicKey.toString('base64'), private_key_sealed: seal(secrets, privateKey) };
+  return { public_key: publicKey.toString('base64'), private_pem: privateKey };
+}
+
+export async function generateRsaKey(secrets: Buffer): Promise<GeneratedKey> {
+  const { public_key, private_pem } = await rsaKeyPair();
+  return { algorithm: 'rsa', public_key, private_key_sealed: seal(secrets, private_pem) };
 }
 
 /**

@@ -3,12 +3,11 @@
 // managed-domain key at an mta's start). `seedKeys` puts them, sealed with the platform's own secrets key, where the
 // platform looks first: the DKIM key pool (shared/domains/dkim.ts `takeKey`) and the managed domains' platform key
 // (shared/domains/platform-dkim.ts). A domain made beyond the pool's keys gets a fresh one, as in production.
-import { generateKeyPair } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import knexFactory, { type Knex } from 'knex';
+import { rsaKeyPair } from '../../shared/domains/dkim.ts';
 import { newId } from '../../shared/ids.ts';
 import { seal } from '../../shared/secrets.ts';
 import { adminUrl } from './db.ts';
@@ -16,12 +15,8 @@ import { adminUrl } from './db.ts';
 /** One for the platform key and the rest for the pool: more than any test file's domains take but a few. */
 const COUNT = 17;
 const FILE = path.join(tmpdir(), `postwerk-test-rsa-keys-${COUNT}.json`);
-const generate = promisify(generateKeyPair);
 
-interface RawKey {
-  public_key: string;
-  private_pem: string;
-}
+type RawKey = Awaited<ReturnType<typeof rsaKeyPair>>;
 
 let loaded: Promise<RawKey[]> | undefined;
 
@@ -35,18 +30,7 @@ async function readKeys(): Promise<RawKey[] | undefined> {
   }
 }
 
-async function makeKeys(): Promise<RawKey[]> {
-  return Promise.all(
-    Array.from({ length: COUNT }, async () => {
-      const { publicKey, privateKey } = await generate('rsa', {
-        modulusLength: 2048,
-        publicKeyEncoding: { type: 'spki', format: 'der' },
-        privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-      });
-      return { public_key: publicKey.toString('base64'), private_pem: privateKey };
-    }),
-  );
-}
+const makeKeys = (): Promise<RawKey[]> => Promise.all(Array.from({ length: COUNT }, rsaKeyPair));
 
 /** The machine's test keys: read from the file, or made by the first file to ask (the others wait on its lock). */
 function testKeys(): Promise<RawKey[]> {

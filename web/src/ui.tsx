@@ -34,7 +34,7 @@ function useFetched<T>(fetcher: () => Promise<Answer<T>>, deps: unknown[], quiet
   useEffect(() => {
     let live = true;
     if (!quiet) setLoad({ state: 'loading' });
-    const failed = (error: ApiError) =>
+    const fail = (error: ApiError) =>
       setLoad((was) =>
         quiet && was.state === 'ready'
           ? { state: 'ready', data: was.data, refreshError: error }
@@ -44,9 +44,9 @@ function useFetched<T>(fetcher: () => Promise<Answer<T>>, deps: unknown[], quiet
       .then((r) => {
         if (!live) return;
         if (r.data !== undefined && r.response.ok) setLoad({ state: 'ready', data: r.data });
-        else failed(asApiError(r.error, r.response.status));
+        else fail(asApiError(r.error, r.response.status));
       })
-      .catch((e) => live && failed(asApiError(e)));
+      .catch((e) => live && fail(asApiError(e)));
     return () => {
       live = false;
     };
