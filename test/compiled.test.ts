@@ -48,8 +48,10 @@ const runBuilt = (file: string, args: string[], env: Record<string, string>) =>
 
 test.before(async (t) => {
   t.timeout(300_000);
-  // Incremental (tsc -b): a build already up to date costs a second.
-  const build = await run('npm', ['run', 'build'], baseEnv);
+  // Incremental (tsc -b), and the dashboard only when web/ changed since its last build (web/build-inputs.js): a build
+  // already up to date costs a second. Production's, as `npm start` below and the dashboard tests' helper build it
+  // (ava's NODE_ENV=test would make React's development build, and the next of them would build it again).
+  const build = await run('npm', ['run', 'build'], { ...baseEnv, NODE_ENV: 'production' });
   if (build.code !== 0) throw new Error(`npm run build failed:\n${build.out}`);
 });
 

@@ -1,8 +1,9 @@
-// The dashboard's build for the tests: `vite build` (as `npm run build` runs it) when dist/web is missing or older
-// than a file of web/, so a test never serves a stale dashboard and needs no manual step; built once however many
-// test files ask at the same time. And the look every dashboard test takes at a page: axe-core, the width at 1280
-// and 390 pixels, screenshots.
-import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+// The dashboard's build for the tests: `vite build` (as `npm run build` runs it) when dist/web is missing or was built
+// from other inputs than web/'s as they are (web/build-inputs.js), so a test never serves a stale dashboard and needs
+// no manual step; built once however many test files ask at the same time. And the look every dashboard test takes at
+// a page: axe-core, the width at 1280 and 390 pixels, screenshots.
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -14,24 +15,22 @@ import { screenshotDir } from './browser.ts';
 import { root } from '../../shared/layout.ts';
 
 const WEB = path.join(root, 'web');
-const BUILT = path.join(root, 'dist', 'web', 'index.html');
 const LOCK = path.join(root, 'dist', '.web-build.lock');
 
-async function newest(dir: string): Promise<number> {
-  let latest = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    latest = Math.max(latest, entry.isDirectory() ? await newest(full) : (await stat(full)).mtimeMs);
-  }
-  return latest;
+interface BuildInputs {
+  inputsDigest(root: string, env: NodeJS.ProcessEnv): Promise<string>;
+  builtDigest(root: string): Promise<string | null>;
 }
+// web/build-inputs.js as the build itself reads it (a script of web/, beside this file in no layout).
+const inputs = () => import(pathToFileURL(path.join(WEB, 'build-inputs.js')).href) as Promise<BuildInputs>;
+// The build the tests serve is production's (viteBuild below).
+const BUILD_ENV = { NODE_ENV: 'production' };
 
-const builtAt = () =>
-  stat(BUILT).then(
-    (s) => s.mtimeMs,
-    () => 0,
-  );
-const fresh = async () => (await builtAt()) > (await newest(WEB));
+/** Whether dist/web was built from web/ as it is now (web/build-inputs.js). */
+const fresh = async () => {
+  const { builtDigest, inputsDigest } = await inputs();
+  return (await builtDigest(root)) === (await inputsDigest(root, BUILD_ENV));
+};
 
 /** Whether the process that holds the build lock (its pid in the lock directory) is gone: a killed run's lock. */
 async function lockAbandoned(): Promise<boolean> {
@@ -82,7 +81,7 @@ async function viteBuild(): Promise<void> {
   // NODE_ENV=production (ava sets NODE_ENV=test, which would make a development build of React).
   await promisify(execFile)(process.execPath, [path.join(WEB, 'build.js')], {
     cwd: root,
-    env: { ...process.env, NODE_ENV: 'production' },
+    env: { ...process.env, ...BUILD_ENV },
   });
 }
 
