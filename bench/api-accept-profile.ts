@@ -8,7 +8,8 @@
 //
 // API_PROFILE_CPU_PROF=<dir> writes a .cpuprofile of the api (bench/sending-cpuprofile.ts summarises it).
 // API_PROFILE_RUNS (default 3) repeats the measured batch; each run prints its own line. API_PROFILE_RATE=<n>: a
-// fixed rate (requests per second overall) instead of as fast as the connections go.
+// fixed rate (requests per second overall) instead of as fast as the connections go. API_PROFILE_LOG_LEVEL (default
+// error): `info` is production's default (a line per request).
 import './env.ts'; // first: the configuration, before any helper reads it
 import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -73,7 +74,7 @@ try {
   }
   const env = {
     NODE_ENV: 'production',
-    LOG_LEVEL: 'error',
+    LOG_LEVEL: process.env.API_PROFILE_LOG_LEVEL ?? 'error',
     HOST: '127.0.0.1',
     DATABASE_URL: database.url,
     REDIS_URL: redisUrl,
