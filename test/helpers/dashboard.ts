@@ -112,6 +112,10 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
  * 1280 and 390 pixels wide in test/screenshots/dashboard/<name>-<width>.png, and how far the page is wider than
  * the viewport at either width (wide tables scroll in their own box). The viewport is put back to 1280.
  */
+/** Two animation frames: the layout (and a sandboxed frame's content) settled at a new window size. */
+const settle = (page: Page) =>
+  page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+
 export async function lookAt(
   page: Page,
   dir: string,
@@ -120,11 +124,26 @@ export async function lookAt(
   const violations = await seriousViolations(page);
   let overflow = 0;
   for (const width of [1280, 390]) {
-    await page.setViewportSize({ width, height: width === 1280 ? 900 : 844 });
-    // One frame for the layout (and a sandboxed frame's content) to settle at the new width.
-    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
-    await page.screenshot({ path: path.join(dir, `${name}-${width}.png`), fullPage: true });
+    const height = width === 1280 ? 900 : 844;
+    await page.setViewportSize({ width, height });
+    await settle(page);
     overflow = Math.max(overflow, await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth));
+    const file = path.join(dir, `${name}-${width}.png`);
+    // Chromium paints a sandboxed frame (a process of its own) only within the viewport: a full-page screenshot shows
+    // one below the fold empty, though a person who scrolls to it sees it drawn. Such a page is shot in a window as
+    // tall as the page.
+    const pageHeight = await page.evaluate((h) => {
+      const below = [...document.querySelectorAll('iframe')].some((f) => f.getBoundingClientRect().bottom > h);
+      return below ? document.documentElement.scrollHeight : 0;
+    }, height);
+    if (pageHeight === 0) {
+      await page.screenshot({ path: file, fullPage: true });
+      continue;
+    }
+    await page.setViewportSize({ width, height: pageHeight });
+    await settle(page);
+    await page.screenshot({ path: file });
+    await page.setViewportSize({ width, height });
   }
   await page.setViewportSize({ width: 1280, height: 900 });
   return { violations, overflow };
