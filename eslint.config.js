@@ -43,7 +43,7 @@ export default tseslint.config(
   apart('worker', ['api', 'mta', 'inbound']),
   apart('shared', ['api', 'mta', 'inbound', 'worker']),
   {
-    files: ['**/*.js'],
+    files: ['**/*.js', '**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
   // The reference page's script runs in the browser, after swagger-ui-bundle.js.
