@@ -6,17 +6,9 @@ import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { root } from '../shared/layout.ts';
-import { buildDashboard } from './helpers/dashboard.ts';
-
-interface BuildInputs {
-  inputsDigest(root: string, env: NodeJS.ProcessEnv): Promise<string>;
-  builtDigest(root: string): Promise<string | null>;
-  STAMP: string;
-}
-const inputs = () => import(pathToFileURL(path.join(root, 'web', 'build-inputs.js')).href) as Promise<BuildInputs>;
+import { buildDashboard, buildInputs as inputs } from './helpers/dashboard.ts';
 
 test('the digest changes with a file of web/, the lock file and NODE_ENV, and only with them', async (t) => {
   const { inputsDigest, builtDigest } = await inputs();

@@ -17,18 +17,18 @@ import { root } from '../../shared/layout.ts';
 const WEB = path.join(root, 'web');
 const LOCK = path.join(root, 'dist', '.web-build.lock');
 
-interface BuildInputs {
+export interface BuildInputs {
   inputsDigest(root: string, env: NodeJS.ProcessEnv): Promise<string>;
   builtDigest(root: string): Promise<string | null>;
 }
-// web/build-inputs.js as the build itself reads it (a script of web/, beside this file in no layout).
-const inputs = () => import(pathToFileURL(path.join(WEB, 'build-inputs.js')).href) as Promise<BuildInputs>;
+/** web/build-inputs.js as the build itself reads it (a script of web/, beside this file in no layout). */
+export const buildInputs = () => import(pathToFileURL(path.join(WEB, 'build-inputs.js')).href) as Promise<BuildInputs>;
 // The build the tests serve is production's (viteBuild below).
 const BUILD_ENV = { NODE_ENV: 'production' };
 
 /** Whether dist/web was built from web/ as it is now (web/build-inputs.js). */
 const fresh = async () => {
-  const { builtDigest, inputsDigest } = await inputs();
+  const { builtDigest, inputsDigest } = await buildInputs();
   return (await builtDigest(root)) === (await inputsDigest(root, BUILD_ENV));
 };
 
@@ -107,15 +107,15 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
 
+/** Two animation frames: the layout (and a sandboxed frame's content) settled at a new window size. */
+const settle = (page: Page) =>
+  page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+
 /**
  * A page as a person sees it: axe-core's serious and critical violations (none expected), and screenshots at
  * 1280 and 390 pixels wide in test/screenshots/dashboard/<name>-<width>.png, and how far the page is wider than
  * the viewport at either width (wide tables scroll in their own box). The viewport is put back to 1280.
  */
-/** Two animation frames: the layout (and a sandboxed frame's content) settled at a new window size. */
-const settle = (page: Page) =>
-  page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
-
 export async function lookAt(
   page: Page,
   dir: string,
