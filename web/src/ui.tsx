@@ -107,7 +107,7 @@ export function Shown<T>({ load, what, children }: { load: Load<T>; what: string
 }
 
 /** A quiet reload failed: what is shown is the last answer. */
-function Stale({ what, error }: { what: string; error: ApiError }) {
+export function Stale({ what, error }: { what: string; error: ApiError }) {
   return (
     <p className="stale" role="status">
       Could not refresh {what}: {error.message}. What you see may be out of date.

@@ -109,10 +109,15 @@ type Loaded = Load<Schemas['Domain']>;
 const polling = (d: Schemas['Domain']) =>
   !d.managed && d.records.some((r) => r.status === 'pending' || r.status === 'not_started');
 
-/** The domain as loaded, then asked again quietly (no loading state) every few seconds while a record is pending. */
+/**
+ * The domain as loaded, then asked again quietly (no loading state) every few seconds while a record is pending. An
+ * ask that fails keeps the domain on screen with the failure beside it (`refreshError`, shown by Shown) until the
+ * next answer.
+ */
 function usePolled(id: string, load: Loaded): [Loaded, () => void] {
   const [latest, setLatest] = useState<Schemas['Domain'] | null>(null);
-  useEffect(() => setLatest(null), [load]);
+  const [refreshError, setRefreshError] = useState<ApiError | undefined>(undefined);
+  useEffect(() => (setLatest(null), setRefreshError(undefined)), [load]);
   const current = latest ?? (load.state === 'ready' ? load.data : null);
   const active = current !== null && polling(current);
   // Asks overlap (a poll, Verify's, Refresh status) and their answers can come back out of order: an older one is
@@ -124,17 +129,19 @@ function usePolled(id: string, load: Loaded): [Loaded, () => void] {
     api
       .GET('/domains/{domain_id}', { params: { path: { domain_id: id } } })
       .then((r) => {
-        if (!r.data || n < applied.current) return;
+        if (n < applied.current) return;
         applied.current = n;
+        if (!r.data) return setRefreshError(asApiError(r.error, r.response.status));
         setLatest(r.data);
+        setRefreshError(undefined);
       })
-      // Unanswered (the api unreachable): the next poll asks again.
-      .catch(() => undefined);
+      // Unanswered (the api unreachable): said so, and the next poll asks again.
+      .catch((e) => n >= applied.current && setRefreshError(asApiError(e)));
   }, [id]);
   useEffect(() => {
     if (!active) return;
     const timer = setInterval(refresh, POLL_MS);
     return () => clearInterval(timer);
   }, [refresh, active]);
-  return [current ? { state: 'ready', data: current } : load, refresh];
+  return [current ? { state: 'ready', data: current, refreshError } : load, refresh];
 }

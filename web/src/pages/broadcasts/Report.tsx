@@ -6,7 +6,7 @@ import { useNavigate } from 'react-router';
 import { api, asApiError, type ApiError } from '../../api/client';
 import { can, useSession } from '../../session';
 import { formatTime } from '../../time';
-import { Empty, ErrorBox, Pager, Shown, useLoad } from '../../ui';
+import { Empty, ErrorBox, Pager, Shown, Stale, useLoad } from '../../ui';
 import { audienceOf } from './Broadcasts';
 import type { Broadcast } from './draft';
 import { useNames } from './names';
@@ -33,10 +33,12 @@ const inFlight = (x: Broadcast) => x.status === 'sent' && x.counts.delivered + x
 /**
  * The broadcast asked again every 1.5 s while it moves (queued, scheduled, sending) and, once sent, while copies are
  * on their way; a copy that never arrives (suppressed or failed at delivery, retried for hours) would keep the page
- * asking, so that ends after GIVE_UP answers that changed nothing.
+ * asking, so that ends after GIVE_UP answers that changed nothing. An ask that fails is said (the counts shown are the
+ * last answer's) until the next answer.
  */
-function useFollowed(b: Broadcast): [Broadcast, boolean] {
+function useFollowed(b: Broadcast): [Broadcast, boolean, ApiError | undefined] {
   const [fresh, setFresh] = useState(b);
+  const [refreshError, setRefreshError] = useState<ApiError | undefined>(undefined);
   const [unchanged, setUnchanged] = useState(0);
   const last = useRef('');
   const following = MOVING.has(fresh.status) || (inFlight(fresh) && unchanged < GIVE_UP);
@@ -46,18 +48,19 @@ function useFollowed(b: Broadcast): [Broadcast, boolean] {
       api
         .GET('/broadcasts/{id}', { params: { path: { id: b.id } } })
         .then((r) => {
-          if (!r.data) return;
+          if (!r.data) return setRefreshError(asApiError(r.error, r.response.status));
+          setRefreshError(undefined);
           const seen = `${r.data.status} ${JSON.stringify(r.data.counts)}`;
           setUnchanged((n) => (seen === last.current ? n + 1 : 0));
           last.current = seen;
           setFresh(r.data);
         })
-        // Unanswered (the api unreachable): the next tick asks again.
-        .catch(() => undefined);
+        // Unanswered (the api unreachable): said so, and the next tick asks again.
+        .catch((e) => setRefreshError(asApiError(e)));
     }, 1500);
     return () => clearInterval(timer);
   }, [following, b.id]);
-  return [fresh, following];
+  return [fresh, following, following ? refreshError : undefined];
 }
 
 export function Report({ broadcast: b, reload }: { broadcast: Broadcast; reload: () => void }) {
@@ -67,7 +70,7 @@ export function Report({ broadcast: b, reload }: { broadcast: Broadcast; reload:
   const navigate = useNavigate();
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
-  const [fresh, following] = useFollowed(b);
+  const [fresh, following, refreshError] = useFollowed(b);
   const moving = MOVING.has(fresh.status);
   async function act(what: 'cancel' | 'duplicate') {
     setBusy(true);
@@ -104,6 +107,7 @@ export function Report({ broadcast: b, reload }: { broadcast: Broadcast; reload:
         ) : null}
       </div>
       {error ? <ErrorBox error={error} /> : null}
+      {refreshError ? <Stale what="the broadcast" error={refreshError} /> : null}
       <div className="report-grid">
         <section className="panel" aria-labelledby="summary-title">
           <h2 id="summary-title">Summary</h2>
