@@ -30,7 +30,8 @@ function resourceName(op: Operation): string {
     .replace(/s$/, '')
     .replace(/-/g, ' ')
     .replace(/^./, (c) => c.toUpperCase())
-    .replace(/^Api key/, 'API key');
+    .replace(/^Api key/, 'API key')
+    .replace(/^Receiving$/, 'Received email');
 }
 
 async function runOperation(

@@ -1,7 +1,8 @@
 // Received mail in a real browser against the real api, with mail arriving over SMTP at the real MX and stored by the
 // real receive job: the empty list, a message in the list, the api's search, the message's page (facts, the HTML in a
-// sandboxed frame that renders under the page's CSP, headers, an attachment and the raw message downloaded through
-// their signed links), a 404, deleting (members) and a viewer offered no delete. Screenshots at 1280 and 390 px.
+// sandboxed frame: the message's own page, its inline styles applied, its cid: image shown, its remote image blocked
+// unless asked; headers, an attachment and the raw message downloaded through their signed links), a 404, deleting
+// (members) and a viewer offered no delete. Screenshots at 1280 and 390 px.
 import test from 'ava';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from './helpers/browser.ts';
@@ -10,6 +11,12 @@ import { PDF, startReceivingWorld, type ReceivingWorld } from './helpers/receivi
 import { browse, look, person, unexpected, type Person } from './helpers/dashboard-ops.ts';
 import { newId } from '../shared/ids.ts';
 import { until } from './helpers/wait.ts';
+
+/** A 2x2 PNG (red), the message's inline image. */
+const LOGO = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 let world: ReceivingWorld;
 let browser: Browser;
@@ -51,8 +58,14 @@ test.serial('the inbox: list, search, a message with its frame, attachment and r
     to: `orders@${domain}`,
     subject: 'Order <b>42</b>',
     text: 'Plain words',
-    html: '<h1 id="inside">Hello from the inbox</h1><p style="color:red">Styled</p><img src="https://tracker.example/p.gif">',
-    attachments: [{ filename: 'invoice.pdf', content: PDF, contentType: 'application/pdf' }],
+    html: [
+      '<h1 id="inside">Hello from the inbox</h1><p id="styled" style="color:red">Styled</p>',
+      '<img id="logo" src="cid:logo@rx" width="40" height="40" alt="Logo"><img src="https://tracker.example/p.gif">',
+    ].join(''),
+    attachments: [
+      { filename: 'invoice.pdf', content: PDF, contentType: 'application/pdf' },
+      { filename: 'logo.png', content: LOGO, contentType: 'image/png', cid: 'logo@rx' },
+    ],
   });
   await world.deliverOne(`orders@${domain}`, { to: `orders@${domain}`, subject: 'Another one', text: 'x' });
   await page.reload();
@@ -79,6 +92,12 @@ test.serial('the inbox: list, search, a message with its frame, attachment and r
   t.is(await frame.locator('#inside').textContent(), 'Hello from the inbox');
   t.is(await page.locator('iframe').getAttribute('sandbox'), '');
   t.true(await frame.locator('#inside').isVisible(), 'the frame renders');
+  const color = await frame.locator('#styled').evaluate((el) => getComputedStyle(el).color);
+  t.is(color, 'rgb(255, 0, 0)', "the message's inline style applies");
+  await until(() => frame.locator('#logo').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth === 2), {
+    what: "the message's cid: image shown",
+  });
+  t.false(await page.getByLabel(/Load remote images/).isChecked(), 'remote images stay blocked until asked');
   await page.getByText('header fields').click();
   await page.getByRole('rowheader', { name: 'subject' }).waitFor();
   const attachment = page.getByRole('link', { name: 'invoice.pdf' });

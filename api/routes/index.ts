@@ -21,6 +21,7 @@ import { domainBrandOperations } from './domain-brand.ts';
 import { suppressionOperations } from './suppressions.ts';
 import { webhookOperations } from './webhooks.ts';
 import { receivingOperations } from './receiving.ts';
+import { receivingHtmlOperations } from './receiving-html.ts';
 import { unsubscribeOperations } from './unsubscribe.ts';
 import { topicOperations } from './topics.ts';
 import { contactPropertyOperations } from './contact-properties.ts';
@@ -64,6 +65,7 @@ const areaOperations: Operation[] = [
   ...suppressionOperations,
   ...webhookOperations,
   ...receivingOperations,
+  ...receivingHtmlOperations,
   ...topicOperations,
   ...unsubscribeOperations,
   ...contactPropertyOperations,

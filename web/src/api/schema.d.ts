@@ -517,7 +517,7 @@ export interface paths {
         };
         /**
          * Open a sent email's HTML page
-         * @description The HTML body of a sent email of the team as a document (`text/html`), for a sandboxed frame: its policy lets the email's inline styles apply and runs no script. Images are inline (`data:`) and the platform's own only, unless `images=remote` (then https images load too, telling their hosts the reader's address): `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox`. 404 when the email is not the team's or has no HTML.
+         * @description The HTML body of a sent email of the team as a document (`text/html`), for a sandboxed frame: its policy lets the email's inline styles apply and runs no script. Images are inline (`data:`, the email's own `cid:` images among them) and the platform's own only, unless `images=remote` (then https images load too, telling their hosts the reader's address): `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox`. 404 when the email is not the team's or has no HTML.
          */
         get: operations["getEmailHtmlPage"];
         put?: never;
@@ -1120,6 +1120,26 @@ export interface paths {
          * @description The raw received message as a file named `raw.eml` (message/rfc822), through the signed link in the email's `raw` (no Authorization header; a User-Agent is required). Every refusal is the same 404.
          */
         get: operations["downloadReceivedEmailRaw"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/receiving/{email_id}/html": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open a received email's HTML page
+         * @description The HTML body of a received email of the team as a document (`text/html`), for a sandboxed frame: its policy lets the email's inline styles apply and runs no script. Images are inline (`data:`, the email's own `cid:` parts among them) and the platform's own only, unless `images=remote` (then https images load too, telling their hosts the reader's address): `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox`. 404 when the email is not the team's or has no HTML.
+         */
+        get: operations["getReceivedEmailHtmlPage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8649,6 +8669,40 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["ApplicationError"];
+        };
+    };
+    getReceivedEmailHtmlPage: {
+        parameters: {
+            query?: {
+                /** @description `remote`: load the email's https images too (their hosts see the reader's address) */
+                images?: "inline" | "remote";
+            };
+            header?: never;
+            path: {
+                /** @description The received email's id */
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file itself */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["ApplicationError"];
         };
     };

@@ -7,7 +7,7 @@ import { useConfirm } from '../../dialog';
 import { can, useSession } from '../../session';
 import { formatTime } from '../../time';
 import { Empty, ErrorBox, Shown, useLoad } from '../../ui';
-import { HtmlFrame } from './HtmlFrame';
+import { EmailFrame } from '../EmailFrame';
 import { here } from './links';
 
 export function ReceivedPage() {
@@ -64,7 +64,7 @@ function Message({ m }: { m: Schemas['ReceivedEmail'] }) {
       </p>
       <h2>Content</h2>
       {m.html ? (
-        <HtmlFrame html={m.html} title="The message's HTML" />
+        <EmailFrame page={`/emails/receiving/${encodeURIComponent(m.id)}/html`} title="The message's HTML" />
       ) : m.text ? (
         <pre className="text-body">{m.text}</pre>
       ) : (
