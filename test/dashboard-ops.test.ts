@@ -141,6 +141,7 @@ test.serial(
     await page.getByRole('link', { name: 'Open the new endpoint' }).click();
     await page.getByRole('heading', { name: receiver.url }).waitFor();
     t.false((await page.content()).includes(secret), 'the secret is not shown again');
+    t.is(await page.locator('#masked-secret').textContent(), `••••••••${secret.slice(-4)}`, 'only its last four');
     t.notRegex((await page.locator('.facts').textContent()) ?? '', /email\.opened/);
 
     const id = await send(world.w.sim('delivered'));

@@ -47,7 +47,10 @@ export function WebhookPage() {
               </dd>
               <dt>Signing secret</dt>
               <dd>
-                <code>{w.signing_secret}</code>
+                {/* The api masks all but the last four characters; a short mask keeps the line on a phone. */}
+                <code id="masked-secret" title="Only its last four characters are shown">
+                  {`••••••••${w.signing_secret.slice(-4)}`}
+                </code>
               </dd>
               <dt>Events</dt>
               <dd>{w.events.join(', ')}</dd>
