@@ -5,13 +5,13 @@
 // only inline (data:) images show, so opening an email does not tell a tracking pixel's host the reader's address;
 // the email's own inline images (`cid:` parts) show as `data:` URIs. A received email's page is the same
 // (api/routes/receiving-html.ts).
-import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AttachmentRow } from '../../shared/attachment-rows.ts';
-import type { BlobStore } from '../../shared/blobs.ts';
 import { inlineCidImages } from '../../shared/cid-images.ts';
 import { getEmail } from '../../shared/emails/store.ts';
 import { notFound } from '../../shared/errors.ts';
+import type { ApiDeps } from '../deps.ts';
+import { serveHtmlPage } from './html-page.ts';
 import { defineOperation } from './operation.ts';
 import { pathId } from './schemas.ts';
 
@@ -32,51 +32,60 @@ const policy = (images: string) =>
  */
 export const EMAIL_HTML_CSP = { inline: policy("'self' data:"), remote: policy("'self' https: data:") } as const;
 
-/** `images`: the query of an email's page. */
-export const imagesQuery = z.object({
-  images: z
-    .enum(['inline', 'remote'])
-    .default('inline')
-    .describe("`remote`: load the email's https images too (their hosts see the reader's address)"),
-});
-
-/** Answers an email's HTML as its own page, under the email's policy, its `cid:` images inlined. */
-export async function serveEmailHtml(
-  ctx: Context,
-  page: { html: string; parts: AttachmentRow[]; blobs: BlobStore; images: keyof typeof EMAIL_HTML_CSP },
-): Promise<undefined> {
-  const html = await inlineCidImages(page.html, page.parts, page.blobs);
-  ctx.set('Content-Security-Policy', EMAIL_HTML_CSP[page.images]);
-  ctx.set('Cache-Control', 'private, no-store');
-  ctx.set('Referrer-Policy', 'no-referrer');
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.type = 'text/html; charset=utf-8';
-  ctx.body = html;
-  return undefined;
+interface EmailHtmlPage {
+  tag: 'emails' | 'receiving';
+  operationId: string;
+  path: string;
+  /** 'sent' or 'received'. */
+  kind: string;
+  scope: string;
+  /** The team's email's HTML (null: it has none) and its parts that carry a Content-ID; throws a 404 when not found. */
+  load(deps: ApiDeps, teamId: string, id: string): Promise<{ html: string | null; parts: AttachmentRow[] }>;
 }
 
-export const emailHtmlOperations = [
-  defineOperation({
-    tag: 'emails',
+/** The route of an email's page: the HTML as a document under the email's policy, its `cid:` images inlined. */
+export function emailHtmlOperation(page: EmailHtmlPage) {
+  return defineOperation({
+    tag: page.tag,
     permission: 'full_access',
-    operationId: 'getEmailHtmlPage',
+    operationId: page.operationId,
     method: 'get',
-    path: '/emails/{email_id}/html',
-    summary: "Open a sent email's HTML page",
-    description: `The HTML body of a sent email of the team as a document (\`text/html\`), for a sandboxed frame: its policy lets the email's inline styles apply and runs no script. Images are inline (\`data:\`, the email's own \`cid:\` images among them) and the platform's own only, unless \`images=remote\` (then https images load too, telling their hosts the reader's address): \`${EMAIL_HTML_CSP.inline}\`. 404 when the email is not the team's or has no HTML.`,
-    scope: 'emails:read',
-    params: z.object({ email_id: pathId('sent email') }),
-    query: imagesQuery,
+    path: page.path,
+    summary: `Open a ${page.kind} email's HTML page`,
+    description: `The HTML body of a ${page.kind} email of the team as a document (\`text/html\`), for a sandboxed frame: its policy lets the email's inline styles apply and runs no script. Images are inline (\`data:\`, the email's own \`cid:\` images among them) and the platform's own only, unless \`images=remote\` (then https images load too, telling their hosts the reader's address): \`${EMAIL_HTML_CSP.inline}\`. 404 when the email is not the team's or has no HTML.`,
+    scope: page.scope,
+    params: z.object({ email_id: pathId(`${page.kind} email`) }),
+    query: z.object({
+      images: z
+        .enum(['inline', 'remote'])
+        .default('inline')
+        .describe("`remote`: load the email's https images too (their hosts see the reader's address)"),
+    }),
     raw: true,
     response: z.string().optional().describe("The email's HTML, served as text/html"),
     handler: async ({ auth, params, query, deps, ctx }) => {
-      const email = await getEmail(deps.db, auth.team.id, params.email_id);
-      if (!email.html) throw notFound('Email HTML');
+      const email = await page.load(deps, auth.team.id, params.email_id);
+      if (email.html === null) throw notFound('Email HTML');
+      const html = await inlineCidImages(email.html, email.parts, deps.blobs);
+      return serveHtmlPage(ctx, { html, csp: EMAIL_HTML_CSP[query.images], cache: 'private, no-store' });
+    },
+  });
+}
+
+export const emailHtmlOperations = [
+  emailHtmlOperation({
+    tag: 'emails',
+    operationId: 'getEmailHtmlPage',
+    path: '/emails/{email_id}/html',
+    kind: 'sent',
+    scope: 'emails:read',
+    load: async (deps, teamId, id) => {
+      const email = await getEmail(deps.db, teamId, id);
       const parts = await deps
         .db<AttachmentRow>('email_attachments')
-        .where({ email_id: email.id, team_id: auth.team.id })
+        .where({ email_id: email.id, team_id: teamId })
         .whereNotNull('content_id');
-      return serveEmailHtml(ctx, { html: email.html, parts, blobs: deps.blobs, images: query.images });
+      return { html: email.html || null, parts };
     },
   }),
 ];

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { notFound } from '../../shared/errors.ts';
 import { PREVIEW_TTL_SECONDS, previewContent, previewHtml } from '../../shared/templates/preview.ts';
+import { serveHtmlPage } from './html-page.ts';
 import { defineOperation } from './operation.ts';
 import { emailCheck, fields } from './template-schemas.ts';
 
@@ -97,13 +98,7 @@ export const templatePreviewOperations = [
     handler: async ({ auth, params, deps, ctx }) => {
       const html = await previewHtml(deps, auth.team.id, params.preview_id);
       if (html === null) throw notFound('Template preview');
-      ctx.set('Content-Security-Policy', PREVIEW_PAGE_CSP);
-      ctx.set('Cache-Control', 'no-store');
-      ctx.set('Referrer-Policy', 'no-referrer');
-      ctx.set('X-Content-Type-Options', 'nosniff');
-      ctx.type = 'text/html; charset=utf-8';
-      ctx.body = html;
-      return undefined;
+      return serveHtmlPage(ctx, { html, csp: PREVIEW_PAGE_CSP, cache: 'no-store' });
     },
   }),
 ];

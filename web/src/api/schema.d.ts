@@ -1137,7 +1137,7 @@ export interface paths {
         };
         /**
          * Open a received email's HTML page
-         * @description The HTML body of a received email of the team as a document (`text/html`), for a sandboxed frame: its policy lets the email's inline styles apply and runs no script. Images are inline (`data:`, the email's own `cid:` parts among them) and the platform's own only, unless `images=remote` (then https images load too, telling their hosts the reader's address): `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox`. 404 when the email is not the team's or has no HTML.
+         * @description The HTML body of a received email of the team as a document (`text/html`), for a sandboxed frame: its policy lets the email's inline styles apply and runs no script. Images are inline (`data:`, the email's own `cid:` images among them) and the platform's own only, unless `images=remote` (then https images load too, telling their hosts the reader's address): `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox`. 404 when the email is not the team's or has no HTML.
          */
         get: operations["getReceivedEmailHtmlPage"];
         put?: never;
