@@ -9,7 +9,6 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { ExecutionContext } from 'ava';
 import type { Page, Route } from 'playwright-core';
-import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
 import { screenshotDir } from './browser.ts';
 import { root } from '../../shared/layout.ts';
@@ -85,31 +84,18 @@ async function viteBuild(): Promise<void> {
   });
 }
 
-const axeSource = readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+import { seriousViolations, type AxeViolation } from './axe.ts';
 
-export interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: unknown[] }[];
-}
+export { seriousViolations, type AxeViolation };
 
 /**
- * axe-core run in the page (its source injected as a script, as a browser extension does; the page's CSP does not
- * govern what the test harness evaluates): the serious and critical violations.
+ * The page from its top (one left scrolled draws its sticky panel that far down in a full-page shot, over a blank),
+ * then two animation frames: the layout (and a sandboxed frame's content) settled at a new window size.
  */
-export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
-  await page.evaluate(await axeSource);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (d: Document) => Promise<{ violations: AxeViolation[] }> } }).axe;
-    return (await axe.run(document)).violations;
-  });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
-
-/** Two animation frames: the layout (and a sandboxed frame's content) settled at a new window size. */
 const settle = (page: Page) =>
-  page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  page.evaluate(
+    () => (window.scrollTo(0, 0), new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))),
+  );
 
 /**
  * A page as a person sees it: axe-core's serious and critical violations (none expected), and screenshots at
