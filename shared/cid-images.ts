@@ -34,11 +34,13 @@ const decoded = (ref: string) => {
 
 /** The HTML with each `cid:` reference to one of `parts`' images replaced by the image as a `data:` URI. */
 export async function inlineCidImages(html: string, parts: AttachmentRow[], blobs: BlobStore): Promise<string> {
-  // Content-IDs compare exactly; a reference written in another case finds its part too (mailers differ).
+  // Content-IDs compare exactly, without the angle brackets a header writes them in (a sender may give them so); a
+  // reference written in another case finds its part too (mailers differ).
   const byId = new Map<string, AttachmentRow>();
   for (const part of parts) {
     if (!part.content_id || !imageType(part)) continue;
-    for (const id of [part.content_id, part.content_id.toLowerCase()]) if (!byId.has(id)) byId.set(id, part);
+    const bare = part.content_id.replace(/^<(.*)>$/, '$1');
+    for (const id of [bare, bare.toLowerCase()]) if (!byId.has(id)) byId.set(id, part);
   }
   if (!byId.size) return html;
   const partOf = (ref: string) => byId.get(decoded(ref)) ?? byId.get(decoded(ref).toLowerCase());

@@ -88,7 +88,7 @@ test("a sent email's page inlines its own cid: image too", async (t) => {
   t.is(json.body.html, html, "the api's answer keeps cid:");
 });
 
-test('the inlining: images only, each once, within the budget; a reference in another case or percent-encoded', async (t) => {
+test('the inlining: images only, each once, within the budget; a reference in another case, percent-encoded or to a bracketed id', async (t) => {
   const dir = await mkdtemp(path.join(tmpdir(), 'pw-cid-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const blobs = createFsBlobStore(dir);
@@ -111,14 +111,17 @@ test('the inlining: images only, each once, within the budget; a reference in an
     await part('script', 'text/html', Buffer.from('<script>alert(1)</script>')),
     await part('gone', 'image/gif', gif, false),
     await part('a b', 'image/gif', gif),
+    await part('<bracketed>', 'image/gif', gif),
   ];
-  const html = '<img src="cid:Logo@X"><img src=cid:logo@x><div style="background:url(cid:a%20b)"></div>';
+  const html =
+    '<img src="cid:Logo@X"><img src=cid:logo@x><div style="background:url(cid:a%20b)"></div><img src="cid:bracketed">';
   const more = '<iframe src="cid:script"></iframe><img src="cid:gone"><img src="cid:nobody">';
   const out = await inlineCidImages(html + more, parts, blobs);
   const png = dataUri(PNG);
   t.is(
     out,
-    `<img src="${png}"><img src=${png}><div style="background:url(${dataUri(gif, 'image/gif')})"></div>${more}`,
+    `<img src="${png}"><img src=${png}><div style="background:url(${dataUri(gif, 'image/gif')})"></div>` +
+      `<img src="${dataUri(gif, 'image/gif')}">${more}`,
     'the type named is the image type alone; a non-image, a missing blob and an unknown id keep their cid:',
   );
   // Past the budget an image keeps its cid:.
