@@ -163,6 +163,7 @@ async function sendAndOpen(t: ExecutionContext, page: Page, url: string, key: st
   const frame = page.frameLocator('iframe[title="The email\'s HTML"]');
   t.is(await frame.locator('#inside').textContent(), 'Hi from the frame');
   t.is(await page.locator('iframe').getAttribute('sandbox'), '');
+  t.is(await page.getByLabel(/Load remote images/).count(), 0, 'no remote image named: no choice offered');
   await until(
     async () => {
       await page.reload();

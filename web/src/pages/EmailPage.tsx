@@ -144,7 +144,7 @@ export function EmailPage() {
             </Shown>
             <h2>Content</h2>
             {e.html ? (
-              <EmailFrame page={`/emails/${encodeURIComponent(e.id)}/html`} title="The email's HTML" />
+              <EmailFrame page={`/emails/${encodeURIComponent(e.id)}/html`} title="The email's HTML" html={e.html} />
             ) : e.text ? (
               <pre className="text-body">{e.text}</pre>
             ) : (

@@ -64,7 +64,11 @@ function Message({ m }: { m: Schemas['ReceivedEmail'] }) {
       </p>
       <h2>Content</h2>
       {m.html ? (
-        <EmailFrame page={`/emails/receiving/${encodeURIComponent(m.id)}/html`} title="The message's HTML" />
+        <EmailFrame
+          page={`/emails/receiving/${encodeURIComponent(m.id)}/html`}
+          title="The message's HTML"
+          html={m.html}
+        />
       ) : m.text ? (
         <pre className="text-body">{m.text}</pre>
       ) : (
