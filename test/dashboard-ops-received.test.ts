@@ -1,5 +1,6 @@
 // Received mail in a real browser against the real api, with mail arriving over SMTP at the real MX and stored by the
-// real receive job: the empty list, a message in the list, the api's search, the message's page (facts, the HTML in a
+// real receive job: the empty list, a message in the list, the api's search, the message's page (facts, its SPF and
+// DMARC verdicts from a loopback DNS server, the HTML in a
 // sandboxed frame: the message's own page, its inline styles applied, its cid: image shown, its remote image blocked
 // unless asked; headers, an attachment and the raw message downloaded through their signed links), a 404, deleting
 // (members) and a viewer offered no delete. Screenshots at 1280 and 390 px.
@@ -11,6 +12,9 @@ import { PDF, startReceivingWorld, type ReceivingWorld } from './helpers/receivi
 import { browse, look, person, unexpected, type Person } from './helpers/dashboard-ops.ts';
 import { newId } from '../shared/ids.ts';
 import { until } from './helpers/wait.ts';
+import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
+import { createAuthenticator } from '../inbound/receive/authenticate.ts';
+import { createResolver } from '../shared/dns/resolver.ts';
 
 /** A 2x2 PNG (red), the message's inline image. */
 const LOGO = Buffer.from(
@@ -19,6 +23,7 @@ const LOGO = Buffer.from(
 );
 
 let world: ReceivingWorld;
+let dns: DnsServer;
 let browser: Browser;
 let owner: Person;
 let domain: string;
@@ -27,7 +32,15 @@ test.before(async () => {
   await buildDashboard();
   // An http public address (cookies without the __Host- prefix, as on loopback); its links name another host,
   // which the dashboard turns into paths of the api it came from.
-  world = await startReceivingWorld({ PUBLIC_BASE_URL: 'http://mail.example-platform.test' });
+  // The sender publishes SPF for loopback and a DMARC policy: the receive job's checks pass SPF and DMARC.
+  dns = await startDnsServer();
+  dns.set('sender.test', 'TXT', ['v=spf1 ip4:127.0.0.1 -all']);
+  dns.set('_dmarc.sender.test', 'TXT', ['v=DMARC1; p=reject']);
+  const authenticator = createAuthenticator({
+    dns: createResolver({ servers: [dns.address], timeoutMs: 1500, tries: 2 }),
+    authservId: 'mx.rx-dashboard.test',
+  });
+  world = await startReceivingWorld({ PUBLIC_BASE_URL: 'http://mail.example-platform.test' }, { authenticator });
   browser = await launchChromium();
   owner = await person(world.p, 'received-owner@people.test');
   domain = 'rx-dashboard.test';
@@ -42,6 +55,7 @@ test.before(async () => {
 test.after.always(async () => {
   await browser?.close();
   await world?.close();
+  await dns?.close();
 });
 
 test.serial('the inbox: list, search, a message with its frame, attachment and raw download, delete', async (t) => {
@@ -92,6 +106,12 @@ test.serial('the inbox: list, search, a message with its frame, attachment and r
   t.is(await frame.locator('#inside').textContent(), 'Hello from the inbox');
   t.is(await page.locator('iframe').getAttribute('sandbox'), '');
   t.true(await frame.locator('#inside').isVisible(), 'the frame renders');
+  const verdict = async (method: string) =>
+    ((await page.locator(`#authentication li[data-method=${method}]`).textContent()) ?? '').replace(/\s+/g, ' ');
+  t.is(await verdict('spf'), 'SPF pass sender.test', "the MX's SPF verdict, about the MAIL FROM's domain");
+  t.is(await verdict('dmarc'), 'DMARC pass sender.test');
+  t.is(await verdict('dkim'), 'DKIM none', 'an unsigned message');
+  t.regex((await page.locator('#authentication').textContent()) ?? '', /checked by mx\.rx-dashboard\.test/);
   const color = await frame.locator('#styled').evaluate((el) => getComputedStyle(el).color);
   t.is(color, 'rgb(255, 0, 0)', "the message's inline style applies");
   await until(() => frame.locator('#logo').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth === 2), {

@@ -30,10 +30,22 @@ export interface ReceivingWorld {
   close(): Promise<void>;
 }
 
-/** `env`: more settings of the platform (a test may name another PUBLIC_BASE_URL). */
-export async function startReceivingWorld(env: Record<string, string> = {}): Promise<ReceivingWorld> {
+/**
+ * `env`: more settings of the platform (a test may name another PUBLIC_BASE_URL); `authenticator`: the receive job's
+ * SPF, DKIM, DMARC and ARC checks (none unless given).
+ */
+export async function startReceivingWorld(
+  env: Record<string, string> = {},
+  options: Pick<ReceiveDeps, 'authenticator'> = {},
+): Promise<ReceivingWorld> {
   const p = await startPlatform({ PUBLIC_BASE_URL: BASE, ...env });
-  const deps: ReceiveDeps = { db: p.db, blobs: p.deps.blobs, log: p.deps.log, secrets: secretsKey(p.config) };
+  const deps: ReceiveDeps = {
+    db: p.db,
+    blobs: p.deps.blobs,
+    log: p.deps.log,
+    secrets: secretsKey(p.config),
+    ...options,
+  };
   /** Every message id the MX stored, keyed by the first (the one its 250 names). */
   const stored = new Map<string, string[]>();
   const mx: SMTPServer = createMxServer({

@@ -1,5 +1,6 @@
-// One received message: who sent it to whom, its HTML in a sandboxed frame (or its text), its headers, its attachments
-// with their signed download links, the raw message's download, and deleting it (members and admins).
+// One received message: who sent it to whom, how the MX authenticated it (SPF, DKIM, DMARC, ARC), its HTML in a
+// sandboxed frame (or its text), its headers, its attachments with their signed download links, the raw message's
+// download, and deleting it (members and admins).
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, asApiError, type ApiError, type Schemas } from '../../api/client';
@@ -8,6 +9,7 @@ import { can, useSession } from '../../session';
 import { formatTime } from '../../time';
 import { Empty, ErrorBox, Shown, useLoad } from '../../ui';
 import { EmailFrame } from '../EmailFrame';
+import { AuthVerdicts } from './auth-results';
 import { here } from './links';
 
 export function ReceivedPage() {
@@ -51,6 +53,7 @@ function Message({ m }: { m: Schemas['ReceivedEmail'] }) {
         <dd>
           <code>{m.message_id || '—'}</code>
         </dd>
+        <AuthVerdicts headers={m.headers} />
       </dl>
       <p className="actions">
         {m.raw ? (
