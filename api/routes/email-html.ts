@@ -36,10 +36,9 @@ interface EmailHtmlPage {
   tag: 'emails' | 'receiving';
   operationId: string;
   path: string;
-  /** 'sent' or 'received'. */
-  kind: string;
+  kind: 'sent' | 'received';
   scope: string;
-  /** The team's email's HTML (null: it has none) and its parts that carry a Content-ID; throws a 404 when not found. */
+  /** The team's email's HTML (null: it has none) and its parts (those with a Content-ID count); 404 when not found. */
   load(deps: ApiDeps, teamId: string, id: string): Promise<{ html: string | null; parts: AttachmentRow[] }>;
 }
 
