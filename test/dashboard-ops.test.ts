@@ -102,6 +102,8 @@ test.serial('the overview is the landing page and charts real sends in the brows
   const today = new Date().toLocaleDateString('en-US', { timeZone: 'Asia/Tokyo', month: 'short', day: 'numeric' });
   t.is(await rows.last().locator('th').textContent(), today);
   t.deepEqual(await rows.last().locator('td').allTextContents(), ['3', '2', '1', '1']);
+  const xLabels = () => page.locator('svg[role=img]').first().locator('text.x-label').allTextContents();
+  t.deepEqual(await xLabels(), await rows.locator('th').allTextContents(), 'every day of the week labelled');
   await look(t, page, 'overview');
 
   await page.locator('.toolbar select').selectOption('24h');
@@ -109,6 +111,12 @@ test.serial('the overview is the landing page and charts real sends in the brows
   const hours = page.locator('.chart-table').first().locator('tbody tr');
   await until(async () => (await hours.count()) === 24, { timeoutMs: 30_000, what: '24 hourly periods' });
   t.is(await hours.count(), 24, 'hourly');
+  // Too many hours to label each: every fourth from the first, and the last.
+  const periods = await hours.locator('th').allTextContents();
+  t.deepEqual(
+    (await xLabels()).map((l) => periods.indexOf(l)),
+    [0, 4, 8, 12, 16, 20, 23],
+  );
   t.deepEqual(unexpected(v.errors), []);
   await v.context.close();
 });

@@ -26,7 +26,7 @@ async function teamWithLimit(rps: number | null) {
 
 /**
  * Runs `burst` inside one wall-clock second (the server shares this process's clock). A burst that slipped
- * past the boundary is run again from the next second, at most three times.
+ * past the boundary is run again from the next second, at most five times.
  */
 async function withinOneSecond<T>(t: ExecutionContext, burst: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -35,7 +35,7 @@ async function withinOneSecond<T>(t: ExecutionContext, burst: () => Promise<T>):
     const result = await burst();
     if (Math.floor(Date.now() / 1000) === Math.floor(start / 1000)) return result;
     t.log(`burst crossed a second boundary (attempt ${attempt}); retrying`);
-    if (attempt === 3) throw new Error('could not fit the burst in one second three times');
+    if (attempt === 5) throw new Error('could not fit the burst in one second five times');
   }
 }
 
@@ -151,7 +151,10 @@ test.serial('two api copies on the same Redis and database share one limit', asy
     await Promise.allSettled([redis.quit(), db.destroy()]);
   });
   const team = await teamWithLimit(6);
-  await other.request('GET', '/health');
+  // The second copy's pool connected and its paths run once, by another team's requests: a cold copy's first
+  // authenticated answers (connecting to PostgreSQL) pushed the burst past its second on a loaded CI machine.
+  const warm = await p.createTeam();
+  await Promise.all(Array.from({ length: 4 }, () => other.request('GET', '/team', { key: warm.key })));
   const results = await withinOneSecond(t, async () => {
     const out: TestResponse[] = [];
     for (let i = 0; i < 8; i++) out.push(await (i % 2 ? other.request : p.request)('GET', '/team', { key: team.key }));

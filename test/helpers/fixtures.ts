@@ -252,9 +252,9 @@ const emailAttempt: Fixture = async (p, team) => {
   return { email_id: res.body.id, attempt_id: attempt.id };
 };
 /**
- * A received email with one attachment, for both ids of the receiving routes: a receiving domain of the team,
- * the message stored by the MX's own store and turned into a received email by the real receive job (only the
- * SMTP conversation is skipped; test/receiving-api.test.ts delivers over SMTP).
+ * A received email with text, HTML and one attachment, for both ids of the receiving routes: a receiving domain of
+ * the team, the message stored by the MX's own store and turned into a received email by the real receive job (only
+ * the SMTP conversation is skipped; test/receiving-api.test.ts delivers over SMTP).
  */
 const receivedEmail: Fixture = async (p, team) => {
   const domainId = newId();
@@ -269,9 +269,17 @@ const receivedEmail: Fixture = async (p, team) => {
       'Content-Type: multipart/mixed; boundary="b"',
       '',
       '--b',
+      'Content-Type: multipart/alternative; boundary="alt"',
+      '',
+      '--alt',
       'Content-Type: text/plain',
       '',
       'fixture',
+      '--alt',
+      'Content-Type: text/html',
+      '',
+      '<p>fixture</p>',
+      '--alt--',
       '--b',
       'Content-Type: text/plain; name="a.txt"',
       'Content-Disposition: attachment; filename="a.txt"',

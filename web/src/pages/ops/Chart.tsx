@@ -13,7 +13,8 @@ export interface Series {
 
 const W = 480;
 const H = 220;
-const PAD = { left: 40, right: 8, top: 12, bottom: 28 };
+// Room on the right for the last label, centred on its point as every label is (the left has the y axis's).
+const PAD = { left: 40, right: 22, top: 12, bottom: 28 };
 
 /** A round top for the y axis: 1, 2 or 5 times a power of ten, at least `max`. */
 export function niceMax(max: number): number {
@@ -23,16 +24,20 @@ export function niceMax(max: number): number {
   return 10 * p;
 }
 
-/** At most `n` evenly spread indexes of `length` points, the first and last among them. */
+/**
+ * The points labelled on the x axis: every one when `n` fit (a week's seven days), else every `step`-th from the
+ * first, so the labels stand at even distances, and the last point, whose label replaces the one before it when the
+ * two would stand closer than half a step.
+ */
 function ticks(length: number, n: number): number[] {
   if (length <= n) return [...Array(length).keys()];
-  const step = (length - 1) / (n - 1);
-  return [...Array(n).keys()].map((i) => Math.round(i * step));
+  const step = Math.ceil((length - 1) / (n - 1));
+  const out: number[] = [];
+  for (let i = 0; i < length - 1; i += step) out.push(i);
+  if (length - 1 - out[out.length - 1] < step / 2) out.pop();
+  out.push(length - 1);
+  return out;
 }
-
-/** The first and last labels keep inside the chart: they start at, or end at, their point. */
-const anchor = (i: number, length: number) =>
-  length > 1 && i === 0 ? 'start' : length > 1 && i === length - 1 ? 'end' : 'middle';
 
 export function LineChart(props: { title: string; desc: string; labels: string[]; series: Series[] }) {
   const { title, desc, labels, series } = props;
@@ -56,8 +61,8 @@ export function LineChart(props: { title: string; desc: string; labels: string[]
             </text>
           </g>
         ))}
-        {ticks(labels.length, 5).map((i) => (
-          <text key={i} x={x(i)} y={H - 8} textAnchor={anchor(i, labels.length)} fontSize="12" fill="#57606a">
+        {ticks(labels.length, 8).map((i) => (
+          <text key={i} className="x-label" x={x(i)} y={H - 8} textAnchor="middle" fontSize="12" fill="#57606a">
             {labels[i]}
           </text>
         ))}
