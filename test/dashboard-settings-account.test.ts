@@ -11,7 +11,7 @@ import { launchChromium, openPage, DESKTOP } from './helpers/browser.ts';
 import { buildDashboard, look } from './helpers/dashboard.ts';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startEntry, type EntryProcess } from './helpers/processes.ts';
-import { signIn } from './helpers/accounts.ts';
+import { CookieClient, signIn } from './helpers/accounts.ts';
 import { adminWithTeam, PASSWORD, signInOnPage, unexpected } from './helpers/dashboard-settings.ts';
 
 let p: Platform;
@@ -96,13 +96,31 @@ test.serial('sessions: the other browsers listed and signed out', async (t) => {
   const email = 'sessions@people.test';
   await adminWithTeam(p.db, p.url, email, 'Sessions team');
   const other = await signIn(p.url, email, PASSWORD);
+  // Browsers of other kinds, each named as a person would name it.
+  const agents: Record<string, string> = {
+    'Firefox 132 on Windows': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:132.0) Gecko/20100101 Firefox/132.0',
+    'Safari 17 on iOS':
+      'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
+    'Edge 131 on macOS':
+      'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0',
+  };
+  for (const userAgent of Object.values(agents)) {
+    const c = new CookieClient(p.url);
+    t.is((await c.request('POST', '/auth/login', { body: { email, password: PASSWORD }, userAgent })).status, 200);
+  }
   const v = await openPage(browser, DESKTOP);
   const { page } = v;
   await signInOnPage(page, p.url, email, '/dashboard/settings/sessions');
   await page.locator('#revoke-others').waitFor();
-  // The admin's first client (made the team), the other one, and this browser.
-  t.is(await page.locator('tbody tr').count(), 3);
+  // The admin's first client (made the team), the other one, the three browsers, and this browser.
+  t.is(await page.locator('tbody tr').count(), 6);
   t.is(await page.locator('tbody tr', { hasText: 'this browser' }).count(), 1);
+  const named = await page.locator('td.agent span[title]').allTextContents();
+  for (const name of Object.keys(agents)) t.true(named.includes(name), `${name} in ${named.join(' | ')}`);
+  t.true(named.includes('postwerk-tests 1.0'), 'a client that is no browser: its first product');
+  const mine = page.locator('tbody tr', { hasText: 'this browser' }).locator('td.agent span[title]');
+  t.regex((await mine.textContent()) ?? '', /^Chrome \d+ \(headless\) on Linux$/);
+  t.regex((await mine.getAttribute('title')) ?? '', /HeadlessChrome\//, 'the header itself one hover away');
   await look(t, page, 'settings-sessions');
   t.is((await other.request('GET', '/me')).status, 200);
   await page.locator('#revoke-others').click();

@@ -3,6 +3,7 @@ import { api, type Schemas } from '../../api/client';
 import { formatTime } from '../../time';
 import { Empty, ErrorBox, Shown, useLoad } from '../../ui';
 import { useAction } from './common';
+import { describeAgent } from './user-agent';
 
 type UserSession = Schemas['UserSession'];
 
@@ -73,7 +74,7 @@ function SessionTable(props: { sessions: UserSession[]; busy: boolean; revoke: (
           {props.sessions.map((s) => (
             <tr key={s.id}>
               <td className="agent">
-                {s.user_agent ?? 'Unknown browser'}
+                {s.user_agent ? <span title={s.user_agent}>{describeAgent(s.user_agent)}</span> : 'Unknown browser'}
                 {s.current ? <span className="badge verified">this browser</span> : null}
               </td>
               <td className="wide-only">{s.ip ?? '—'}</td>
