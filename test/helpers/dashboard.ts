@@ -11,6 +11,7 @@ import type { ExecutionContext } from 'ava';
 import type { Page, Route } from 'playwright-core';
 import { readFile } from 'node:fs/promises';
 import { screenshotDir } from './browser.ts';
+import { seriousViolations, type AxeViolation } from './axe.ts';
 import { root } from '../../shared/layout.ts';
 
 const WEB = path.join(root, 'web');
@@ -83,10 +84,6 @@ async function viteBuild(): Promise<void> {
     env: { ...process.env, ...BUILD_ENV },
   });
 }
-
-import { seriousViolations, type AxeViolation } from './axe.ts';
-
-export { seriousViolations, type AxeViolation };
 
 /**
  * The page from its top (one left scrolled draws its sticky panel that far down in a full-page shot, over a blank),

@@ -4,7 +4,7 @@
 // result and the domain it was about.
 
 /** One method's verdict: `dkim` may come once per signature. */
-export interface Verdict {
+interface Verdict {
   method: string;
   result: string;
   /** The domain the verdict is about (SPF: the MAIL FROM's, DKIM: the signer's, DMARC: the From's), if named. */
@@ -19,7 +19,7 @@ const DOMAIN_OF: Record<string, RegExp> = {
 };
 
 /** An Authentication-Results value read: its authserv-id and each SPF, DKIM, DMARC and ARC verdict, in order. */
-export function readAuthResults(value: string): { by: string; verdicts: Verdict[] } {
+function readAuthResults(value: string): { by: string; verdicts: Verdict[] } {
   // Comments go first (RFC 8601 §2.2 allows them anywhere); quoted reasons cannot hold the separators we split on
   // in what mailers write, and a verdict read wrong only mislabels a line shown to a person.
   const [head = '', ...rest] = value.replace(/\([^()]*\)/g, ' ').split(';');
