@@ -1,6 +1,8 @@
 // A real browser for the tests of the api's pages: Debian's headless Chromium (.ci/run installs the `chromium`
 // package; CHROMIUM_PATH names another) driven by playwright-core, which downloads no browser of its own.
+import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { root } from '../../shared/layout.ts';
@@ -15,11 +17,32 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const PAGE_TIMEOUT_MS = 60_000;
 
 /**
+ * The browser features Chromium runs without here: Playwright's own list (playwright-core's `disabledFeatures`,
+ * read from its bundle: Chromium takes only the last `--disable-features`, so ours must repeat Playwright's) and the
+ * omnibox's WebUI popups. Headless Chromium keeps a browser window with an address bar, whose suggestion popups
+ * (`chrome://omnibox-popup.top-chrome/`, two pages in a renderer of their own) load at start and follow every
+ * navigation: measured on `dashboard-keys-teams` (2026-12-04), Chromium's CPU 14.9-15.2 s with them, 9.8-10.1 s
+ * without; the pages under test are not touched. Throws when playwright-core's bundle no longer holds the list where
+ * this reads it, so an upgrade cannot quietly drop Playwright's features.
+ */
+function disabledFeatures(): string {
+  const bundle = readFileSync(createRequire(import.meta.url).resolve('playwright-core/lib/coreBundle'), 'utf8');
+  const list = /\bdisabledFeatures = \[([^\]]*)\]/.exec(bundle)?.[1];
+  const playwrights = [...(list ?? '').matchAll(/^\s*"(\w+)",?$/gm)].map((m) => m[1]);
+  if (!playwrights.includes('PaintHolding'))
+    throw new Error("test/helpers/browser.ts: playwright-core's disabled features not found in its bundle");
+  return [...playwrights, 'WebUIOmniboxPopup', 'WebUIOmniboxAimPopup'].join(',');
+}
+
+/**
  * Chromium, headless, whose every context takes PAGE_TIMEOUT_MS. --no-sandbox: the tests run as root in CI, where
  * Chromium's sandbox refuses to start; `args` adds to it.
  */
 export async function launchChromium(args: string[] = []): Promise<Browser> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', ...args] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', `--disable-features=${disabledFeatures()}`, ...args],
+  });
   const newContext = browser.newContext.bind(browser);
   browser.newContext = async (options) => {
     const context = await newContext(options);
