@@ -17,7 +17,7 @@ import { startPostfix, type Postfix } from './helpers/postfix.ts';
 import { createMxServer } from '../inbound/mx/server.ts';
 import { processReceived, type ReceiveDeps } from '../inbound/receive/job.ts';
 import { enqueueReceive } from '../inbound/receive/sweep.ts';
-import { tlsCredentials } from '../shared/tls/certificate.ts';
+import { testTls } from './helpers/test-tls.ts';
 import { secretsKey } from '../shared/secrets.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
 import { newId } from '../shared/ids.ts';
@@ -43,7 +43,7 @@ test.before(async () => {
   mx = createMxServer({
     ...deps,
     config: p.config,
-    tls: await tlsCredentials({}, 'mx.interop.test'),
+    tls: await testTls(),
     enqueueReceive: (ids) => enqueueReceive(queue, ids),
   });
   await new Promise<void>((resolve) => mx.listen(0, '127.0.0.1', () => resolve()));

@@ -8,7 +8,7 @@ import nodemailer from 'nodemailer';
 import type { SMTPServer } from 'smtp-server';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { createMxServer } from '../inbound/mx/server.ts';
-import { tlsCredentials } from '../shared/tls/certificate.ts';
+import { testTls } from './helpers/test-tls.ts';
 import { secretsKey } from '../shared/secrets.ts';
 import { returnPathAddress } from '../shared/emails/mail-tokens.ts';
 import { newId } from '../shared/ids.ts';
@@ -24,7 +24,7 @@ const enqueued: string[] = [];
 
 test.before(async () => {
   p = await startPlatform({ INBOUND_MAX_MESSAGE_BYTES: String(512 * 1024) });
-  const tls = await tlsCredentials({}, 'mx.test');
+  const tls = await testTls();
   mx = createMxServer({
     config: p.config,
     db: p.db,
@@ -220,7 +220,7 @@ test.serial('a storage failure answers 451 4.3.0 (the sender retries) and leaves
     db: p.db,
     log: p.deps.log,
     secrets: secretsKey(p.config),
-    tls: await tlsCredentials({}, 'mx.test'),
+    tls: await testTls(),
     blobs: {
       ...p.deps.blobs,
       put: async () => {

@@ -10,7 +10,7 @@ import { startPlatform, type Platform } from './helpers/platform.ts';
 import { createMxServer } from '../inbound/mx/server.ts';
 import { processReceived, type ReceiveDeps } from '../inbound/receive/job.ts';
 import { sweepReceived } from '../inbound/receive/sweep.ts';
-import { tlsCredentials } from '../shared/tls/certificate.ts';
+import { testTls } from './helpers/test-tls.ts';
 import { secretsKey } from '../shared/secrets.ts';
 import { returnPathAddress } from '../shared/emails/mail-tokens.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
@@ -29,7 +29,7 @@ test.before(async () => {
   mx = createMxServer({
     ...deps,
     config: p.config,
-    tls: await tlsCredentials({}, 'mx.test'),
+    tls: await testTls(),
     enqueueReceive: async () => {},
   });
   await new Promise<void>((resolve) => mx.listen(0, '127.0.0.1', () => resolve()));

@@ -10,7 +10,7 @@ import type { TestTeam } from './platform.ts';
 import { processDelivery } from '../../mta/delivery/job.ts';
 import { createMxServer } from '../../inbound/mx/server.ts';
 import type { ReceiveDeps } from '../../inbound/receive/job.ts';
-import { tlsCredentials } from '../../shared/tls/certificate.ts';
+import { testTls } from './test-tls.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 
 /** The recipients' domain: its MX is the sink. */
@@ -45,7 +45,7 @@ export async function startReportMx(w: MtaWorld): Promise<ReportMx> {
   const mx: SMTPServer = createMxServer({
     ...deps,
     config: w.p.config,
-    tls: await tlsCredentials({}, 'mx.test'),
+    tls: await testTls(),
     enqueueReceive: async () => {},
   });
   await new Promise<void>((resolve) => mx.listen(0, '127.0.0.1', () => resolve()));

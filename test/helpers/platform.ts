@@ -17,6 +17,7 @@ import { createHttpServer } from '../../api/server.ts';
 import { createTeamWithKey } from '../../shared/cli/commands.ts';
 import { createTestDatabase } from './db.ts';
 import { seedKeys } from './test-keys.ts';
+import { testTlsFiles } from './test-tls.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 import { requestAt, type RequestOptions, type TestResponse } from './request.ts';
 import { createResolver } from '../../shared/dns/resolver.ts';
@@ -93,6 +94,8 @@ export async function startPlatform(
     // scheduled broadcast soon after its time), not the share a nice-10 worker gets of a machine the files beside it
     // keep busy (CI runs took 5.8 s and 5.1 s there). test/priority.test.ts sets its own value and checks it.
     WORKER_NICE: '0',
+    // The machine's test certificate for the SMTP listeners of the processes a test starts (helpers/test-tls.ts).
+    ...(await testTlsFiles()),
     ...env,
   });
   const db = createDb(config);

@@ -6,7 +6,7 @@ import test from 'ava';
 import nodemailer from 'nodemailer';
 import type { SMTPServer } from 'smtp-server';
 import { createMxServer } from '../../inbound/mx/server.ts';
-import { tlsCredentials } from '../../shared/tls/certificate.ts';
+import { testTls } from './test-tls.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 import { newId } from '../../shared/ids.ts';
 import type { ReceiveDeps } from '../../inbound/receive/job.ts';
@@ -29,7 +29,7 @@ export async function startTestMx(p: Platform): Promise<TestMx> {
   const mx: SMTPServer = createMxServer({
     ...deps,
     config: p.config,
-    tls: await tlsCredentials({}, 'mx.test'),
+    tls: await testTls(),
     enqueueReceive: async () => {},
   });
   await new Promise<void>((resolve) => mx.listen(0, '127.0.0.1', () => resolve()));

@@ -6,7 +6,7 @@ import type { SMTPServer } from 'smtp-server';
 import { startPlatform, type Platform, type TestTeam } from './platform.ts';
 import { createMxServer } from '../../inbound/mx/server.ts';
 import { processReceived, type ReceiveDeps } from '../../inbound/receive/job.ts';
-import { tlsCredentials } from '../../shared/tls/certificate.ts';
+import { testTls } from './test-tls.ts';
 import { secretsKey } from '../../shared/secrets.ts';
 import { newId } from '../../shared/ids.ts';
 
@@ -51,7 +51,7 @@ export async function startReceivingWorld(
   const mx: SMTPServer = createMxServer({
     ...deps,
     config: p.config,
-    tls: await tlsCredentials({}, 'mx.test'),
+    tls: await testTls(),
     enqueueReceive: async (list) => void stored.set(list[0], list),
   });
   await new Promise<void>((resolve) => mx.listen(0, '127.0.0.1', () => resolve()));

@@ -2,7 +2,7 @@
 // self-signed certificate.
 import type { AddressInfo } from 'node:net';
 import { createSubmissionServer, type SubmissionDeps } from '../../mta/submission/server.ts';
-import { tlsCredentials } from '../../shared/tls/certificate.ts';
+import { testTls } from './test-tls.ts';
 
 export interface Submission {
   port: number;
@@ -13,7 +13,7 @@ export async function startSubmission(
   deps: Omit<SubmissionDeps, 'tls'>,
   options: { implicitTls: boolean; maxBytes?: number },
 ): Promise<Submission> {
-  const server = createSubmissionServer({ ...deps, tls: await tlsCredentials({}, 'localhost') }, options);
+  const server = createSubmissionServer({ ...deps, tls: await testTls() }, options);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   return {
     port: (server.server.address() as AddressInfo).port,
