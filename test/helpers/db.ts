@@ -7,6 +7,29 @@ import { migrateLatest, migrationsDirectory } from '../../shared/db/migrate.ts';
 
 export const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
+/**
+ * What the tests make once per machine (the test keys, the SMTP certificate): `find` it, else make it under an
+ * advisory lock, so test files asking at once make it once (`find` runs again under the lock: another file may
+ * have made it meanwhile).
+ */
+export async function onceOnMachine<T>(
+  lock: number,
+  find: () => Promise<T | undefined>,
+  make: () => Promise<T>,
+): Promise<T> {
+  const found = await find();
+  if (found !== undefined) return found;
+  const admin = knexFactory({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
+  try {
+    return await admin.transaction(async (trx) => {
+      await trx.raw('select pg_advisory_xact_lock(?)', [lock]);
+      return (await find()) ?? (await make());
+    });
+  } finally {
+    await admin.destroy();
+  }
+}
+
 function urlFor(name: string): string {
   const u = new URL(adminUrl);
   u.pathname = `/${name}`;

@@ -1,5 +1,5 @@
-// Our SMTP submission listener (mta/submission/server.ts) on a loopback port, for a test's platform, with a
-// self-signed certificate.
+// Our SMTP submission listener (mta/submission/server.ts) on a loopback port, for a test's platform, with the
+// machine's self-signed test certificate (helpers/test-tls.ts).
 import type { AddressInfo } from 'node:net';
 import { createSubmissionServer, type SubmissionDeps } from '../../mta/submission/server.ts';
 import { testTls } from './test-tls.ts';

@@ -6,11 +6,11 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
 import { rsaKeyPair } from '../../shared/domains/dkim.ts';
 import { newId } from '../../shared/ids.ts';
 import { seal } from '../../shared/secrets.ts';
-import { adminUrl } from './db.ts';
+import { onceOnMachine } from './db.ts';
 
 /** One for the platform key and the rest for the pool: more than any test file's domains take but a few. */
 const COUNT = 17;
@@ -34,25 +34,13 @@ const makeKeys = (): Promise<RawKey[]> => Promise.all(Array.from({ length: COUNT
 
 /** The machine's test keys: read from the file, or made by the first file to ask (the others wait on its lock). */
 function testKeys(): Promise<RawKey[]> {
-  loaded ??= (async () => {
-    const found = await readKeys();
-    if (found) return found;
-    const admin = knexFactory({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
-    try {
-      return await admin.transaction(async (trx) => {
-        await trx.raw('select pg_advisory_xact_lock(424243)');
-        const other = await readKeys();
-        if (other) return other;
-        const made = await makeKeys();
-        const partial = `${FILE}.${process.pid}`;
-        await writeFile(partial, JSON.stringify(made), { mode: 0o600 });
-        await rename(partial, FILE);
-        return made;
-      });
-    } finally {
-      await admin.destroy();
-    }
-  })();
+  loaded ??= onceOnMachine(424243, readKeys, async () => {
+    const made = await makeKeys();
+    const partial = `${FILE}.${process.pid}`;
+    await writeFile(partial, JSON.stringify(made), { mode: 0o600 });
+    await rename(partial, FILE);
+    return made;
+  });
   return loaded;
 }
 

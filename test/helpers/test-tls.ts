@@ -8,38 +8,31 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import knexFactory from 'knex';
 import { tlsCredentials } from '../../shared/tls/certificate.ts';
-import { adminUrl } from './db.ts';
+import { onceOnMachine } from './db.ts';
 
 const DIR = path.join(tmpdir(), 'postwerk-test-tls');
 const files = { SMTP_TLS_KEY_FILE: path.join(DIR, 'key.pem'), SMTP_TLS_CERT_FILE: path.join(DIR, 'cert.pem') };
 
 let made: Promise<typeof files> | undefined;
 
-/** The files: read where they are, or made by the first test file to ask (the others wait on its lock). */
+/** The files: where they are, or made by the first test file to ask (the others wait on its lock). */
 export function testTlsFiles(): Promise<typeof files> {
-  made ??= (async () => {
-    if (existsSync(DIR)) return files;
-    const admin = knexFactory({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
-    try {
-      await admin.transaction(async (trx) => {
-        await trx.raw('select pg_advisory_xact_lock(424244)');
-        if (existsSync(DIR)) return;
-        // The directory appears whole or not at all: a run killed while writing it never renamed it.
-        const partial = `${DIR}.${process.pid}`;
-        await rm(partial, { recursive: true, force: true });
-        await mkdir(partial, { mode: 0o700 });
-        const { key, cert } = await tlsCredentials({}, 'localhost');
-        await writeFile(path.join(partial, 'key.pem'), key, { mode: 0o600 });
-        await writeFile(path.join(partial, 'cert.pem'), cert);
-        await rename(partial, DIR);
-      });
-    } finally {
-      await admin.destroy();
-    }
-    return files;
-  })();
+  made ??= onceOnMachine(
+    424244,
+    async () => (existsSync(DIR) ? files : undefined),
+    async () => {
+      // The directory appears whole or not at all: a run killed while writing it never renamed it.
+      const partial = `${DIR}.${process.pid}`;
+      await rm(partial, { recursive: true, force: true });
+      await mkdir(partial, { mode: 0o700 });
+      const { key, cert } = await tlsCredentials({}, 'localhost');
+      await writeFile(path.join(partial, 'key.pem'), key, { mode: 0o600 });
+      await writeFile(path.join(partial, 'cert.pem'), cert);
+      await rename(partial, DIR);
+      return files;
+    },
+  );
   return made;
 }
 
