@@ -235,3 +235,23 @@ test("an Authentication-Results field claiming our authserv-id arrives forged an
     [['Subject', 'x']],
   );
 });
+
+test("a message mailauth failed on gets our Authentication-Results saying none, before another host's verdicts", async (t) => {
+  publish('unchecked.test', 'v=spf1 ip4:192.0.2.1 -all');
+  const raw = Buffer.concat([
+    Buffer.from('Authentication-Results: mx.elsewhere.example; spf=pass smtp.mailfrom=unchecked.test; dkim=pass\r\n'),
+    message('unchecked.test', 'Unchecked'),
+  ]);
+  const id = await mx.send(['x@auth-rx.test'], { raw }, 'alice@unchecked.test');
+  // mailauth throwing on a message (its own fault, not DNS's: that is a temperror verdict) leaves no verdicts.
+  const failing: ReceiveDeps = {
+    ...deps,
+    authenticator: { authservId: AUTHSERV, authenticate: () => Promise.reject(new Error('mailauth failed')) },
+  };
+  t.is(await processReceived(failing, id), 'processed', 'received all the same');
+  const email = await p.db('received_emails').where({ id }).first();
+  const results = (email.headers as [string, string][]).filter(([n]) => n === 'Authentication-Results');
+  t.deepEqual(results[0], ['Authentication-Results', `${AUTHSERV}; none`]);
+  t.is(authservIdOf(results[1][1]), 'mx.elsewhere.example', "the other host's field kept, after ours");
+  t.is(email.authentication, null);
+});

@@ -154,12 +154,16 @@ async function examine(deps: ReceiveDeps, row: MessageRow, raw: Buffer, dropped:
   return { dropped, viruses, parsed };
 }
 
-/** The header fields as stored: our Authentication-Results first, and none forged in our name. */
+/**
+ * The header fields as stored: our Authentication-Results first, and none forged in our name. A message we did not
+ * authenticate (dropped before it, or mailauth failed on it) gets ours saying so (RFC 8601 §2.2, `none`), so the
+ * first field is never a verdict some other host wrote.
+ */
 function storedHeaders(deps: ReceiveDeps, parsed: ParsedEmail, auth: Authentication | null): [string, string][] {
-  const ours = deps.authenticator
-    ? withoutForgedResults(parsed.headers, deps.authenticator.authservId)
-    : parsed.headers;
-  return auth ? [auth.header, ...ours] : ours;
+  if (!deps.authenticator) return parsed.headers;
+  const { authservId } = deps.authenticator;
+  const others = withoutForgedResults(parsed.headers, authservId);
+  return [auth?.header ?? ['Authentication-Results', `${authservId}; none`], ...others];
 }
 
 type KeptAttachment = ParsedEmail['attachments'][number] & { id: string; position: number; blobKey: string };

@@ -1,7 +1,6 @@
 // A received message's authentication as the MX found it: the first Authentication-Results field of its headers
-// (RFC 8601), which the receive job puts in front after removing any that claimed its name (a message it could not
-// authenticate has none of its own, so the field shown names who wrote it). SPF, DKIM, DMARC and ARC, each with its
-// result and the domain it was about.
+// (RFC 8601), which the receive job puts in front after removing any that claimed its name (a message it did not
+// authenticate gets its `none`). SPF, DKIM, DMARC and ARC, each with its result and the domain it was about.
 
 /** One method's verdict: `dkim` may come once per signature. */
 interface Verdict {
@@ -42,12 +41,20 @@ const TONE: Record<string, string> = {
   policy: 'pending',
 };
 
-/** The verdicts of the message's first Authentication-Results field, or nothing when it has none. */
+/** The verdicts of the message's first Authentication-Results field (none: not checked), or nothing without one. */
 export function AuthVerdicts({ headers }: { headers: Record<string, string> }) {
   const field = headers['authentication-results']?.split('\n')[0];
   if (!field) return null;
   const { by, verdicts } = readAuthResults(field);
-  if (!verdicts.length) return null;
+  if (!verdicts.length)
+    return (
+      <>
+        <dt>Authentication</dt>
+        <dd id="authentication" className="muted">
+          Not checked by {by}
+        </dd>
+      </>
+    );
   return (
     <>
       <dt>Authentication</dt>
