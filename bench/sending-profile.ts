@@ -7,6 +7,7 @@
 //   PROFILE_MESSAGES=500 PROFILE_CPU_PROF=/tmp/prof npx tsx bench/sending-profile.ts
 //   PROFILE_WAYS=API npx tsx bench/sending-profile.ts   # only one way (API or SMTP)
 //   PROFILE_MTA_NICE=0 ...                           # the mta at another priority than MTA_NICE's default
+//   PROFILE_RATE=200 PROFILE_WAYS=API ...            # the API way at a steady rate (the suite's open loop)
 //
 // Besides CPU: context switches, read/write syscalls (/proc/<pid>/io) of the api and mta, and PostgreSQL's
 // transactions and rows written, each per message, the rows also by table (inserted, updated, of them HOT, deleted).
@@ -23,11 +24,13 @@ import { configSchema } from '../shared/config.ts';
 import { cpuOf, cpuOfAll, switchesOf, syscallsOf } from './proc.ts';
 
 type Syscalls = ReturnType<typeof syscallsOf>;
-import { apiAccept, smtpAccept, startOurs } from './sending-ours.ts';
+import { apiAccept, apiPaced, smtpAccept, startOurs } from './sending-ours.ts';
 
 const messages = Number(process.env.PROFILE_MESSAGES ?? 1000);
 const sessions = Number(process.env.PROFILE_SESSIONS ?? 20);
 const bytes = 10240;
+// PROFILE_RATE: the API way sent at this steady rate (apiPaced, the sending suite's steady row), not full speed.
+const rate = Number(process.env.PROFILE_RATE ?? 0);
 // PROFILE_PG_STATEMENTS=1: the statements per message from pg_stat_statements (the server must preload it).
 const pgss = process.env.PROFILE_PG_STATEMENTS === '1';
 
@@ -124,7 +127,7 @@ try {
   const rows: string[] = [];
   const ways = (process.env.PROFILE_WAYS ?? 'API,SMTP').split(',');
   for (const [label, go] of [
-    ['API', () => apiAccept(ours, messages, sessions, bytes)],
+    ['API', () => (rate > 0 ? apiPaced(ours, messages, rate, bytes) : apiAccept(ours, messages, sessions, bytes))],
     ['SMTP', () => smtpAccept(ours, messages, sessions, bytes)],
   ] as const) {
     if (!ways.includes(label)) continue;
