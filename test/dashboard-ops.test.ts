@@ -11,7 +11,7 @@ import { answerConfirm, buildDashboard } from './helpers/dashboard.ts';
 import { PEOPLE, startAccountsWorld, type AccountsWorld } from './helpers/accounts.ts';
 import { startEntry, type EntryProcess } from './helpers/processes.ts';
 import { startReceiver } from './helpers/webhook-receiver.ts';
-import { verifyBoth } from './helpers/webhook-world.ts';
+import { verifyAsCustomers } from './helpers/webhook-world.ts';
 import { until } from './helpers/wait.ts';
 import { browse, look, person, unexpected, type Person } from './helpers/dashboard-ops.ts';
 
@@ -155,7 +155,7 @@ test.serial(
     const id = await send(world.w.sim('delivered'));
     await settled(id, 'delivered');
     await until(() => receiver.received.length >= 2, { timeoutMs: 60_000, what: 'email.sent and email.delivered' });
-    verifyBoth(t, secret, receiver.received[0]);
+    verifyAsCustomers(t, secret, receiver.received[0]);
     await until(
       async () => {
         await page.getByRole('button', { name: 'Refresh' }).first().click();

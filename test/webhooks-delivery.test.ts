@@ -3,7 +3,7 @@
 // The jobs are driven by calling them with a clock (`now`), never by waiting on timers; serial, since fan-out and
 // delivery are platform-wide.
 import test from 'ava';
-import { startWebhookWorld, verifyBoth, type WebhookWorld } from './helpers/webhook-world.ts';
+import { startWebhookWorld, verifyAsCustomers, type WebhookWorld } from './helpers/webhook-world.ts';
 import { fanOutSettled, payloadOf } from '../shared/webhooks/fanout.ts';
 import { deliverDue, deliveryPool, MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../shared/webhooks/deliver.ts';
 import { deliverParked } from '../shared/webhooks/deliveries.ts';
@@ -25,7 +25,7 @@ test.serial('a 500 then a 200: success after 2 attempts, the retry scheduled imm
   t.is(r.received.length, 2);
   t.is(r.received[0].headers['webhook-id'], r.received[1].headers['webhook-id']);
   t.is(r.received[0].body, r.received[1].body);
-  for (const got of r.received) verifyBoth(t, signing_secret, got);
+  for (const got of r.received) verifyAsCustomers(t, signing_secret, got);
   const eventId = r.received[0].headers['webhook-id'] as string;
   const event = (await w.p.request('GET', `/webhooks/${id}/events/${eventId}`, { key: w.team.key })).body;
   t.like(event, { status: 'success', attempt_count: 2, last_http_status: 200 });
@@ -111,7 +111,7 @@ test.serial('a disabled endpoint parks its events; enabled again, they go in bou
     r.received.map((x) => JSON.parse(x.body).data.email),
     ['parked1@example.com', 'parked2@example.com', 'parked3@example.com'],
   );
-  for (const got of r.received) verifyBoth(t, signing_secret, got);
+  for (const got of r.received) verifyAsCustomers(t, signing_secret, got);
 });
 
 test.serial('per endpoint, deliveries keep their order of creation', async (t) => {
@@ -182,7 +182,7 @@ test.serial(
       received.map((r) => JSON.parse(r.body).data.email),
       [0, 1, 2, 3, 4, 5, 6].map((n) => `outage${n}@example.com`),
     );
-    for (const got of received) verifyBoth(t, signing_secret, got);
+    for (const got of received) verifyAsCustomers(t, signing_secret, got);
     const deliveries = await w.p.db('webhook_deliveries').where({ endpoint_id: id }).orderBy('id');
     t.deepEqual(
       deliveries.map((d) => d.status),

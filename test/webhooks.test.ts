@@ -3,7 +3,7 @@
 // only a team's own events, never to a private target unless allowed. The jobs are driven by calling them with a
 // clock (`now`), never by waiting on timers; serial, since fan-out and delivery are platform-wide.
 import test from 'ava';
-import { startWebhookWorld, verifyBoth, type WebhookWorld } from './helpers/webhook-world.ts';
+import { startWebhookWorld, verifyAsCustomers, type WebhookWorld } from './helpers/webhook-world.ts';
 import { fanOutSettled } from '../shared/webhooks/fanout.ts';
 import { deliverDue } from '../shared/webhooks/deliver.ts';
 import { endpointProblem } from '../shared/webhooks/endpoints.ts';
@@ -115,7 +115,7 @@ test.serial(
 
     t.is(r.received.length, 2);
     t.is(other.received.length, 0, 'an endpoint not subscribed to the type gets nothing');
-    for (const got of r.received) verifyBoth(t, signing_secret, got);
+    for (const got of r.received) verifyAsCustomers(t, signing_secret, got);
     const [first, second] = r.received.map((x) => JSON.parse(x.body));
     t.is(first.type, 'suppression.added');
     t.is(first.data.email, 'gone@example.com');
@@ -159,7 +159,7 @@ test.serial(
     t.is(r.received.length, 3);
     t.is(r.received[2].body, r.received[0].body);
     t.is(r.received[2].headers['webhook-id'], eventId);
-    verifyBoth(t, signing_secret, r.received[2]);
+    verifyAsCustomers(t, signing_secret, r.received[2]);
   },
 );
 

@@ -1,9 +1,10 @@
 // The world of the webhook tests: a platform that may send webhooks over http to loopback, a team, the delivery
 // stages' dependencies, customer receivers on loopback (closed with the world), and a customer's verification of
-// what arrived with the `standardwebhooks` and `svix` libraries.
+// what arrived with the `standardwebhooks` and `svix` libraries and the official SDK.
 import type { ExecutionContext } from 'ava';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
+import { Resend } from 'resend';
 import { startPlatform, type Platform, type TestTeam } from './platform.ts';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
 import { fanOutSettled } from '../../shared/webhooks/fanout.ts';
@@ -53,9 +54,22 @@ export async function startWebhookWorld(): Promise<WebhookWorld> {
   };
 }
 
-/** The request verified as a customer would, with both libraries: each answers the body as sent. */
-export function verifyBoth(t: ExecutionContext, secret: string, r: { headers: Record<string, unknown>; body: string }) {
+/**
+ * The request verified as a customer would: with the `standardwebhooks` and `svix` libraries and with the official
+ * SDK's `webhooks.verify`; each answers the body as sent.
+ */
+export function verifyAsCustomers(
+  t: ExecutionContext,
+  secret: string,
+  r: { headers: Record<string, unknown>; body: string },
+) {
   const h = r.headers as Record<string, string>;
+  const sdk = new Resend('re_unused').webhooks.verify({
+    payload: r.body,
+    headers: { id: h['webhook-id'], timestamp: h['webhook-timestamp'], signature: h['webhook-signature'] },
+    webhookSecret: secret,
+  });
+  t.deepEqual(sdk, JSON.parse(r.body));
   const standard = new StandardWebhook(secret).verify(r.body, {
     'webhook-id': h['webhook-id'],
     'webhook-timestamp': h['webhook-timestamp'],
