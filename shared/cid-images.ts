@@ -1,7 +1,8 @@
 // An email's HTML made readable in a page whose policy allows inline images only: its `cid:` references (RFC 2392)
 // to its own image parts become `data:` URIs. Only image types a browser shows inert in an <img>, each URI's type one
 // of them (never the part's own text), and at most MAX_INLINED_BYTES in all: an image past that, or one whose part
-// is missing, keeps its `cid:` and shows as missing. The HTML the api answers is untouched (it keeps `cid:`, as sent).
+// is missing, keeps its `cid:` and shows as missing. The HTML the api answers keeps `cid:`, as sent, unless a
+// received email is asked for with `html_format=data_uri` (Resend's SDK option).
 import type { AttachmentRow } from './attachment-rows.ts';
 import type { BlobStore } from './blobs.ts';
 

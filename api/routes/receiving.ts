@@ -9,6 +9,7 @@ import * as query from '../../shared/receiving/query.ts';
 import * as present from '../../shared/receiving/present.ts';
 import { deleteReceived } from '../../shared/receiving/delete.ts';
 import { rawKept, readRaw } from '../../shared/receiving/raw.ts';
+import { inlineCidImages } from '../../shared/cid-images.ts';
 import { defineOperation } from './operation.ts';
 import { attachmentFields, deleted, mailSearch, pathId, timestamp } from './schemas.ts';
 
@@ -129,12 +130,22 @@ export const receivingOperations = [
       'Retrieve a received email: addresses, html, text, headers and attachments; the raw source is a signed link (`raw`).',
     scope: 'receiving:read',
     params: emailParams,
+    query: z.object({
+      html_format: z
+        .enum(['cid', 'data_uri'])
+        .default('cid')
+        .describe(
+          "`cid` (default): the HTML as received, its inline images as `cid:` references to resolve against the attachments' `content_id`. `data_uri`: those images (image types only, up to 10 MB in all) inlined as `data:` URIs",
+        ),
+    }),
     response: receivedEmail,
-    handler: async ({ auth, params, deps }) => {
+    handler: async ({ auth, params, query: q, deps }) => {
       const row = await query.getReceived(deps.db, auth.team.id, params.email_id);
       const attachments = (await query.attachmentsOf(deps.db, [row.id])).get(row.id) ?? [];
       const kept = await rawKept(deps.db, deps.blobs, row);
-      return present.presentReceived(row, attachments, present.rawLink(deps.config, row, kept, new Date()));
+      const email = present.presentReceived(row, attachments, present.rawLink(deps.config, row, kept, new Date()));
+      if (q.html_format === 'cid' || email.html === null) return email;
+      return { ...email, html: await inlineCidImages(email.html, attachments, deps.blobs) };
     },
   }),
   defineOperation({
