@@ -2,6 +2,7 @@
 // record, and the domain moves. The proof, the claim's life (expiry, supersede, cancel, failure) and the worker's
 // re-checks. What holds or refuses a move: test/domain-claims-safety.test.ts.
 import test from 'ava';
+import { Resend } from 'resend';
 import { startClaimWorld, type ClaimWorld } from './helpers/claim-world.ts';
 import type { ApiRecord } from './helpers/domain-records.ts';
 import { checkDomain } from '../shared/domains/verify.ts';
@@ -233,4 +234,24 @@ test('the worker re-checks a claim whose claimer asked for verification until it
   t.is((await w.get(b, c.domain_id)).body.status, 'pending', 'not checked before it is due');
   t.true((await sweepClaims(w.p.db, ctx, w.p.deps.log, new Date(due.getTime() + 1))) >= 1);
   t.is((await w.get(b, c.domain_id)).body.status, 'completed');
+});
+
+test("the official SDK's domains.claims: create with its camelCase options, get, verify until completed", async (t) => {
+  const name = 'claim-sdk.test';
+  await w.holder(name);
+  const b = await w.p.createTeam('SDK claimer');
+  const resend = new Resend(b.key, { baseUrl: w.p.url } as never);
+  const created = await resend.domains.claims.create({ name, region: 'eu-west-1', openTracking: true });
+  t.is(created.error, null, JSON.stringify(created.error));
+  const c = created.data!;
+  t.like(c, { object: 'domain_claim', name, status: 'pending', region: 'eu-west-1' });
+  const domainId = c.domain_id!;
+  t.deepEqual((await resend.domains.claims.get(domainId)).data, c);
+  t.is((await resend.domains.claims.verify(domainId)).data?.status, 'pending', 'nothing published yet');
+  w.publishProof({ name: c.name, record: c.record as unknown as ApiRecord });
+  const done = await resend.domains.claims.verify(domainId);
+  t.is(done.error, null, JSON.stringify(done.error));
+  t.is(done.data?.status, 'completed');
+  const domain = await resend.domains.get(domainId);
+  t.like(domain.data, { id: domainId, name, open_tracking: true }, "the SDK's openTracking reached the claim");
 });

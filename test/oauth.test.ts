@@ -3,6 +3,7 @@
 // the refusals the issue lists; no token creates an API key; the signing keys sealed in PostgreSQL across a restart.
 // The browser and MCP path: oauth-mcp-e2e.test.ts; the MCP tools: mcp-tools.test.ts.
 import test from 'ava';
+import { Resend } from 'resend';
 import { createPublicKey, verify } from 'node:crypto';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { freePort } from './helpers/ports.ts';
@@ -364,4 +365,19 @@ test('the signing key is sealed in PostgreSQL; after a restart the provider read
     await again.close();
     await restarted.oauth?.close();
   }
+});
+
+test("the official SDK's oauthGrants with a team's key: list, then revoke, and the token stops", async (t) => {
+  const { tokens, agent } = await grantedToken(p.db, base, 'sdk-grants@people.test', 'domains:read');
+  const key = await agent.go('POST', '/api-keys', { json: { name: 'sdk' } });
+  t.is(key.status, 201, key.text);
+  const resend = new Resend(key.body.token, { baseUrl: base } as never);
+  const listed = await resend.oauthGrants.list();
+  t.is(listed.error, null, JSON.stringify(listed.error));
+  const [grant] = listed.data!.data;
+  t.like(grant, { scopes: ['domains:read'], revoked_at: null });
+  const revoked = await resend.oauthGrants.revoke(grant.id);
+  t.is(revoked.error, null, JSON.stringify(revoked.error));
+  t.is((await p.request('GET', '/domains', { key: tokens.body.access_token })).body.name, 'invalid_api_key');
+  t.truthy((await resend.oauthGrants.list()).data?.data[0].revoked_at);
 });

@@ -3,6 +3,7 @@
 // only a team's own events, never to a private target unless allowed. The jobs are driven by calling them with a
 // clock (`now`), never by waiting on timers; serial, since fan-out and delivery are platform-wide.
 import test from 'ava';
+import { Resend } from 'resend';
 import { startWebhookWorld, verifyAsCustomers, type WebhookWorld } from './helpers/webhook-world.ts';
 import { fanOutSettled } from '../shared/webhooks/fanout.ts';
 import { deliverDue } from '../shared/webhooks/deliver.ts';
@@ -160,6 +161,28 @@ test.serial(
     t.is(r.received[2].body, r.received[0].body);
     t.is(r.received[2].headers['webhook-id'], eventId);
     verifyAsCustomers(t, signing_secret, r.received[2]);
+
+    // The same through the official SDK's webhooks.events.
+    const resend = new Resend(w.team.key, { baseUrl: w.p.url } as never);
+    const listed = await resend.webhooks.events.list({ webhookId: id, limit: 1 });
+    t.is(listed.error, null, JSON.stringify(listed.error));
+    t.is(listed.data?.data.length, 1);
+    t.true(listed.data?.has_more);
+    const got = await resend.webhooks.events.get({ webhookId: id, eventId });
+    t.like(got.data, { id: eventId, type: 'suppression.added', attempt_count: 2 });
+    const tried = await resend.webhooks.events.attempts.list({ webhookId: id, eventId });
+    // The SDK types id, http_status_code, response and sent_at; the spec's attempt_number comes beside them.
+    t.true(tried.data?.data.every((a) => a.http_status_code === 200 && /Z$/.test(a.sent_at)));
+    t.deepEqual(
+      (tried.data?.data as unknown as { attempt_number: number }[]).map((a) => a.attempt_number),
+      [2, 1],
+    );
+    t.deepEqual((await resend.webhooks.events.replay({ webhookId: id, eventId })).data, {
+      object: 'webhook_event',
+      id: eventId,
+    });
+    await w.run();
+    t.is(r.received.length, 4);
   },
 );
 
