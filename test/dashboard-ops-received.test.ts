@@ -159,6 +159,47 @@ test.serial('the inbox: list, search, a message with its frame, attachment and r
   await v.context.close();
 });
 
+test.serial(
+  'a message dropped past the daily cap says why it was not kept, and that the MX did not authenticate it',
+  async (t) => {
+    // The cap is already reached today: the next message is dropped before the receive job authenticates it.
+    await world.p.db('teams').where({ id: owner.teamId }).update({ receive_daily_cap: 1 });
+    t.teardown(() => world.p.db('teams').where({ id: owner.teamId }).update({ receive_daily_cap: null }));
+    const id = await world.deliverOne(`orders@${domain}`, {
+      to: `orders@${domain}`,
+      subject: 'Over the cap',
+      text: 'x',
+    });
+    t.is((await world.p.db('received_emails').where({ id }).first()).dropped_reason, 'daily_cap');
+    const v = await browse(browser, owner);
+    await v.page.goto(`${world.p.url}/dashboard/received/${id}`);
+    await v.page.locator('#authentication').waitFor();
+    t.is((await v.page.locator('#authentication').textContent())?.trim(), 'Not checked by mx.rx-dashboard.test');
+    t.is(await v.page.locator('#authentication li').count(), 0, 'no verdicts listed');
+    t.regex(
+      (await v.page.locator('#dropped').textContent()) ?? '',
+      /not kept It came past the team's daily cap of received messages\. Its body and attachments were dropped\./,
+      'why there is no body',
+    );
+    await v.page.getByText('Its body was not kept.').waitFor();
+    await look(t, v.page, 'received-not-checked');
+    await v.page.goto(`${world.p.url}/dashboard/received`);
+    const row = v.page.getByRole('row').filter({ has: v.page.getByRole('link', { name: 'Over the cap' }) });
+    t.is((await row.locator('.badge').textContent())?.trim(), 'not kept', 'the list says so too');
+    t.is(
+      await v.page
+        .getByRole('row')
+        .filter({ has: v.page.getByRole('link', { name: 'Another one' }) })
+        .locator('.badge')
+        .count(),
+      0,
+    );
+    await look(t, v.page, 'received-list-dropped');
+    t.deepEqual(unexpected(v.errors), []);
+    await v.context.close();
+  },
+);
+
 async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of stream) chunks.push(Buffer.from(c as Buffer));

@@ -68,6 +68,12 @@ export function Received() {
                       <tr key={m.id}>
                         <td>
                           <Link to={`/dashboard/received/${m.id}`}>{m.subject || '(no subject)'}</Link>
+                          {m.dropped_reason ? (
+                            <>
+                              {' '}
+                              <span className="badge failed">not kept</span>
+                            </>
+                          ) : null}
                           {m.attachments.length ? (
                             <span className="muted"> · {m.attachments.length} attached</span>
                           ) : null}

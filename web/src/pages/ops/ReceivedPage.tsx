@@ -1,6 +1,6 @@
-// One received message: who sent it to whom, how the MX authenticated it (SPF, DKIM, DMARC, ARC), its HTML in a
-// sandboxed frame (or its text), its headers, its attachments with their signed download links, the raw message's
-// download, and deleting it (members and admins).
+// One received message: who sent it to whom, how the MX authenticated it (SPF, DKIM, DMARC, ARC), why it was not
+// kept when it was dropped, its HTML in a sandboxed frame (or its text), its headers, its attachments with their
+// signed download links, the raw message's download, and deleting it (members and admins).
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, asApiError, type ApiError, type Schemas } from '../../api/client';
@@ -28,6 +28,18 @@ export function ReceivedPage() {
   );
 }
 
+type Dropped = NonNullable<Schemas['ReceivedEmail']['dropped_reason']>;
+
+/** Why the receive job kept only a message's header fields (and, parse_failed, its raw source). */
+const DROPPED: Record<Dropped, string> = {
+  parse_failed: 'Its MIME could not be parsed (the raw message is kept)',
+  no_mailbox: 'No mailbox of the team serves its recipients any more',
+  team_blocked: 'The team is suspended or being deleted',
+  virus: 'The virus scan found malware in it',
+  daily_cap: "It came past the team's daily cap of received messages",
+  storage_quota: "It came past the team's storage allowance for received mail",
+};
+
 function Message({ m }: { m: Schemas['ReceivedEmail'] }) {
   const { load: session } = useSession();
   const member = session.state === 'ready' && can(session.data.role, 'member');
@@ -54,6 +66,15 @@ function Message({ m }: { m: Schemas['ReceivedEmail'] }) {
           <code>{m.message_id || '—'}</code>
         </dd>
         <AuthVerdicts headers={m.headers} />
+        {m.dropped_reason ? (
+          <>
+            <dt>Kept</dt>
+            <dd id="dropped">
+              <span className="badge failed">not kept</span> {DROPPED[m.dropped_reason]}. Its body and attachments were
+              dropped.
+            </dd>
+          </>
+        ) : null}
       </dl>
       <p className="actions">
         {m.raw ? (
@@ -75,7 +96,7 @@ function Message({ m }: { m: Schemas['ReceivedEmail'] }) {
       ) : m.text ? (
         <pre className="text-body">{m.text}</pre>
       ) : (
-        <Empty>This message has no body.</Empty>
+        <Empty>{m.dropped_reason ? 'Its body was not kept.' : 'This message has no body.'}</Empty>
       )}
       {m.html && m.text ? (
         <details>
