@@ -8465,7 +8465,10 @@ export interface operations {
     };
     getReceivedEmail: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `cid` (default): the HTML as received, its inline images as `cid:` references to resolve against the attachments' `content_id`. `data_uri`: those images (image types only, up to 10 MB in all) inlined as `data:` URIs */
+                html_format?: "cid" | "data_uri";
+            };
             header?: never;
             path: {
                 /** @description The received email's id */
