@@ -16,7 +16,6 @@ test.before(async () => {
 test.after.always(() => w?.close());
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
-const TO = `delivered@${'simulator.postwerk.localhost'}`;
 
 async function received() {
   const { team, domain } = await w.receivingTeam();
@@ -32,7 +31,8 @@ async function received() {
     ],
   });
   const resend = new Resend(team.key, { baseUrl: w.p.url } as never);
-  return { team, id, resend, from: `forwarder@${(await managedDomain(w.p, team)).name}` };
+  const from = `forwarder@${(await managedDomain(w.p, team)).name}`;
+  return { team, id, resend, from, to: `delivered@${w.p.config.SIMULATOR_DOMAIN}` };
 }
 
 test('html_format: cid by default (the HTML as received), data_uri inlines the image parts; another value is 422', async (t) => {
@@ -59,12 +59,12 @@ test('html_format: cid by default (the HTML as received), data_uri inlines the i
 });
 
 test('receiving.forward, passthrough: the message sent again as it was, its text, html and both parts', async (t) => {
-  const { team, id, resend, from } = await received();
-  const forwarded = await resend.emails.receiving.forward({ emailId: id, from, to: TO });
+  const { team, id, resend, from, to } = await received();
+  const forwarded = await resend.emails.receiving.forward({ emailId: id, from, to });
   t.is(forwarded.error, null, JSON.stringify(forwarded.error));
   const sent = await resend.emails.get(forwarded.data!.id);
   t.is(sent.error, null, JSON.stringify(sent.error));
-  t.like(sent.data, { from, to: [TO], subject: 'Order 42' });
+  t.like(sent.data, { from, to: [to], subject: 'Order 42' });
   t.is(sent.data?.text?.trim(), 'Plain words');
   t.regex(sent.data?.html ?? '', /src="cid:logo@rx"/);
   const parts = await w.p.request('GET', `/emails/${forwarded.data!.id}/attachments`, { key: team.key });
@@ -88,11 +88,11 @@ test('receiving.forward, passthrough: the message sent again as it was, its text
 });
 
 test('receiving.forward, wrapped: "Fwd:", a note of its own, the original as forwarded_message.eml byte for byte', async (t) => {
-  const { team, id, resend, from } = await received();
+  const { team, id, resend, from, to } = await received();
   const forwarded = await resend.emails.receiving.forward({
     emailId: id,
     from,
-    to: TO,
+    to,
     passthrough: false,
     text: 'See below.',
   });

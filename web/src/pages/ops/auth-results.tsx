@@ -18,7 +18,7 @@ const DOMAIN_OF: Record<string, RegExp> = {
 };
 
 /** An Authentication-Results value read: its authserv-id and each SPF, DKIM, DMARC and ARC verdict, in order. */
-function readAuthResults(value: string): { by: string; verdicts: Verdict[] } {
+function readAuthResults(value: string): { by: string; none: boolean; verdicts: Verdict[] } {
   // Comments go first (RFC 8601 §2.2 allows them anywhere); quoted reasons cannot hold the separators we split on
   // in what mailers write, and a verdict read wrong only mislabels a line shown to a person.
   const [head = '', ...rest] = value.replace(/\([^()]*\)/g, ' ').split(';');
@@ -29,7 +29,9 @@ function readAuthResults(value: string): { by: string; verdicts: Verdict[] } {
     const method = m[1].toLowerCase();
     verdicts.push({ method, result: m[2].toLowerCase(), domain: DOMAIN_OF[method]?.exec(part)?.[1] ?? null });
   }
-  return { by: head.trim().split(/\s+/)[0] ?? '', verdicts };
+  // `authserv-id; none` (RFC 8601 §2.2): no method was applied.
+  const none = rest.length === 1 && rest[0].trim().toLowerCase() === 'none';
+  return { by: head.trim().split(/\s+/)[0] ?? '', none, verdicts };
 }
 
 const TONE: Record<string, string> = {
@@ -41,12 +43,12 @@ const TONE: Record<string, string> = {
   policy: 'pending',
 };
 
-/** The verdicts of the message's first Authentication-Results field (none: not checked), or nothing without one. */
+/** The verdicts of the message's first Authentication-Results field (`none`: not checked), or nothing without any. */
 export function AuthVerdicts({ headers }: { headers: Record<string, string> }) {
   const field = headers['authentication-results']?.split('\n')[0];
   if (!field) return null;
-  const { by, verdicts } = readAuthResults(field);
-  if (!verdicts.length)
+  const { by, none, verdicts } = readAuthResults(field);
+  if (none)
     return (
       <>
         <dt>Authentication</dt>
@@ -55,6 +57,7 @@ export function AuthVerdicts({ headers }: { headers: Record<string, string> }) {
         </dd>
       </>
     );
+  if (!verdicts.length) return null;
   return (
     <>
       <dt>Authentication</dt>
