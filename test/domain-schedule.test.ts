@@ -156,3 +156,52 @@ test.serial(
     t.deepEqual([...new Set(records.map((r: { status: string }) => r.status))], ['verified']);
   },
 );
+
+test.serial(
+  'asking for verification makes a domain not yet looked at, or failed when its window closed, pending at once',
+  async (t) => {
+    const team = await p.createTeam();
+    const created = await p.request('POST', '/domains', { key: team.key, body: { name: 'sweep-five.test' } });
+    t.is(created.body.status, 'not_started');
+    const id = created.body.id;
+    const shown = async () => (await p.request('GET', `/domains/${id}`, { key: team.key })).body;
+    const updates = async () => (await p.db('events').where({ team_id: team.id, type: 'domain.updated' })).length;
+
+    // Not looked at yet: the request itself says "verification in progress", with a domain.updated.
+    t.is((await p.request('POST', `/domains/${id}/verify`, { key: team.key })).status, 200);
+    let domain = await shown();
+    t.is(domain.status, 'pending');
+    t.true(domain.records.every((r: { status: string }) => r.status === 'pending'));
+    t.is(await updates(), 1);
+
+    // The records never appear: the last check of the 72-hour window fails the domain.
+    const late = new Date(Date.now() + CHECK_WINDOW_MS + 1000);
+    t.is((await checkDomain(p.db, p.deps.dns, p.config, id, late))?.status, 'failed');
+    domain = await shown();
+    t.true(domain.records.every((r: { status: string }) => r.status === 'failed'));
+    t.is(await updates(), 2);
+
+    // Asked again: a new window, pending until the check says otherwise, and the worker looks at once.
+    t.is((await p.request('POST', `/domains/${id}/verify`, { key: team.key })).status, 200);
+    domain = await shown();
+    t.is(domain.status, 'pending');
+    t.true(domain.records.every((r: { status: string }) => r.status === 'pending'));
+    t.is(await updates(), 3);
+    const row = await p.db('domains').where({ id }).first();
+    t.is(row.check_count, 0);
+    t.true(row.next_check_at.getTime() <= Date.now());
+
+    // A verified domain asked again is checked again and says nothing until the check finds a change.
+    for (const r of domain.records) {
+      const name = `${r.name}.sweep-five.test`;
+      if (r.type === 'MX') dns.set(name, 'MX', [{ exchange: r.value, priority: r.priority }]);
+      else dns.set(name, 'TXT', [r.value]);
+    }
+    const later = new Date(late.getTime() + 1000); // the failing check's clock ran ahead
+    t.is((await checkDomain(p.db, p.deps.dns, p.config, id, later))?.status, 'verified');
+    const events = await updates();
+    t.is((await p.request('POST', `/domains/${id}/verify`, { key: team.key })).status, 200);
+    t.is((await shown()).status, 'verified');
+    t.is(await updates(), events);
+  },
+);

@@ -195,7 +195,9 @@ export const domainOperations = [
     method: 'post',
     path: '/domains/{domain_id}/verify',
     summary: 'Verify a domain',
-    description: "Check the domain's records now (the worker runs the check within seconds).",
+    description:
+      "Check the domain's records now (the worker runs the check within seconds). A domain that is not verified gets " +
+      'a new 72-hour window: its records not yet looked at, or failed, are `pending` until the check.',
     scope: 'domains:write',
     params: domainParams,
     response: ref('domain'),

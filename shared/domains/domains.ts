@@ -237,15 +237,31 @@ export async function deleteDomain(db: Knex, teamId: string, id: string): Promis
   });
 }
 
-/** POST /domains/{id}/verify: check now, and reopen the 72-hour window of a domain that is not verified. */
+/**
+ * POST /domains/{id}/verify: check now, and reopen the 72-hour window of a domain that is not verified. Its records
+ * not yet looked at, or failed because the window had closed, are `pending` again at once (Resend: "verification in
+ * progress"), as the check will find them if nothing changed; a change of status is a domain.updated.
+ */
 export async function requestVerification(db: Knex, teamId: string, id: string): Promise<DomainRow> {
-  const domain = await findDomain(db, teamId, id);
-  assertWritable(domain);
-  const now = new Date();
-  const reopen = domain.status === 'verified' ? {} : { checking_since: now, check_count: 0 };
-  const [row] = await db<DomainRow>('domains')
-    .where({ id })
-    .update({ ...reopen, next_check_at: now })
-    .returning('*');
-  return row;
+  const found = await findDomain(db, teamId, id);
+  assertWritable(found);
+  return db.transaction(async (trx) => {
+    const locked = await trx<DomainRow>('domains').where({ id, team_id: teamId }).forUpdate().first();
+    if (!locked) throw new ServiceError('not_found', 'Domain not found.');
+    const now = new Date();
+    const reopen = locked.status === 'verified' ? {} : { checking_since: now, check_count: 0 };
+    const [asked] = await trx<DomainRow>('domains')
+      .where({ id })
+      .update({ ...reopen, next_check_at: now })
+      .returning('*');
+    if (locked.status === 'verified') return asked;
+    const reopened = await trx('domain_records')
+      .where({ domain_id: id })
+      .whereIn('status', ['not_started', 'failed'])
+      .update({ status: 'pending' });
+    const domain = await refreshStatus(trx, asked);
+    if (reopened > 0 || domain.status !== locked.status)
+      await recordEvent(trx, teamId, 'domain.updated', domainEventData(domain, await recordsOf(trx, id)));
+    return domain;
+  });
 }

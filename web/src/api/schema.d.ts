@@ -217,7 +217,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a domain
-         * @description Check the domain's records now (the worker runs the check within seconds).
+         * @description Check the domain's records now (the worker runs the check within seconds). A domain that is not verified gets a new 72-hour window: its records not yet looked at, or failed, are `pending` until the check.
          */
         post: operations["verifyDomain"];
         delete?: never;
