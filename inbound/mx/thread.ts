@@ -29,6 +29,7 @@ const mx = createMxServer({
   secrets: secretsKey(config),
   tls,
   enqueueReceive: (ids) => enqueueReceive(receiveQueue, ids),
+  enqueueDelayMs: 20,
   // The names in-thread.ts gives the inbound's own metrics.
   metrics: {
     mxSessions: { open: relayedGauge('sessions.open'), total: relayedCounter('sessions.total') },
