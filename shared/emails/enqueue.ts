@@ -18,9 +18,10 @@ export interface Enqueuer extends EnqueueDelivery {
  * Enqueues share one addBulk (one Redis pipeline, one socket write; BullMQ's cost per job falls from ~0.15 ms
  * alone to ~0.04 ms in fours). `delayMs = 0` (the default): ids handed over in the same turn of the event loop,
  * or while a pipeline is in flight, go out together in the next one, and each caller resolves once its own ids
- * are in Redis (or the failure is logged). `delayMs > 0` (the api, api/main.ts): a caller does not wait; its ids
- * go out within `delayMs`, together with everyone else's. A crash in that window loses only the enqueue: the
- * email is committed and the mta's sweep enqueues it (CONTRACT: a lost enqueue is recovered after 10 s).
+ * are in Redis (or the failure is logged). `delayMs > 0` (the api, api/main.ts): a caller does not wait;
+ * its ids go out within `delayMs` (after the pipeline in flight, if one is), together with everyone else's. A
+ * crash in that window loses only the enqueue: the email is committed and the mta's sweep enqueues it (CONTRACT:
+ * a lost enqueue is recovered after 10 s).
  */
 export function deliveryEnqueuer(queue: Queue, log: Logger, options: { delayMs?: number } = {}): Enqueuer {
   const delayMs = options.delayMs ?? 0;
@@ -29,11 +30,15 @@ export function deliveryEnqueuer(queue: Queue, log: Logger, options: { delayMs?:
   let scheduled = false;
   let timer: NodeJS.Timeout | null = null;
 
-  // Drains until nothing waits; `busy` is cleared in the same synchronous step as the last check, so an id handed
-  // over at any moment is either taken by this loop or starts the next one.
-  const run = async () => {
+  // Without a delay (or at flush()) drains until nothing waits; with one, takes one batch, and what came while it
+  // was in flight waits `delayMs` for company too, so under load a pipeline carries `delayMs` of sends instead of
+  // the one or two of a round trip. `busy` is cleared in the same synchronous step as the last check, so an id
+  // handed over at any moment is either taken by this loop or starts the next one (or its timer).
+  const run = async (drain: boolean) => {
     await null;
-    while (waiting.length > 0) {
+    let first = true;
+    while (waiting.length > 0 && (first || drain || delayMs === 0)) {
+      first = false;
       const batch: typeof waiting = [];
       let n = 0;
       while (waiting.length > 0 && (n === 0 || n + waiting[0].ids.length <= MAX_BATCH)) {
@@ -52,12 +57,16 @@ export function deliveryEnqueuer(queue: Queue, log: Logger, options: { delayMs?:
       for (const b of batch) b.done();
     }
     busy = null;
+    if (waiting.length > 0 && !timer) {
+      timer = setTimeout(start, delayMs);
+      timer.unref();
+    }
   };
-  const start = () => {
+  const start = (drain = false) => {
     scheduled = false;
     if (timer) clearTimeout(timer);
     timer = null;
-    if (!busy) busy = run();
+    if (!busy) busy = run(drain);
     return busy;
   };
 
@@ -80,7 +89,7 @@ export function deliveryEnqueuer(queue: Queue, log: Logger, options: { delayMs?:
   };
   return Object.assign(enqueue, {
     async flush() {
-      while (waiting.length > 0 || busy) await start();
+      while (waiting.length > 0 || busy) await start(true);
     },
   });
 }
