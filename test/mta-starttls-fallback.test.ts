@@ -1,7 +1,7 @@
 // Opportunistic STARTTLS whose handshake fails (a receiver that offers STARTTLS, answers 220 to it, then breaks
 // the handshake: garbage where the ServerHello belongs, or a hang-up): transmit.ts opens the session again in
 // the clear and delivers, and the attempt's transcript (GET /emails/{id}/attempts) shows the failed handshake
-// and the retry.
+// and the retry; for a domain with `tls: enforced` it does not: the recipient waits.
 import test from 'ava';
 import net from 'node:net';
 import { apiSender, attemptsOf, startMtaWorld, type MtaWorld } from './helpers/mta.ts';
@@ -125,3 +125,27 @@ for (const [mode, ip] of [
     t.regex(attempt.response ?? '', /^250 /);
   });
 }
+
+test('for a domain whose TLS is enforced, a failed handshake is not retried in the clear: the recipient waits', async (t) => {
+  const receiver = await brokenTlsReceiver('127.0.0.8', w.sink.port, w.sink.port, 'garbage');
+  t.teardown(receiver.close);
+  const { team, domain, send } = await apiSender(w, 'routing-enforced-sender.test');
+  const patched = await w.p.request('PATCH', `/domains/${domain.id}`, { key: team.key, body: { tls: 'enforced' } });
+  t.is(patched.status, 200);
+  // The world marks its domains verified without their records; the update derived the status from them again.
+  await w.p.db('domains').where({ id: domain.id }).update({ status: 'verified' });
+  w.dns.set('enforced-tls.test', 'MX', [{ exchange: 'mx.enforced-tls.test', priority: 10 }]);
+  w.dns.set('mx.enforced-tls.test', 'A', ['127.0.0.8']);
+  const id = await send({ to: 'ted@enforced-tls.test' });
+  await processDelivery(w.deps, id);
+
+  t.is(receiver.seen.connections, 1, 'no second session in the clear');
+  t.is(w.sink.deliveredTo('ted@enforced-tls.test').length, 0);
+  const recipient = (await recipientsOf(w.p.db, id)).get('ted@enforced-tls.test')!;
+  t.is(recipient.status, 'deferred');
+  t.regex(recipient.last_response ?? '', /^421 4\.7\.4 ENOTLS: .*mx\.enforced-tls\.test failed the STARTTLS handshake/);
+  const [attempt] = await attemptsOf(w, team.key, id);
+  t.like(attempt, { outcome: 'deferred', tls: false });
+  t.regex(attempt.transcript!, /C: STARTTLS/);
+  t.notRegex(attempt.transcript!, /without STARTTLS/);
+});

@@ -61,6 +61,10 @@ test('domains: create with tracking, get, list, update, verify, remove', async (
   const after = await resend.domains.get(d.id);
   t.true(after.data?.click_tracking, "the SDK's clickTracking reached the api");
   t.true(after.data?.open_tracking, 'what the update left out is kept');
+  // The SDK's types have `tls` on the create and update options only; the answer carries it (the mta obeys it:
+  // mta-tls-enforced.test.ts).
+  t.is((d as { tls?: string }).tls, 'opportunistic', 'the default');
+  t.is((after.data as { tls?: string }).tls, 'enforced', "the SDK's tls reached the api");
 
   // The check itself is the worker's (none runs here; domains.test.ts and domain-schedule.test.ts follow it): verify
   // makes it due now, where the next one had been a day away.

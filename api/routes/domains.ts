@@ -25,6 +25,14 @@ const record = z
   })
   .meta({ id: 'DomainRecord' });
 
+const tlsPolicy = z
+  .enum(['opportunistic', 'enforced'])
+  .describe(
+    "The domain's outgoing mail: `opportunistic` (the default) uses STARTTLS whenever the receiving server offers it " +
+      'and sends in the clear when it does not; `enforced` never sends in the clear: without an encrypted session ' +
+      'the recipient is deferred and tried again, and bounced if none comes within the retry window (72 hours)',
+  );
+
 const listItem = z
   .object({
     id: z.uuid(),
@@ -45,6 +53,7 @@ const domain = listItem
     tracking_subdomain: z.string().nullable(),
     receiving_host: z.string(),
     custom_return_path: z.string(),
+    tls: tlsPolicy,
     records: z.array(record),
   })
   .meta({ id: 'Domain' });
@@ -88,6 +97,7 @@ const settings = {
     .optional()
     .describe('What the domain is used for; at least one stays enabled'),
   receiving_host: z.string().max(63).optional().describe('`@` (the domain itself) or one DNS label'),
+  tls: tlsPolicy.optional(),
 };
 
 const domainParams = z.object({ domain_id: pathId('domain') });
@@ -161,7 +171,8 @@ export const domainOperations = [
     method: 'patch',
     path: '/domains/{domain_id}',
     summary: 'Update a domain',
-    description: 'Change tracking, capabilities, receiving host or return path; changed records are checked anew.',
+    description:
+      'Change tracking, capabilities, receiving host, return path or TLS policy; changed records are checked anew.',
     scope: 'domains:write',
     params: domainParams,
     body: z.object(settings),

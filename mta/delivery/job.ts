@@ -96,6 +96,8 @@ interface Prepared {
   domainId: string;
   /** Null: tracking is off, or the composition has the recipient's tracked HTML already (prepare). */
   tracking: TrackingSettings | null;
+  /** The domain's `tls: enforced`: no session in the clear (transmit.ts). */
+  requireTls: boolean;
 }
 
 /**
@@ -138,7 +140,7 @@ async function ownCopy(
 async function deliverDomain(
   deps: DeliveryDeps,
   ctx: Job,
-  from: string,
+  envelope: Pick<Prepared, 'from' | 'requireTls'>,
   message: () => Promise<Buffer>,
   domain: string,
   recipients: LeasedRecipient[],
@@ -166,9 +168,10 @@ async function deliverDomain(
       const sent = await transmit(
         deps,
         route.hosts,
-        from,
+        envelope.from,
         recipients.map((r) => r.address),
         await message(),
+        { requireTls: envelope.requireTls },
       );
       const outcomes = recipients.map((recipient) => ({
         recipient,
@@ -202,7 +205,7 @@ async function prepare(deps: DeliveryDeps, ctx: Job, recipients: LeasedRecipient
   const sending = email.domain_id ? await deps.domains.get(email.domain_id) : null;
   if (!sending) return null;
   const from = envelopeSender(deps.secrets, email.id, sending.domain);
-  const common = { from, keys: sending.keys, domainId: sending.domain.id };
+  const common = { from, keys: sending.keys, domainId: sending.domain.id, requireTls: sending.requireTls };
   // One recipient of a message this job composes: composed with its tracked HTML, which makes it that recipient's
   // copy. What a retry needs stored is the message as written, composed again only should the recipient be deferred.
   const stored = email.raw || email.raw_blob_key;
@@ -280,9 +283,7 @@ async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRec
     // a copy signed with its own header and body, in one transaction of its own, a bounded number at a time.
     const tasks = recipients.map(
       (r) => () =>
-        deliverDomain(deps, ctx, ready.from, () => ownCopy(deps, ctx, ready, copies, r.id), r.domain.toLowerCase(), [
-          r,
-        ]),
+        deliverDomain(deps, ctx, ready, () => ownCopy(deps, ctx, ready, copies, r.id), r.domain.toLowerCase(), [r]),
     );
     return inTurns(tasks, Math.max(1, Math.floor(OWN_COPY_BYTES / Math.max(1, ready.raw.length))));
   }
@@ -292,9 +293,7 @@ async function deliverRemote(deps: DeliveryDeps, ctx: Job, recipients: LeasedRec
   const byDomain = new Map<string, LeasedRecipient[]>();
   for (const r of recipients)
     byDomain.set(r.domain.toLowerCase(), [...(byDomain.get(r.domain.toLowerCase()) ?? []), r]);
-  await Promise.all(
-    [...byDomain].map(([domain, group]) => deliverDomain(deps, ctx, ready.from, message, domain, group)),
-  );
+  await Promise.all([...byDomain].map(([domain, group]) => deliverDomain(deps, ctx, ready, message, domain, group)));
 }
 
 /**

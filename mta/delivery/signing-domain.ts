@@ -4,7 +4,8 @@
 // (DOMAIN_CACHE_MS); DNS keeps a retired key's record far longer than that, so a signature made in that window
 // still verifies. A managed domain has no keys of its own: it signs with the platform key (`d=`
 // MANAGED_DOMAIN_HOST, shared/domains/platform-dkim.ts), opened once per TTL for all the managed domains. The
-// domain's open and click tracking settings come with it (track.ts): a change reaches the next messages within the TTL.
+// domain's open and click tracking settings come with it (track.ts), and its TLS policy (transmit.ts): a change
+// reaches the next messages within the TTL.
 import type { Knex } from 'knex';
 import type { ManagedDkimConfig } from '../../shared/domains/platform-dkim.ts';
 import { platformSigningKey, signingKeys, type SigningKey } from './sign.ts';
@@ -25,6 +26,8 @@ export interface SigningDomain {
   keys: SigningKey[];
   /** null: tracking off, the messages leave as they are. */
   tracking: TrackingSettings | null;
+  /** `tls: enforced`: never sent in the clear. */
+  requireTls: boolean;
 }
 
 interface DomainRow extends SendingDomain {
@@ -32,6 +35,7 @@ interface DomainRow extends SendingDomain {
   open_tracking: boolean;
   click_tracking: boolean;
   tracking_subdomain: string | null;
+  tls: 'opportunistic' | 'enforced';
 }
 
 function trackingOf(row: DomainRow): TrackingSettings | null {
@@ -59,15 +63,24 @@ export function createSigningDomains(
   async function load(domainId: string): Promise<SigningDomain | null> {
     const row: DomainRow | undefined = await db('domains')
       .where({ id: domainId })
-      .first('id', 'name', 'custom_return_path', 'managed', 'open_tracking', 'click_tracking', 'tracking_subdomain');
+      .first(
+        'id',
+        'name',
+        'custom_return_path',
+        'managed',
+        'open_tracking',
+        'click_tracking',
+        'tracking_subdomain',
+        'tls',
+      );
     if (!row) return null;
     const domain: SendingDomain = { id: row.id, name: row.name, custom_return_path: row.custom_return_path };
-    const tracking = trackingOf(row);
-    if (!row.managed) return { domain, keys: await signingKeys(db, secrets, domain), tracking };
+    const settings = { tracking: trackingOf(row), requireTls: row.tls === 'enforced' };
+    if (!row.managed) return { domain, keys: await signingKeys(db, secrets, domain), ...settings };
     return {
       domain,
       keys: [await platform('platform', () => platformSigningKey(db, secrets, managedDkim))],
-      tracking,
+      ...settings,
     };
   }
 

@@ -2,9 +2,10 @@
 // accepted. MX hosts are tried in order (RFC 5321 §5.1) and each host's addresses in turn, while the session
 // fails before the transaction starts (refused, timed out, a 4xx/5xx greeting, a failed EHLO); once MAIL FROM
 // is answered, that host's answers are final for this attempt. Each recipient gets its own answer: its RCPT
-// reply when refused, else the reply to MAIL FROM, DATA or the final dot, else how the session broke.
+// reply when refused, else the reply to MAIL FROM, DATA or the final dot, else how the session broke. A domain
+// with `tls: enforced` uses only encrypted sessions (tlsRequired below).
 import type { DnsResolver, MxRecord } from '../../shared/dns/resolver.ts';
-import { parseReply, type Answer } from '../../shared/bounces/classify.ts';
+import { parseReply, type Answer, type Failure } from '../../shared/bounces/classify.ts';
 import { hostAddresses } from './route.ts';
 import type { SessionPool } from './pool.ts';
 import type { SendResult, SmtpError, Target } from './session.ts';
@@ -51,10 +52,23 @@ function answersOf(sent: SendResult, recipients: string[]): Map<string, Answer> 
   );
 }
 
+/**
+ * A domain with `tls: enforced` sends nothing in the clear (as Postfix's smtp_tls_security_level = encrypt: the
+ * session is encrypted, its certificate is not verified): a host that does not offer STARTTLS, or whose handshake
+ * fails, is passed over like one that refused the connection, and the recipient is deferred if no host will do.
+ */
+function tlsRequired(host: string, why: string): Failure {
+  return {
+    error: 'ENOTLS',
+    enhanced: '4.7.4',
+    message: `the sending domain requires TLS (tls: enforced) and ${host} ${why}; not sent in the clear`,
+  };
+}
+
 async function trySession(
   deps: TransmitDeps,
   target: Target,
-  from: string,
+  envelope: { from: string; requireTls: boolean },
   recipients: string[],
   message: Buffer,
   lines: string[],
@@ -64,6 +78,8 @@ async function trySession(
     const acquired = await deps.pool.acquire(target, { ignoreTLS });
     if (!acquired.ok) {
       lines.push(...acquired.transcript, `* ${acquired.error.code ?? 'error'}: ${acquired.error.message}`);
+      if (acquired.error.code === 'ETLS' && envelope.requireTls)
+        return { done: false, answer: tlsRequired(target.host, 'failed the STARTTLS handshake') };
       if (acquired.error.code === 'ETLS' && !ignoreTLS) {
         ignoreTLS = true;
         continue;
@@ -71,7 +87,14 @@ async function trySession(
       return { done: false, answer: answerOf(acquired.error) };
     }
     const session = acquired.session;
-    const sent = await session.send(from, recipients, message);
+    if (envelope.requireTls && !session.tls) {
+      const answer = tlsRequired(target.host, 'did not offer STARTTLS');
+      lines.push(...session.transcript, `* ${answer.message}`);
+      // The session stays good for other domains' mail.
+      deps.pool.release(session, true);
+      return { done: false, answer };
+    }
+    const sent = await session.send(envelope.from, recipients, message);
     lines.push(...session.transcript);
     if (!sent.ok) lines.push(`* ${sent.error.code ?? 'error'}: ${sent.error.message}`);
     // A pooled session the peer had dropped fails before any reply: nothing was sent, so a new session may try.
@@ -94,6 +117,7 @@ export async function transmit(
   from: string,
   recipients: string[],
   message: Buffer,
+  options: { requireTls?: boolean } = {},
 ): Promise<Transmission> {
   const lines: string[] = [];
   let last: Answer = { error: 'ENOHOST', message: 'no MX host could be reached' };
@@ -110,7 +134,7 @@ export async function transmit(
       lastHost = mx.exchange;
       const target = { host: mx.exchange, ip, port: deps.port };
       const outcome = await deps.throttle.run(mx.exchange, () =>
-        trySession(deps, target, from, recipients, message, lines),
+        trySession(deps, target, { from, requireTls: options.requireTls ?? false }, recipients, message, lines),
       );
       if (outcome.done)
         return { mxHost: mx.exchange, tls: outcome.tls, transcript: lines.join('\n'), answers: outcome.answers };

@@ -15,6 +15,8 @@ export interface Failure {
   /** ECONNREFUSED, ETIMEDOUT, ECONNECTION, ETLS, ... or ELOCAL for our own failure. */
   error: string;
   message: string;
+  /** The enhanced status code it stands for, when 4.4.2 (a connection that broke) would misname it. */
+  enhanced?: string;
 }
 
 export type Answer = Reply | Failure;
@@ -86,7 +88,7 @@ export function classify(answer: Answer, rules: BounceRule[] = bounceRules): Ver
   // (RFC 5321 §3.8), 451 4.3.0 for our own error.
   const local = answer.error === 'ELOCAL';
   const code = local ? 451 : 421;
-  const enhanced = local ? '4.3.0' : '4.4.2';
+  const enhanced = answer.enhanced ?? (local ? '4.3.0' : '4.4.2');
   return {
     action: rule.action,
     rule: rule.name,

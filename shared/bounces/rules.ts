@@ -40,6 +40,14 @@ export const bounceRules: BounceRule[] = [
   },
   // STYLE 7: our own failure (a bug, an unreadable blob, a signing error) is a 421, never a permanent bounce.
   { name: 'local-error', error: /^ELOCAL$/, action: 'defer', examples: ['!ELOCAL blob emails/x missing'] },
+  // A domain with `tls: enforced` and a host that offers no encrypted session (mta/delivery/transmit.ts): the host
+  // may offer one later, so the recipient waits; 72 hours without one bounce it as any deferral does.
+  {
+    name: 'tls-required',
+    error: /^ENOTLS$/,
+    action: 'defer',
+    examples: ['!ENOTLS the sending domain requires TLS (tls: enforced) and mx.example did not offer STARTTLS'],
+  },
   {
     name: 'network',
     error: /./,

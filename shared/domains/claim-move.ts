@@ -33,6 +33,8 @@ export async function moveDomain(
     sending: 'enabled',
     receiving: 'disabled',
     receiving_host: '@',
+    // A claim takes no TLS policy (as Resend's); PATCH /domains/{id} sets one afterwards.
+    tls: 'opportunistic',
   };
   // Inside the transaction: if it rolls back, the pooled key goes back to the pool.
   const key = await takeKey(trx, ctx.secrets);

@@ -8,7 +8,7 @@ import { recordEvent } from '../events.ts';
 import { takeKey, newSelector } from './dkim.ts';
 import { normalizeDomainName, normalizeLabel } from './names.ts';
 import type { ReservedTld } from './reserved.ts';
-import { desiredRecords, type DomainSettings, type PlatformHosts } from './records.ts';
+import { desiredRecords, type DomainSettings, type DomainTls, type PlatformHosts } from './records.ts';
 import { decidesStatus, domainStatus } from './status.ts';
 import { assertWritable, findDomain, publishedKeys, recordsOf, syncRecords, type DomainRow } from './store.ts';
 import { domainEventData } from './present.ts';
@@ -32,6 +32,7 @@ export interface CreateDomainInput {
   tracking_subdomain?: string;
   capabilities?: { sending?: 'enabled' | 'disabled'; receiving?: 'enabled' | 'disabled' };
   receiving_host?: string;
+  tls?: DomainTls;
 }
 
 export type UpdateDomainInput = Omit<CreateDomainInput, 'name' | 'region'>;
@@ -56,6 +57,7 @@ function settingsFrom(input: UpdateDomainInput, base: DomainSettings): DomainSet
       input.receiving_host === undefined || input.receiving_host === '@'
         ? (input.receiving_host ?? base.receiving_host)
         : normalizeLabel(input.receiving_host, 'receiving_host'),
+    tls: input.tls ?? base.tls,
   };
   if (s.sending === 'disabled' && s.receiving === 'disabled') {
     throw new ServiceError('validation_error', 'At least one capability (sending or receiving) must be enabled.', {
@@ -99,6 +101,7 @@ export async function createDomain(
     sending: 'enabled',
     receiving: 'disabled',
     receiving_host: '@',
+    tls: 'opportunistic',
   };
   const settings = settingsFrom(input, defaults);
   const mine = await db('domains').where({ team_id: teamId, name }).first('id');

@@ -39,6 +39,7 @@ export function presentDomain(d: DomainRow, records: RecordRow[]) {
     tracking_subdomain: d.tracking_subdomain,
     receiving_host: d.receiving_host,
     custom_return_path: d.custom_return_path,
+    tls: d.tls,
     records: d.managed ? [] : records.map(presentRecord),
   };
 }

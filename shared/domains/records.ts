@@ -21,7 +21,11 @@ export interface DomainSettings {
   open_tracking: boolean;
   click_tracking: boolean;
   tracking_subdomain: string | null;
+  /** Outgoing mail's TLS: STARTTLS when offered (`opportunistic`), or never in the clear (`enforced`). No record. */
+  tls: DomainTls;
 }
+
+export type DomainTls = 'opportunistic' | 'enforced';
 
 export interface PublishedKey {
   selector: string;
