@@ -1,7 +1,8 @@
 // A domain's page in a real browser against the real api and worker, with BIND's named as the customer's DNS server:
 // add a domain, publish its records through the auto-configure form (RFC 2136 with named's TSIG key), verify, and
 // watch each record's status turn verified without reloading (the page polls while one is pending); rotate the DKIM
-// key (a new pending record appears); upload a brand logo (shown from the api under the page's CSP; a bad SVG
+// key (a new pending record appears); enforce TLS in its settings;
+// upload a brand logo (shown from the api under the page's CSP; a bad SVG
 // refused with the api's message) and remove it; a viewer is offered none of it. Screenshots at 1280 and 390 px.
 import test, { type ExecutionContext } from 'ava';
 import type { Browser, Page } from 'playwright-core';
@@ -58,6 +59,21 @@ async function refreshFails(t: ExecutionContext, page: Page) {
   await stale.waitFor({ state: 'detached', timeout: 30_000 });
   t.true(outage.asked() >= 3, 'asked again after the failures');
   await page.unroute(asksForIt, outage.handler);
+}
+
+/** The settings: the TLS policy enforced (no record changes with it), and the form showing it once saved. */
+async function enforceTls(t: ExecutionContext, page: Page) {
+  const settings = page.locator('#domain-settings');
+  t.is(await settings.getByLabel('TLS for outgoing mail').inputValue(), 'opportunistic');
+  await settings.getByLabel('TLS for outgoing mail').selectOption('enforced');
+  await settings.getByRole('button', { name: 'Save the settings' }).click();
+  await settings.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  t.is((await world.p.db('domains').where({ name: DOMAIN }).first()).tls, 'enforced');
+  await page.waitForFunction(() => {
+    const select = document.querySelector('#domain-settings select[name=tls]') as HTMLSelectElement | null;
+    return select?.value === 'enforced';
+  });
+  await look(t, page, 'domain-settings');
 }
 
 let world: AutoconfigureWorld;
@@ -159,6 +175,7 @@ test.serial('add, auto-configure, verify live, rotate DKIM, brand logo', async (
         .length === 2,
   );
   t.is(await page.locator('table.records tr', { hasText: '_domainkey' }).count(), 2, 'old and new DKIM records');
+  await enforceTls(t, page);
 
   await page
     .locator('#logo-file')
@@ -190,6 +207,7 @@ test.serial('add, auto-configure, verify live, rotate DKIM, brand logo', async (
   await vv.page.getByText('No logo yet.').waitFor();
   for (const action of ['Verify DNS records', 'Rotate the DKIM key', 'Remove the logo'])
     t.is(await vv.page.getByRole('button', { name: action }).count(), 0, `no ${action} for a viewer`);
-  t.is(await vv.page.locator('#auto-configure-form, #logo-file').count(), 0);
+  t.is(await vv.page.locator('#auto-configure-form, #logo-file, #domain-settings').count(), 0);
+  await vv.page.getByText('Enforced: never sent in the clear').waitFor();
   await vv.context.close();
 });

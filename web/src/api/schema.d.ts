@@ -201,7 +201,7 @@ export interface paths {
         head?: never;
         /**
          * Update a domain
-         * @description Change tracking, capabilities, receiving host or return path; changed records are checked anew.
+         * @description Change tracking, capabilities, receiving host, return path or TLS policy; changed records are checked anew.
          */
         patch: operations["updateDomain"];
         trace?: never;
@@ -3800,6 +3800,11 @@ export interface components {
             tracking_subdomain: string | null;
             receiving_host: string;
             custom_return_path: string;
+            /**
+             * @description The domain's outgoing mail: `opportunistic` (the default) uses STARTTLS whenever the receiving server offers it and sends in the clear when it does not; `enforced` never sends in the clear: without an encrypted session the recipient is deferred and tried again, and bounced if none comes within the retry window (72 hours)
+             * @enum {string}
+             */
+            tls: "opportunistic" | "enforced";
             records: components["schemas"]["DomainRecord"][];
         };
         DomainRecord: {
@@ -3865,6 +3870,11 @@ export interface components {
             tracking_subdomain: string | null;
             receiving_host: string;
             custom_return_path: string;
+            /**
+             * @description The domain's outgoing mail: `opportunistic` (the default) uses STARTTLS whenever the receiving server offers it and sends in the clear when it does not; `enforced` never sends in the clear: without an encrypted session the recipient is deferred and tried again, and bounced if none comes within the retry window (72 hours)
+             * @enum {string}
+             */
+            tls: "opportunistic" | "enforced";
             records: components["schemas"]["DomainRecord"][];
         };
         SendEmailRequest: {
@@ -6428,6 +6438,11 @@ export interface operations {
                     };
                     /** @description `@` (the domain itself) or one DNS label */
                     receiving_host?: string;
+                    /**
+                     * @description The domain's outgoing mail: `opportunistic` (the default) uses STARTTLS whenever the receiving server offers it and sends in the clear when it does not; `enforced` never sends in the clear: without an encrypted session the recipient is deferred and tried again, and bounced if none comes within the retry window (72 hours)
+                     * @enum {string}
+                     */
+                    tls?: "opportunistic" | "enforced";
                 };
             };
         };
@@ -6556,6 +6571,11 @@ export interface operations {
                     };
                     /** @description `@` (the domain itself) or one DNS label */
                     receiving_host?: string;
+                    /**
+                     * @description The domain's outgoing mail: `opportunistic` (the default) uses STARTTLS whenever the receiving server offers it and sends in the clear when it does not; `enforced` never sends in the clear: without an encrypted session the recipient is deferred and tried again, and bounced if none comes within the retry window (72 hours)
+                     * @enum {string}
+                     */
+                    tls?: "opportunistic" | "enforced";
                 };
             };
         };

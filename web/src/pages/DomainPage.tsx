@@ -6,6 +6,7 @@ import { can, useSession } from '../session';
 import { formatTime } from '../time';
 import { CopyButton, Empty, ErrorBox, Shown, useLoad, type Load } from '../ui';
 import { AutoConfigure, BrandLogo, RotateDkim } from './ops/DomainExtras';
+import { DomainSettings } from './ops/DomainSettings';
 
 /** How often the page asks again while a record is pending (the worker checks pending records on its own). */
 const POLL_MS = 5000;
@@ -93,6 +94,7 @@ export function DomainPage() {
                 </table>
               </div>
             )}
+            {!d.managed ? <DomainSettings domain={d} member={member} changed={refresh} /> : null}
             {member && !d.managed ? <RotateDkim domain={d} changed={refresh} /> : null}
             {member && !d.managed ? <AutoConfigure domain={d} changed={refresh} /> : null}
             {!d.managed ? <BrandLogo domain={d} member={member} changed={refresh} /> : null}
