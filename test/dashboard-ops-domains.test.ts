@@ -209,5 +209,6 @@ test.serial('add, auto-configure, verify live, rotate DKIM, brand logo', async (
     t.is(await vv.page.getByRole('button', { name: action }).count(), 0, `no ${action} for a viewer`);
   t.is(await vv.page.locator('#auto-configure-form, #logo-file, #domain-settings').count(), 0);
   await vv.page.getByText('Enforced: never sent in the clear').waitFor();
+  await look(t, vv.page, 'domain-viewer');
   await vv.context.close();
 });
