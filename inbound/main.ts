@@ -30,7 +30,7 @@ const shutdown = trapShutdown(log);
 const db = createDb(config, { min: 0, max: Math.max(10, config.INBOUND_CONCURRENCY) });
 const registry = createRegistry();
 const metrics = inboundMetrics(registry);
-const tls = await tlsCredentials(config, config.MTA_HOSTNAME);
+const tls = await tlsCredentials(config, config.PLATFORM_INBOUND_HOST);
 if (tls.selfSigned) log.warn('mx.self_signed_certificate: set SMTP_TLS_KEY_FILE and SMTP_TLS_CERT_FILE in production');
 // Accepting, which a sending server waits on, runs in a thread of its own at the process's priority (made now, before
 // any lowering, so that it inherits the process's); receive jobs can wait.

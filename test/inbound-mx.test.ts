@@ -86,7 +86,7 @@ test.serial('mail to a receiving domain at @ is stored (blob and row) when the 2
   t.regex(
     raw!.toString(),
     new RegExp(
-      `^Received: from \\S+ \\(\\[(::ffff:)?127\\.0\\.0\\.1\\]\\)\r\n\tby ${p.config.MTA_HOSTNAME.replace(/\./g, '\\.')} with ESMTPS id ${id}\r\n\tfor <Bob@acme-at\\.test>;\r\n\t\\w{3}, \\d{2} \\w{3} \\d{4} \\d{2}:\\d{2}:\\d{2} \\+0000\r\n`,
+      `^Received: from \\S+ \\(\\[(::ffff:)?127\\.0\\.0\\.1\\]\\)\r\n\tby ${p.config.PLATFORM_INBOUND_HOST.replace(/\./g, '\\.')} with ESMTPS id ${id}\r\n\tfor <Bob@acme-at\\.test>;\r\n\t\\w{3}, \\d{2} \\w{3} \\d{4} \\d{2}:\\d{2}:\\d{2} \\+0000\r\n`,
     ),
   );
   t.true(enqueued.includes(id), 'the receive job was enqueued after the commit');

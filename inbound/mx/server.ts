@@ -27,7 +27,7 @@ interface MxAnswers {
 export interface MxDeps {
   config: Pick<
     Config,
-    'MTA_HOSTNAME' | 'INBOUND_MAX_MESSAGE_BYTES' | 'INBOUND_GREETING_DELAY_MS' | 'INBOUND_RCPT_CACHE_MS'
+    'PLATFORM_INBOUND_HOST' | 'INBOUND_MAX_MESSAGE_BYTES' | 'INBOUND_GREETING_DELAY_MS' | 'INBOUND_RCPT_CACHE_MS'
   >;
   db: Knex;
   blobs: BlobStore;
@@ -74,7 +74,9 @@ export function createMxServer(deps: MxDeps): SMTPServer {
     {
       key: deps.tls.key,
       cert: deps.tls.cert,
-      name: deps.config.MTA_HOSTNAME,
+      // The MX's own name, the one receiving domains' MX records give (and its Authentication-Results' authserv-id);
+      // MTA_HOSTNAME is the outgoing mta's.
+      name: deps.config.PLATFORM_INBOUND_HOST,
       banner: 'Postwerk MX',
       size: limit,
       // An MX takes no AUTH: no AUTH in EHLO, no command, and nobody needs to log in.
@@ -133,7 +135,7 @@ export function createMxServer(deps: MxDeps): SMTPServer {
                 remoteIp: session.remoteAddress ?? '',
                 helo: session.hostNameAppearsAs ?? '',
                 tls: Boolean(session.secure),
-                byHost: deps.config.MTA_HOSTNAME,
+                byHost: deps.config.PLATFORM_INBOUND_HOST,
               });
             } catch (err) {
               deps.log.error({ err, sessionId: session.id }, 'mx.store_failed');
