@@ -3,7 +3,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.ts';
 import type { Region } from '../teams/teams.ts';
-import { ServiceError } from '../errors.ts';
+import { notFound, ServiceError } from '../errors.ts';
 import { recordEvent } from '../events.ts';
 import { takeKey, newSelector } from './dkim.ts';
 import { normalizeDomainName, normalizeLabel } from './names.ts';
@@ -246,11 +246,10 @@ export async function deleteDomain(db: Knex, teamId: string, id: string): Promis
  * progress"), as the check will find them if nothing changed; a change of status is a domain.updated.
  */
 export async function requestVerification(db: Knex, teamId: string, id: string): Promise<DomainRow> {
-  const found = await findDomain(db, teamId, id);
-  assertWritable(found);
   return db.transaction(async (trx) => {
     const locked = await trx<DomainRow>('domains').where({ id, team_id: teamId }).forUpdate().first();
-    if (!locked) throw new ServiceError('not_found', 'Domain not found.');
+    if (!locked) throw notFound('Domain');
+    assertWritable(locked);
     const now = new Date();
     const reopen = locked.status === 'verified' ? {} : { checking_since: now, check_count: 0 };
     const [asked] = await trx<DomainRow>('domains')
