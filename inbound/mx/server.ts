@@ -1,7 +1,7 @@
 // The MX listener (RFC 5321 as a final destination): STARTTLS, SIZE, 8BITMIME, SMTPUTF8, PIPELINING; no AUTH.
 // RCPT TO is accepted only for addresses we serve (recipients.ts), so refusals happen at RCPT with 550 5.1.1,
 // never after DATA. DATA is stored durably (store.ts) before the 250; a storage failure answers 451 4.3.0 so
-// the sender retries. Receive jobs are enqueued after the commit, in batches (enqueue.ts); the sweep covers a
+// the sender retries. Receive jobs are enqueued after the commit, in batches (shared/batcher.ts); the sweep covers a
 // failed enqueue.
 import type { SMTPServer, SMTPServerAddress, SMTPServerSession } from 'smtp-server';
 import type { Knex } from 'knex';
@@ -12,7 +12,7 @@ import { MxSmtpServer } from '../../shared/lib-internals/smtp-server-greeting.ts
 import { corkReplies } from '../../shared/lib-internals/smtp-server-replies.ts';
 import { findRecipient, type Recipient } from './recipients.ts';
 import { storeReceivedMessage } from './store.ts';
-import { batchedEnqueue } from './enqueue.ts';
+import { batcher } from '../../shared/batcher.ts';
 import { readMessage } from '../../shared/smtp/data.ts';
 import { SmtpReply, temporaryFailure } from '../../shared/smtp/reply.ts';
 import { mxResult, type MxResult } from '../../shared/metrics/inbound.ts';
@@ -63,11 +63,12 @@ const resolved = new WeakMap<SMTPServerSession['envelope'], Map<string, Recipien
 export function createMxServer(deps: MxDeps): SMTPServer {
   const limit = deps.config.INBOUND_MAX_MESSAGE_BYTES;
   const served = new RecipientCache(deps.config.INBOUND_RCPT_CACHE_MS);
-  const enqueue = batchedEnqueue(
-    deps.enqueueReceive,
-    (err, messageIds) => deps.log.warn({ err, messageIds }, 'mx.enqueue_failed'),
-    { delayMs: deps.enqueueDelayMs ?? 0 },
-  );
+  // At most 500 jobs a pipeline; a shutdown with ids waiting leaves them to the sweep, as a failed enqueue does.
+  const enqueue = batcher(deps.enqueueReceive, {
+    max: 500,
+    delayMs: deps.enqueueDelayMs ?? 0,
+    onError: (err, messageIds) => deps.log.warn({ err, messageIds }, 'mx.enqueue_failed'),
+  });
   const answered = (counter: 'mxRecipients' | 'mxMessages', err?: SmtpReply) =>
     deps.metrics?.[counter].inc({ result: mxResult(err?.responseCode) });
   const server: SMTPServer = new MxSmtpServer(
@@ -142,7 +143,7 @@ export function createMxServer(deps: MxDeps): SMTPServer {
               throw temporaryFailure();
             }
             deps.log.info({ sessionId: session.id, messageIds: ids, size: raw.length }, 'mx.stored');
-            enqueue(ids);
+            void enqueue(ids);
             return ids;
           })
           .then((ids) => {

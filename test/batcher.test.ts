@@ -1,8 +1,9 @@
-// The MX's receive-job enqueue (inbound/mx/enqueue.ts): an idle listener hands a message on at once, or after its
-// delay with whatever came meanwhile; ids stored while an addBulk is in flight go together in the next one; a failed
-// batch is reported and the next still goes.
+// The hand-over in batches (shared/batcher.ts) of the MX's receive jobs and the deliver jobs: an idle batcher sends
+// at once, or after its delay with whatever came meanwhile; items handed over while a batch is in flight go together
+// in the next one; a failed batch is reported and the next still goes; a caller's items too many for one batch are
+// split, and the caller resolves once the last of them is sent.
 import test from 'ava';
-import { batchedEnqueue } from '../inbound/mx/enqueue.ts';
+import { batcher } from '../shared/batcher.ts';
 
 function deferred() {
   let resolve!: () => void;
@@ -19,24 +20,24 @@ const tick = () => new Promise((r) => setImmediate(r));
 test('one call when idle; calls made while it is in flight coalesce into the next; a failure is reported, not thrown', async (t) => {
   const calls: { ids: string[]; done: ReturnType<typeof deferred> }[] = [];
   const failures: string[][] = [];
-  const enqueue = batchedEnqueue(
-    async (ids) => {
+  const enqueue = batcher(
+    async (ids: string[]) => {
       const done = deferred();
       calls.push({ ids, done });
       return done.promise;
     },
-    (_err, ids) => failures.push(ids),
+    { max: 500, onError: (_err, ids) => failures.push(ids) },
   );
 
-  enqueue(['a']);
+  void enqueue(['a']);
   await tick();
   t.deepEqual(
     calls.map((c) => c.ids),
     [['a']],
     'sent at once',
   );
-  enqueue(['b']);
-  enqueue(['c', 'd']);
+  void enqueue(['b']);
+  void enqueue(['c', 'd']);
   await tick();
   t.is(calls.length, 1, 'waiting for the batch in flight');
   calls[0].done.reject(new Error('redis down'));
@@ -49,52 +50,75 @@ test('one call when idle; calls made while it is in flight coalesce into the nex
   );
   calls[1].done.resolve();
   await tick();
-  enqueue(['e']);
+  void enqueue(['e']);
   await tick();
   t.deepEqual(calls[2].ids, ['e']);
 });
 
-test('a batch carries at most 500 ids', async (t) => {
-  const sizes: number[] = [];
-  const enqueue = batchedEnqueue(
-    async (ids) => void sizes.push(ids.length),
-    () => t.fail(),
+test('a batch carries at most `max` items; a caller resolves once the last batch with its items is sent', async (t) => {
+  const sent: string[][] = [];
+  const enqueue = batcher(async (ids: string[]) => void sent.push(ids), { max: 500, onError: () => t.fail() });
+  const resolved: string[] = [];
+  const big = enqueue(Array.from({ length: 1201 }, (_, i) => `m${i}`)).then(() => resolved.push('big'));
+  const small = enqueue(['x', 'y']).then(() => resolved.push('small'));
+  await Promise.all([big, small]);
+  t.deepEqual(
+    sent.map((b) => b.length),
+    [500, 500, 203],
   );
-  enqueue(Array.from({ length: 1201 }, (_, i) => `m${i}`));
-  for (let i = 0; i < 10; i++) await tick();
-  t.deepEqual(sizes, [500, 500, 201]);
+  t.deepEqual(sent.flat(), [...Array.from({ length: 1201 }, (_, i) => `m${i}`), 'x', 'y'], 'in order, none twice');
+  t.deepEqual(resolved, ['big', 'small'], 'both resolved with the last batch, in order');
+});
+
+test('a caller whose batch fails resolves too; flush() sends what waits at once, without the delay', async (t) => {
+  const failed: string[][] = [];
+  let sends = 0;
+  const slow = batcher(
+    async (ids: string[]) => {
+      sends++;
+      if (ids.includes('bad')) throw new Error('redis down');
+    },
+    { max: 10, delayMs: 60_000, onError: (_err, ids) => failed.push(ids) },
+  );
+  const handed = slow(['bad', 'ok']);
+  t.is(sends, 0, 'waiting for company');
+  await slow.flush();
+  await handed;
+  t.is(sends, 1);
+  t.deepEqual(failed, [['bad', 'ok']]);
+  await slow.flush();
+  t.is(sends, 1, 'nothing left to send');
 });
 
 test('with a delay, the ids of the delay go in one batch, and those stored while it is in flight in the next', async (t) => {
   const calls: { ids: string[]; at: number; done: ReturnType<typeof deferred> }[] = [];
-  const enqueue = batchedEnqueue(
-    async (ids) => {
+  const enqueue = batcher(
+    async (ids: string[]) => {
       const done = deferred();
       calls.push({ ids, at: performance.now(), done });
       return done.promise;
     },
-    () => t.fail(),
-    { delayMs: 30 },
+    { max: 500, delayMs: 30, onError: () => t.fail() },
   );
   const start = performance.now();
-  enqueue(['a']);
+  void enqueue(['a']);
   await tick();
   t.is(calls.length, 0, 'waiting for company');
-  enqueue(['b']);
+  void enqueue(['b']);
   await new Promise((r) => setTimeout(r, 10));
-  enqueue(['c']);
+  void enqueue(['c']);
   await new Promise((r) => setTimeout(r, 40));
   t.deepEqual(
     calls.map((c) => c.ids),
     [['a', 'b', 'c']],
   );
   t.true(calls[0].at - start >= 29, `sent after ${calls[0].at - start} ms`);
-  enqueue(['d']);
+  void enqueue(['d']);
   await new Promise((r) => setTimeout(r, 40));
   t.is(calls.length, 1, 'in flight: the next waits for it');
   calls[0].done.resolve();
   await tick();
-  enqueue(['e']);
+  void enqueue(['e']);
   t.is(calls.length, 1, 'the next batch waits for company too');
   const returned = performance.now();
   await new Promise((r) => setTimeout(r, 40));
