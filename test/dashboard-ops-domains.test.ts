@@ -1,7 +1,7 @@
 // A domain's page in a real browser against the real api and worker, with BIND's named as the customer's DNS server:
 // add a domain, publish its records through the auto-configure form (RFC 2136 with named's TSIG key), verify, and
 // watch each record's status turn verified without reloading (the page polls while one is pending); rotate the DKIM
-// key (a new pending record appears); enforce TLS in its settings;
+// key (a new pending record appears); turn click tracking on and enforce TLS in its settings (its records appear);
 // upload a brand logo (shown from the api under the page's CSP; a bad SVG
 // refused with the api's message) and remove it; a viewer is offered none of it. Screenshots at 1280 and 390 px.
 import test, { type ExecutionContext } from 'ava';
@@ -61,19 +61,59 @@ async function refreshFails(t: ExecutionContext, page: Page) {
   await page.unroute(asksForIt, outage.handler);
 }
 
-/** The settings: the TLS policy enforced (no record changes with it), and the form showing it once saved. */
-async function enforceTls(t: ExecutionContext, page: Page) {
+/**
+ * The settings: click tracking on and the TLS policy enforced in one save, the form showing both once saved, and the
+ * tracking host's records (a CNAME, and the CAA beside it) added to the list to publish.
+ */
+async function changeSettings(t: ExecutionContext, page: Page) {
   const settings = page.locator('#domain-settings');
+  const open = settings.getByLabel(/Open tracking/);
+  const click = settings.getByLabel(/Click tracking/);
+  t.false(await open.isChecked(), 'open tracking off by default');
+  t.false(await click.isChecked(), 'click tracking off by default');
+  t.is(await page.locator('table.records tr', { hasText: 'CNAME' }).count(), 0, 'no tracking record yet');
   t.is(await settings.getByLabel('TLS for outgoing mail').inputValue(), 'opportunistic');
+  await click.check();
   await settings.getByLabel('TLS for outgoing mail').selectOption('enforced');
   await settings.getByRole('button', { name: 'Save the settings' }).click();
   await settings.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-  t.is((await world.p.db('domains').where({ name: DOMAIN }).first()).tls, 'enforced');
+  t.like(await world.p.db('domains').where({ name: DOMAIN }).first(), {
+    tls: 'enforced',
+    click_tracking: true,
+    open_tracking: false,
+    tracking_subdomain: 'links',
+  });
+  // (No named function inside: tsx names it with a helper the page does not have.)
   await page.waitForFunction(() => {
     const select = document.querySelector('#domain-settings select[name=tls]') as HTMLSelectElement | null;
-    return select?.value === 'enforced';
+    const [open, click] = ['open_tracking', 'click_tracking'].map(
+      (name) => (document.querySelector(`#domain-settings input[name=${name}]`) as HTMLInputElement | null)?.checked,
+    );
+    return select?.value === 'enforced' && click === true && open === false;
   });
+  const tracking = page.locator('table.records tr', { hasText: 'CNAME' });
+  await tracking.waitFor();
+  t.regex((await tracking.textContent()) ?? '', /links/, 'the CNAME at the tracking subdomain');
+  t.is(await page.locator('table.records tr', { hasText: 'CAA' }).count(), 1, 'and the CAA for its certificate');
   await look(t, page, 'domain-settings');
+}
+
+/** A viewer reads the domain and its settings, and is offered no action. */
+async function viewerReads(t: ExecutionContext, url: string) {
+  const viewer = await person(world.p, 'domains-viewer@people.test', { teamId: owner.teamId, role: 'viewer' });
+  const vv = await browse(browser, viewer);
+  await vv.page.goto(url);
+  await vv.page.getByRole('heading', { name: DOMAIN }).waitFor();
+  await vv.page.getByText('No logo yet.').waitFor();
+  for (const action of ['Verify DNS records', 'Rotate the DKIM key', 'Remove the logo'])
+    t.is(await vv.page.getByRole('button', { name: action }).count(), 0, `no ${action} for a viewer`);
+  t.is(await vv.page.locator('#auto-configure-form, #logo-file, #domain-settings').count(), 0);
+  await vv.page.getByText('Enforced: never sent in the clear').waitFor();
+  const facts = vv.page.locator('section[aria-labelledby=settings-title] dl');
+  t.is(await facts.locator('dt:has-text("Click tracking") + dd').textContent(), 'on');
+  t.is(await facts.locator('dt:has-text("Open tracking") + dd').textContent(), 'off');
+  await look(t, vv.page, 'domain-viewer');
+  await vv.context.close();
 }
 
 let world: AutoconfigureWorld;
@@ -175,7 +215,7 @@ test.serial('add, auto-configure, verify live, rotate DKIM, brand logo', async (
         .length === 2,
   );
   t.is(await page.locator('table.records tr', { hasText: '_domainkey' }).count(), 2, 'old and new DKIM records');
-  await enforceTls(t, page);
+  await changeSettings(t, page);
 
   await page
     .locator('#logo-file')
@@ -200,15 +240,5 @@ test.serial('add, auto-configure, verify live, rotate DKIM, brand logo', async (
   );
   await v.context.close();
 
-  const viewer = await person(world.p, 'domains-viewer@people.test', { teamId: owner.teamId, role: 'viewer' });
-  const vv = await browse(browser, viewer);
-  await vv.page.goto(page.url());
-  await vv.page.getByRole('heading', { name: DOMAIN }).waitFor();
-  await vv.page.getByText('No logo yet.').waitFor();
-  for (const action of ['Verify DNS records', 'Rotate the DKIM key', 'Remove the logo'])
-    t.is(await vv.page.getByRole('button', { name: action }).count(), 0, `no ${action} for a viewer`);
-  t.is(await vv.page.locator('#auto-configure-form, #logo-file, #domain-settings').count(), 0);
-  await vv.page.getByText('Enforced: never sent in the clear').waitFor();
-  await look(t, vv.page, 'domain-viewer');
-  await vv.context.close();
+  await viewerReads(t, page.url());
 });
