@@ -18,7 +18,11 @@ const errorResponses: Record<string, { name: string; description: string }> = {
   '403': { name: 'Forbidden', description: 'invalid_api_key, suspended_api_key or another refusal' },
   '404': { name: 'NotFound', description: 'not_found' },
   '413': { name: 'PayloadTooLarge', description: 'The body is larger than the operation accepts' },
-  '422': { name: 'ValidationError', description: 'validation_error with errors[], or missing_required_field' },
+  '422': {
+    name: 'ValidationError',
+    description:
+      'validation_error with errors[], missing_required_field, or invalid_parameter (a malformed id in the path)',
+  },
   '429': { name: 'RateLimited', description: 'rate_limit_exceeded or a quota' },
   '500': { name: 'ApplicationError', description: 'application_error' },
   '501': { name: 'NotImplemented', description: 'not_implemented: this area is not built yet' },

@@ -47,7 +47,10 @@ async function runOperation(
       `The ${op.tag} area is not built yet on this platform (${op.method.toUpperCase()} ${op.path}).`,
     );
   }
-  const params = op.params ? parseParams(op.params, ctx.params, resourceName(op)) : undefined;
+  // The public files and pages (no key) keep one 404 for everything they do not serve, a malformed id included.
+  const params = op.params
+    ? parseParams(op.params, ctx.params, op.permission === 'none' ? { notFound: resourceName(op) } : {})
+    : undefined;
   const query = op.query ? parseQuery(op.query, ctx.query) : undefined;
   let rawBody: unknown;
   let body: unknown;

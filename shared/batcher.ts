@@ -1,7 +1,7 @@
 // Hand-overs to Redis in batches: the api's and the submission's deliver jobs (emails/enqueue.ts), the broadcast
 // fan-out's, the MX's receive jobs. Under load one round trip (one pipeline, one socket write) carries many items
-// instead of one each. Items handed over in the same turn of the event loop, or while a batch is in flight, go
-// together in the next batch. With `delayMs` a batch also waits that long for company: `delayMs` after the first
+// instead of one each. Items handed over in the same synchronous run as the first, or while a batch is in flight,
+// go together in the next batch. With `delayMs` a batch also waits that long for company: `delayMs` after the first
 // item waiting, or after the batch in flight returns if that is later; so under load a batch carries `delayMs` of
 // items instead of the one or two of a round trip.
 
@@ -18,7 +18,7 @@ export interface Batcher<T> {
 export interface BatcherOptions<T> {
   /** At most this many items in one batch: a caller's items are split across batches when they are more. */
   max: number;
-  /** How long a batch waits for company (0: none, the next turn of the event loop). */
+  /** How long a batch waits for company (0: none; an idle batcher sends at once, in a microtask). */
   delayMs?: number;
   /** A failed batch is reported here, never thrown at the callers; the next batch still goes. */
   onError: (err: unknown, batch: T[]) => void;
@@ -30,7 +30,6 @@ export function batcher<T>(send: (batch: T[]) => Promise<unknown>, options: Batc
   const waiting: { items: T[]; done: () => void }[] = [];
   let busy: Promise<void> | null = null;
   let timer: NodeJS.Timeout | null = null;
-  let soon = false;
 
   // The next batch off the head of the queue, and the callers whose last items it carries.
   const take = () => {
@@ -70,18 +69,15 @@ export function batcher<T>(send: (batch: T[]) => Promise<unknown>, options: Batc
     schedule();
   };
   const start = (drain = false) => {
-    soon = false;
     if (timer) clearTimeout(timer);
     timer = null;
     if (!busy) busy = run(drain);
     return busy;
   };
   const schedule = () => {
-    if (busy || timer || soon || waiting.length === 0) return;
-    if (delayMs === 0) {
-      soon = true;
-      setImmediate(start);
-    } else {
+    if (busy || timer || waiting.length === 0) return;
+    if (delayMs === 0) void start();
+    else {
       timer = setTimeout(start, delayMs);
       timer.unref();
     }

@@ -135,7 +135,12 @@ test('list pages newest first; update changes only the fallback; key and type ar
     type: 'number',
     fallback_value: null,
   });
-  isError(t, await p.request('PATCH', `/contact-properties/not-a-uuid`, { key: team.key, body: {} }), 404, 'not_found');
+  isError(
+    t,
+    await p.request('PATCH', `/contact-properties/not-a-uuid`, { key: team.key, body: {} }),
+    422,
+    'invalid_parameter',
+  );
 });
 
 test("delete answers {object, id, deleted}; every contact's value of the property goes with it", async (t) => {

@@ -85,7 +85,12 @@ test('the list answers every attachment in part order with a signed link; get ad
   isError(t, await p.request('GET', `/emails/${plain}/attachments/${logo.id}`, { key: team.key }), 404, 'not_found');
   isError(t, await p.request('GET', `/emails/${id}/attachments/${newId()}`, { key: team.key }), 404, 'not_found');
   isError(t, await p.request('GET', `/emails/${newId()}/attachments`, { key: team.key }), 404, 'not_found');
-  isError(t, await p.request('GET', `/emails/${id}/attachments/not-a-uuid`, { key: team.key }), 404, 'not_found');
+  isError(
+    t,
+    await p.request('GET', `/emails/${id}/attachments/not-a-uuid`, { key: team.key }),
+    422,
+    'invalid_parameter',
+  );
 });
 
 test('pages follow the part order; cursors are attachment ids of the same email', async (t) => {

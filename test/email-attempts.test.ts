@@ -136,7 +136,7 @@ test('nothing of another team, of another email, or for a key that only sends', 
   t.is(elsewhere.status, 404);
   t.like(elsewhere.body, { name: 'not_found', message: 'Delivery attempt not found.' });
   const malformed = await w.p.request('GET', `/emails/${id}/attempts/not-an-id`, { key: team.key });
-  t.is(malformed.status, 404);
+  t.like(malformed, { status: 422, body: { name: 'invalid_parameter' } });
 
   const created = await w.p.request('POST', '/api-keys', {
     key: team.key,

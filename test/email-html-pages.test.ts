@@ -57,9 +57,9 @@ test("a received email's page: another team's, one without HTML, a malformed id,
   const none = await w.p.request('GET', `/emails/receiving/${plain}/html`, { key: team.key });
   isError(t, none, 404, 'not_found');
   const badId = await w.p.request('GET', '/emails/receiving/not-an-id/html', { key: team.key });
-  // A malformed id names nothing that exists, as on every route.
-  isError(t, badId, 404, 'not_found');
-  t.is(badId.body.message, 'Received email not found.');
+  // A malformed id is refused as on every keyed route (Resend: invalid_parameter), naming the parameter.
+  isError(t, badId, 422, 'invalid_parameter');
+  t.is(badId.body.message, 'The `email_id` in the path must be a valid UUID.');
   const badQuery = await w.p.request('GET', `/emails/receiving/${id}/html?images=all`, { key: team.key });
   isError(t, badQuery, 422, 'validation_error');
   isError(t, await w.p.request('GET', `/emails/receiving/${id}/html`), 401, 'missing_api_key');

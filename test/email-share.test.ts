@@ -198,7 +198,7 @@ test("share of an unknown or another team's email is 404; a key is needed to sha
   const id = await sendOne(team);
   isError(t, await share(otherTeam, id), 404, 'not_found');
   isError(t, await share(team, newId()), 404, 'not_found');
-  isError(t, await share(team, 'not-a-uuid'), 404, 'not_found');
+  isError(t, await share(team, 'not-a-uuid'), 422, 'invalid_parameter');
   isError(t, await p.request('POST', `/emails/${id}/share`, { body: {} }), 401, 'missing_api_key');
   const url = (await share(team, id, { expires_in: '10m' })).body.url;
   const bare = fromNode(await nodeRequest(p.url, { method: 'GET', path: local(url) }));

@@ -135,15 +135,23 @@ test('GET /logs/{id} shows the bodies with secrets redacted; the token is nowher
   t.is(usedLog.body.response_body.id, team.id);
 });
 
-test("another team's log, an unknown id or a malformed id is 404 not_found", async (t) => {
+test("another team's log or an unknown id is 404 not_found, a malformed id 422 invalid_parameter", async (t) => {
   const mine = await p.createTeam();
   const theirs = await p.createTeam();
   const theirLog = (await p.request('GET', '/team', { key: theirs.key })).headers.get('x-request-log-id');
   t.is((await p.request('GET', `/logs/${theirLog}`, { key: theirs.key })).status, 200);
-  for (const id of [theirLog, newId(), 'nope', `${theirLog}'--`]) {
+  for (const id of [theirLog, newId()]) {
     const res = await p.request('GET', `/logs/${id}`, { key: mine.key });
     t.is(res.status, 404);
     t.deepEqual(res.body, { statusCode: 404, name: 'not_found', message: res.body.message });
+    t.false(res.text.includes(theirs.id));
+  }
+  for (const id of ['nope', `${theirLog}'--`]) {
+    const res = await p.request('GET', `/logs/${id}`, { key: mine.key });
+    t.like(res, {
+      status: 422,
+      body: { name: 'invalid_parameter', message: 'The `id` in the path must be a valid UUID.' },
+    });
     t.false(res.text.includes(theirs.id));
   }
   const list = await p.request('GET', '/logs?limit=100', { key: mine.key });
@@ -208,7 +216,7 @@ test('long strings, large or deep bodies, long agents and long paths are cut', a
   t.is((await logOf(agent)).user_agent, 'a'.repeat(1024));
 
   const longPath = await p.request('GET', `/api-keys/${'x'.repeat(3000)}`, { key: team.key });
-  t.is(longPath.status, 404);
+  t.is(longPath.status, 422);
   const pathLog = await logOf(longPath);
   t.is(pathLog.endpoint.length, 2048);
   t.true(pathLog.endpoint.startsWith('/api-keys/xxx'));

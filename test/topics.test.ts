@@ -276,14 +276,19 @@ test('delete answers {object, id, deleted: true}; the topic is gone', async (t) 
   );
 });
 
-test('an unknown or malformed id is 404 not_found on get, update and delete', async (t) => {
+test('an unknown id is 404 not_found, a malformed one 422 invalid_parameter, on get, update and delete', async (t) => {
   const team = await p.createTeam();
   await createTopic(team);
   for (const id of [randomUUID(), 'not-a-uuid', '123', '00000000-0000-0000-0000-00000000000g']) {
     for (const [method, body] of [['GET'], ['PATCH', { name: 'x' }], ['DELETE']] as const) {
       const res = await p.request(method, `/topics/${id}`, { key: team.key, body });
-      isError(t, res, 404, 'not_found');
-      t.is(res.body.message, 'Topic not found.');
+      if (id.length === 36 && !id.endsWith('g')) {
+        isError(t, res, 404, 'not_found');
+        t.is(res.body.message, 'Topic not found.');
+      } else {
+        isError(t, res, 422, 'invalid_parameter');
+        t.is(res.body.message, 'The `id` in the path must be a valid UUID.');
+      }
     }
   }
 });

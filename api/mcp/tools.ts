@@ -93,7 +93,7 @@ export async function callTool(
     checkPermission(op, auth);
     await rateLimit(ctx, deps, auth);
     const input = (args ?? {}) as Record<string, unknown>;
-    const params = op.params ? parseParams(op.params, pathOf(op, input.path), 'Resource') : undefined;
+    const params = op.params ? parseParams(op.params, pathOf(op, input.path)) : undefined;
     const query = op.query ? parseQuery(op.query, input.query ?? {}) : undefined;
     const body = op.body ? parseBody(op.body, input.body ?? {}) : undefined;
     ctx.state.statusOverride = undefined;

@@ -42,12 +42,32 @@ function fieldErrors(issues: z.core.$ZodIssue[]): FieldError[] {
   return issues.map((i) => ({ path: i.path.map(String).join('.') || '(body)', message: i.message }));
 }
 
-/** Path parameters that do not parse (a malformed UUID) name nothing that exists: 404, never 500. */
-export function parseParams<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
-  if (unstorableStrings(input).length) throw notFound(what);
+/**
+ * Path parameters that do not parse (a malformed UUID, a NUL): 422 invalid_parameter naming the parameter (Resend's
+ * answer to an id that is not a UUID), never 500. A well-formed id that names nothing is the handler's 404. With
+ * `notFound` (the public files and pages, which answer one 404 for everything they do not serve) that 404 instead.
+ */
+export function parseParams<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  options: { notFound?: string } = {},
+): z.output<S> {
+  const unstorable = unstorableStrings(input);
+  if (options.notFound !== undefined && (unstorable.length || !schema.safeParse(input).success))
+    throw notFound(options.notFound);
+  if (unstorable.length)
+    throw new ServiceError('invalid_parameter', `The \`${unstorable[0].path}\` in the path ${UNSTORABLE_MESSAGE}.`, {
+      errors: unstorable,
+    });
   const r = schema.safeParse(input);
-  if (!r.success) throw notFound(what);
-  return r.data;
+  if (r.success) return r.data;
+  const [first] = r.error.issues;
+  const name = first.path.map(String).join('.');
+  const message =
+    first.code === 'invalid_format' && first.format === 'uuid'
+      ? `The \`${name}\` in the path must be a valid UUID.`
+      : `The \`${name}\` in the path is not valid: ${first.message}.`;
+  throw new ServiceError('invalid_parameter', message, { errors: fieldErrors(r.error.issues) });
 }
 
 /** The unstorable rule applies to what the schema keeps: a route may turn a bad value into its own refusal. */

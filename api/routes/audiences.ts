@@ -23,7 +23,8 @@ import {
   presentListItem,
 } from './contact-schemas.ts';
 
-// Strings, not UUIDs: a malformed id is then "Audience not found." from the handler, not the router's segment 404.
+// Strings, not UUIDs: a malformed id is then "Audience not found." from the handler (Resend's audiences are gone),
+// not the router's 422.
 const audienceParams = z.object({ id: z.string().max(100).describe("The audience's id (an audience is a segment).") });
 const audienceContactsParams = z.object({
   audience_id: z.string().max(100).describe("The audience's id (an audience is a segment)."),

@@ -5957,7 +5957,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description validation_error with errors[], or missing_required_field */
+        /** @description validation_error with errors[], missing_required_field, or invalid_parameter (a malformed id in the path) */
         ValidationError: {
             headers: {
                 [name: string]: unknown;
