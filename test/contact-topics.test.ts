@@ -63,6 +63,7 @@ test("update takes the SDK's bare array or {topics}; the last choice for a topic
   t.is(bare.status, 200, bare.text);
   t.deepEqual(bare.body, {
     object: 'contact_topics',
+    id,
     contact_id: id,
     topics: [
       { id: offers, subscription: 'opt_out' },
@@ -105,7 +106,7 @@ test("update takes the SDK's bare array or {topics}; the last choice for a topic
   // The refused requests recorded nothing, not even their valid first choice.
   t.is((await p.db('topic_subscriptions').where({ topic_id: news }).first()).subscription, 'opt_out');
   const empty = await p.request('PATCH', `/contacts/${id}/topics`, { key: team.key, body: [] });
-  t.deepEqual(empty.body, { object: 'contact_topics', contact_id: id, topics: [] });
+  t.deepEqual(empty.body, { object: 'contact_topics', id, contact_id: id, topics: [] });
   isError(
     t,
     await p.request('PATCH', '/contacts/nobody@example.com/topics', { key: team.key, body: [] }),

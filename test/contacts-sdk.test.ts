@@ -156,12 +156,16 @@ test('contacts: create with properties, segments and topics; list, get, update, 
   );
   const topics = ok(t, await resend.contacts.topics.list({ id }));
   t.deepEqual(topics.data, [{ id: topic, name: 'Product news', description: null, subscription: 'opt_out' }]);
-  ok(
-    t,
-    await resend.contacts.topics.update({
-      email: 'steve@example.com',
-      topics: [{ id: topic, subscription: 'opt_in' }],
-    }),
+  t.is(
+    ok(
+      t,
+      await resend.contacts.topics.update({
+        email: 'steve@example.com',
+        topics: [{ id: topic, subscription: 'opt_in' }],
+      }),
+    ).id,
+    id,
+    "the SDK's `{ id }`: the contact's",
   );
   t.is(ok(t, await resend.contacts.topics.list({ email: 'steve@example.com' })).data[0].subscription, 'opt_in');
 

@@ -62,9 +62,11 @@ export const contactTopicOperations = [
     params: contactParams,
     body,
     bodyDoc,
+    // `id` is the contact's too: the SDK's type of this answer is `{ id }`; Resend's documented one the rest.
     response: z
       .object({
         object: z.literal('contact_topics'),
+        id: z.uuid().describe("The contact's id (as `contact_id`)"),
         contact_id: z.uuid(),
         topics: z.array(z.object({ id: z.uuid(), subscription })),
       })
@@ -74,7 +76,7 @@ export const contactTopicOperations = [
       if (!contact) throw notFound('Contact');
       const topics = await setContactTopics(deps.db, contact, topicRefs(body.topics));
       await deps.contactJobs.contactsChanged(auth.team.id);
-      return { object: 'contact_topics' as const, contact_id: contact.id, topics };
+      return { object: 'contact_topics' as const, id: contact.id, contact_id: contact.id, topics };
     },
   }),
 ];

@@ -4811,6 +4811,11 @@ export interface components {
         ContactTopics: {
             /** @constant */
             object: "contact_topics";
+            /**
+             * Format: uuid
+             * @description The contact's id (as `contact_id`)
+             */
+            id: string;
             /** Format: uuid */
             contact_id: string;
             topics: {
