@@ -113,6 +113,12 @@ async function viewerReads(t: ExecutionContext, url: string) {
   t.is(await facts.locator('dt:has-text("Click tracking") + dd').textContent(), 'on');
   t.is(await facts.locator('dt:has-text("Open tracking") + dd').textContent(), 'off');
   await look(t, vv.page, 'domain-viewer');
+  // An address whose id is malformed (the api's 422 invalid_parameter) reads as one that names nothing.
+  await vv.page.goto(url.replace(/[^/]+$/, 'not-an-id'));
+  const alert = vv.page.getByRole('alert');
+  await alert.waitFor();
+  t.is(await alert.locator('strong').textContent(), 'Not found: this address does not name the domain');
+  await look(t, vv.page, 'domain-malformed-id');
   await vv.context.close();
 }
 

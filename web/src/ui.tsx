@@ -97,6 +97,9 @@ export function ErrorBox({ error }: { error: ApiError }) {
 
 export function Shown<T>({ load, what, children }: { load: Load<T>; what: string; children: (data: T) => ReactNode }) {
   if (load.state === 'loading') return <Loading what={what} />;
+  // A page's address with a malformed id (the api's 422 invalid_parameter) names nothing, as an unknown id does.
+  if (load.state === 'error' && load.error.name === 'invalid_parameter')
+    return <ErrorBox error={{ ...load.error, message: `Not found: this address does not name ${what}`, errors: [] }} />;
   if (load.state === 'error') return <ErrorBox error={load.error} />;
   return (
     <>
