@@ -187,6 +187,21 @@ test('POST /emails/batch: strict refuses the whole batch on one error; permissiv
     permissive.body.errors.map((e: { index: number }) => e.index),
     [1],
   );
+  // An item that is not an object is one bad item too.
+  const odd = await p.request('POST', '/emails/batch', {
+    key: team.key,
+    body: [good(5), 'not an email', null],
+    headers: { 'x-batch-validation': 'permissive' },
+  });
+  t.is(odd.status, 200, odd.text);
+  t.is(odd.body.data.length, 1);
+  t.deepEqual(
+    odd.body.errors.map((e: { index: number }) => e.index),
+    [1, 2],
+  );
+  t.regex(odd.body.errors[0].message, /expected object/);
+  const oddStrict = await p.request('POST', '/emails/batch', { key: team.key, body: [good(6), 42] });
+  t.like(oddStrict, { status: 422, body: { name: 'validation_error', details: { index: 1 } } });
   const ok = await p.request('POST', '/emails/batch', { key: team.key, body: [good(3), good(4)] });
   t.is(ok.body.data.length, 2);
   t.is(ok.body.errors, undefined);

@@ -209,8 +209,9 @@ export const emailOperations = [
     scope: 'emails:send',
     idempotent: 'answered-in-commit',
     bodyLimit: SEND_BODY_LIMIT,
-    // Items are read one by one by the handler (a permissive batch sends the valid ones), as sendBody documents.
-    body: z.array(z.record(z.string(), z.unknown())).min(1).max(100),
+    // Items are read one by one by the handler (a permissive batch sends the valid ones), as sendBody documents: an
+    // item that is not even an object is refused as the item it is, not as the batch.
+    body: z.array(z.unknown()).min(1).max(100),
     bodyDoc: z.array(sendBody).min(1).max(100).describe('1-100 emails, each as POST /emails takes it'),
     examples: batchExamples,
     headers: z.object({
