@@ -4,6 +4,7 @@
 import test from 'ava';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
+import { Resend } from 'resend';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { startEntry, type EntryProcess } from './helpers/processes.ts';
@@ -105,6 +106,13 @@ test.serial('the worker process delivers an event on its own, signed, soon after
         'svix-signature': h['svix-signature'],
       }),
       JSON.parse(got.body),
+    );
+    // The official SDK's own check, as a customer's receiver calls it (no request: it verifies locally).
+    const sdk = new Resend('re_unused');
+    const headers = { id: h['webhook-id'], timestamp: h['webhook-timestamp'], signature: h['webhook-signature'] };
+    t.deepEqual(sdk.webhooks.verify({ payload: got.body, headers, webhookSecret: secret }), JSON.parse(got.body));
+    t.throws(() =>
+      sdk.webhooks.verify({ payload: got.body.replace('suppression', 'Suppression'), headers, webhookSecret: secret }),
     );
   }
   t.is(new Set(r.received.map((x) => x.headers['webhook-id'])).size, 21);
