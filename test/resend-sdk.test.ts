@@ -1,5 +1,6 @@
 // The official `resend` npm SDK, pointed at us with baseUrl, as a customer's app would use it.
 import test from 'ava';
+import { newId } from '../shared/ids.ts';
 import { Resend } from 'resend';
 import { startPlatform, type Platform } from './helpers/platform.ts';
 import { startDnsServer, type DnsServer } from './helpers/dns-server.ts';
@@ -38,6 +39,13 @@ test('send, get, list, batch, reschedule and cancel through the SDK', async (t) 
   const got = await resend.emails.get(id);
   t.is(got.error, null);
   t.like(got.data, { id, subject: 'Hello', last_event: 'sent', to: ['ann@inbox-one.test'] });
+  // An id that is not a UUID, as Resend answers it; a well-formed unknown one is not found.
+  t.like((await resend.emails.get('not-an-id')).error, {
+    name: 'invalid_parameter',
+    statusCode: 422,
+    message: 'The `email_id` in the path must be a valid UUID.',
+  });
+  t.like((await resend.emails.get(newId())).error, { name: 'not_found', statusCode: 404 });
 
   const batch = await resend.batch.send([
     { from: `hi@${team.domain}`, to: ['b1@inbox-one.test'], subject: 'B1', text: 'one' },
