@@ -199,9 +199,16 @@ test('POST /emails/batch: strict refuses the whole batch on one error; permissiv
     odd.body.errors.map((e: { index: number }) => e.index),
     [1, 2],
   );
-  t.regex(odd.body.errors[0].message, /expected object/);
+  t.is(odd.body.errors[0].message, 'The item is not an object: give an email as POST /emails takes it.');
   const oddStrict = await p.request('POST', '/emails/batch', { key: team.key, body: [good(6), 42] });
-  t.like(oddStrict, { status: 422, body: { name: 'validation_error', details: { index: 1 } } });
+  t.like(oddStrict, {
+    status: 422,
+    body: {
+      name: 'validation_error',
+      message: 'Email 1: The item is not an object: give an email as POST /emails takes it.',
+      details: { index: 1 },
+    },
+  });
   const ok = await p.request('POST', '/emails/batch', { key: team.key, body: [good(3), good(4)] });
   t.is(ok.body.data.length, 2);
   t.is(ok.body.errors, undefined);

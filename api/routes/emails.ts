@@ -230,7 +230,14 @@ export const emailOperations = [
         throw new ServiceError('validation_error', '`x-batch-validation` is `strict` or `permissive`.', {
           status: 400,
         });
-      const read = (item: unknown) => ({ input: parseBody(sendBody, item) as SendInput });
+      const read = (item: unknown) => {
+        if (item === null || typeof item !== 'object' || Array.isArray(item))
+          throw new ServiceError(
+            'validation_error',
+            'The item is not an object: give an email as POST /emails takes it.',
+          );
+        return { input: parseBody(sendBody, item) as SendInput };
+      };
       return (await acceptSends(deps, caller(auth, ctx), body, {
         now: new Date(),
         read,
