@@ -4,6 +4,7 @@
 // split, and the caller resolves once the last of them is sent.
 import test from 'ava';
 import { batcher } from '../shared/batcher.ts';
+import { until } from './helpers/wait.ts';
 
 function deferred() {
   let resolve!: () => void;
@@ -92,38 +93,43 @@ test('a caller whose batch fails resolves too; flush() sends what waits at once,
 
 test('with a delay, the ids of the delay go in one batch, and those stored while it is in flight in the next', async (t) => {
   const calls: { ids: string[]; at: number; done: ReturnType<typeof deferred> }[] = [];
+  // 300 ms of delay, so that a loaded machine's pauses (a CI run once held this test's loop ~25 ms) cannot reorder
+  // the steps below; each wait for a batch polls instead of sleeping a fixed time.
+  const DELAY = 300;
   const enqueue = batcher(
     async (ids: string[]) => {
       const done = deferred();
       calls.push({ ids, at: performance.now(), done });
       return done.promise;
     },
-    { max: 500, delayMs: 30, onError: () => t.fail() },
+    { max: 500, delayMs: DELAY, onError: () => t.fail() },
   );
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const batches = (n: number) => until(() => calls.length >= n, { what: `batch ${n}`, timeoutMs: 5000, intervalMs: 5 });
   const start = performance.now();
   void enqueue(['a']);
   await tick();
   t.is(calls.length, 0, 'waiting for company');
   void enqueue(['b']);
-  await new Promise((r) => setTimeout(r, 10));
+  await sleep(50);
   void enqueue(['c']);
-  await new Promise((r) => setTimeout(r, 40));
+  await batches(1);
   t.deepEqual(
     calls.map((c) => c.ids),
     [['a', 'b', 'c']],
   );
-  t.true(calls[0].at - start >= 29, `sent after ${calls[0].at - start} ms`);
+  t.true(calls[0].at - start >= DELAY - 1, `sent after ${calls[0].at - start} ms`);
   void enqueue(['d']);
-  await new Promise((r) => setTimeout(r, 40));
+  await sleep(DELAY + 50);
   t.is(calls.length, 1, 'in flight: the next waits for it');
-  // Taken before the batch returns: the next one's delay counts from its return, so at least 30 ms after this.
+  // Taken before the batch returns: the next one's delay counts from its return, so at least DELAY after this.
   const returned = performance.now();
   calls[0].done.resolve();
   await tick();
   void enqueue(['e']);
   t.is(calls.length, 1, 'the next batch waits for company too');
-  await new Promise((r) => setTimeout(r, 40));
+  await batches(2);
   t.deepEqual(calls[1].ids, ['d', 'e']);
-  t.true(calls[1].at - returned >= 29, `sent ${calls[1].at - returned} ms after the batch before returned`);
+  t.true(calls[1].at - returned >= DELAY - 1, `sent ${calls[1].at - returned} ms after the batch before returned`);
   calls[1].done.resolve();
 });
