@@ -16,8 +16,11 @@ export interface Batcher<T> {
 }
 
 export interface BatcherOptions<T> {
-  /** At most this many items in one batch: a caller's items are split across batches when they are more. */
-  max: number;
+  /**
+   * At most this many items in one batch (default 500 jobs: one Redis pipeline); a caller's items are split across
+   * batches when they are more.
+   */
+  max?: number;
   /** How long a batch waits for company (0: none; an idle batcher sends at once, in a microtask). */
   delayMs?: number;
   /** A failed batch is reported here, never thrown at the callers; the next batch still goes. */
@@ -25,7 +28,7 @@ export interface BatcherOptions<T> {
 }
 
 export function batcher<T>(send: (batch: T[]) => Promise<unknown>, options: BatcherOptions<T>): Batcher<T> {
-  const { max, onError } = options;
+  const { max = 500, onError } = options;
   const delayMs = options.delayMs ?? 0;
   const waiting: { items: T[]; done: () => void }[] = [];
   let busy: Promise<void> | null = null;

@@ -53,14 +53,13 @@ export function parseParams<S extends z.ZodType>(
   options: { notFound?: string } = {},
 ): z.output<S> {
   const unstorable = unstorableStrings(input);
-  if (options.notFound !== undefined && (unstorable.length || !schema.safeParse(input).success))
-    throw notFound(options.notFound);
-  if (unstorable.length)
+  const r = unstorable.length ? null : schema.safeParse(input);
+  if (r?.success) return r.data;
+  if (options.notFound !== undefined) throw notFound(options.notFound);
+  if (!r)
     throw new ServiceError('invalid_parameter', `The \`${unstorable[0].path}\` in the path ${UNSTORABLE_MESSAGE}.`, {
       errors: unstorable,
     });
-  const r = schema.safeParse(input);
-  if (r.success) return r.data;
   const [first] = r.error.issues;
   const name = first.path.map(String).join('.');
   const message =

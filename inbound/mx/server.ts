@@ -63,9 +63,8 @@ const resolved = new WeakMap<SMTPServerSession['envelope'], Map<string, Recipien
 export function createMxServer(deps: MxDeps): SMTPServer {
   const limit = deps.config.INBOUND_MAX_MESSAGE_BYTES;
   const served = new RecipientCache(deps.config.INBOUND_RCPT_CACHE_MS);
-  // At most 500 jobs a pipeline; a shutdown with ids waiting leaves them to the sweep, as a failed enqueue does.
+  // A shutdown with ids waiting leaves them to the sweep, as a failed enqueue does.
   const enqueue = batcher(deps.enqueueReceive, {
-    max: 500,
     delayMs: deps.enqueueDelayMs ?? 0,
     onError: (err, messageIds) => deps.log.warn({ err, messageIds }, 'mx.enqueue_failed'),
   });

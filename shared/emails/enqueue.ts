@@ -7,9 +7,6 @@ import { batcher, type Batcher } from '../batcher.ts';
 
 export type EnqueueDelivery = (emailIds: string[]) => Promise<void>;
 
-/** Jobs per addBulk: one Redis pipeline each. */
-const MAX_BATCH = 500;
-
 export interface Enqueuer extends EnqueueDelivery {
   /** Hands over whatever is waiting and waits for it (shutdown). */
   flush(): Promise<void>;
@@ -28,7 +25,7 @@ export function deliveryEnqueuer(queue: Queue, log: Logger, options: { delayMs?:
   const batches: Batcher<string> = batcher(
     (emailIds) =>
       queue.addBulk(emailIds.map((emailId) => ({ name: 'deliver', data: { emailId }, opts: { jobId: emailId } }))),
-    { max: MAX_BATCH, delayMs, onError: (err, emailIds) => log.warn({ err, emailIds }, 'delivery.enqueue_failed') },
+    { delayMs, onError: (err, emailIds) => log.warn({ err, emailIds }, 'delivery.enqueue_failed') },
   );
   const enqueue = (emailIds: string[]) => {
     const sent = batches(emailIds);
