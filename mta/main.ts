@@ -4,7 +4,8 @@
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
-import { closeQueues, createQueue, createWorker, queues } from '../shared/queue.ts';
+import { closeQueues, createQueue, createWorker, queues, removeSchedulers } from '../shared/queue.ts';
+import { ticker } from '../shared/ticker.ts';
 import { trapShutdown } from '../shared/shutdown.ts';
 import { closeDeliveryDeps, createDeliveryDeps, retryOn } from './delivery/deps.ts';
 import { processDelivery } from './delivery/job.ts';
@@ -47,10 +48,9 @@ const metricsListener = await starting(log, async () => {
 const blobs = createFsBlobStore(config.BLOB_DIR);
 
 const deliverQueue = createQueue(config, queues.deliver);
-const sweepQueue = createQueue(config, queues.deliverySweep);
 const bulkQueue = createQueue(config, queues.deliverBulk);
 // The queue gauges are read from Redis at each scrape.
-queueMetrics(registry, [deliverQueue, sweepQueue, bulkQueue], log);
+queueMetrics(registry, [deliverQueue, bulkQueue], log);
 const delivery = createDeliveryDeps(config, { db, blobs, log }, { queue: deliverQueue, metrics });
 // Broadcasts' emails: the same pipeline (sessions, per-destination limits, signing, memory budget), their retries on
 // their own queue, worked by MTA_BULK_CONCURRENCY slots of their own (docs/broadcasts.md, fairness).
@@ -58,12 +58,17 @@ const bulkDelivery = { ...delivery, scheduleRetry: retryOn(bulkQueue) };
 // The record the operator publishes for the managed domains' signatures (also `npm run cli -- managed-dkim`).
 const managedDkim = platformDkimRecord(await ensurePlatformKey(db, delivery.secrets, config));
 log.info({ name: managedDkim.name, type: managedDkim.type, value: managedDkim.value }, 'mta.managed_dkim_record');
-// One schedule however many mta copies run: BullMQ keeps a single scheduler per id.
-await sweepQueue.upsertJobScheduler(
-  'sweep',
-  { every: SWEEP_EVERY_MS },
-  { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
-);
+// The delivery sweep ticks in each mta copy (shared/ticker.ts; its job ids make copies' sweeps add a job once). Earlier
+// versions ran it as a BullMQ job scheduler of its own queue.
+await removeSchedulers(config, [['delivery-sweep', 'sweep']]);
+const sweep = ticker({
+  name: 'delivery-sweep',
+  everyMs: SWEEP_EVERY_MS,
+  log,
+  run: async () => {
+    await sweepDeliveries(db, deliverQueue, new Date(), bulkQueue);
+  },
+});
 
 // Delivery, which can wait, gives way to the api and to submission on a shared machine: every thread but the
 // submission thread is lowered before any job runs (threads made later by the main thread inherit it).
@@ -76,11 +81,9 @@ const workers = [
   createWorker(config, queues.deliverBulk, async (job) => processDelivery(bulkDelivery, String(job.data.emailId)), {
     concurrency: config.MTA_BULK_CONCURRENCY,
   }),
-  createWorker(config, queues.deliverySweep, async () => ({
-    enqueued: await sweepDeliveries(db, deliverQueue, new Date(), bulkQueue),
-  })),
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
+sweep.start();
 
 await starting(log, () => submission.listen());
 log.info(
@@ -109,11 +112,11 @@ shutdown.ready(async (step) => {
   step('submission');
   await submission.close();
   step('workers');
-  await closeQueues(workers);
+  await Promise.all([sweep.stop(), closeQueues(workers)]);
   step('delivery');
   await closeDeliveryDeps(delivery);
   step('queues');
-  await closeQueues([deliverQueue, sweepQueue, bulkQueue]);
+  await closeQueues([deliverQueue, bulkQueue]);
   step('database');
   await db.destroy();
   // Last: what the drain did is still there to scrape until the end.

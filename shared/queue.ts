@@ -17,9 +17,9 @@ export const queues = {
   deliverBulk: 'deliver-bulk',
   /** Broadcast fan-outs: job data {broadcastId} (shared/broadcasts/fanout.ts), and the sweep that starts them. */
   broadcasts: 'broadcasts',
-  /** Releasing scheduled emails and re-enqueueing what a crash left queued. */
+  /** Only for removing the release schedule of earlier versions (the worker now ticks it itself: shared/ticker.ts). */
   sending: 'sending',
-  /** The mta's delivery sweep: deferred recipients come due, and what a crash left queued or leased. */
+  /** Only for removing the delivery sweep's schedule of earlier versions (the mta now ticks it itself). */
   deliverySweep: 'delivery-sweep',
   /** Webhooks: only for removing the repeatable tick of earlier versions (the worker now runs them itself). */
   webhooks: 'webhooks',
@@ -34,7 +34,7 @@ export const queues = {
    * team per 10 s) and the sweep that re-enqueues imports whose job was lost.
    */
   contacts: 'contacts',
-  /** Team exports: job data {exportId}, job id = the team_exports id (shared/teams/export.ts). */
+  /** Only for removing the export sweep's schedule of earlier versions (the worker now ticks it itself). */
   teams: 'teams',
 } as const;
 
@@ -103,4 +103,18 @@ export async function closeQueues(items: (Queue | Worker)[]): Promise<void> {
   await Promise.race([Promise.allSettled(items.map((i) => i.waitUntilReady())), late]);
   clearTimeout(timer);
   await Promise.all(items.map((i) => i.close()));
+}
+
+/**
+ * Removes job schedulers an earlier version kept (with their next job), so that nothing adds jobs no worker takes:
+ * work that now ticks in its process (shared/ticker.ts) or runs on its own.
+ */
+export async function removeSchedulers(config: RedisConfig, schedulers: [QueueName, string][]): Promise<void> {
+  const opened = new Map<QueueName, Queue>();
+  for (const [name] of schedulers) if (!opened.has(name)) opened.set(name, createQueue(config, name));
+  try {
+    for (const [name, id] of schedulers) await opened.get(name)!.removeJobScheduler(id);
+  } finally {
+    await closeQueues([...opened.values()]);
+  }
 }

@@ -1,11 +1,12 @@
-// Broadcast fan-outs in the worker (shared/broadcasts/fanout.ts): a sweep every second hands each broadcast with
-// work to do (queued, scheduled and due, or sending under a lease that ran out) to a job whose id is the broadcast's,
-// so a broadcast has one job at a time however often it is swept. A worker killed mid-run loses nothing: its lease
-// runs out and the next sweep's job resumes from the committed cursor.
+// Broadcast fan-outs in the worker (shared/broadcasts/fanout.ts): a sweep every second (a tick of each worker copy:
+// shared/ticker.ts) hands each broadcast with work to do (queued, scheduled and due, or sending under a lease that ran
+// out) to a job whose id is the broadcast's, so a broadcast has one job at a time however often it is swept. A worker
+// killed mid-run loses nothing: its lease runs out and the next sweep's job resumes from the committed cursor.
 import type { Knex } from 'knex';
 import type { Config } from '../shared/config.ts';
 import type { Logger } from '../shared/logger.ts';
 import { createQueue, createWorker, queues } from '../shared/queue.ts';
+import { ticker } from '../shared/ticker.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import { dueBroadcasts, runBroadcast } from '../shared/broadcasts/fanout.ts';
 
@@ -19,11 +20,24 @@ export async function startBroadcastJobs(deps: { config: Config; db: Knex; log: 
   const { config, db, log } = deps;
   const queue = createQueue(config, queues.broadcasts);
   const bulk = createQueue(config, queues.deliverBulk);
-  await queue.upsertJobScheduler(
-    'sweep',
-    { every: BROADCAST_SWEEP_MS },
-    { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
-  );
+  // Earlier versions swept in a job of the queue's scheduler.
+  await queue.removeJobScheduler('sweep');
+  const sweep = ticker({
+    name: 'broadcasts',
+    everyMs: BROADCAST_SWEEP_MS,
+    log,
+    async run() {
+      const ids = await dueBroadcasts(db, new Date());
+      if (ids.length)
+        await queue.addBulk(
+          ids.map((broadcastId) => ({
+            name: 'fanout',
+            data: { broadcastId },
+            opts: { jobId: `broadcast-${broadcastId}`, removeOnComplete: true, removeOnFail: true, attempts: 1 },
+          })),
+        );
+    },
+  });
   const stopping = new AbortController();
   const enqueue = deliveryEnqueuer(bulk, log);
   const fanout = {
@@ -40,30 +54,17 @@ export async function startBroadcastJobs(deps: { config: Config; db: Knex; log: 
   const worker = createWorker(
     config,
     queues.broadcasts,
-    async (job) => {
-      if (job.name === 'sweep') {
-        const ids = await dueBroadcasts(db, new Date());
-        if (ids.length)
-          await queue.addBulk(
-            ids.map((broadcastId) => ({
-              name: 'fanout',
-              data: { broadcastId },
-              opts: { jobId: `broadcast-${broadcastId}`, removeOnComplete: true, removeOnFail: true, attempts: 1 },
-            })),
-          );
-        return { due: ids.length };
-      }
-      const broadcastId = String(job.data.broadcastId);
-      return { outcome: await runBroadcast(fanout, broadcastId) };
-    },
+    async (job) => ({ outcome: await runBroadcast(fanout, String(job.data.broadcastId)) }),
     { concurrency: 3, lockDuration: 20_000, stalledInterval: 10_000, maxStalledCount: 1000 },
   );
+  sweep.start();
   return {
     workers: [worker],
     queues: [queue, bulk],
-    /** Stops running fan-outs after their batch in hand (call before closing the workers). */
+    /** Stops the sweep and running fan-outs after their batch in hand (call before closing the workers). */
     async stop() {
       stopping.abort();
+      await sweep.stop();
     },
     flush: () => enqueue.flush(),
   };

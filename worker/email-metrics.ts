@@ -4,37 +4,21 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger.ts';
 import { rollUpAll } from '../shared/email-metrics/rollup.ts';
+import { ticker } from '../shared/ticker.ts';
 
 /** How old the newest counted event may be, at most, when nothing holds the rollup back. */
 export const EVERY_MS = 1000;
 const SOON_MS = 50;
 
 export function metricsRollup(deps: { db: Knex; log: Logger }) {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-
-  const run = async () => {
-    let next = EVERY_MS;
-    try {
+  return ticker({
+    name: 'metrics-rollup',
+    everyMs: EVERY_MS,
+    log: deps.log,
+    async run() {
       const r = await rollUpAll(deps.db);
       if (r.events) deps.log.debug({ events: r.events }, 'metrics.rolled_up');
-      if (r.waiting || r.busy) next = SOON_MS;
-    } catch (err) {
-      deps.log.error({ err }, 'metrics.rollup_failed');
-    }
-    if (!stopped) timer = setTimeout(() => (running = run()), next);
-  };
-
-  return {
-    start(): void {
-      running = run();
+      if (r.waiting || r.busy) return { againInMs: SOON_MS };
     },
-    /** Lets a running pass finish; no new one starts. */
-    async stop(): Promise<void> {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  });
 }

@@ -11,20 +11,17 @@ import { trapShutdown } from '../shared/shutdown.ts';
 import { lowerPriority } from '../shared/priority.ts';
 import { runMaintenance } from './maintenance.ts';
 import { runRetention } from './retention.ts';
-import { buildPendingExports } from '../shared/teams/export.ts';
 import { createRedis } from '../shared/redis.ts';
-import { sweepClaims, sweepDomains, SWEEP_EVERY_MS } from './domains.ts';
 import { fillPool } from '../shared/domains/dkim.ts';
-import { releaseScheduled } from './sending.ts';
 import { deliveryEnqueuer } from '../shared/emails/enqueue.ts';
 import { webhookService } from './webhooks.ts';
-import { metricsRollup } from './email-metrics.ts';
 import { createRegistry } from '../shared/metrics/registry.ts';
 import { workerMetrics } from '../shared/metrics/worker.ts';
 import { queueMetrics } from '../shared/metrics/queues.ts';
 import { serveMetrics } from '../shared/metrics/server.ts';
 import { startContactJobs } from './contacts.ts';
 import { startBroadcastJobs } from './broadcasts.ts';
+import { startWorkerTickers } from './tickers.ts';
 
 const config = readConfig('worker');
 const log = createLogger(config, 'worker');
@@ -49,16 +46,13 @@ const blobs = createFsBlobStore(config.BLOB_DIR);
 
 const maintenanceQueue = createQueue(config, queues.maintenance);
 const domainsQueue = createQueue(config, queues.domains);
-const sendingQueue = createQueue(config, queues.sending);
-const webhooksQueue = createQueue(config, queues.webhooks);
-const teamsQueue = createQueue(config, queues.teams);
 // The retention job's team purge deletes the team's Redis keys with this client.
 const redis = createRedis(config);
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis.error'));
 const contactJobs = await startContactJobs({ config, db, blobs, log });
 const broadcastJobs = await startBroadcastJobs({ config, db, log, secrets });
 // The queue gauges are read from Redis at each scrape.
-queueMetrics(registry, [maintenanceQueue, domainsQueue, sendingQueue, ...contactJobs.queues], log);
+queueMetrics(registry, [maintenanceQueue, domainsQueue, ...contactJobs.queues], log);
 const webhooks = webhookService({
   db,
   secrets,
@@ -69,15 +63,8 @@ const webhooks = webhookService({
 });
 const deliverQueue = createQueue(config, queues.deliver);
 const enqueueDelivery = deliveryEnqueuer(deliverQueue, log);
-// The counters of GET /emails/metrics, from the events, a second behind at most (docs/metrics.md).
-const rollup = metricsRollup({ db, log });
 // One schedule however many workers run: BullMQ keeps a single scheduler per id.
 await maintenanceQueue.upsertJobScheduler('hourly', { every: 3600_000 }, { name: 'maintenance', data: {} });
-await domainsQueue.upsertJobScheduler(
-  'sweep',
-  { every: SWEEP_EVERY_MS },
-  { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
-);
 // The nightly retention job: team deletions past their grace window, expired exports (worker/retention.ts).
 await maintenanceQueue.upsertJobScheduler(
   'retention',
@@ -92,23 +79,7 @@ else
     { every: ANALYZE_EVERY_MS },
     { name: 'analyze', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
   );
-// Team exports asked for are built within two seconds (shared/teams/export.ts; the rows say what is pending).
-await teamsQueue.upsertJobScheduler(
-  'exports',
-  { every: 2000 },
-  { name: 'exports', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
-);
 await domainsQueue.upsertJobScheduler('dkim-pool', { every: 30_000 }, { name: 'dkim-pool', data: {} });
-// Webhooks run in this process, woken by the database (./webhooks.ts); the queue tick of earlier versions goes.
-await webhooksQueue.removeJobScheduler('tick');
-// Scheduled emails go out within a second of their time: a run every half second leaves the other half for the
-// run itself (a partial index finds the due ones).
-await sendingQueue.upsertJobScheduler(
-  'release',
-  { every: 500 },
-  { name: 'release', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
-);
-
 // Aborted first thing on a stop: long jobs that can end early (the DKIM pool's refill) do.
 const stopping = new AbortController();
 const workers = [
@@ -127,34 +98,15 @@ const workers = [
     log.info({ removed }, 'maintenance.done');
     return removed;
   }),
-  createWorker(
-    config,
-    queues.domains,
-    async (job) => {
-      if (job.name === 'dkim-pool')
-        return { added: await fillPool(db, secrets, config.DKIM_KEY_POOL_SIZE, stopping.signal) };
-      return {
-        checked: await sweepDomains(db, dns, config, log),
-        claims: await sweepClaims(db, { resolver: dns, hosts: config, secrets }, log),
-      };
-    },
-    { concurrency: 2 },
-  ),
-  createWorker(config, queues.teams, async () => ({
-    exports: await buildPendingExports({ db, blobs, config, log }),
-  })),
-  createWorker(config, queues.sending, async () => ({
-    released: await releaseScheduled(db, enqueueDelivery, new Date(), undefined, {
-      log,
-      released: metrics.scheduledReleased,
-    }),
+  createWorker(config, queues.domains, async () => ({
+    added: await fillPool(db, secrets, config.DKIM_KEY_POOL_SIZE, stopping.signal),
   })),
   ...contactJobs.workers,
   ...broadcastJobs.workers,
 ];
 for (const w of workers) w.on('failed', (job, err) => log.error({ err, queue: w.name, jobId: job?.id }, 'job.failed'));
 await webhooks.start();
-rollup.start();
+const tickers = await startWorkerTickers({ config, db, blobs, dns, secrets, log, metrics, enqueueDelivery });
 log.info({ queues: workers.map((w) => w.name) }, 'worker.started');
 
 shutdown.ready(async (step) => {
@@ -162,17 +114,14 @@ shutdown.ready(async (step) => {
   stopping.abort();
   contactJobs.stop();
   await broadcastJobs.stop();
+  step('tickers');
+  await tickers.stop();
   step('workers');
   await closeQueues(workers);
   step('webhooks');
   await webhooks.stop();
-  step('rollup');
-  await rollup.stop();
   step('queues');
-  await Promise.all([
-    closeQueues([maintenanceQueue, domainsQueue, sendingQueue, webhooksQueue, teamsQueue, deliverQueue]),
-    redis.quit(),
-  ]);
+  await Promise.all([closeQueues([maintenanceQueue, domainsQueue, deliverQueue]), redis.quit()]);
   step('broadcast enqueues');
   await broadcastJobs.flush();
   step('area queues');

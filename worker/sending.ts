@@ -5,6 +5,9 @@ import { releaseDueEmails } from '../shared/emails/store.ts';
 import type { EnqueueDelivery } from '../shared/emails/enqueue.ts';
 import type { Logger } from '../shared/logger.ts';
 
+/** The worker's release runs at every multiple of this on the clock (./tickers.ts): an email waits at most this. */
+export const RELEASE_EVERY_MS = 500;
+
 /** Where a release is told: an `email.released` line per email (with the request that sent it) and a counter. */
 export interface ReleaseReport {
   log: Logger;

@@ -1,5 +1,5 @@
-// The safety net of delivery, a repeatable job of the mta: every SWEEP_EVERY_MS it finds emails with recipients
-// that are due and that no job is about to handle, and enqueues a deliver job for each:
+// The safety net of delivery, a tick of each mta copy (shared/ticker.ts): every SWEEP_EVERY_MS it finds emails with
+// recipients that are due and that no job is about to handle, and enqueues a deliver job for each:
 //   - deferred, next_attempt_at passed (the delayed job the last attempt scheduled was lost or ran early);
 //   - queued for more than STUCK_QUEUED_MS without a lease (a crash between the accepting commit and the enqueue);
 //   - leased past leased_until (a crash, or a kill, in the middle of a delivery).

@@ -132,7 +132,7 @@ async function addTables(trx: Knex, deps: ExportDeps, row: ExportRow, zip: ZipFi
   return manifest;
 }
 
-/** The export job (worker, queues.teams): builds the archive of `exportId` once; a duplicate job does nothing. */
+/** Builds the archive of `exportId` once (the worker's export tick); a run that finds it taken does nothing. */
 export async function buildExport(deps: ExportDeps, exportId: string, now = new Date()): Promise<ExportRow | null> {
   const [row] = await deps
     .db<ExportRow>('team_exports')
