@@ -4,7 +4,7 @@
 import { createLogger } from '../shared/logger.ts';
 import { createDb } from '../shared/db/knex.ts';
 import { createFsBlobStore } from '../shared/blobs.ts';
-import { closeQueues, createQueue, createWorker, queues, removeSchedulers } from '../shared/queue.ts';
+import { closeQueues, createQueue, createWorker, queues, retireSchedules } from '../shared/queue.ts';
 import { ticker } from '../shared/ticker.ts';
 import { trapShutdown } from '../shared/shutdown.ts';
 import { closeDeliveryDeps, createDeliveryDeps, retryOn } from './delivery/deps.ts';
@@ -60,7 +60,7 @@ const managedDkim = platformDkimRecord(await ensurePlatformKey(db, delivery.secr
 log.info({ name: managedDkim.name, type: managedDkim.type, value: managedDkim.value }, 'mta.managed_dkim_record');
 // The delivery sweep ticks in each mta copy (shared/ticker.ts; its job ids make copies' sweeps add a job once). Earlier
 // versions ran it as a BullMQ job scheduler of its own queue.
-await removeSchedulers(config, [['delivery-sweep', 'sweep']]);
+await retireSchedules(config, [], ['delivery-sweep']);
 const sweep = ticker({
   name: 'delivery-sweep',
   everyMs: SWEEP_EVERY_MS,

@@ -17,11 +17,11 @@ export const queues = {
   deliverBulk: 'deliver-bulk',
   /** Broadcast fan-outs: job data {broadcastId} (shared/broadcasts/fanout.ts), and the sweep that starts them. */
   broadcasts: 'broadcasts',
-  /** Only for removing the release schedule of earlier versions (the worker now ticks it itself: shared/ticker.ts). */
+  /** Retired: emptied at start (earlier versions' release schedule; the worker now ticks it: shared/ticker.ts). */
   sending: 'sending',
-  /** Only for removing the delivery sweep's schedule of earlier versions (the mta now ticks it itself). */
+  /** Retired: emptied at start (earlier versions' delivery sweep schedule; the mta now ticks it). */
   deliverySweep: 'delivery-sweep',
-  /** Webhooks: only for removing the repeatable tick of earlier versions (the worker now runs them itself). */
+  /** Retired: emptied at start (earlier versions' webhook tick; the worker now runs webhooks itself). */
   webhooks: 'webhooks',
   /** Processing of a message the MX stored: job data {messageId}, job id = the received_messages id. */
   receive: 'receive',
@@ -34,7 +34,7 @@ export const queues = {
    * team per 10 s) and the sweep that re-enqueues imports whose job was lost.
    */
   contacts: 'contacts',
-  /** Only for removing the export sweep's schedule of earlier versions (the worker now ticks it itself). */
+  /** Retired: emptied at start (earlier versions' export sweep schedule; the worker now ticks it). */
   teams: 'teams',
 } as const;
 
@@ -106,14 +106,21 @@ export async function closeQueues(items: (Queue | Worker)[]): Promise<void> {
 }
 
 /**
- * Removes job schedulers an earlier version kept (with their next job), so that nothing adds jobs no worker takes:
- * work that now ticks in its process (shared/ticker.ts) or runs on its own.
+ * What an earlier version kept in Redis and nothing takes now (work that ticks in its process: shared/ticker.ts):
+ * `schedulers` removed with their next job from queues still in use, `retired` queues emptied of everything (their
+ * schedulers, and a job one of them made due before this start, which no worker would ever take).
  */
-export async function removeSchedulers(config: RedisConfig, schedulers: [QueueName, string][]): Promise<void> {
+export async function retireSchedules(
+  config: RedisConfig,
+  schedulers: [QueueName, string][],
+  retired: QueueName[] = [],
+): Promise<void> {
   const opened = new Map<QueueName, Queue>();
-  for (const [name] of schedulers) if (!opened.has(name)) opened.set(name, createQueue(config, name));
+  for (const name of [...schedulers.map(([n]) => n), ...retired])
+    if (!opened.has(name)) opened.set(name, createQueue(config, name));
   try {
     for (const [name, id] of schedulers) await opened.get(name)!.removeJobScheduler(id);
+    for (const name of retired) await opened.get(name)!.obliterate({ force: true });
   } finally {
     await closeQueues([...opened.values()]);
   }

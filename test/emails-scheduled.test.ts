@@ -14,6 +14,7 @@ import { eventsOf, recipientsOf } from './helpers/emails.ts';
 import { processDelivery } from '../mta/delivery/job.ts';
 import { RELEASE_EVERY_MS } from '../worker/sending.ts';
 import { untilNextTick } from '../shared/ticker.ts';
+import { createQueue, queues } from '../shared/queue.ts';
 import { until } from './helpers/wait.ts';
 
 let w: MtaWorld;
@@ -23,6 +24,10 @@ test.before(async () => {
   w = await startMtaWorld();
   team = await sendingTeam(w.p, w.dns);
   w.mx('later-inbox.test');
+  // The Redis of an earlier version, whose release was a BullMQ job scheduler of the sending queue.
+  const sending = createQueue(w.p.config, queues.sending);
+  await sending.upsertJobScheduler('release', { every: 1000 }, { name: 'release', data: {} });
+  await sending.close();
 });
 test.after.always(async () => {
   await worker?.stop();
@@ -128,6 +133,21 @@ const releasedMs = (row: EmailRow) => row.updated_at.getTime() - row.scheduled_a
 function releaseSchedule(): { every: number; next: number } {
   return { every: RELEASE_EVERY_MS, next: Date.now() + untilNextTick(RELEASE_EVERY_MS) };
 }
+
+test.serial(
+  "the worker empties an earlier version's release queue: no job waits for a worker that is gone",
+  async (t) => {
+    await runningWorker();
+    const sending = createQueue(w.p.config, queues.sending);
+    try {
+      t.is(await sending.getJobScheduler('release'), undefined);
+      const counts = await sending.getJobCounts('waiting', 'delayed', 'active', 'paused', 'prioritized');
+      t.deepEqual(counts, { waiting: 0, delayed: 0, active: 0, paused: 0, prioritized: 0 });
+    } finally {
+      await sending.close();
+    }
+  },
+);
 
 test.serial('an email scheduled 3 s ahead is released within 1 s of scheduled_at, then delivered', async (t) => {
   t.timeout(180_000);

@@ -54,7 +54,11 @@ export async function startBroadcastJobs(deps: { config: Config; db: Knex; log: 
   const worker = createWorker(
     config,
     queues.broadcasts,
-    async (job) => ({ outcome: await runBroadcast(fanout, String(job.data.broadcastId)) }),
+    async (job) => {
+      // A sweep job an earlier version's scheduler made due before this start (the sweep now ticks) has no work.
+      if (job.name !== 'fanout') return { skipped: job.name };
+      return { outcome: await runBroadcast(fanout, String(job.data.broadcastId)) };
+    },
     { concurrency: 3, lockDuration: 20_000, stalledInterval: 10_000, maxStalledCount: 1000 },
   );
   sweep.start();

@@ -98,6 +98,7 @@ const workers = [
     log.info({ removed }, 'maintenance.done');
     return removed;
   }),
+  // The DKIM pool's refill (an earlier version's domain sweep job left waiting does the same: a refill does no harm).
   createWorker(config, queues.domains, async () => ({
     added: await fillPool(db, secrets, config.DKIM_KEY_POOL_SIZE, stopping.signal),
   })),

@@ -9,7 +9,7 @@ import type { DnsResolver } from '../shared/dns/resolver.ts';
 import type { EnqueueDelivery } from '../shared/emails/enqueue.ts';
 import type { WorkerMetrics } from '../shared/metrics/worker.ts';
 import { ticker } from '../shared/ticker.ts';
-import { removeSchedulers } from '../shared/queue.ts';
+import { retireSchedules } from '../shared/queue.ts';
 import { buildPendingExports } from '../shared/teams/export.ts';
 import { sweepClaims, sweepDomains, SWEEP_EVERY_MS } from './domains.ts';
 import { RELEASE_EVERY_MS, releaseScheduled } from './sending.ts';
@@ -31,13 +31,8 @@ export interface TickerDeps {
 
 export async function startWorkerTickers(deps: TickerDeps) {
   const { config, db, dns, log } = deps;
-  // Earlier versions ran these as BullMQ job schedulers (and the webhooks' as a tick): no worker takes them now.
-  await removeSchedulers(config, [
-    ['sending', 'release'],
-    ['domains', 'sweep'],
-    ['teams', 'exports'],
-    ['webhooks', 'tick'],
-  ]);
+  // Earlier versions ran these as BullMQ job schedulers (the webhooks' as a tick too): no worker takes them now.
+  await retireSchedules(config, [['domains', 'sweep']], ['sending', 'teams', 'webhooks']);
   const tickers = [
     // Scheduled emails go out within a second of their time: a run every half second leaves the other half for the
     // run itself (a partial index finds the due ones).
