@@ -6,7 +6,7 @@ import { redisKey } from './redis.ts';
 export const queues = {
   /** Housekeeping: expired idempotency keys, request-log retention. */
   maintenance: 'maintenance',
-  /** Domain verification sweep and the DKIM key pool. */
+  /** The DKIM key pool's refill (domain verification ticks in the worker: worker/tickers.ts). */
   domains: 'domains',
   /** Delivery of an accepted email: job data {emailId}, job id = the email id (a re-enqueue is harmless). */
   deliver: 'deliver',

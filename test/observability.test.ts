@@ -207,6 +207,13 @@ async function checkMetrics(t: ExecutionContext, { emailId }: Traffic): Promise<
     a.samples.some((s) => s.name === 'postwerk_http_requests_total' && s.labels.route?.includes(emailId)),
     'routes are templates, never URLs',
   );
+  for (const kind of ['open', 'click'])
+    for (const verdict of ['human', 'machine', 'refused'])
+      t.is(
+        a.value('postwerk_tracking_hits_total', { kind, verdict }),
+        0,
+        `tracking ${kind} ${verdict} at 0 from the start`,
+      );
   t.truthy(a.value('process_cpu_user_seconds_total'), 'default process metrics');
   t.not(a.value('nodejs_eventloop_lag_seconds'), undefined);
 
@@ -257,6 +264,7 @@ async function checkMetrics(t: ExecutionContext, { emailId }: Traffic): Promise<
   t.is(k.value('postwerk_webhook_lag_seconds_count'), 4);
   t.is(k.value('postwerk_scheduled_emails_released_total'), 1);
   t.not(k.value('postwerk_queue_jobs', { queue: 'domains', state: 'delayed' }), undefined, 'the DKIM pool schedule');
+  t.not(k.value('postwerk_queue_jobs', { queue: 'broadcasts', state: 'waiting' }), undefined, 'the fan-outs');
 }
 
 /** The api's request line, the mta's delivery lines and the worker's lines name the same request. */

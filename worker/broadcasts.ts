@@ -64,6 +64,8 @@ export async function startBroadcastJobs(deps: { config: Config; db: Knex; log: 
   sweep.start();
   return {
     workers: [worker],
+    /** The fan-outs' own queue, for the queue gauges (the bulk queue's are the mta's). */
+    fanoutQueue: queue,
     queues: [queue, bulk],
     /** Stops the sweep and running fan-outs after their batch in hand (call before closing the workers). */
     async stop() {

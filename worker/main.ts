@@ -52,7 +52,7 @@ redis.on('error', (err) => log.warn({ err: err.message }, 'redis.error'));
 const contactJobs = await startContactJobs({ config, db, blobs, log });
 const broadcastJobs = await startBroadcastJobs({ config, db, log, secrets });
 // The queue gauges are read from Redis at each scrape.
-queueMetrics(registry, [maintenanceQueue, domainsQueue, ...contactJobs.queues], log);
+queueMetrics(registry, [maintenanceQueue, domainsQueue, ...contactJobs.queues, broadcastJobs.fanoutQueue], log);
 const webhooks = webhookService({
   db,
   secrets,

@@ -4,13 +4,17 @@ import { Counter, Registry } from 'prom-client';
 import { zeroed } from './registry.ts';
 
 export function trackingMetrics(registry: Registry = new Registry()) {
+  const hits = new Counter({
+    name: 'postwerk_tracking_hits_total',
+    help: 'Hits on tracking hosts, by kind (open, click) and verdict (human, machine, refused)',
+    labelNames: ['kind', 'verdict'] as const,
+    registers: [registry],
+  });
+  // Every pair from the start, at 0, as the counters with one label (zeroed).
+  for (const kind of ['open', 'click'])
+    for (const verdict of ['human', 'machine', 'refused']) hits.inc({ kind, verdict }, 0);
   return {
-    hits: new Counter({
-      name: 'postwerk_tracking_hits_total',
-      help: 'Hits on tracking hosts, by kind (open, click) and verdict (human, machine, refused)',
-      labelNames: ['kind', 'verdict'] as const,
-      registers: [registry],
-    }),
+    hits,
     recorded: zeroed(
       new Counter({
         name: 'postwerk_tracking_recorded_total',
