@@ -53,6 +53,11 @@ declare module 'autocannon' {
 
     interface Instance extends PromiseLike<Result> {
       stop(): void;
+      /** Each answer as it arrives (`responseTime` in ms). */
+      on(
+        event: 'response',
+        listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void,
+      ): this;
     }
   }
 
